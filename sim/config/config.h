@@ -1,0 +1,51 @@
+// A GPU configuration: YAML files with inheritance (`base: h100_sxm.yaml`), units, command-line overrides
+// (`--set sm.count=144`) and validation of every key against the registered schemas. Errors name
+// file:line:col, the dotted key, what was expected and, for misspelt keys, what was probably meant.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/config/params.h"
+
+namespace warpsim {
+
+class Registry;
+
+class Config {
+ public:
+  // Loads `path`, following `base:` (relative to the including file), merges `overrides` ("a.b=v", applied in
+  // order, last wins), and validates against `registry`. Throws ConfigError.
+  static Config load(const std::string& path, const std::vector<std::string>& overrides,
+                     const Registry& registry);
+  // Same, from YAML text; `name` stands in for the file name in messages. `base:` is resolved relative to
+  // `base_dir`.
+  static Config parse(const std::string& yaml_text, const std::string& name,
+                      const std::vector<std::string>& overrides, const Registry& registry,
+                      const std::string& base_dir = ".");
+
+  // Validated parameters of a section; every registered section exists (defaults filled in).
+  const Params& section(const std::string& name) const;
+  bool has_section(const std::string& name) const { return sections_.count(name) != 0; }
+  const std::map<std::string, Params>& sections() const noexcept { return sections_; }
+  // Files read, the top-level one first, then its bases.
+  const std::vector<std::string>& files() const noexcept { return files_; }
+
+  // The fully resolved configuration as YAML: every parameter of every section, defaults included, each with
+  // a comment saying where its value came from. Loading this text again gives the same Config.
+  std::string resolved_yaml() const;
+
+ private:
+  std::map<std::string, Params> sections_;
+  std::vector<std::string> section_order_;
+  std::vector<std::string> files_;
+};
+
+// Unit parsing, shared with the CLI (e.g. `warpsim synth` sizes). Return false when `text` is not a valid
+// quantity of that type; `error` then says what was expected.
+bool parse_quantity(const std::string& text, ParamType type, double& out, std::string& error);
+// Closest candidate by edit distance, or "" when none is close enough to suggest.
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace warpsim

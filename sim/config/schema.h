@@ -1,0 +1,70 @@
+// Parameter declarations. Every model declares its parameters next to its code (name, type, unit, default,
+// range, description); the same declarations validate YAML configs and generate `warpsim describe`.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace warpsim {
+
+enum class ParamType {
+  UInt,       // non-negative integer; unit is informative ("cycles", "SMs", "registers")
+  Real,       // floating point
+  Bool,
+  String,
+  Choice,     // one of `choices`
+  Frequency,  // "1.98GHz", "1410MHz"      -> Hz
+  Bandwidth,  // "3.35TB/s", "900GB/s"     -> bytes per second (decimal prefixes, as vendors quote them)
+  Size,       // "50MiB", "228KiB", "128B" -> bytes (binary prefixes KiB/MiB/GiB; KB/MB/GB are decimal)
+};
+
+const char* param_type_name(ParamType t) noexcept;
+
+struct ParamSpec {
+  std::string name;           // dotted path inside the section, e.g. "pipes.fp32.latency"
+  ParamType type = ParamType::UInt;
+  std::string unit;           // shown by describe; for UInt/Real the unit of the number
+  std::optional<std::string> default_text;  // YAML text of the default; nullopt = required
+  double min = 0.0;
+  double max = std::numeric_limits<double>::infinity();
+  std::vector<std::string> choices;
+  std::string description;
+  bool required() const noexcept { return !default_text.has_value(); }
+};
+
+// The parameters of one config section (one registered component implementation).
+class Schema {
+ public:
+  Schema() = default;
+  Schema(std::string section, std::string impl, std::string description)
+      : section_(std::move(section)), impl_(std::move(impl)), description_(std::move(description)) {}
+
+  // Fluent declaration, e.g.
+  //   s.uint("count", "SMs", 132, "number of streaming multiprocessors", 1, 1024);
+  Schema& uint(std::string name, std::string unit, std::optional<std::uint64_t> def, std::string desc,
+               std::uint64_t min = 0, std::uint64_t max = std::numeric_limits<std::uint32_t>::max());
+  Schema& real(std::string name, std::string unit, std::optional<double> def, std::string desc,
+               double min = 0.0, double max = std::numeric_limits<double>::infinity());
+  Schema& boolean(std::string name, std::optional<bool> def, std::string desc);
+  Schema& string(std::string name, std::optional<std::string> def, std::string desc);
+  Schema& choice(std::string name, std::vector<std::string> choices, std::optional<std::string> def,
+                 std::string desc);
+  // Quantities with units: default given as text ("1.98GHz"); min/max in base units (Hz, B/s, bytes).
+  Schema& quantity(std::string name, ParamType type, std::optional<std::string> def, std::string desc,
+                   double min = 0.0, double max = std::numeric_limits<double>::infinity());
+
+  const std::string& section() const noexcept { return section_; }
+  const std::string& impl() const noexcept { return impl_; }
+  const std::string& description() const noexcept { return description_; }
+  const std::vector<ParamSpec>& params() const noexcept { return params_; }
+  const ParamSpec* find(const std::string& name) const noexcept;
+
+ private:
+  std::string section_, impl_, description_;
+  std::vector<ParamSpec> params_;
+};
+
+}  // namespace warpsim

@@ -1,0 +1,81 @@
+// Registry of component implementations, after Ramulator 2's interface/implementation factory and SST's
+// self-documenting ELI. A config section (e.g. `hbm:`) names a slot; its `impl:` key picks an implementation
+// (the first one registered for the slot is the default). Each implementation registers its Schema, so that
+// configs are validated against it and `warpsim describe` prints it.
+#pragma once
+
+#include <any>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/config/params.h"
+#include "sim/config/schema.h"
+
+namespace warpsim {
+
+struct ComponentType {
+  std::string section;      // config section / slot name
+  std::string impl;         // implementation name
+  std::string description;
+  Schema (*schema)() = nullptr;
+  std::any factory;         // Factory<Interface>, see below; empty for sections that only hold parameters
+};
+
+class BuildContext;  // models/gpu: domains, stats registry, sibling lookup
+
+template <class Interface>
+using Factory = std::function<std::unique_ptr<Interface>(BuildContext&, const Params&, unsigned index)>;
+
+class Registry {
+ public:
+  static Registry& instance();
+
+  void add(ComponentType type);
+  // nullptr when unknown. impl "" means the slot's default implementation.
+  const ComponentType* find(const std::string& section, const std::string& impl = "") const;
+  std::vector<std::string> sections() const;  // in registration order
+  std::vector<const ComponentType*> implementations(const std::string& section) const;
+
+  template <class Interface>
+  std::unique_ptr<Interface> create(const std::string& section, const Params& params, BuildContext& ctx,
+                                    unsigned index) const {
+    const ComponentType* t = find(section, params.impl());
+    const auto* f = t ? std::any_cast<Factory<Interface>>(&t->factory) : nullptr;
+    if (!f) missing_factory(section, params.impl());
+    return (*f)(ctx, params, index);
+  }
+
+ private:
+  [[noreturn]] static void missing_factory(const std::string& section, const std::string& impl);
+  std::vector<ComponentType> types_;
+};
+
+namespace detail {
+struct Registrar {
+  explicit Registrar(ComponentType t) { Registry::instance().add(std::move(t)); }
+};
+}  // namespace detail
+
+}  // namespace warpsim
+
+#define WARPSIM_CONCAT_(a, b) a##b
+#define WARPSIM_CONCAT(a, b) WARPSIM_CONCAT_(a, b)
+
+// Registers `Class` (constructor `Class(BuildContext&, const Params&, unsigned index)`, static
+// `Schema schema()`) as implementation `impl` of config section `section`, built through `Interface`.
+#define WARPSIM_REGISTER_COMPONENT(Interface, Class, section, impl, description)                       \
+  static ::warpsim::detail::Registrar WARPSIM_CONCAT(warpsim_registrar_, __LINE__){                    \
+      ::warpsim::ComponentType{section, impl, description, &Class::schema,                             \
+                               ::warpsim::Factory<Interface>([](::warpsim::BuildContext& ctx,          \
+                                                                const ::warpsim::Params& p,            \
+                                                                unsigned i) -> std::unique_ptr<Interface> { \
+                                 return std::make_unique<Class>(ctx, p, i);                            \
+                               })}}
+
+// Registers a section that only holds parameters (e.g. `gpu:`, `clocks:`).
+#define WARPSIM_REGISTER_SECTION(section, schema_fn, description)                                        \
+  static ::warpsim::detail::Registrar WARPSIM_CONCAT(warpsim_registrar_, __LINE__){                    \
+      ::warpsim::ComponentType{section, section, description, schema_fn, {}}}

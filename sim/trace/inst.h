@@ -1,0 +1,131 @@
+// Decoded warp-instruction record: the unit every trace source produces and the SM model consumes.
+// Fixed-size and allocation-free so that streams can hand out batches of them (no per-instruction heap use).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace warpsim {
+
+// Which functional-unit pipeline executes an instruction. Per-class latency and issue interval come from the
+// SM's config (`sm.pipes.<class>`), per-opcode overrides from `sm.opcode_latency`.
+enum class OpClass : std::uint8_t {
+  Int,      // integer ALU (IADD3, IMAD, LOP3, ...)
+  Fp32,     // FP32 FMA pipe
+  Fp64,     // FP64 pipe
+  Sfu,      // special functions (MUFU)
+  Tensor,   // tensor core (HMMA, HGMMA)
+  Ldst,     // load/store unit: global, shared, local memory
+  Branch,   // branch unit
+  Sync,     // barriers and async-copy fences: handled by the warp scheduler, no pipe
+  Exit,     // end of warp
+  Count
+};
+
+enum class Opcode : std::uint16_t {
+  // integer
+  IADD3, IMAD, LOP3, SHF, ISETP, MOV, S2R,
+  // fp32
+  FADD, FMUL, FFMA, FSETP, HADD2, HFMA2,
+  // fp64
+  DADD, DMUL, DFMA,
+  // special function
+  MUFU,
+  // tensor: mma.sync per warp (m,n,k in WarpInst::mma) and warpgroup MMA (each of 4 warps issues its quarter)
+  HMMA, HGMMA,
+  // memory
+  LDG, STG, LDS, STS, LDSM, LDGSTS, LDL, STL, ATOMG, RED, LDC,
+  // control and synchronisation
+  BRA, BAR,        // BAR: CTA barrier, aux = barrier id
+  LDGDEPBAR,       // commit outstanding LDGSTS of this warp as one async group
+  DEPBAR,          // wait until at most aux async groups are outstanding
+  NOP, EXIT,
+  Count
+};
+
+enum class MemSpace : std::uint8_t { None, Global, Shared, Local, Const };
+
+// Compact per-lane addressing. Lane i (counted over *all* 32 lanes, inactive ones are simply not accessed):
+//  Strided:   base + i*stride
+//  Strided2D: base + (i % group)*stride + (i / group)*group_stride   (tile rows: e.g. 8 lanes x 16 B per row)
+//  Deltas:    base + deltas[i]   (32 signed 32-bit offsets, carried in WarpInst::deltas)
+enum class AddrMode : std::uint8_t { None, Strided, Strided2D, Deltas };
+
+// Element types of tensor-core operands (A/B); accumulation type is implied (fp32 for float types).
+enum class DType : std::uint8_t { None, F16, BF16, FP8, TF32, F32, F64, I8 };
+
+inline constexpr std::uint16_t kNoReg = 0xffff;
+inline constexpr int kMaxDst = 4;
+inline constexpr int kMaxSrc = 4;
+inline constexpr int kWarpSize = 32;
+
+struct MmaShape {
+  std::uint16_t m = 0, n = 0, k = 0;
+};
+
+struct WarpInst {
+  std::uint32_t pc = 0;
+  Opcode op = Opcode::NOP;
+  DType dtype = DType::None;
+  std::uint8_t num_dst = 0;
+  std::uint8_t num_src = 0;
+  std::uint32_t active_mask = 0xffffffffu;
+  std::array<std::uint16_t, kMaxDst> dst{kNoReg, kNoReg, kNoReg, kNoReg};
+  std::array<std::uint16_t, kMaxSrc> src{kNoReg, kNoReg, kNoReg, kNoReg};
+  // memory
+  MemSpace space = MemSpace::None;
+  AddrMode addr_mode = AddrMode::None;
+  std::uint8_t access_bytes = 0;   // bytes per lane (1..16)
+  std::uint8_t group = 0;          // Strided2D lanes per group
+  std::uint64_t base = 0;
+  std::int32_t stride = 0;
+  std::int32_t group_stride = 0;
+  const std::int32_t* deltas = nullptr;  // Deltas mode: 32 entries, owned by the stream, valid for the batch
+  // tensor
+  MmaShape mma{};
+  // BAR: barrier id; DEPBAR: max groups still outstanding
+  std::uint32_t aux = 0;
+
+  // Address of lane `lane` (only meaningful when the lane is active and addr_mode != None).
+  std::uint64_t lane_address(int lane) const noexcept {
+    switch (addr_mode) {
+      case AddrMode::Strided:
+        return base + static_cast<std::int64_t>(lane) * stride;
+      case AddrMode::Strided2D:
+        return base + static_cast<std::int64_t>(lane % group) * stride +
+               static_cast<std::int64_t>(lane / group) * group_stride;
+      case AddrMode::Deltas:
+        return base + static_cast<std::int64_t>(deltas[lane]);
+      case AddrMode::None:
+        break;
+    }
+    return base;
+  }
+  bool is_memory() const noexcept { return space != MemSpace::None; }
+  int active_lanes() const noexcept { return __builtin_popcount(active_mask); }
+};
+
+struct OpcodeInfo {
+  std::string_view name;
+  OpClass op_class;
+  MemSpace space;      // default memory space for memory opcodes
+  bool is_store;       // writes memory (STG/STS/STL/RED/ATOMG; LDGSTS writes shared memory)
+};
+
+const OpcodeInfo& opcode_info(Opcode op) noexcept;
+inline OpClass op_class(Opcode op) noexcept { return opcode_info(op).op_class; }
+// Parses "FFMA"; returns false when unknown.
+bool parse_opcode(std::string_view name, Opcode& out) noexcept;
+std::string_view op_class_name(OpClass c) noexcept;
+bool parse_op_class(std::string_view name, OpClass& out) noexcept;
+std::string_view dtype_name(DType t) noexcept;
+bool parse_dtype(std::string_view name, DType& out) noexcept;
+std::string_view mem_space_name(MemSpace s) noexcept;
+
+// Floating-point (or integer) operations one warp's share of an MMA performs: 2*m*n*k for HMMA,
+// 2*m*n*k/4 for HGMMA (a warpgroup instruction issued by each of its four warps).
+std::uint64_t mma_flops_per_warp(const WarpInst& inst) noexcept;
+
+}  // namespace warpsim

@@ -1,0 +1,108 @@
+// Trace-source interface: where kernels come from. A file reader, a synthesizer (no file materialised) and,
+// later, converters of Accel-Sim or Kineto traces all implement it. The simulator pulls instructions per warp
+// in small batches, so only the CTAs resident on the GPU are ever decoded.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/trace/inst.h"
+
+namespace warpsim {
+
+struct Dim3 {
+  std::uint32_t x = 1, y = 1, z = 1;
+  std::uint64_t count() const noexcept { return std::uint64_t{x} * y * z; }
+  bool operator==(const Dim3& o) const noexcept { return x == o.x && y == o.y && z == o.z; }
+};
+
+struct KernelInfo {
+  std::string name;
+  Dim3 grid;
+  Dim3 block;
+  std::uint32_t registers_per_thread = 32;
+  std::uint32_t shared_mem_bytes = 0;   // static + dynamic, per CTA
+  std::string target_arch;              // e.g. "sm_90": the GPU the instruction stream was made for
+  // Useful work of the kernel, for achieved-throughput metrics (0 when unknown).
+  std::uint64_t flops = 0;
+  std::uint32_t warps_per_cta() const noexcept {
+    return static_cast<std::uint32_t>((block.count() + kWarpSize - 1) / kWarpSize);
+  }
+};
+
+// One warp's instruction stream. read() fills up to `max` records and returns how many; 0 means the warp's
+// stream has ended. Pointers inside returned records (WarpInst::deltas) stay valid until the next read().
+class WarpStream {
+ public:
+  virtual ~WarpStream() = default;
+  virtual std::size_t read(WarpInst* out, std::size_t max) = 0;
+};
+
+// The instructions of one CTA: one stream per warp.
+class CtaSource {
+ public:
+  virtual ~CtaSource() = default;
+  virtual std::uint32_t num_warps() const = 0;
+  virtual std::unique_ptr<WarpStream> open_warp(std::uint32_t warp) = 0;
+};
+
+class KernelSource {
+ public:
+  virtual ~KernelSource() = default;
+  virtual const KernelInfo& info() const = 0;
+  // Random access by linear CTA id (x fastest, then y, then z), in [0, grid.count()).
+  virtual std::unique_ptr<CtaSource> open_cta(std::uint64_t cta_id) = 0;
+};
+
+class TraceSource {
+ public:
+  virtual ~TraceSource() = default;
+  virtual std::size_t num_kernels() const = 0;
+  virtual std::unique_ptr<KernelSource> open_kernel(std::size_t index) = 0;
+  virtual std::string description() const = 0;
+};
+
+// A warp stream backed by a vector, for tests and small generated kernels.
+class VectorWarpStream final : public WarpStream {
+ public:
+  explicit VectorWarpStream(std::vector<WarpInst> insts, std::vector<std::int32_t> deltas = {})
+      : insts_(std::move(insts)), deltas_(std::move(deltas)) {}
+  std::size_t read(WarpInst* out, std::size_t max) override;
+
+ private:
+  std::vector<WarpInst> insts_;
+  std::vector<std::int32_t> deltas_;  // Deltas-mode records point into this
+  std::size_t pos_ = 0;
+};
+
+// A whole kernel held in memory (tests, fixtures, and the writer's input).
+struct InMemoryKernel {
+  KernelInfo info;
+  // ctas[cta][warp] = instruction list. Deltas-mode records keep their 32 offsets in `lane_deltas`
+  // (one array per such record, in order of appearance within the warp).
+  struct Warp {
+    std::vector<WarpInst> insts;
+    std::vector<std::array<std::int32_t, kWarpSize>> lane_deltas;
+  };
+  std::vector<std::vector<Warp>> ctas;
+};
+
+class InMemoryTrace final : public TraceSource {
+ public:
+  explicit InMemoryTrace(std::vector<InMemoryKernel> kernels, std::string name = "in-memory")
+      : kernels_(std::move(kernels)), name_(std::move(name)) {}
+  std::size_t num_kernels() const override { return kernels_.size(); }
+  std::unique_ptr<KernelSource> open_kernel(std::size_t index) override;
+  std::string description() const override { return name_; }
+  const std::vector<InMemoryKernel>& kernels() const { return kernels_; }
+
+ private:
+  std::vector<InMemoryKernel> kernels_;
+  std::string name_;
+};
+
+}  // namespace warpsim

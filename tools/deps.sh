@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages warpsim needs to build and test. Idempotent: does nothing when all are present.
+set -euo pipefail
+PACKAGES=(
+  build-essential cmake pkg-config          # toolchain
+  libsystemc-dev                            # SystemC 2.3.4 (C++17 ABI), the clock-domain layer
+  libboost-dev libboost-program-options-dev # Boost: CLI parsing, small containers
+  libyaml-cpp-dev                           # GPU configs
+  libspdlog-dev libfmt-dev                  # logging and formatting
+  catch2                                    # tests (v2)
+  libzstd-dev                               # trace compression
+  xz-utils                                  # reading Accel-Sim .traceg.xz traces
+  python3                                   # tools/ scripts (stdlib only)
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "warpsim: installing Debian packages: ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
