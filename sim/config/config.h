@@ -37,14 +37,29 @@ class Config {
   std::string resolved_yaml() const;
 
  private:
+  // What resolved_yaml() needs beyond the values: schema order of the parameters, and whether to name the impl.
+  struct SectionLayout {
+    std::vector<std::string> param_order;
+    bool show_impl = false;  // more than one implementation is registered for the section
+    SourceLoc impl_where;    // where `impl:` was set ("default" when it was not)
+  };
+
   std::map<std::string, Params> sections_;
   std::vector<std::string> section_order_;
   std::vector<std::string> files_;
+  std::map<std::string, SectionLayout> layouts_;
 };
 
 // Unit parsing, shared with the CLI (e.g. `warpsim synth` sizes). Return false when `text` is not a valid
 // quantity of that type; `error` then says what was expected.
+// Numeric types only (UInt, Real, Frequency, Bandwidth, Size); range limits are the caller's business. A size
+// must come to a whole number of bytes.
 bool parse_quantity(const std::string& text, ParamType type, double& out, std::string& error);
+// A quantity in its most readable unit for messages, e.g. 1.98e9 Hz -> "1.98GHz", 262144 bytes -> "256KiB".
+// UInt and Real values are printed as plain numbers.
+std::string format_quantity(double value, ParamType type);
+// Shortest text that reads back as the same double; integral values without exponent or decimals ("132").
+std::string format_number(double value);
 // Closest candidate by edit distance, or "" when none is close enough to suggest.
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
 

@@ -16,7 +16,13 @@ struct SourceLoc {
   std::string file;  // config file, or "--set" for a command-line override, or "default"
   int line = 0;      // 1-based; 0 when not applicable
   int column = 0;
-  std::string str() const;  // "configs/h100_sxm.yaml:12:9" or "--set" or "default"
+  std::string override_text;  // for "--set": the override as given, e.g. "sm.count=144"
+  // "configs/h100_sxm.yaml:12:9", "command line (--set sm.count=144)" or "default"
+  std::string str() const;
+
+  static SourceLoc schema_default();                        // file "default"
+  static SourceLoc command_line(std::string override_text);  // file "--set"
+  bool is_default() const;
 };
 
 struct ParamValue {

@@ -63,6 +63,10 @@ class Schema {
   const ParamSpec* find(const std::string& name) const noexcept;
 
  private:
+  // Checks the declaration (asserts: a bad schema is a programming error) and appends it. `default_value` is
+  // the numeric default, checked against min/max.
+  Schema& add(ParamSpec p, std::optional<double> default_value = std::nullopt);
+
   std::string section_, impl_, description_;
   std::vector<ParamSpec> params_;
 };

@@ -77,6 +77,7 @@ class VectorWarpStream final : public WarpStream {
   std::vector<WarpInst> insts_;
   std::vector<std::int32_t> deltas_;  // Deltas-mode records point into this
   std::size_t pos_ = 0;
+  std::size_t next_delta_ = 0;  // index in deltas_ of the next Deltas-mode record's 32 offsets
 };
 
 // A whole kernel held in memory (tests, fixtures, and the writer's input).
@@ -96,6 +97,7 @@ class InMemoryTrace final : public TraceSource {
   explicit InMemoryTrace(std::vector<InMemoryKernel> kernels, std::string name = "in-memory")
       : kernels_(std::move(kernels)), name_(std::move(name)) {}
   std::size_t num_kernels() const override { return kernels_.size(); }
+  // The returned source refers to this trace's storage: keep the trace alive while using it.
   std::unique_ptr<KernelSource> open_kernel(std::size_t index) override;
   std::string description() const override { return name_; }
   const std::vector<InMemoryKernel>& kernels() const { return kernels_; }

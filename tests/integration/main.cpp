@@ -3,4 +3,4 @@
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
-int sc_main(int, char**) { return 0; }
+extern "C" int sc_main(int, char**) { return 0; }

@@ -1,0 +1,20 @@
+// A memory request between the SMs, the L2 slices and HBM: one cache line and the sectors of it touched.
+#pragma once
+
+#include <cstdint>
+
+namespace warpsim {
+
+enum class MemOp : std::uint8_t { Read, Write, Atomic };
+
+struct MemRequest {
+  std::uint64_t line_addr = 0;   // line-aligned byte address
+  std::uint32_t sector_mask = 0; // bit i = sector i of the line
+  std::uint32_t bytes = 0;       // payload bytes (sectors * sector size)
+  MemOp op = MemOp::Read;
+  std::uint16_t sm = 0;          // requesting SM
+  std::uint16_t slice = 0;       // L2 slice (filled in by the interconnect / slice)
+  std::uint32_t id = 0;          // requester-private tag (SM: L1 miss entry)
+};
+
+}  // namespace warpsim

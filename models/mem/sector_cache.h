@@ -1,0 +1,53 @@
+// Tag array of a sectored, set-associative cache with LRU replacement (NVIDIA L1 and L2 keep 128-byte lines
+// of four 32-byte sectors; a miss fetches only the missing sectors). Holds tags and state, no data.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace warpsim {
+
+class SectorCache {
+ public:
+  struct Eviction {
+    bool valid = false;
+    std::uint64_t line_addr = 0;
+    std::uint32_t dirty_mask = 0;
+  };
+
+  SectorCache() = default;
+  // `set_index_shift`: low line-index bits skipped when choosing the set (bits already used to pick a slice).
+  SectorCache(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t sector_bytes,
+              std::uint32_t assoc, std::uint32_t set_index_divisor = 1);
+
+  bool enabled() const noexcept { return sets_ > 0; }
+  std::uint32_t line_bytes() const noexcept { return line_bytes_; }
+  std::uint32_t sector_bytes() const noexcept { return sector_bytes_; }
+  std::uint64_t num_sets() const noexcept { return sets_; }
+
+  // Sectors of `sector_mask` present in the cache; a hit on any sector refreshes the line's LRU position.
+  std::uint32_t lookup(std::uint64_t line_addr, std::uint32_t sector_mask);
+  // Makes `sector_mask` present (allocating the line if needed, evicting the LRU line of the set);
+  // `dirty` marks them modified (write-back caches).
+  Eviction fill(std::uint64_t line_addr, std::uint32_t sector_mask, bool dirty);
+  void invalidate(std::uint64_t line_addr, std::uint32_t sector_mask);
+
+ private:
+  struct Way {
+    std::uint64_t tag = 0;
+    std::uint64_t last_use = 0;
+    std::uint32_t valid = 0;  // sector bits
+    std::uint32_t dirty = 0;
+  };
+  Way* find(std::uint64_t line_addr);
+  std::uint64_t set_of(std::uint64_t line_addr) const {
+    return (line_addr / line_bytes_ / set_index_divisor_) % sets_;
+  }
+
+  std::uint32_t line_bytes_ = 128, sector_bytes_ = 32, assoc_ = 0, set_index_divisor_ = 1;
+  std::uint64_t sets_ = 0;
+  std::uint64_t use_clock_ = 0;
+  std::vector<Way> ways_;  // sets_ * assoc_
+};
+
+}  // namespace warpsim

@@ -1,0 +1,36 @@
+#include "models/sm/coalescer.h"
+
+namespace warpsim {
+
+void coalesce(const WarpInst& inst, std::uint32_t line_bytes, std::uint32_t sector_bytes,
+              std::vector<LineAccess>& out) {
+  out.clear();
+  const std::uint32_t width = inst.access_bytes ? inst.access_bytes : 4;
+  auto touch = [&](std::uint64_t first, std::uint64_t last, std::uint32_t bytes) {
+    const std::uint64_t line = first - first % line_bytes;
+    std::uint32_t mask = 0;
+    for (std::uint64_t s = (first - line) / sector_bytes; s <= (last - line) / sector_bytes; ++s)
+      mask |= 1u << s;
+    for (auto& l : out)
+      if (l.line_addr == line) {
+        l.sector_mask |= mask;
+        l.bytes += bytes;
+        return;
+      }
+    out.push_back(LineAccess{line, mask, bytes});
+  };
+  for (int lane = 0; lane < kWarpSize; ++lane) {
+    if (!(inst.active_mask >> lane & 1u)) continue;
+    const std::uint64_t a = inst.lane_address(lane);
+    const std::uint64_t end = a + width - 1;
+    const std::uint64_t split = a - a % line_bytes + line_bytes;  // first byte of the next line
+    if (end < split) {
+      touch(a, end, width);
+    } else {
+      touch(a, split - 1, static_cast<std::uint32_t>(split - a));
+      touch(split, end, static_cast<std::uint32_t>(end - split + 1));
+    }
+  }
+}
+
+}  // namespace warpsim

@@ -1,0 +1,22 @@
+// LSU address coalescing: a warp's active lanes become the set of cache lines touched, each with the mask of
+// 32-byte sectors it needs, in order of first touch. Accesses that straddle a sector or line boundary touch
+// both.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/trace/inst.h"
+
+namespace warpsim {
+
+struct LineAccess {
+  std::uint64_t line_addr;
+  std::uint32_t sector_mask;
+  std::uint32_t bytes;  // bytes the lanes asked for within this line (for bandwidth accounting)
+};
+
+void coalesce(const WarpInst& inst, std::uint32_t line_bytes, std::uint32_t sector_bytes,
+              std::vector<LineAccess>& out);
+
+}  // namespace warpsim

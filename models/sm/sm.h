@@ -1,0 +1,52 @@
+// Streaming multiprocessor slot (config section `sm`). The dispatcher asks an SM how many CTAs of a kernel
+// fit, launches CTAs onto it and hears back when each finishes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "sim/config/params.h"
+#include "sim/core/component.h"
+#include "sim/trace/source.h"
+
+namespace warpsim {
+
+// Per-SM resource limits that decide occupancy (from the `sm` section).
+struct SmLimits {
+  std::uint32_t max_warps = 64, max_threads = 2048, max_ctas = 32;
+  std::uint32_t registers = 65536, register_alloc_unit = 256;
+  std::uint64_t shared_memory = 228 * 1024, shared_memory_per_cta = 227 * 1024, cta_reserved_shared_memory = 1024;
+  static SmLimits from(const Params& sm);
+};
+
+struct Occupancy {
+  std::uint32_t ctas_per_sm = 0;
+  std::string limiter;  // "warps", "threads", "ctas", "registers", "shared_memory"
+  std::uint64_t shared_memory_per_cta = 0;  // including the per-CTA reserve
+  std::uint32_t registers_per_cta = 0;
+};
+
+// CTAs of `k` that fit on one SM; ctas_per_sm == 0 with a limiter when one CTA alone does not fit.
+Occupancy compute_occupancy(const KernelInfo& k, const SmLimits& limits);
+
+class StreamingMultiprocessor : public Component {
+ public:
+  using Component::Component;
+  // Prepares for a kernel (functional-unit timings for its data types, L1 capacity left by shared memory).
+  // Throws InputError when the kernel needs something this GPU lacks (e.g. fp8 tensor cores).
+  virtual void begin_kernel(const KernelInfo& kernel, const Occupancy& occ) = 0;
+  virtual bool can_launch() const = 0;
+  virtual void launch_cta(std::uint64_t cta_id, std::unique_ptr<CtaSource> cta) = 0;
+  virtual std::uint32_t resident_ctas() const = 0;
+  // Called (in the SM's domain, during its tick) when a CTA has finished.
+  void on_cta_done(std::function<void(unsigned sm)> callback) { cta_done_ = std::move(callback); }
+  // Instructions issued so far (for progress and the no-progress watchdog).
+  virtual std::uint64_t issued() const = 0;
+
+ protected:
+  std::function<void(unsigned sm)> cta_done_;
+};
+
+}  // namespace warpsim

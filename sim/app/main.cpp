@@ -1,0 +1,15 @@
+// Entry point. libsystemc.so brings its own main(); ours wins, so that SystemC's banner can be switched off
+// before the SystemC kernel starts, and hands over to SystemC's start-up (which calls sc_main) as its main would.
+#include <cstdlib>
+
+#include "sim/app/commands.h"
+
+// Declared in sysc/kernel/sc_externs.h (not included: keeps SystemC headers out of sim/app).
+extern "C" int sc_elab_and_sim(int argc, char* argv[]);
+
+extern "C" int sc_main(int argc, char** argv) { return warpsim::warpsim_main(argc, argv); }
+
+int main(int argc, char** argv) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  return sc_elab_and_sim(argc, argv);
+}

@@ -1,0 +1,177 @@
+#include "sim/config/yaml_tree.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "sim/config/text_util.h"
+#include "sim/core/error.h"
+
+namespace warpsim::config_detail {
+
+const TreeNode* TreeNode::find(const std::string& key) const {
+  for (const TreeEntry& e : entries) {
+    if (e.key == key) return &e.value;
+  }
+  return nullptr;
+}
+
+TreeNode* TreeNode::find(const std::string& key) {
+  return const_cast<TreeNode*>(static_cast<const TreeNode&>(*this).find(key));
+}
+
+void TreeNode::erase(const std::string& key) {
+  entries.erase(std::remove_if(entries.begin(), entries.end(), [&](const TreeEntry& e) { return e.key == key; }),
+                entries.end());
+}
+
+namespace {
+
+// Converts yaml-cpp nodes, taking locations from their marks (0-based; ours are 1-based) or, for override
+// values, giving every node one fixed location.
+class Converter {
+ public:
+  Converter(std::string file, std::optional<SourceLoc> fixed) : file_(std::move(file)), fixed_(std::move(fixed)) {}
+
+  // `path`: the dotted key of `node`, for messages ("" at the top).
+  TreeNode convert(const YAML::Node& node, const SourceLoc& fallback, const std::string& path) const {
+    TreeNode out;
+    out.where = location(node.Mark(), fallback);
+    switch (node.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        // yaml-cpp marks the empty value of `count:` where the next token starts (the next line); its key is
+        // the place to point at.
+        out.where = fixed_ ? *fixed_ : fallback;
+        out.kind = TreeNode::Kind::Null;
+        break;
+      case YAML::NodeType::Scalar:
+        out.kind = TreeNode::Kind::Scalar;
+        out.scalar = node.Scalar();
+        break;
+      case YAML::NodeType::Sequence: out.kind = TreeNode::Kind::Sequence; break;  // no parameter takes a list
+      case YAML::NodeType::Map: convert_map(node, path, out); break;
+    }
+    return out;
+  }
+
+ private:
+  SourceLoc location(const YAML::Mark& mark, const SourceLoc& fallback) const {
+    if (fixed_) return *fixed_;
+    if (mark.is_null()) return fallback;
+    return SourceLoc{file_, mark.line + 1, mark.column + 1, ""};
+  }
+
+  void convert_map(const YAML::Node& node, const std::string& path, TreeNode& out) const {
+    out.kind = TreeNode::Kind::Map;
+    std::vector<std::pair<std::string, SourceLoc>> seen;  // raw keys of this mapping, to catch repeats
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const SourceLoc key_where = location(it->first.Mark(), out.where);
+      if (!it->first.IsScalar()) {
+        throw ConfigError(key_where.str() + ": " + (path.empty() ? "" : path + ": ") +
+                          "expected a name as key, got " + (it->first.IsMap() ? "a map" : "a list"));
+      }
+      const std::string key = it->first.Scalar();
+      const std::string dotted = path.empty() ? key : path + "." + key;
+      for (const auto& [earlier_key, earlier_where] : seen) {
+        if (earlier_key == key) {
+          throw ConfigError(key_where.str() + ": " + dotted + ": key given twice in the same mapping (first at " +
+                            earlier_where.str() + ")");
+        }
+      }
+      seen.emplace_back(key, key_where);
+
+      // `pipes.fp32.latency: 4` is `pipes: {fp32: {latency: 4}}`, so files and overrides may mix both forms.
+      merge_into(out, make_nested(key, convert(it->second, key_where, dotted), key_where, dotted));
+    }
+  }
+
+  std::string file_;
+  std::optional<SourceLoc> fixed_;
+};
+
+YAML::Node load_yaml(const std::string& text, const std::string& file, const std::optional<SourceLoc>& fixed) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    SourceLoc where = fixed ? *fixed : SourceLoc{file, 0, 0, ""};
+    if (!fixed && !e.mark.is_null()) {
+      where.line = e.mark.line + 1;
+      where.column = e.mark.column + 1;
+    }
+    throw ConfigError(where.str() + ": YAML syntax error: " + e.msg);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> split_dotted(const std::string& key) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t dot = key.find('.', start);
+    parts.push_back(key.substr(start, dot - start));
+    if (dot == std::string::npos) return parts;
+    start = dot + 1;
+  }
+}
+
+TreeNode make_nested(const std::string& key, TreeNode leaf, const SourceLoc& key_where,
+                     const std::string& name_in_messages) {
+  const std::vector<std::string> parts = split_dotted(key);
+  if (std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); })) {
+    throw ConfigError(key_where.str() + ": " + name_in_messages + ": empty name between dots");
+  }
+  TreeNode nested = std::move(leaf);
+  for (auto part = parts.rbegin(); part != parts.rend(); ++part) {
+    TreeNode map;
+    map.kind = TreeNode::Kind::Map;
+    map.where = key_where;
+    map.entries.push_back(TreeEntry{*part, key_where, std::move(nested)});
+    nested = std::move(map);
+  }
+  return nested;
+}
+
+TreeNode parse_yaml(const std::string& text, const std::string& file) {
+  const Converter converter(file, std::nullopt);
+  return converter.convert(load_yaml(text, file, std::nullopt), SourceLoc{file, 1, 1, ""}, "");
+}
+
+TreeNode parse_yaml_value(const std::string& text, const SourceLoc& where) {
+  const Converter converter(where.file, where);
+  return converter.convert(load_yaml(text, where.file, where), where, "");
+}
+
+void merge_into(TreeNode& base, TreeNode overlay) {
+  using Kind = TreeNode::Kind;
+  if (base.kind == Kind::Map && overlay.kind == Kind::Null) return;
+  if (base.kind != Kind::Map || overlay.kind != Kind::Map) {
+    base = std::move(overlay);
+    return;
+  }
+  for (TreeEntry& entry : overlay.entries) {
+    const auto existing = std::find_if(base.entries.begin(), base.entries.end(),
+                                       [&](const TreeEntry& b) { return b.key == entry.key; });
+    if (existing == base.entries.end()) {
+      base.entries.push_back(std::move(entry));
+    } else {
+      merge_into(existing->value, std::move(entry.value));
+      existing->key_where = entry.key_where;  // messages about the key point at whoever wrote it last
+    }
+  }
+}
+
+std::string describe_node(const TreeNode& node) {
+  switch (node.kind) {
+    case TreeNode::Kind::Null: return "nothing";
+    case TreeNode::Kind::Scalar: return quoted(node.scalar);
+    case TreeNode::Kind::Sequence: return "a list";
+    case TreeNode::Kind::Map: return "a map";
+  }
+  return "?";
+}
+
+}  // namespace warpsim::config_detail

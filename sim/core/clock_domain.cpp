@@ -1,0 +1,75 @@
+#include "sim/core/clock_domain.h"
+
+#include <cmath>
+
+#include "sim/core/component.h"
+#include "sim/core/error.h"
+
+namespace warpsim {
+
+ClockDomain::ClockDomain(std::string name, double frequency_hz)
+    : name_(std::move(name)), freq_hz_(static_cast<std::uint64_t>(std::llround(frequency_hz))) {
+  WARPSIM_ASSERT(freq_hz_ > 0, "clock domain '" + name_ + "' needs a positive frequency");
+}
+
+TimeFs ClockDomain::time_of(Cycle c) const noexcept {
+  return static_cast<TimeFs>(static_cast<unsigned __int128>(c) * kFsPerSecond / freq_hz_);
+}
+
+Cycle ClockDomain::cycle_at_or_before(TimeFs t) const noexcept {
+  // Largest c with time_of(c) <= t. floor(t*f/1e15) may be one too large after time_of's flooring.
+  Cycle c = static_cast<Cycle>(static_cast<unsigned __int128>(t) * freq_hz_ / kFsPerSecond);
+  while (c > 0 && time_of(c) > t) --c;
+  while (time_of(c + 1) <= t) ++c;
+  return c;
+}
+
+Cycle ClockDomain::cycle_at_or_after(TimeFs t) const noexcept {
+  const Cycle c = cycle_at_or_before(t);
+  return time_of(c) == t ? c : c + 1;
+}
+
+void ClockDomain::schedule(Component* c, Cycle cycle) {
+  WARPSIM_ASSERT(cycle > now_ || (cycle == now_ && !running_),
+                 "component '" + c->path() + "' scheduled in the past of domain '" + name_ + "'");
+  wheel_.push(cycle, c);
+  if (wake_listener_) {
+    const TimeFs t = time_of(cycle);
+    if (t < armed_time_) {
+      armed_time_ = t;
+      wake_listener_(t);
+    }
+  }
+}
+
+TimeFs ClockDomain::next_time() const {
+  const Cycle c = wheel_.next_cycle();
+  return c == kSleep ? kTimeNever : time_of(c);
+}
+
+void ClockDomain::run_cycle(Cycle cycle) {
+  WARPSIM_ASSERT(cycle >= now_, "domain '" + name_ + "' asked to run a past cycle");
+  now_ = cycle;
+  running_ = true;
+  wheel_.take(cycle, due_);
+  bool any = false;
+  // Components scheduled for this same cycle while we run land in the wheel, not in due_; by the port
+  // latency rule (>= 1 cycle) that never happens, and schedule() asserts it.
+  for (Component* c : due_) {
+    if (c->last_tick_ == cycle) continue;  // asked more than once for this cycle
+    c->last_tick_ = cycle;
+    ++ticks_;
+    any = true;
+    const Cycle next = c->tick(cycle);
+    if (next != kSleep) {
+      WARPSIM_ASSERT(next > cycle, "component '" + c->path() + "' asked to run again in the same cycle");
+      c->wake_at(next);
+    }
+  }
+  if (any) ++active_cycles_;
+  running_ = false;
+  const TimeFs next = next_time();
+  armed_time_ = next;
+}
+
+}  // namespace warpsim

@@ -1,0 +1,973 @@
+// Opcode table, in-memory sources, and the native trace format (sim/trace/trace_file.h, traces/FORMAT.md):
+// round trips, random access, batch sizes, compression, and rejection of malformed files.
+#include <zstd.h>
+
+#include <array>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "sim/core/error.h"
+#include "sim/trace/inst.h"
+#include "sim/trace/source.h"
+#include "sim/trace/trace_file.h"
+
+namespace fs = std::filesystem;
+using namespace warpsim;
+using Catch::Contains;
+
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+using Lanes = std::array<std::int32_t, kWarpSize>;
+constexpr std::size_t kNumOpcodes = static_cast<std::size_t>(Opcode::Count);
+
+// A directory removed at the end of the test case.
+class TempDir {
+ public:
+  TempDir() {
+    static int counter = 0;
+    path_ = fs::temp_directory_path() /
+            ("warpsim_test_trace_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+Bytes read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return Bytes(std::istreambuf_iterator<char>(in), {});
+}
+void write_file(const std::string& path, const Bytes& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+// ---- deterministic random kernels ---------------------------------------------------------------------------
+
+// Raw engine output only: std distributions differ between standard libraries, the engine does not.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) : engine_(seed) {}
+  std::uint64_t next() { return engine_(); }
+  std::uint64_t below(std::uint64_t n) { return engine_() % n; }
+  bool percent(unsigned p) { return below(100) < p; }
+  std::int32_t any_i32() {
+    switch (below(4)) {
+      case 0: return std::numeric_limits<std::int32_t>::min();
+      case 1: return std::numeric_limits<std::int32_t>::max();
+      case 2: return static_cast<std::int32_t>(below(4096)) - 2048;
+      default: return static_cast<std::int32_t>(static_cast<std::uint32_t>(next()));
+    }
+  }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+// Appends one instruction with opcode `op` and address mode `mode`, exercising optional fields, extreme values
+// and field combinations the encoder must still round-trip exactly (registers in odd slots, unused fields set).
+void add_random_inst(Rng& rng, Opcode op, AddrMode mode, std::uint64_t& pc, InMemoryKernel::Warp& warp) {
+  WarpInst inst;
+  const std::uint64_t pc_kind = rng.below(10);
+  if (pc_kind == 0) pc = rng.below(1ull << 32);                 // far jump, anywhere in 32 bits
+  else if (pc_kind == 1) pc = pc >= 64 ? pc - 64 : pc;          // loop back edge
+  else if (pc_kind == 2) pc = 0xfffffff0u;                       // top of the range
+  inst.pc = static_cast<std::uint32_t>(pc);
+  pc = std::uint64_t{inst.pc} + 16;
+  inst.op = op;
+
+  if (rng.percent(85)) {  // canonical registers: first num slots used
+    inst.num_dst = static_cast<std::uint8_t>(rng.below(kMaxDst + 1));
+    inst.num_src = static_cast<std::uint8_t>(rng.below(kMaxSrc + 1));
+    for (int i = 0; i < inst.num_dst; ++i) inst.dst[i] = static_cast<std::uint16_t>(rng.below(256));
+    for (int i = 0; i < inst.num_src; ++i) inst.src[i] = static_cast<std::uint16_t>(rng.below(300));
+  } else {  // registers in arbitrary slots, counts unrelated, values up to 0xfffe
+    inst.num_dst = static_cast<std::uint8_t>(rng.below(kMaxDst + 1));
+    inst.num_src = static_cast<std::uint8_t>(rng.below(kMaxSrc + 1));
+    for (auto& r : inst.dst)
+      if (rng.percent(50)) r = static_cast<std::uint16_t>(rng.below(0xffff));
+    for (auto& r : inst.src)
+      if (rng.percent(50)) r = static_cast<std::uint16_t>(rng.below(0xffff));
+  }
+  if (rng.percent(30)) inst.active_mask = static_cast<std::uint32_t>(rng.next());
+  if (rng.percent(20)) inst.dtype = static_cast<DType>(rng.below(static_cast<std::uint64_t>(DType::I8) + 1));
+
+  const OpcodeInfo& info = opcode_info(op);
+  if (mode != AddrMode::None || info.space != MemSpace::None || rng.percent(5)) {
+    inst.space = info.space != MemSpace::None
+                     ? info.space
+                     : static_cast<MemSpace>(rng.below(static_cast<std::uint64_t>(MemSpace::Const) + 1));
+    inst.addr_mode = mode;
+    inst.access_bytes = static_cast<std::uint8_t>(1u << rng.below(5));
+    inst.base = rng.percent(50) ? 0x7f0000000000ull + rng.below(1 << 20) * 16 : rng.next();
+    if (mode == AddrMode::Strided || mode == AddrMode::Strided2D || rng.percent(10)) inst.stride = rng.any_i32();
+    if (mode == AddrMode::Strided2D || rng.percent(10)) {
+      inst.group = static_cast<std::uint8_t>(1 + rng.below(255));
+      inst.group_stride = rng.any_i32();
+    }
+    if (mode == AddrMode::Deltas) {
+      Lanes lanes;
+      for (auto& d : lanes) d = rng.any_i32();
+      warp.lane_deltas.push_back(lanes);
+    }
+  }
+  if (info.op_class == OpClass::Tensor || rng.percent(5)) {
+    inst.mma = rng.percent(50) ? MmaShape{16, 8, 16} : MmaShape{64, static_cast<std::uint16_t>(8 * (1 + rng.below(32))),
+                                                                  static_cast<std::uint16_t>(rng.below(0x10000))};
+  }
+  if (op == Opcode::BAR || op == Opcode::DEPBAR) inst.aux = static_cast<std::uint32_t>(rng.below(16));
+  if (rng.percent(5)) inst.aux = static_cast<std::uint32_t>(rng.next());
+  warp.insts.push_back(inst);
+}
+
+InMemoryKernel::Warp random_warp(Rng& rng, std::size_t length) {
+  InMemoryKernel::Warp warp;
+  std::uint64_t pc = rng.percent(50) ? 0 : rng.below(1 << 16) * 16;
+  for (std::size_t i = 0; i < length; ++i) {
+    const auto op = static_cast<Opcode>(rng.below(kNumOpcodes));
+    const bool memory = opcode_info(op).op_class == OpClass::Ldst;
+    const auto mode = memory ? static_cast<AddrMode>(rng.below(4)) : AddrMode::None;
+    add_random_inst(rng, op, mode, pc, warp);
+  }
+  return warp;
+}
+
+// Every opcode in every address mode, so each combination crosses the encoder at least once.
+InMemoryKernel::Warp exhaustive_warp(Rng& rng) {
+  InMemoryKernel::Warp warp;
+  std::uint64_t pc = 0;
+  for (std::size_t op = 0; op < kNumOpcodes; ++op)
+    for (int mode = 0; mode <= static_cast<int>(AddrMode::Deltas); ++mode)
+      add_random_inst(rng, static_cast<Opcode>(op), static_cast<AddrMode>(mode), pc, warp);
+  return warp;
+}
+
+InMemoryKernel random_kernel(Rng& rng, KernelInfo info, std::size_t max_len) {
+  InMemoryKernel k;
+  k.info = std::move(info);
+  for (std::uint64_t c = 0; c < k.info.grid.count(); ++c) {
+    std::vector<InMemoryKernel::Warp> warps;
+    for (std::uint32_t w = 0; w < k.info.warps_per_cta(); ++w)
+      warps.push_back(random_warp(rng, rng.below(max_len + 1)));
+    k.ctas.push_back(std::move(warps));
+  }
+  return k;
+}
+
+KernelInfo make_info(std::string name, Dim3 grid, Dim3 block) {
+  KernelInfo info;
+  info.name = std::move(name);
+  info.grid = grid;
+  info.block = block;
+  return info;
+}
+
+// Three kernels: 12 CTAs of 4 warps (the first warp holding every opcode x mode), a single one-warp CTA with
+// an empty stream, and a 3-D grid.
+std::vector<InMemoryKernel> sample_kernels(std::uint64_t seed) {
+  Rng rng(seed);
+  KernelInfo a = make_info("void gemm<128, 64>(float const*, float*)", {4, 3, 1}, {128, 1, 1});
+  a.registers_per_thread = 168;
+  a.shared_mem_bytes = 49152;
+  a.target_arch = "sm_90";
+  a.flops = (1ull << 40) + 12345;
+  KernelInfo b = make_info("empty", {1, 1, 1}, {32, 1, 1});
+  KernelInfo c = make_info("", {2, 2, 3}, {64, 2, 1});
+  c.target_arch = "sm_80";
+  c.registers_per_thread = 0;
+
+  std::vector<InMemoryKernel> kernels;
+  kernels.push_back(random_kernel(rng, a, 120));
+  kernels[0].ctas[0][0] = exhaustive_warp(rng);
+  kernels[0].ctas[3][2] = {};  // an empty warp among full ones
+  kernels.push_back(random_kernel(rng, b, 0));
+  kernels.push_back(random_kernel(rng, c, 40));
+  return kernels;
+}
+
+void write_kernels(const std::string& path, const std::vector<InMemoryKernel>& kernels, int level = 3) {
+  TraceWriter writer(path, level);
+  for (const InMemoryKernel& k : kernels) {
+    writer.begin_kernel(k.info);
+    for (const auto& cta : k.ctas) writer.add_cta(cta);
+    writer.end_kernel();
+  }
+  writer.close();
+}
+
+// ---- reading and comparing ----------------------------------------------------------------------------------
+
+// A warp read back, with each Deltas record's offsets copied while its pointer was valid.
+InMemoryKernel::Warp read_warp(WarpStream& stream, std::size_t batch) {
+  InMemoryKernel::Warp out;
+  std::vector<WarpInst> buf(batch);
+  while (const std::size_t n = stream.read(buf.data(), batch)) {
+    for (std::size_t i = 0; i < n; ++i) {
+      WarpInst inst = buf[i];
+      if (inst.addr_mode == AddrMode::Deltas) {
+        REQUIRE(inst.deltas != nullptr);
+        Lanes lanes;
+        std::copy(inst.deltas, inst.deltas + kWarpSize, lanes.begin());
+        out.lane_deltas.push_back(lanes);
+      } else {
+        REQUIRE(inst.deltas == nullptr);
+      }
+      inst.deltas = nullptr;
+      out.insts.push_back(inst);
+    }
+  }
+  REQUIRE(stream.read(buf.data(), batch) == 0);  // stays ended
+  return out;
+}
+
+// Names of the fields that differ ("" when none): a failure then says which field broke.
+std::string field_diff(const WarpInst& a, const WarpInst& b) {
+  std::string d;
+  auto check = [&d](bool same, const char* name) {
+    if (!same) d += std::string(d.empty() ? "" : ",") + name;
+  };
+  check(a.pc == b.pc, "pc");
+  check(a.op == b.op, "op");
+  check(a.dtype == b.dtype, "dtype");
+  check(a.num_dst == b.num_dst, "num_dst");
+  check(a.num_src == b.num_src, "num_src");
+  check(a.active_mask == b.active_mask, "active_mask");
+  check(a.dst == b.dst, "dst");
+  check(a.src == b.src, "src");
+  check(a.space == b.space, "space");
+  check(a.addr_mode == b.addr_mode, "addr_mode");
+  check(a.access_bytes == b.access_bytes, "access_bytes");
+  check(a.group == b.group, "group");
+  check(a.base == b.base, "base");
+  check(a.stride == b.stride, "stride");
+  check(a.group_stride == b.group_stride, "group_stride");
+  check(a.mma.m == b.mma.m && a.mma.n == b.mma.n && a.mma.k == b.mma.k, "mma");
+  check(a.aux == b.aux, "aux");
+  return d;
+}
+
+void require_same_warp(const InMemoryKernel::Warp& want, const InMemoryKernel::Warp& got) {
+  REQUIRE(got.insts.size() == want.insts.size());
+  for (std::size_t i = 0; i < want.insts.size(); ++i) {
+    INFO("instruction " << i << " (" << opcode_info(want.insts[i].op).name << ")");
+    REQUIRE(field_diff(want.insts[i], got.insts[i]) == "");
+  }
+  REQUIRE(got.lane_deltas == want.lane_deltas);
+}
+
+void require_same_info(const KernelInfo& a, const KernelInfo& b) {
+  CHECK(a.name == b.name);
+  CHECK(a.grid == b.grid);
+  CHECK(a.block == b.block);
+  CHECK(a.registers_per_thread == b.registers_per_thread);
+  CHECK(a.shared_mem_bytes == b.shared_mem_bytes);
+  CHECK(a.target_arch == b.target_arch);
+  CHECK(a.flops == b.flops);
+}
+
+void require_same_cta(const std::vector<InMemoryKernel::Warp>& want, CtaSource& cta, std::size_t batch) {
+  REQUIRE(cta.num_warps() == want.size());
+  for (std::uint32_t w = 0; w < want.size(); ++w) {
+    INFO("warp " << w);
+    auto stream = cta.open_warp(w);
+    require_same_warp(want[w], read_warp(*stream, batch));
+  }
+}
+
+void require_same_trace(const std::vector<InMemoryKernel>& want, TraceSource& got, std::size_t batch) {
+  REQUIRE(got.num_kernels() == want.size());
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    INFO("kernel " << k);
+    auto kernel = got.open_kernel(k);
+    require_same_info(want[k].info, kernel->info());
+    for (std::uint64_t c = 0; c < want[k].ctas.size(); ++c) {
+      INFO("CTA " << c);
+      auto cta = kernel->open_cta(c);
+      require_same_cta(want[k].ctas[c], *cta, batch);
+    }
+  }
+}
+
+// Decodes everything a source holds and touches every delta, for the corruption tests (ASan watches).
+std::uint64_t read_everything(TraceSource& src) {
+  std::uint64_t checksum = 0;
+  std::array<WarpInst, 7> buf;
+  for (std::size_t k = 0; k < src.num_kernels(); ++k) {
+    auto kernel = src.open_kernel(k);
+    for (std::uint64_t c = 0; c < kernel->info().grid.count(); ++c) {
+      auto cta = kernel->open_cta(c);
+      for (std::uint32_t w = 0; w < cta->num_warps(); ++w) {
+        auto stream = cta->open_warp(w);
+        while (const std::size_t n = stream->read(buf.data(), buf.size())) {
+          for (std::size_t i = 0; i < n; ++i) {
+            checksum += buf[i].pc + buf[i].base;
+            if (buf[i].addr_mode == AddrMode::Deltas)
+              for (int lane = 0; lane < kWarpSize; ++lane) checksum += static_cast<std::uint32_t>(buf[i].deltas[lane]);
+          }
+        }
+      }
+    }
+  }
+  return checksum;
+}
+
+// ---- an independent builder of files from FORMAT.md, for hand-crafted (and malformed) content ---------------
+
+void put_le(Bytes& out, std::uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+void put_var(Bytes& out, std::uint64_t v) {
+  for (; v >= 0x80; v >>= 7) out.push_back(static_cast<std::uint8_t>(v | 0x80));
+  out.push_back(static_cast<std::uint8_t>(v));
+}
+void put_str(Bytes& out, const std::string& s) {
+  put_var(out, s.size());
+  out.insert(out.end(), s.begin(), s.end());
+}
+Bytes zstd_frame(const Bytes& raw) {
+  Bytes out(ZSTD_compressBound(raw.size()));
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+  const std::size_t n = ZSTD_compress2(cctx, out.data(), out.size(), raw.data(), raw.size());
+  ZSTD_freeCCtx(cctx);
+  REQUIRE(!ZSTD_isError(n));
+  out.resize(n);
+  return out;
+}
+
+struct CraftedFile {
+  std::uint16_t major = 1, minor = 0;
+  Dim3 grid{1, 1, 1};
+  Bytes info_extra;           // appended to the KINF payload (minor-version extension)
+  std::vector<Bytes> ctas;    // decompressed CTA payloads, grid.count() of them
+};
+
+// One CTA payload: warp table, then each warp's records.
+Bytes cta_payload(const std::vector<std::pair<std::uint32_t, Bytes>>& warps) {
+  Bytes out;
+  put_le(out, warps.size(), 4);
+  std::uint64_t offset = 4 + 8 * warps.size();
+  for (const auto& [count, records] : warps) {
+    put_le(out, offset, 4);
+    put_le(out, count, 4);
+    offset += records.size();
+  }
+  for (const auto& w : warps) out.insert(out.end(), w.second.begin(), w.second.end());
+  return out;
+}
+
+Bytes build_file(const CraftedFile& f) {
+  const std::uint8_t magic[8] = {0x89, 'W', 'S', 'T', 'R', '\r', '\n', 0x1a};
+  Bytes out(magic, magic + 8);
+  put_le(out, f.major, 2);
+  put_le(out, f.minor, 2);
+  put_le(out, 0, 4);
+  auto block = [&out](const char* tag, std::uint32_t kernel, std::uint64_t cta, const Bytes& payload,
+                      std::uint32_t raw) {
+    const std::uint64_t at = out.size();
+    out.insert(out.end(), tag, tag + 4);
+    put_le(out, kernel, 4);
+    put_le(out, cta, 8);
+    put_le(out, payload.size(), 4);
+    put_le(out, raw, 4);
+    out.insert(out.end(), payload.begin(), payload.end());
+    return at;
+  };
+  Bytes info;
+  put_str(info, "crafted");
+  for (std::uint32_t v : {f.grid.x, f.grid.y, f.grid.z, 32u, 1u, 1u, 32u, 0u}) put_var(info, v);
+  put_str(info, "sm_90");
+  put_var(info, 0);
+  info.insert(info.end(), f.info_extra.begin(), f.info_extra.end());
+  const std::uint64_t info_at = block("KINF", 0, 0, zstd_frame(info), static_cast<std::uint32_t>(info.size()));
+  Bytes cta_table;
+  for (std::size_t c = 0; c < f.ctas.size(); ++c) {
+    const Bytes frame = zstd_frame(f.ctas[c]);
+    put_le(cta_table, block("CTAB", 0, c, frame, static_cast<std::uint32_t>(f.ctas[c].size())), 8);
+    put_le(cta_table, frame.size(), 4);
+    put_le(cta_table, f.ctas[c].size(), 4);
+  }
+  Bytes index;
+  put_le(index, info_at, 8);
+  put_le(index, 32, 8);  // CTA table right after the one kernel entry
+  put_le(index, f.ctas.size(), 8);
+  put_le(index, 0, 8);
+  index.insert(index.end(), cta_table.begin(), cta_table.end());
+  const std::uint64_t index_at = block("INDX", 1, 0, index, static_cast<std::uint32_t>(index.size()));
+  put_le(out, index_at, 8);
+  put_le(out, index.size(), 8);
+  put_le(out, 1, 4);
+  put_le(out, f.major, 2);
+  put_le(out, f.minor, 2);
+  const char* footer_magic = "WSTRINDX";
+  out.insert(out.end(), footer_magic, footer_magic + 8);
+  return out;
+}
+
+// A one-CTA, one-warp file whose warp holds `count` records encoded as `records`.
+Bytes one_warp_file(std::uint32_t count, const Bytes& records) {
+  CraftedFile f;
+  f.ctas.push_back(cta_payload({{count, records}}));
+  return build_file(f);
+}
+
+constexpr std::uint8_t kFFMA = static_cast<std::uint8_t>(Opcode::FFMA);
+constexpr std::uint8_t kLDG = static_cast<std::uint8_t>(Opcode::LDG);
+
+}  // namespace
+
+// ================================================================================================================
+
+TEST_CASE("opcode table: names, classes, spaces and parsing", "[trace][opcode]") {
+  // Enum order, spelled out: catches a table entry out of step with the enum.
+  const char* names[] = {"IADD3", "IMAD", "LOP3",  "SHF",   "ISETP", "MOV",    "S2R", "FADD",  "FMUL",  "FFMA",
+                         "FSETP", "HADD2", "HFMA2", "DADD",  "DMUL",  "DFMA",   "MUFU", "HMMA", "HGMMA", "LDG",
+                         "STG",   "LDS",   "STS",   "LDSM",  "LDGSTS", "LDL",  "STL", "ATOMG", "RED",   "LDC",
+                         "BRA",   "BAR",   "LDGDEPBAR", "DEPBAR", "NOP", "EXIT"};
+  REQUIRE(std::size(names) == kNumOpcodes);
+  for (std::size_t i = 0; i < kNumOpcodes; ++i) {
+    const auto op = static_cast<Opcode>(i);
+    INFO(names[i]);
+    CHECK(opcode_info(op).name == names[i]);
+    Opcode parsed = Opcode::Count;
+    REQUIRE(parse_opcode(opcode_info(op).name, parsed));
+    CHECK(parsed == op);
+    CHECK(op_class(op) == opcode_info(op).op_class);
+    // Memory opcodes, and only they, have a default space.
+    CHECK((opcode_info(op).op_class == OpClass::Ldst) == (opcode_info(op).space != MemSpace::None));
+  }
+  Opcode unused;
+  CHECK_FALSE(parse_opcode("ffma", unused));
+  CHECK_FALSE(parse_opcode("", unused));
+  CHECK_FALSE(parse_opcode("Count", unused));
+
+  CHECK(op_class(Opcode::IMAD) == OpClass::Int);
+  CHECK(op_class(Opcode::S2R) == OpClass::Int);
+  CHECK(op_class(Opcode::HFMA2) == OpClass::Fp32);
+  CHECK(op_class(Opcode::DFMA) == OpClass::Fp64);
+  CHECK(op_class(Opcode::MUFU) == OpClass::Sfu);
+  CHECK(op_class(Opcode::HGMMA) == OpClass::Tensor);
+  CHECK(op_class(Opcode::LDGSTS) == OpClass::Ldst);
+  CHECK(op_class(Opcode::LDC) == OpClass::Ldst);
+  CHECK(op_class(Opcode::BRA) == OpClass::Branch);
+  CHECK(op_class(Opcode::LDGDEPBAR) == OpClass::Sync);
+  CHECK(op_class(Opcode::NOP) == OpClass::Sync);
+  CHECK(op_class(Opcode::EXIT) == OpClass::Exit);
+
+  CHECK(opcode_info(Opcode::LDGSTS).space == MemSpace::Global);
+  CHECK_FALSE(opcode_info(Opcode::LDGSTS).is_store);
+  CHECK(opcode_info(Opcode::LDSM).space == MemSpace::Shared);
+  CHECK(opcode_info(Opcode::STL).space == MemSpace::Local);
+  CHECK(opcode_info(Opcode::LDC).space == MemSpace::Const);
+  CHECK(opcode_info(Opcode::RED).space == MemSpace::Global);
+  for (Opcode op : {Opcode::STG, Opcode::STS, Opcode::STL, Opcode::RED, Opcode::ATOMG})
+    CHECK(opcode_info(op).is_store);
+  for (Opcode op : {Opcode::LDG, Opcode::LDS, Opcode::LDSM, Opcode::LDL, Opcode::LDC, Opcode::FFMA})
+    CHECK_FALSE(opcode_info(op).is_store);
+}
+
+TEST_CASE("op class, dtype and memory space names", "[trace][opcode]") {
+  const char* classes[] = {"int", "fp32", "fp64", "sfu", "tensor", "ldst", "branch", "sync", "exit"};
+  for (std::size_t i = 0; i < std::size(classes); ++i) {
+    const auto c = static_cast<OpClass>(i);
+    CHECK(op_class_name(c) == classes[i]);
+    OpClass parsed = OpClass::Count;
+    REQUIRE(parse_op_class(classes[i], parsed));
+    CHECK(parsed == c);
+  }
+  const char* dtypes[] = {"none", "f16", "bf16", "fp8", "tf32", "f32", "f64", "i8"};
+  for (std::size_t i = 0; i < std::size(dtypes); ++i) {
+    const auto t = static_cast<DType>(i);
+    CHECK(dtype_name(t) == dtypes[i]);
+    DType parsed = DType::None;
+    REQUIRE(parse_dtype(dtypes[i], parsed));
+    CHECK(parsed == t);
+  }
+  OpClass c;
+  DType t;
+  CHECK_FALSE(parse_op_class("INT", c));
+  CHECK_FALSE(parse_dtype("fp16", t));
+  CHECK(mem_space_name(MemSpace::Shared) == "shared");
+  CHECK(mem_space_name(MemSpace::Const) == "const");
+}
+
+TEST_CASE("mma flops per warp", "[trace][opcode]") {
+  WarpInst i;
+  i.op = Opcode::HMMA;
+  i.mma = {16, 8, 16};
+  CHECK(mma_flops_per_warp(i) == 2 * 16 * 8 * 16);
+  i.op = Opcode::HGMMA;
+  i.mma = {64, 256, 16};
+  CHECK(mma_flops_per_warp(i) == 2ull * 64 * 256 * 16 / 4);
+  i.op = Opcode::FFMA;
+  CHECK(mma_flops_per_warp(i) == 0);
+}
+
+TEST_CASE("in-memory trace: streams, deltas and range checks", "[trace][source]") {
+  std::vector<InMemoryKernel> kernels = sample_kernels(7);
+  InMemoryTrace trace(kernels, "sample");
+  for (std::size_t batch : {1, 3, 1000}) require_same_trace(kernels, trace, batch);
+  auto kernel = trace.open_kernel(0);
+  REQUIRE_THROWS_AS(trace.open_kernel(3), TraceError);
+  REQUIRE_THROWS_AS(kernel->open_cta(12), TraceError);
+  REQUIRE_THROWS_AS(kernel->open_cta(0)->open_warp(4), TraceError);
+
+  // A Deltas record without offsets is an error, not a dangling pointer.
+  WarpInst bad;
+  bad.addr_mode = AddrMode::Deltas;
+  VectorWarpStream stream({bad});
+  WarpInst out;
+  REQUIRE_THROWS_AS(stream.read(&out, 1), TraceError);
+}
+
+TEST_CASE("native trace: multi-kernel round trip, field by field", "[trace][file]") {
+  TempDir dir;
+  const std::string path = dir.file("round_trip.wstrace");
+  const std::vector<InMemoryKernel> kernels = sample_kernels(1);
+  write_kernels(path, kernels);
+  REQUIRE(is_native_trace(path));
+
+  TraceFileReader reader(path);
+  CHECK(reader.path() == path);
+  CHECK_THAT(reader.description(), Contains(path) && Contains("3 kernels"));
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    std::uint64_t insts = 0;
+    for (const auto& cta : kernels[k].ctas)
+      for (const auto& warp : cta) insts += warp.insts.size();
+    CHECK(reader.kernel_cta_count(k) == kernels[k].ctas.size());
+    CHECK(reader.kernel_instruction_count(k) == insts);
+  }
+  require_same_trace(kernels, reader, 64);
+
+  // Every compression level the CLI might pass yields the same content.
+  for (int level : {-5, 1, 19}) {
+    write_kernels(path, kernels, level);
+    TraceFileReader again(path);
+    require_same_trace(kernels, again, 64);
+  }
+}
+
+TEST_CASE("native trace: random access to CTAs and warps", "[trace][file]") {
+  TempDir dir;
+  const std::string path = dir.file("random_access.wstrace");
+  const std::vector<InMemoryKernel> kernels = sample_kernels(2);
+  write_kernels(path, kernels);
+
+  TraceFileReader reader(path);
+  auto last = reader.open_kernel(2);  // kernels in any order, too
+  auto first = reader.open_kernel(0);
+  auto cta7 = first->open_cta(7);
+  auto cta2 = first->open_cta(2);
+  // Warps out of order, interleaved across two open CTAs.
+  for (std::uint32_t w : {3u, 0u, 2u, 1u}) {
+    auto s7 = cta7->open_warp(w);
+    auto s2 = cta2->open_warp(w);
+    require_same_warp(kernels[0].ctas[2][w], read_warp(*s2, 5));
+    require_same_warp(kernels[0].ctas[7][w], read_warp(*s7, 5));
+  }
+  auto cta11 = last->open_cta(11);
+  require_same_cta(kernels[2].ctas[11], *cta11, 16);
+
+  // Streams outlive their CTA source, kernel source and reader.
+  std::unique_ptr<WarpStream> orphan;
+  {
+    TraceFileReader scoped(path);
+    orphan = scoped.open_kernel(0)->open_cta(5)->open_warp(1);
+  }
+  require_same_warp(kernels[0].ctas[5][1], read_warp(*orphan, 8));
+}
+
+TEST_CASE("native trace: small read batches equal one big batch", "[trace][file]") {
+  TempDir dir;
+  const std::string path = dir.file("batches.wstrace");
+  const std::vector<InMemoryKernel> kernels = sample_kernels(3);
+  write_kernels(path, kernels);
+  TraceFileReader reader(path);
+  auto kernel = reader.open_kernel(0);
+  for (std::uint64_t c : {0u, 5u}) {
+    auto cta = kernel->open_cta(c);
+    for (std::uint32_t w = 0; w < cta->num_warps(); ++w) {
+      auto big_stream = cta->open_warp(w);
+      const InMemoryKernel::Warp big = read_warp(*big_stream, 100000);
+      for (std::size_t batch : {1, 3}) {
+        auto small_stream = cta->open_warp(w);
+        require_same_warp(big, read_warp(*small_stream, batch));
+      }
+    }
+  }
+  // A batch's Deltas pointers are all valid together, each pointing at its own record's offsets.
+  auto cta = kernel->open_cta(0);
+  auto stream = cta->open_warp(0);
+  std::vector<WarpInst> all(kernels[0].ctas[0][0].insts.size());
+  REQUIRE(stream->read(all.data(), all.size()) == all.size());
+  std::size_t k = 0;
+  for (const WarpInst& inst : all) {
+    if (inst.addr_mode != AddrMode::Deltas) continue;
+    const Lanes& want = kernels[0].ctas[0][0].lane_deltas[k++];
+    REQUIRE(std::equal(want.begin(), want.end(), inst.deltas));
+    CHECK(inst.lane_address(31) == inst.base + static_cast<std::int64_t>(want[31]));
+  }
+  CHECK(k == kernels[0].ctas[0][0].lane_deltas.size());
+}
+
+TEST_CASE("native trace: write_trace streams any TraceSource", "[trace][file]") {
+  TempDir dir;
+  const std::vector<InMemoryKernel> kernels = sample_kernels(4);
+  InMemoryTrace source(kernels);
+  const std::string path = dir.file("from_source.wstrace");
+  const TraceWriteStats stats = write_trace(path, source);
+  CHECK(stats.kernels == 3);
+  CHECK(stats.ctas == 12 + 1 + 12);
+  CHECK(stats.warps == 12 * 4 + 1 + 12 * 4);
+  CHECK(stats.file_bytes == fs::file_size(path));
+  TraceFileReader reader(path);
+  require_same_trace(kernels, reader, 32);
+
+  // And a file copies to an identical file through the reader.
+  const std::string copy = dir.file("copy.wstrace");
+  write_trace(copy, reader);
+  CHECK(read_file(copy) == read_file(path));
+}
+
+TEST_CASE("native trace: compression of a repetitive stream", "[trace][file]") {
+  // A typical tiled loop: the same 12-instruction body, addresses advancing per iteration.
+  KernelInfo info = make_info("loop", {64, 1, 1}, {128, 1, 1});
+  InMemoryKernel kernel{info, {}};
+  const Opcode body[] = {Opcode::LDG, Opcode::LDG, Opcode::IMAD, Opcode::FFMA, Opcode::FFMA, Opcode::FFMA,
+                         Opcode::FFMA, Opcode::IADD3, Opcode::ISETP, Opcode::STS, Opcode::BAR, Opcode::BRA};
+  std::uint64_t total = 0;
+  for (std::uint64_t c = 0; c < info.grid.count(); ++c) {
+    std::vector<InMemoryKernel::Warp> warps(info.warps_per_cta());
+    for (std::uint32_t w = 0; w < warps.size(); ++w) {
+      for (std::uint32_t iter = 0; iter < 200; ++iter) {
+        for (std::uint32_t j = 0; j < std::size(body); ++j) {
+          WarpInst inst;
+          inst.op = body[j];
+          inst.pc = 0x100 + j * 16;
+          inst.num_dst = 1;
+          inst.dst[0] = static_cast<std::uint16_t>(4 + j);
+          inst.num_src = 2;
+          inst.src = {static_cast<std::uint16_t>(j), static_cast<std::uint16_t>(j + 1), kNoReg, kNoReg};
+          const OpcodeInfo& oi = opcode_info(inst.op);
+          if (oi.space != MemSpace::None) {
+            inst.space = oi.space;
+            inst.addr_mode = AddrMode::Strided;
+            inst.access_bytes = 4;
+            inst.stride = 4;
+            inst.base = 0x7f0000000000ull + (c * 4 + w) * 0x10000 + iter * 128 + j * 0x1000;
+          }
+          if (inst.op == Opcode::BAR) inst.aux = 0;
+          warps[w].insts.push_back(inst);
+        }
+      }
+      total += warps[w].insts.size();
+    }
+    kernel.ctas.push_back(std::move(warps));
+  }
+  TempDir dir;
+  const std::string path = dir.file("repetitive.wstrace");
+  TraceWriter writer(path);
+  writer.begin_kernel(kernel.info);
+  for (const auto& cta : kernel.ctas) writer.add_cta(cta);
+  writer.end_kernel();
+  writer.close();
+  const TraceWriteStats& stats = writer.stats();
+  const double file_bytes = static_cast<double>(fs::file_size(path));
+  const double per_inst = file_bytes / static_cast<double>(total);
+  const double encoded_per_inst = static_cast<double>(stats.encoded_bytes) / static_cast<double>(total);
+  INFO("repetitive stream: " << total << " instructions, " << encoded_per_inst << " encoded bytes/instruction, "
+                             << per_inst << " file bytes/instruction (sizeof(WarpInst) = " << sizeof(WarpInst) << ")");
+  CHECK(stats.instructions == total);
+  CHECK(stats.file_bytes == fs::file_size(path));
+  CHECK(encoded_per_inst < 12);                      // the varint encoding alone is compact
+  CHECK(file_bytes * 4 < stats.encoded_bytes);       // and zstd shrinks it a good deal further
+  CHECK(per_inst < 0.5);
+  TraceFileReader reader(path);
+  require_same_trace({kernel}, reader, 256);
+}
+
+TEST_CASE("native trace: writer misuse and unrepresentable records", "[trace][file]") {
+  TempDir dir;
+  const std::string path = dir.file("misuse.wstrace");
+  const KernelInfo two_ctas = make_info("k", {2, 1, 1}, {32, 1, 1});
+  const std::vector<InMemoryKernel::Warp> cta(1);
+
+  SECTION("CTA count must match the grid") {
+    TraceWriter w(path);
+    w.begin_kernel(two_ctas);
+    w.add_cta(cta);
+    REQUIRE_THROWS_WITH(w.end_kernel(), Contains(path) && Contains("1 CTAs added") && Contains("holds 2"));
+  }
+  SECTION("too many CTAs") {
+    TraceWriter w(path);
+    w.begin_kernel(make_info("one", {1, 1, 1}, {32, 1, 1}));
+    w.add_cta(cta);
+    REQUIRE_THROWS_WITH(w.add_cta(cta), Contains("more CTAs"));
+  }
+  SECTION("calls out of order") {
+    TraceWriter w(path);
+    REQUIRE_THROWS_AS(w.add_cta(cta), TraceError);
+    REQUIRE_THROWS_AS(w.end_kernel(), TraceError);
+    w.begin_kernel(two_ctas);
+    REQUIRE_THROWS_AS(w.begin_kernel(two_ctas), TraceError);
+    REQUIRE_THROWS_WITH(w.close(), Contains("still open"));
+    REQUIRE_THROWS_AS(w.begin_kernel(two_ctas), TraceError);  // closed now
+    // The file has no footer: readers reject it.
+    REQUIRE_THROWS_WITH(TraceFileReader(path), Contains("footer"));
+  }
+  SECTION("a Deltas record needs its lane offsets") {
+    TraceWriter w(path);
+    w.begin_kernel(make_info("d", {1, 1, 1}, {32, 1, 1}));
+    std::vector<InMemoryKernel::Warp> warps(1);
+    warps[0].insts.resize(3);
+    warps[0].insts[2].addr_mode = AddrMode::Deltas;
+    REQUIRE_THROWS_WITH(w.add_cta(warps), Contains("CTA 0, warp 0, instruction 2") && Contains("lane offsets"));
+  }
+  SECTION("enum values out of range") {
+    TraceWriter w(path);
+    w.begin_kernel(make_info("e", {1, 1, 1}, {32, 1, 1}));
+    std::vector<InMemoryKernel::Warp> warps(1);
+    warps[0].insts.resize(1);
+    warps[0].insts[0].op = Opcode::Count;
+    REQUIRE_THROWS_WITH(w.add_cta(warps), Contains("opcode out of range"));
+    warps[0].insts[0].op = Opcode::NOP;
+    warps[0].insts[0].num_src = 5;
+    REQUIRE_THROWS_WITH(w.add_cta(warps), Contains("registers"));
+  }
+  SECTION("bad compression level and unwritable path") {
+    REQUIRE_THROWS_WITH(TraceWriter(path, 1000), Contains("compression level"));
+    REQUIRE_THROWS_WITH(TraceWriter(dir.file("no/such/dir/x.wstrace")), Contains("cannot create trace file"));
+  }
+  SECTION("the destructor closes a complete trace") {
+    {
+      TraceWriter w(path);
+      w.begin_kernel(two_ctas);
+      w.add_cta(cta);
+      w.add_cta(cta);
+      w.end_kernel();
+    }
+    TraceFileReader reader(path);
+    CHECK(reader.num_kernels() == 1);
+    CHECK(read_everything(reader) == 0);
+  }
+  SECTION("an empty trace") {
+    TraceWriter(path).close();
+    TraceFileReader reader(path);
+    CHECK(reader.num_kernels() == 0);
+  }
+}
+
+TEST_CASE("native trace: a file built from FORMAT.md alone reads back", "[trace][file][format]") {
+  TempDir dir;
+  const std::string path = dir.file("crafted.wstrace");
+  // FFMA at pc 0 and 16 (implicit pcs), then LDG at pc 0x40 with mask, registers R1 <- R2, R3 and a strided
+  // access: base 0x1000, stride 4 (zigzag 8).
+  Bytes records = {kFFMA, 0, kFFMA, 0};
+  const Bytes ldg = {kLDG, 0x01 | 0x02 | 0x08 | 0x20, /*pc delta +32*/ 64, /*regs*/ 0x31, 1, 2, 3,
+                     /*mask*/ 0xff, 0, 0, 0, /*mem: global, strided, stride*/ 1 | (1 << 3) | 0x20, 4,
+                     /*base delta 0x1000 zigzag*/ 0x80, 0x40, /*stride*/ 8};
+  records.insert(records.end(), ldg.begin(), ldg.end());
+  CraftedFile f;
+  f.minor = 9;                 // a later minor version ...
+  f.info_extra = {1, 2, 3};    // ... with fields this reader does not know
+  f.ctas.push_back(cta_payload({{3, records}, {0, {}}}));
+  write_file(path, build_file(f));
+
+  TraceFileReader reader(path);
+  CHECK_THAT(reader.description(), Contains("1.9"));
+  auto kernel = reader.open_kernel(0);
+  CHECK(kernel->info().name == "crafted");
+  CHECK(kernel->info().target_arch == "sm_90");
+  auto cta = kernel->open_cta(0);
+  REQUIRE(cta->num_warps() == 2);
+  const InMemoryKernel::Warp w = read_warp(*cta->open_warp(0), 10);
+  REQUIRE(w.insts.size() == 3);
+  CHECK(w.insts[1].pc == 16);
+  CHECK(w.insts[1].op == Opcode::FFMA);
+  const WarpInst& l = w.insts[2];
+  CHECK(l.pc == 0x40);
+  CHECK(l.op == Opcode::LDG);
+  CHECK(l.num_dst == 1);
+  CHECK(l.num_src == 2);
+  CHECK(l.dst[0] == 1);
+  CHECK(l.src[0] == 2);
+  CHECK(l.src[1] == 3);
+  CHECK(l.active_mask == 0xff);
+  CHECK(l.space == MemSpace::Global);
+  CHECK(l.addr_mode == AddrMode::Strided);
+  CHECK(l.access_bytes == 4);
+  CHECK(l.base == 0x1000);
+  CHECK(l.stride == 4);
+  CHECK(read_warp(*cta->open_warp(1), 10).insts.empty());
+}
+
+TEST_CASE("native trace: malformed input is a TraceError naming the place", "[trace][file][robustness]") {
+  TempDir dir;
+  const std::string path = dir.file("bad.wstrace");
+  auto expect_error = [&path](const Bytes& file, const std::string& what) {
+    write_file(path, file);
+    INFO("expected error: " << what);
+    try {
+      TraceFileReader reader(path);
+      read_everything(reader);
+      FAIL("no error");
+    } catch (const TraceError& e) {
+      const std::string msg = e.what();
+      CHECK_THAT(msg, Contains(path) && Contains(what));
+    }
+  };
+  const Bytes ffma = {kFFMA, 0};
+
+  SECTION("missing file") {
+    REQUIRE_THROWS_WITH(TraceFileReader(dir.file("absent.wstrace")),
+                        Contains("cannot open trace file '" + dir.file("absent.wstrace") + "'"));
+    CHECK_FALSE(is_native_trace(dir.file("absent.wstrace")));
+  }
+  SECTION("bad magic") {
+    Bytes file = one_warp_file(1, ffma);
+    file[1] = 'X';
+    expect_error(file, "bad magic");
+    write_file(path, file);
+    CHECK_FALSE(is_native_trace(path));
+    write_file(path, {'h', 'i'});
+    CHECK_FALSE(is_native_trace(path));
+    expect_error({}, "file header");
+  }
+  SECTION("unknown major version") {
+    CraftedFile f;
+    f.major = 2;
+    f.ctas.push_back(cta_payload({{1, ffma}}));
+    expect_error(build_file(f), "unsupported trace format version 2.0");
+  }
+  SECTION("index outside the file") {
+    Bytes file = one_warp_file(1, ffma);
+    file[file.size() - 32 + 5] = 0x7f;  // index offset far beyond the end
+    expect_error(file, "footer points to an index");
+  }
+  SECTION("CTA block offset outside the data area") {
+    Bytes file = one_warp_file(1, ffma);
+    const std::size_t cta_entry = file.size() - 32 - 16;  // the last CTA table entry
+    file[cta_entry + 6] = 0x10;
+    expect_error(file, "kernel 0 ('crafted'), CTA 0 (block at byte");
+  }
+  SECTION("corrupt zstd frame") {
+    // A 4 KiB payload, so the frame has a compressed body to damage.
+    Bytes records;
+    for (int i = 0; i < 2048; ++i) records.insert(records.end(), {static_cast<std::uint8_t>(i % 30), 0});
+    const Bytes file = one_warp_file(2048, records);
+    // Layout: file header (16), KINF header (24) + frame, CTAB header (24) + frame.
+    const std::size_t cta_block = 16 + 24 + (file[32] | file[33] << 8);
+    const std::size_t stored = file[cta_block + 16] | file[cta_block + 17] << 8;
+    REQUIRE(stored > 20);
+    for (std::size_t at = cta_block + 24; at < cta_block + 24 + stored; ++at) {
+      Bytes bad = file;
+      bad[at] ^= 0x55;
+      expect_error(bad, "kernel 0 ('crafted'), CTA 0 (block at byte " + std::to_string(cta_block) + "): ");
+    }
+  }
+  SECTION("opcode out of range") {
+    expect_error(one_warp_file(2, {kFFMA, 0, 200, 1, 0}),
+                 "CTA 0, warp 0, instruction 1 (byte 14 of the decompressed CTA block): opcode 200 out of range");
+  }
+  SECTION("enum fields out of range") {
+    expect_error(one_warp_file(1, {kFFMA, 0x10, 9}), "dtype 9 out of range");
+    expect_error(one_warp_file(1, {kLDG, 0x20, 7, 4, 0}), "memory space 7 out of range");
+    expect_error(one_warp_file(1, {kFFMA, 0x04, 0x05}), "register counts 5/0 out of range");
+    expect_error(one_warp_file(1, {kFFMA, 0x02, 0x02, 7}), "register mask 2 has gaps");
+    expect_error(one_warp_file(1, {kLDG, 0x20, 1 | 0x20, 4, 0, 0xfe, 0xff, 0xff, 0xff, 0x7f}),
+                 "stride 17179869183 does not fit");
+    expect_error(one_warp_file(1, {kFFMA, 0x01, 0x3f}), "pc -32 out of the 32-bit range");  // zigzag 63 = -32
+  }
+  SECTION("varint overrun and overlong varints") {
+    expect_error(one_warp_file(1, {kFFMA, 0x01, 0x80}), "varint pc delta runs past the end");
+    expect_error(one_warp_file(1, {kFFMA, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}),
+                 "overflows 64 bits");
+    expect_error(one_warp_file(2, {kFFMA, 0x01, 0x02, kFFMA}),
+                 "instruction 1 (byte 16 of the decompressed CTA block): data ends where flags was expected");
+  }
+  SECTION("warp table inconsistent with the data") {
+    expect_error(one_warp_file(3, ffma), "claims 3 instructions in 2 bytes");
+    expect_error(one_warp_file(1, {kFFMA, 0, kFFMA, 0}), "2 bytes left after the warp's last instruction");
+    Bytes payload = cta_payload({{1, ffma}, {1, ffma}});
+    payload[4] = 0;  // warp 0's offset no longer follows the table
+    CraftedFile f;
+    f.ctas.push_back(payload);
+    expect_error(build_file(f), "warp 0 data offset 0 inconsistent");
+    payload = cta_payload({{1, ffma}});
+    payload[0] = 0xff;  // warp count
+    f.ctas = {payload};
+    expect_error(build_file(f), "warp table of 255 entries does not fit");
+  }
+  SECTION("grid and index disagree") {
+    CraftedFile f;
+    f.grid = {2, 1, 1};
+    f.ctas.push_back(cta_payload({{1, ffma}}));
+    expect_error(build_file(f), "grid of 2 CTAs but the index lists 1");
+  }
+  SECTION("kernel, CTA and warp numbers out of range") {
+    write_file(path, one_warp_file(1, ffma));
+    TraceFileReader reader(path);
+    REQUIRE_THROWS_WITH(reader.open_kernel(1), Contains(path) && Contains("kernel 1 out of range"));
+    auto kernel = reader.open_kernel(0);
+    REQUIRE_THROWS_WITH(kernel->open_cta(1), Contains(path) && Contains("CTA 1 out of range"));
+    auto cta = kernel->open_cta(0);
+    REQUIRE_THROWS_WITH(cta->open_warp(1), Contains(path) && Contains("CTA 0: warp 1 out of range"));
+  }
+}
+
+TEST_CASE("native trace: truncated and bit-flipped files never crash", "[trace][file][robustness]") {
+  TempDir dir;
+  const std::string good_path = dir.file("good.wstrace");
+  const std::string path = dir.file("damaged.wstrace");
+  // Small but varied: two kernels with deltas, strided and 2-D accesses.
+  Rng rng(11);
+  std::vector<InMemoryKernel> kernels;
+  kernels.push_back(random_kernel(rng, make_info("a", {2, 1, 1}, {64, 1, 1}), 12));
+  kernels.push_back(random_kernel(rng, make_info("b", {1, 1, 1}, {32, 1, 1}), 12));
+  kernels[1].ctas[0][0] = exhaustive_warp(rng);
+  write_kernels(good_path, kernels);
+  const Bytes good = read_file(good_path);
+
+  // Any truncation loses the footer.
+  for (std::size_t size = 0; size < good.size(); ++size) {
+    write_file(path, Bytes(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(size)));
+    INFO("truncated to " << size << " bytes");
+    REQUIRE_THROWS_AS(TraceFileReader(path), TraceError);
+  }
+
+  // Every byte, three ways: either a TraceError or a well-formed read; anything else (another exception,
+  // a sanitizer report, a crash) fails the test.
+  std::size_t detected = 0, accepted = 0;
+  for (std::size_t at = 0; at < good.size(); ++at) {
+    for (std::uint8_t flip : {0x01, 0x80, 0xff}) {
+      Bytes bad = good;
+      bad[at] ^= flip;
+      write_file(path, bad);
+      try {
+        TraceFileReader reader(path);
+        read_everything(reader);
+        ++accepted;
+      } catch (const TraceError&) {
+        ++detected;
+      }
+    }
+  }
+  INFO("file of " << good.size() << " bytes, byte flips: " << detected << " detected, " << accepted
+                    << " read as well-formed");
+  CHECK(detected > accepted);
+}

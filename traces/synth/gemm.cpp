@@ -1,0 +1,941 @@
+// Tiled tensor-core GEMM synthesizer (see gemm.h and README.md in this directory).
+//
+// Two kernel structures:
+//  * Multistage (sm_80): every warp loads (LDGSTS) and computes (LDSM + HMMA m16n8k16), CUTLASS's MmaMultistage.
+//  * Warp-specialised (sm_90, sm_100 for now): warpgroup 0 loads, the other warpgroups issue HGMMA from shared
+//    memory, CUTLASS 3's KernelTmaWarpSpecialized with TMA and mbarriers replaced (until they are modelled) by
+//    LDGSTS + LDGDEPBAR/DEPBAR and one CTA-wide BAR per k-tile.
+// Both share the setup code, the global-to-shared copy pattern, the CTA rasterisation and the epilogue.
+#include "traces/synth/gemm.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <numeric>
+#include <sstream>
+#include <vector>
+
+#include "sim/core/error.h"
+#include "traces/synth/generated.h"
+
+namespace warpsim {
+namespace {
+
+// ---- layout and hardware constants --------------------------------------------------------------------------
+constexpr std::uint64_t kABase = 0x7f0000000000ull;  // A's address; B and C follow, each 1 MiB aligned
+constexpr std::uint64_t kMatrixAlign = 1ull << 20;
+constexpr std::uint32_t kVecBytes = 16;        // LDGSTS (cp.async.cg 16), LDSM rows, LDS.128/STG.128 per lane
+constexpr std::uint32_t kSwizzleChunks = 8;    // XOR swizzle over 8 x 16 B = 128 B (all 32 banks)
+constexpr std::uint32_t kSwizzleLineBytes = kSwizzleChunks * kVecBytes;
+constexpr std::uint32_t kLdsmRows = 8;         // ldmatrix: each 8x8 matrix is 8 rows of 16 B
+constexpr std::uint32_t kLdsmMatrices = 4;     // .x4: lanes 8q..8q+7 address the rows of matrix q
+constexpr MmaShape kHmmaShape{16, 8, 16};      // mma.sync.m16n8k16 (bf16/f16)
+constexpr std::uint32_t kHmmaAccRegs = 4;      // 16x8 fp32 accumulator block / 32 lanes
+constexpr std::uint32_t kHmmaARegs = 4;        // 16x16 A fragment (ldmatrix.x4)
+constexpr std::uint32_t kHmmaBRegs = 2;        // 16x8 B fragment (half of an ldmatrix.x4)
+constexpr std::uint32_t kFragBuffers = 2;      // fragments are double-buffered: k-step s+1 loads during s
+constexpr std::uint32_t kWarpgroupWarps = 4;
+constexpr std::uint32_t kWarpgroupThreads = kWarpgroupWarps * kWarpSize;
+constexpr std::uint32_t kHgmmaM = 64;          // wgmma M per warpgroup
+constexpr std::uint32_t kHgmmaMaxN = 256;
+constexpr std::uint32_t kHgmmaAccIds = 4;      // register ids standing for a warp's HGMMA accumulator block
+constexpr std::uint32_t kEpiRows = 16;         // accumulator rows of one epilogue pass (one m16 row block)
+constexpr std::uint32_t kEpiMaxCols = 64;      // columns staged per pass (128 B of bf16 per row)
+constexpr std::uint32_t kEpiPad = 16;          // staging row padding: the 8 rows of one STS hit distinct banks
+constexpr std::uint32_t kEpiStsBytes = 4;      // STS of a packed bf16x2 pair (mma accumulator layout)
+constexpr std::uint32_t kOutElems = kVecBytes / 2;  // bf16/f16 outputs per 16-byte store
+constexpr std::uint32_t kRegOverhead = 40;     // addresses, counters, epilogue temporaries (beyond acc + frags)
+constexpr std::uint32_t kProducerRegs = 40;    // CUTLASS's setmaxnreg for the load warpgroup
+constexpr std::uint32_t kConsumerRegOverhead = 104;
+constexpr std::uint32_t kConsumerRegsMax = 240;
+constexpr std::uint32_t kRegGranule = 8;
+constexpr std::uint32_t kMaxRegsPerThread = 255;
+constexpr std::uint32_t kRegFileRegs = 65536;
+constexpr std::uint16_t kPredLoop = 248;       // predicate registers P0, P1 get ids above every GPR id used
+constexpr std::uint16_t kPredGuard = 249;
+constexpr std::uint16_t kPredRole = 250;
+constexpr std::uint16_t kFirstPredId = kPredLoop;
+constexpr std::uint32_t kMaxGridY = 65535;
+constexpr std::uint32_t kMinChunkInsts = 64;   // consumers batch k-tiles until a chunk has this many records
+
+// Instructions of the fixed code sections (kept in step with the emitters below; used to lay out the code).
+constexpr std::uint32_t kSetupInsts = 12;
+constexpr std::uint32_t kRoleDispatchInsts = 2;   // warp-specialised: ISETP + BRA to the consumer branch
+constexpr std::uint32_t kPrologueIntInsts = 3;    // per prologue stage: advance A, B pointers, smem write slot
+constexpr std::uint32_t kLoopTailInsts = 3;       // IADD3 counter, ISETP, BRA
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
+std::uint32_t round_up32(std::uint32_t a, std::uint32_t b) { return static_cast<std::uint32_t>(round_up(a, b)); }
+
+bool is_ampere_arch(const std::string& arch) { return arch == "sm_80"; }
+bool is_hopper_arch(const std::string& arch) { return arch == "sm_90" || arch == "sm_100"; }
+
+std::uint32_t elem_bytes(DType t) { return t == DType::FP8 ? 1u : 2u; }
+std::uint32_t mma_k_for(DType t) { return t == DType::FP8 ? 32u : 16u; }  // k of one MMA: 32 bytes of K
+constexpr std::uint32_t kOutBytes = 2;  // bf16 or f16 C
+
+std::string dtype_tag(DType t) {
+  switch (t) {
+    case DType::BF16: return "bf16";
+    case DType::F16: return "f16";
+    case DType::FP8: return "fp8";
+    default: return "?";
+  }
+}
+
+// Warp grid of the multistage structure: the factorisation of `warps` with the squarest warp tile that still
+// divides the CTA tile into m16 rows and pairs of n8 columns (one ldmatrix.x4 of B). False when none exists.
+bool multistage_warp_layout(const GemmTiling& t, std::uint32_t& warps_m, std::uint32_t& warps_n) {
+  bool found = false;
+  std::uint64_t best = 0;
+  for (std::uint32_t wm = 1; wm <= t.warps; ++wm) {
+    if (t.warps % wm != 0) continue;
+    const std::uint32_t wn = t.warps / wm;
+    if (t.tile_m % (wm * kHmmaShape.m) != 0 || t.tile_n % (wn * 2 * kHmmaShape.n) != 0) continue;
+    const std::uint64_t tm = t.tile_m / wm, tn = t.tile_n / wn;
+    const std::uint64_t skew = tm > tn ? tm - tn : tn - tm;
+    if (!found || skew < best) {
+      found = true;
+      best = skew;
+      warps_m = wm;
+      warps_n = wn;
+    }
+  }
+  return found;
+}
+
+// ---- the plan: everything derived from problem + tiling, shared by all warp generators ----------------------
+
+enum class Operand { A = 0, B = 1 };
+
+struct GemmPlan {
+  GemmProblem p;
+  GemmTiling t;
+  KernelInfo info;
+  bool warp_specialized = false;
+
+  std::uint32_t eb = 2;                   // input element bytes
+  std::uint64_t a_base = 0, b_base = 0, c_base = 0;
+  std::uint32_t tiles_m = 0, tiles_n = 0, k_tiles = 0;
+  MmaShape mma{};
+  std::uint32_t k_steps = 0;              // MMAs along K per k-tile
+  std::uint32_t chunk_elems = 0;          // elements per 16-byte copy chunk
+  std::uint32_t chunks_per_row = 0;       // 16-byte chunks per tile row (tile_k elements)
+  std::uint32_t copy_group = 0;           // lanes per tile row in one LDGSTS (Strided2D group)
+  std::uint32_t a_tile_bytes = 0, stage_bytes = 0;
+  std::uint32_t copy_threads = 0;         // threads sharing the copies (all, or the producer warpgroup)
+  std::uint32_t a_copies = 0, b_copies = 0;  // LDGSTS per copying thread per k-tile
+
+  // Multistage warp grid (warp tile = accumulator tile of one warp).
+  std::uint32_t warps_m = 0, warps_n = 0, warp_tile_m = 0, warp_tile_n = 0, n_mi = 0, n_ni = 0;
+  std::uint32_t frag_loads = 0;           // LDSM per k-step: n_mi (A) + n_ni/2 (B)
+
+  // Warp-specialised.
+  std::uint32_t consumer_warpgroups = 0;
+  std::uint32_t first_consumer_warp = 0;  // 0 for multistage (every warp computes)
+  std::uint32_t consumer_pc = 0;          // code address of the consumer branch
+
+  // Epilogue (shared): passes of kEpiRows x epi_cols through a warp-private padded staging buffer.
+  std::uint32_t epi_cols = 0, epi_lanes_per_row = 0, epi_rows_per_inst = 0, epi_insts = 0;
+  std::uint32_t staging_pitch = 0, staging_bytes = 0;
+
+  // Register ids.
+  std::uint16_t r_acc = 0, r_afrag = 0, r_bfrag = 0;
+  std::uint16_t r_tid = 0, r_cta_x = 0, r_cta_y = 0, r_lin = 0, r_tile_m = 0, r_tile_n = 0;
+  std::uint16_t r_gptr_a = 0, r_gptr_b = 0, r_smem_w = 0, r_smem_r = 0, r_count = 0, r_cptr = 0;
+  std::uint16_t r_epi = 0;                // LDS.128 destinations of one pass (4 per instruction)
+  std::uint16_t reg_ids_used = 0;
+
+  // ldmatrix lane offsets (multistage): [warp][operand][fragment][k-step] -> 32 offsets from the stage base.
+  std::vector<std::array<std::int32_t, kWarpSize>> ldsm;
+  std::uint32_t ldsm_frags = 0;           // max(n_mi, n_ni/2): fragment slots per operand
+
+  const std::int32_t* ldsm_offsets(std::uint32_t warp, Operand op, std::uint32_t frag, std::uint32_t ks) const {
+    const std::size_t i = ((std::size_t{warp} * 2 + static_cast<std::size_t>(op)) * ldsm_frags + frag) * k_steps + ks;
+    return ldsm[i].data();
+  }
+
+  // Byte offset, within an operand tile in shared memory, of 16-byte chunk `chunk` of tile row `row`. The tile is
+  // a sequence of 128-byte lines; a chunk's slot in its line is XORed with the line's row group, so the 8 rows an
+  // ldmatrix phase reads (same logical chunk) land in 8 different bank groups.
+  std::uint32_t swizzled_offset(std::uint32_t row, std::uint32_t chunk) const {
+    const std::uint32_t linear = row * chunks_per_row + chunk;
+    const std::uint32_t line = linear / kSwizzleChunks, slot = linear % kSwizzleChunks;
+    const std::uint32_t rows_per_line = std::max(1u, kSwizzleChunks / chunks_per_row);
+    const std::uint32_t key = (row / rows_per_line) % kSwizzleChunks;
+    return line * kSwizzleLineBytes + (slot ^ key) * kVecBytes;
+  }
+};
+
+std::uint32_t multistage_acc_regs(std::uint32_t wtm, std::uint32_t wtn) {
+  return wtm * wtn / kWarpSize;
+}
+std::uint32_t multistage_frag_regs(std::uint32_t wtm, std::uint32_t wtn) {
+  return kFragBuffers * ((wtm / kHmmaShape.m) * kHmmaARegs + (wtn / kHmmaShape.n) * kHmmaBRegs);
+}
+std::uint32_t consumer_acc_regs(std::uint32_t tile_n) { return kHgmmaM * tile_n / kWarpgroupThreads; }
+
+// Registers per thread at launch (what occupancy is computed from).
+std::uint32_t kernel_registers(const GemmTiling& t) {
+  if (!t.warpgroup_mma) {
+    std::uint32_t wm = 1, wn = 1;
+    if (!multistage_warp_layout(t, wm, wn)) return 0;
+    const std::uint32_t wtm = t.tile_m / wm, wtn = t.tile_n / wn;
+    return round_up32(multistage_acc_regs(wtm, wtn) + multistage_frag_regs(wtm, wtn) + kRegOverhead, kRegGranule);
+  }
+  // Warp-specialised kernels launch with an even share of the register file and rebalance with setmaxnreg
+  // (producers give registers up, consumers take them): report the launch value.
+  const std::uint32_t consumers = t.tile_m / kHgmmaM;
+  const std::uint32_t consumer_regs =
+      std::min(kConsumerRegsMax, round_up32(consumer_acc_regs(t.tile_n) + kConsumerRegOverhead, kRegGranule));
+  const std::uint64_t total = std::uint64_t{kWarpgroupThreads} * (kProducerRegs + consumers * consumer_regs);
+  const std::uint64_t threads = std::uint64_t{t.warps} * kWarpSize;
+  return static_cast<std::uint32_t>(round_up(ceil_div(total, threads), kRegGranule));
+}
+
+std::uint32_t shared_mem_bytes(const GemmProblem& p, const GemmTiling& t) {
+  return static_cast<std::uint32_t>(std::uint64_t{t.stages} * (t.tile_m + t.tile_n) * t.tile_k * elem_bytes(p.dtype));
+}
+
+std::string arch_tag(const std::string& arch) {
+  std::string s;
+  for (char c : arch)
+    if (c != '_') s += c;
+  return s;
+}
+
+std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, const std::string& arch) {
+  auto plan = std::make_shared<GemmPlan>();
+  GemmPlan& P = *plan;
+  P.p = p;
+  P.t = t;
+  P.warp_specialized = t.warpgroup_mma;
+  P.eb = elem_bytes(p.dtype);
+  P.a_base = kABase;
+  P.b_base = round_up(P.a_base + p.m * p.k * P.eb, kMatrixAlign);
+  P.c_base = round_up(P.b_base + p.n * p.k * P.eb, kMatrixAlign);
+  P.tiles_m = static_cast<std::uint32_t>(ceil_div(p.m, t.tile_m));
+  P.tiles_n = static_cast<std::uint32_t>(ceil_div(p.n, t.tile_n));
+  P.k_tiles = static_cast<std::uint32_t>(ceil_div(p.k, t.tile_k));
+  P.chunk_elems = kVecBytes / P.eb;
+  P.chunks_per_row = t.tile_k / P.chunk_elems;
+  P.copy_group = std::min<std::uint32_t>(P.chunks_per_row, kWarpSize);
+  P.a_tile_bytes = t.tile_m * t.tile_k * P.eb;
+  P.stage_bytes = (t.tile_m + t.tile_n) * t.tile_k * P.eb;
+
+  std::uint32_t acc_regs = 0, frag_regs = 0;
+  std::uint32_t acc_cols = 0;  // accumulator tile width of one computing warp
+  if (!P.warp_specialized) {
+    P.mma = kHmmaShape;
+    multistage_warp_layout(t, P.warps_m, P.warps_n);
+    P.warp_tile_m = t.tile_m / P.warps_m;
+    P.warp_tile_n = t.tile_n / P.warps_n;
+    P.n_mi = P.warp_tile_m / kHmmaShape.m;
+    P.n_ni = P.warp_tile_n / kHmmaShape.n;
+    P.frag_loads = P.n_mi + P.n_ni / 2;
+    P.copy_threads = t.warps * kWarpSize;
+    acc_regs = multistage_acc_regs(P.warp_tile_m, P.warp_tile_n);
+    frag_regs = multistage_frag_regs(P.warp_tile_m, P.warp_tile_n);
+    acc_cols = P.warp_tile_n;
+  } else {
+    P.mma = MmaShape{static_cast<std::uint16_t>(kHgmmaM), static_cast<std::uint16_t>(t.tile_n),
+                     static_cast<std::uint16_t>(mma_k_for(p.dtype))};
+    P.consumer_warpgroups = t.tile_m / kHgmmaM;
+    P.first_consumer_warp = kWarpgroupWarps;
+    P.copy_threads = kWarpgroupThreads;
+    acc_regs = consumer_acc_regs(t.tile_n);
+    // In the wgmma accumulator layout each warp holds 16 rows x tile_n: the same per-(m16, n8) fragments as mma.sync.
+    P.n_mi = 1;
+    P.n_ni = t.tile_n / kHmmaShape.n;
+    acc_cols = t.tile_n;
+  }
+  P.k_steps = t.tile_k / P.mma.k;
+  P.a_copies = t.tile_m * P.chunks_per_row / P.copy_threads;
+  P.b_copies = t.tile_n * P.chunks_per_row / P.copy_threads;
+
+  P.epi_cols = std::gcd(acc_cols, kEpiMaxCols);
+  P.epi_lanes_per_row = P.epi_cols / kOutElems;
+  P.epi_rows_per_inst = kWarpSize / P.epi_lanes_per_row;
+  P.epi_insts = kEpiRows / P.epi_rows_per_inst;
+  P.staging_pitch = P.epi_cols * kOutBytes + kEpiPad;
+  P.staging_bytes = kEpiRows * P.staging_pitch;
+
+  // Register ids: accumulators, fragments, then scalars and epilogue temporaries.
+  std::uint16_t next = 0;
+  auto take = [&next](std::uint32_t count) {
+    const std::uint16_t first = next;
+    next = static_cast<std::uint16_t>(next + count);
+    return first;
+  };
+  P.r_acc = take(acc_regs);
+  P.r_afrag = take(frag_regs ? kFragBuffers * P.n_mi * kHmmaARegs : 0);
+  P.r_bfrag = take(frag_regs ? kFragBuffers * P.n_ni * kHmmaBRegs : 0);
+  P.r_tid = take(1);
+  P.r_cta_x = take(1);
+  P.r_cta_y = take(1);
+  P.r_lin = take(1);
+  P.r_tile_m = take(1);
+  P.r_tile_n = take(1);
+  P.r_gptr_a = take(1);
+  P.r_gptr_b = take(1);
+  P.r_smem_w = take(1);
+  P.r_smem_r = take(1);
+  P.r_count = take(1);
+  P.r_cptr = take(1);
+  P.r_epi = take(P.epi_insts * 4);
+  P.reg_ids_used = next;
+
+  if (!P.warp_specialized) {
+    P.ldsm_frags = std::max(P.n_mi, P.n_ni / 2);
+    P.ldsm.resize(std::size_t{t.warps} * 2 * P.ldsm_frags * P.k_steps);
+    const std::uint32_t chunks_per_kstep = kHmmaShape.k / P.chunk_elems;  // 2: the k halves of a 16x16 block
+    for (std::uint32_t w = 0; w < t.warps; ++w) {
+      const std::uint32_t row0 = (w % P.warps_m) * P.warp_tile_m;  // CUTLASS: warp m index fastest
+      const std::uint32_t col0 = (w / P.warps_m) * P.warp_tile_n;
+      for (std::uint32_t ks = 0; ks < P.k_steps; ++ks) {
+        for (std::uint32_t mi = 0; mi < P.n_mi; ++mi) {
+          auto& lanes =
+              P.ldsm[((std::size_t{w} * 2 + 0) * P.ldsm_frags + mi) * P.k_steps + ks];
+          for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) {
+            // A x4: matrices (m0-7,k0-7), (m8-15,k0-7), (m0-7,k8-15), (m8-15,k8-15) -> a0..a3.
+            const std::uint32_t q = lane / kLdsmRows, r = lane % kLdsmRows;
+            const std::uint32_t row = row0 + mi * kHmmaShape.m + (q % 2) * kLdsmRows + r;
+            const std::uint32_t chunk = ks * chunks_per_kstep + q / 2;
+            lanes[lane] = static_cast<std::int32_t>(P.swizzled_offset(row, chunk));
+          }
+        }
+        for (std::uint32_t pair = 0; pair < P.n_ni / 2; ++pair) {
+          auto& lanes =
+              P.ldsm[((std::size_t{w} * 2 + 1) * P.ldsm_frags + pair) * P.k_steps + ks];
+          for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) {
+            // B x4 (B stored N x K, no transpose): (n0-7,k0-7), (n0-7,k8-15) -> b0,b1 of the even n8 block,
+            // (n8-15,k0-7), (n8-15,k8-15) -> b0,b1 of the odd one.
+            const std::uint32_t q = lane / kLdsmRows, r = lane % kLdsmRows;
+            const std::uint32_t row = col0 + pair * 2 * kHmmaShape.n + (q / 2) * kLdsmRows + r;
+            const std::uint32_t chunk = ks * chunks_per_kstep + q % 2;
+            lanes[lane] = static_cast<std::int32_t>(P.a_tile_bytes + P.swizzled_offset(row, chunk));
+          }
+        }
+      }
+    }
+    static_assert(kLdsmMatrices * kLdsmRows == kWarpSize, "ldmatrix.x4 takes one row address per lane");
+  } else {
+    // The producer branch comes first in the code; its length fixes where the consumer branch starts.
+    const std::uint32_t copies = P.a_copies + P.b_copies;
+    const std::uint32_t producer_insts = kSetupInsts + kRoleDispatchInsts +
+                                         (t.stages - 1) * (copies + kPrologueIntInsts + 1) +
+                                         (2 + copies + kPrologueIntInsts + 1 + kLoopTailInsts) + 2;
+    P.consumer_pc = producer_insts * kInstBytes;
+  }
+
+  KernelInfo& info = P.info;
+  std::ostringstream name;
+  name << "warpsim_gemm_" << dtype_tag(p.dtype) << "_tn_" << t.tile_m << 'x' << t.tile_n << 'x' << t.tile_k << "_s"
+       << t.stages << '_' << arch_tag(arch) << " (" << p.m << 'x' << p.n << 'x' << p.k << ')';
+  info.name = name.str();
+  info.grid = Dim3{P.tiles_n, P.tiles_m, 1};
+  info.block = Dim3{t.warps * kWarpSize, 1, 1};
+  info.registers_per_thread = kernel_registers(t);
+  info.shared_mem_bytes = shared_mem_bytes(p, t);
+  info.target_arch = arch;
+  info.flops = 2 * p.m * p.n * p.k;
+  return plan;
+}
+
+// ---- instruction emitters shared by both structures -------------------------------------------------------
+
+void set_src(WarpInst& inst, std::initializer_list<std::uint16_t> regs) {
+  std::size_t i = 0;
+  for (std::uint16_t r : regs) inst.src[i++] = r;
+  inst.num_src = static_cast<std::uint8_t>(i);
+}
+void set_dst(WarpInst& inst, std::uint16_t first, std::uint32_t count) {
+  for (std::uint32_t i = 0; i < count; ++i) inst.dst[i] = static_cast<std::uint16_t>(first + i);
+  inst.num_dst = static_cast<std::uint8_t>(count);
+}
+void emit_alu(InstChunk& c, Opcode op, std::uint16_t dst, std::initializer_list<std::uint16_t> src) {
+  WarpInst& inst = c.emit(op);
+  set_dst(inst, dst, 1);
+  set_src(inst, src);
+}
+void emit_sync(InstChunk& c, Opcode op, std::uint32_t aux) { c.emit(op).aux = aux; }
+void emit_loop_tail(InstChunk& c, const GemmPlan& P) {
+  emit_alu(c, Opcode::IADD3, P.r_count, {P.r_count});
+  emit_alu(c, Opcode::ISETP, kPredLoop, {P.r_count});
+  WarpInst& bra = c.emit(Opcode::BRA);
+  set_src(bra, {kPredLoop});
+}
+
+// Thread/CTA ids, CTA tile from the rasterisation, per-thread copy pointers and shared-memory addresses.
+void emit_setup(InstChunk& c, const GemmPlan& P) {
+  emit_alu(c, Opcode::S2R, P.r_tid, {});
+  emit_alu(c, Opcode::S2R, P.r_cta_x, {});
+  emit_alu(c, Opcode::S2R, P.r_cta_y, {});
+  emit_alu(c, Opcode::IMAD, P.r_lin, {P.r_cta_y, P.r_cta_x});
+  emit_alu(c, Opcode::IMAD, P.r_tile_m, {P.r_lin});  // swizzle-group div/mod
+  emit_alu(c, Opcode::IMAD, P.r_tile_n, {P.r_lin, P.r_tile_m});
+  emit_alu(c, Opcode::IMAD, P.r_gptr_a, {P.r_tile_m, P.r_tid});
+  emit_alu(c, Opcode::IMAD, P.r_gptr_b, {P.r_tile_n, P.r_tid});
+  emit_alu(c, Opcode::LOP3, P.r_smem_w, {P.r_tid});  // swizzled shared-memory slot of this thread's copies
+  emit_alu(c, Opcode::LOP3, P.r_smem_r, {P.r_tid});  // ldmatrix row address / wgmma descriptor
+  emit_alu(c, Opcode::ISETP, kPredGuard, {P.r_gptr_a});
+  emit_alu(c, Opcode::MOV, P.r_count, {});
+}
+
+// LDGSTS number `it` (of a_copies or b_copies) of the copying warp `copy_warp` for k-tile `kt`. A warp's 32
+// chunks are consecutive in the tile, copy_group lanes per row: Strided2D over rows of the global matrix.
+// Lanes outside the matrix (ragged M/N/K) are masked; a copy with no lane left (or of a k-tile past the end,
+// which CUTLASS zero-fills) is not emitted, only its code slot kept.
+void emit_copy(InstChunk& c, const GemmPlan& P, Operand op, std::uint64_t tile_row0, std::uint32_t copy_warp,
+               std::uint32_t it, std::uint32_t kt) {
+  if (kt >= P.k_tiles) {
+    c.skip();
+    return;
+  }
+  const std::uint64_t rows = op == Operand::A ? P.p.m : P.p.n;
+  const std::uint32_t tile_rows = op == Operand::A ? P.t.tile_m : P.t.tile_n;
+  const std::uint32_t first_chunk = it * P.copy_threads + copy_warp * kWarpSize;
+  const std::uint32_t row = first_chunk / P.chunks_per_row, col = first_chunk % P.chunks_per_row;
+  const std::uint64_t k0 = std::uint64_t{kt} * P.t.tile_k;
+  std::uint32_t mask = ~0u;
+  if (tile_row0 + tile_rows > rows || k0 + P.t.tile_k > P.p.k) {
+    mask = 0;
+    for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) {
+      const std::uint64_t grow = tile_row0 + row + lane / P.copy_group;
+      const std::uint64_t kel = k0 + std::uint64_t{col + lane % P.copy_group} * P.chunk_elems;
+      if (grow < rows && kel < P.p.k) mask |= 1u << lane;
+    }
+    if (mask == 0) {
+      c.skip();
+      return;
+    }
+  }
+  WarpInst& inst = c.emit(Opcode::LDGSTS);
+  inst.active_mask = mask;
+  inst.space = MemSpace::Global;
+  inst.access_bytes = kVecBytes;
+  inst.base = (op == Operand::A ? P.a_base : P.b_base) +
+              ((tile_row0 + row) * P.p.k + k0 + std::uint64_t{col} * P.chunk_elems) * P.eb;
+  inst.stride = kVecBytes;
+  if (P.copy_group < kWarpSize) {
+    inst.addr_mode = AddrMode::Strided2D;
+    inst.group = static_cast<std::uint8_t>(P.copy_group);
+    inst.group_stride = static_cast<std::int32_t>(P.p.k * P.eb);
+  } else {
+    inst.addr_mode = AddrMode::Strided;  // the whole warp copies along one row
+  }
+  set_src(inst, {op == Operand::A ? P.r_gptr_a : P.r_gptr_b, P.r_smem_w});
+}
+
+// Copy j of a k-tile's per-thread list: the A copies first, then the B copies.
+void emit_copy_index(InstChunk& c, const GemmPlan& P, std::uint64_t a_row0, std::uint64_t b_row0,
+                     std::uint32_t copy_warp, std::uint32_t j, std::uint32_t kt) {
+  if (j < P.a_copies)
+    emit_copy(c, P, Operand::A, a_row0, copy_warp, j, kt);
+  else
+    emit_copy(c, P, Operand::B, b_row0, copy_warp, j - P.a_copies, kt);
+}
+
+// One prologue stage: all copies of k-tile `kt`, the pointer advances, the commit.
+void emit_prologue_stage(InstChunk& c, const GemmPlan& P, std::uint64_t a_row0, std::uint64_t b_row0,
+                         std::uint32_t copy_warp, std::uint32_t kt) {
+  for (std::uint32_t j = 0; j < P.a_copies + P.b_copies; ++j) emit_copy_index(c, P, a_row0, b_row0, copy_warp, j, kt);
+  emit_alu(c, Opcode::IADD3, P.r_gptr_a, {P.r_gptr_a});
+  emit_alu(c, Opcode::IADD3, P.r_gptr_b, {P.r_gptr_b});
+  emit_alu(c, Opcode::IADD3, P.r_smem_w, {P.r_smem_w});
+  emit_sync(c, Opcode::LDGDEPBAR, 0);
+}
+
+// Epilogue of one computing warp whose accumulator tile (n_mi m16 blocks x n_ni n8 blocks, mma fragment layout:
+// lane holds rows lane/4 and lane/4+8, columns 2*(lane%4)+{0,1} of each block) starts at CTA row `row0`, column
+// `col0`. Per pass of 16 rows x epi_cols: FMUL (alpha) per accumulator, pack pairs to bf16 (FMUL stands for
+// F2FP), STS the pairs into this warp's padded staging rows, read them back as LDS.128 (epi_lanes_per_row lanes
+// per row) and STG.128 full rows of C. The staging buffer is private to the warp, so no CTA barrier is needed
+// between passes; it reuses the pipeline's shared memory, which no warp reads any more at this point.
+void emit_epilogue(InstChunk& c, const GemmPlan& P, std::uint64_t c_row0, std::uint64_t c_col0,
+                   std::uint32_t staging_base) {
+  const std::uint32_t blocks_per_pass = P.epi_cols / kHmmaShape.n;
+  const std::uint32_t passes_n = P.n_ni / blocks_per_pass;
+  const std::uint64_t c_pitch = P.p.n * kOutBytes;
+  for (std::uint32_t mi = 0; mi < P.n_mi; ++mi) {
+    for (std::uint32_t pass = 0; pass < passes_n; ++pass) {
+      const std::uint32_t ni0 = pass * blocks_per_pass;
+      auto acc = [&](std::uint32_t ni, std::uint32_t e) {
+        return static_cast<std::uint16_t>(P.r_acc + (mi * P.n_ni + ni) * kHmmaAccRegs + e);
+      };
+      for (std::uint32_t ni = ni0; ni < ni0 + blocks_per_pass; ++ni)
+        for (std::uint32_t e = 0; e < kHmmaAccRegs; ++e) emit_alu(c, Opcode::FMUL, acc(ni, e), {acc(ni, e)});
+      for (std::uint32_t ni = ni0; ni < ni0 + blocks_per_pass; ++ni)
+        for (std::uint32_t half = 0; half < 2; ++half)
+          emit_alu(c, Opcode::FMUL, acc(ni, 2 * half), {acc(ni, 2 * half), acc(ni, 2 * half + 1)});
+      for (std::uint32_t ni = ni0; ni < ni0 + blocks_per_pass; ++ni) {
+        for (std::uint32_t half = 0; half < 2; ++half) {
+          WarpInst& sts = c.emit(Opcode::STS);
+          sts.space = MemSpace::Shared;
+          sts.access_bytes = kEpiStsBytes;
+          sts.addr_mode = AddrMode::Strided2D;
+          sts.group = 4;  // 4 lanes per accumulator row, 2 bf16 each
+          sts.stride = kEpiStsBytes;
+          sts.group_stride = static_cast<std::int32_t>(P.staging_pitch);
+          sts.base = staging_base + half * kLdsmRows * P.staging_pitch + (ni - ni0) * kHmmaShape.n * kOutBytes;
+          set_src(sts, {acc(ni, 2 * half)});
+        }
+      }
+      for (std::uint32_t j = 0; j < P.epi_insts; ++j) {
+        WarpInst& lds = c.emit(Opcode::LDS);
+        lds.space = MemSpace::Shared;
+        lds.access_bytes = kVecBytes;
+        lds.addr_mode = AddrMode::Strided2D;
+        lds.group = static_cast<std::uint8_t>(P.epi_lanes_per_row);
+        lds.stride = kVecBytes;
+        lds.group_stride = static_cast<std::int32_t>(P.staging_pitch);
+        lds.base = staging_base + j * P.epi_rows_per_inst * P.staging_pitch;
+        set_dst(lds, static_cast<std::uint16_t>(P.r_epi + 4 * j), 4);
+      }
+      emit_alu(c, Opcode::IADD3, P.r_cptr, {P.r_cptr});
+      for (std::uint32_t j = 0; j < P.epi_insts; ++j) {
+        const std::uint64_t row = c_row0 + mi * kEpiRows + j * P.epi_rows_per_inst;
+        const std::uint64_t col = c_col0 + pass * P.epi_cols;
+        std::uint32_t mask = ~0u;
+        if (row + P.epi_rows_per_inst > P.p.m || col + P.epi_cols > P.p.n) {
+          mask = 0;
+          for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) {
+            const std::uint64_t r = row + lane / P.epi_lanes_per_row;
+            const std::uint64_t cc = col + (lane % P.epi_lanes_per_row) * kOutElems;
+            if (r < P.p.m && cc < P.p.n) mask |= 1u << lane;  // n % 8 == 0: a 16-byte store is all in or out
+          }
+          if (mask == 0) {
+            c.skip();
+            continue;
+          }
+        }
+        WarpInst& stg = c.emit(Opcode::STG);
+        stg.active_mask = mask;
+        stg.space = MemSpace::Global;
+        stg.access_bytes = kVecBytes;
+        stg.addr_mode = AddrMode::Strided2D;
+        stg.group = static_cast<std::uint8_t>(P.epi_lanes_per_row);
+        stg.stride = kVecBytes;
+        stg.group_stride = static_cast<std::int32_t>(c_pitch);
+        stg.base = P.c_base + (row * P.p.n + col) * kOutBytes;
+        set_src(stg, {static_cast<std::uint16_t>(P.r_epi + 4 * j), P.r_cptr});
+      }
+    }
+  }
+}
+
+// ---- sm_80: CUTLASS MmaMultistage ---------------------------------------------------------------------------
+//
+//   setup; prologue: stages-1 x {LDGSTS of tile s, LDGDEPBAR}; DEPBAR stages-2; BAR; LDSM k-step 0
+//   per k-tile, per k-step s (fragments double-buffered, so the next k-step's LDSM overlap this one's HMMA):
+//     LDSM fragments of k-step s+1 (of the next k-tile after the last step)
+//     HMMA n_mi x n_ni (serpentine), the LDGSTS refilling stage (kt+stages-1) % stages spread among them
+//     at s == k_steps-2: LDGDEPBAR; DEPBAR stages-2; BAR  (so the last step's LDSM may read the next stage)
+//   loop tail; epilogue; EXIT
+class MultistageWarp final : public WarpGenerator {
+ public:
+  MultistageWarp(std::shared_ptr<const GemmPlan> plan, std::uint64_t cta_id, std::uint32_t warp)
+      : plan_(std::move(plan)), warp_(warp) {
+    const GemmPlan& P = *plan_;
+    const GemmTileIndex tile = gemm_cta_tile(cta_id, P.tiles_m, P.tiles_n, P.t.swizzle_group);
+    a_row0_ = std::uint64_t{tile.m} * P.t.tile_m;
+    b_row0_ = std::uint64_t{tile.n} * P.t.tile_n;
+    warp_row0_ = (warp % P.warps_m) * P.warp_tile_m;
+    warp_col0_ = (warp / P.warps_m) * P.warp_tile_n;
+  }
+
+  bool generate(InstChunk& c) override {
+    const GemmPlan& P = *plan_;
+    switch (phase_) {
+      case Phase::Prologue:
+        emit_setup(c, P);
+        for (std::uint32_t s = 0; s + 1 < P.t.stages; ++s) emit_prologue_stage(c, P, a_row0_, b_row0_, warp_, s);
+        emit_sync(c, Opcode::DEPBAR, P.t.stages - 2);
+        emit_sync(c, Opcode::BAR, 0);
+        emit_fragment_loads(c, 0, 0, 0);
+        loop_pc_ = c.pc();
+        phase_ = Phase::MainLoop;
+        return true;
+      case Phase::MainLoop:
+        c.set_pc(loop_pc_);
+        emit_k_tile(c);
+        if (++kt_ == P.k_tiles) phase_ = Phase::Epilogue;
+        return true;
+      case Phase::Epilogue:
+        emit_epilogue(c, P, a_row0_ + warp_row0_, b_row0_ + warp_col0_, warp_ * P.staging_bytes);
+        c.emit(Opcode::EXIT);
+        phase_ = Phase::Done;
+        return true;
+      case Phase::Done:
+        break;
+    }
+    return false;
+  }
+
+ private:
+  enum class Phase { Prologue, MainLoop, Epilogue, Done };
+
+  std::uint16_t afrag(std::uint32_t buf, std::uint32_t mi) const {
+    return static_cast<std::uint16_t>(plan_->r_afrag + (buf * plan_->n_mi + mi) * kHmmaARegs);
+  }
+  std::uint16_t bfrag(std::uint32_t buf, std::uint32_t ni) const {
+    return static_cast<std::uint16_t>(plan_->r_bfrag + (buf * plan_->n_ni + ni) * kHmmaBRegs);
+  }
+
+  // LDSM.x4 of k-step `ks` of k-tile `kt` into fragment buffer `buf`: n_mi for A, n_ni/2 for B.
+  void emit_fragment_loads(InstChunk& c, std::uint32_t kt, std::uint32_t ks, std::uint32_t buf) {
+    const GemmPlan& P = *plan_;
+    if (kt >= P.k_tiles) {  // no next k-tile: CUTLASS's loads here read a stale stage and are never used
+      c.skip(P.frag_loads);
+      return;
+    }
+    const std::uint64_t stage_base = std::uint64_t{kt % P.t.stages} * P.stage_bytes;
+    auto ldsm = [&](Operand op, std::uint32_t frag, std::uint16_t dst) {
+      WarpInst& inst = c.emit(Opcode::LDSM);
+      inst.space = MemSpace::Shared;
+      inst.access_bytes = kVecBytes;
+      inst.addr_mode = AddrMode::Deltas;
+      inst.base = stage_base;
+      inst.deltas = P.ldsm_offsets(warp_, op, frag, ks);  // owned by the plan, which outlives the stream
+      set_dst(inst, dst, kLdsmMatrices);
+      set_src(inst, {P.r_smem_r});
+    };
+    for (std::uint32_t mi = 0; mi < P.n_mi; ++mi) ldsm(Operand::A, mi, afrag(buf, mi));
+    for (std::uint32_t pair = 0; pair < P.n_ni / 2; ++pair) ldsm(Operand::B, pair, bfrag(buf, 2 * pair));
+  }
+
+  void emit_k_tile(InstChunk& c) {
+    const GemmPlan& P = *plan_;
+    const std::uint32_t copies = P.a_copies + P.b_copies;
+    const std::uint32_t copy_steps = P.k_steps - 1;  // copies go to k-steps 0..k_steps-2, before the commit
+    const std::uint32_t copies_per_step = static_cast<std::uint32_t>(ceil_div(copies, copy_steps));
+    const std::uint32_t refill_kt = kt_ + P.t.stages - 1;
+    const std::uint32_t mmas = P.n_mi * P.n_ni;
+    for (std::uint32_t s = 0; s < P.k_steps; ++s) {
+      const std::uint64_t g = std::uint64_t{kt_} * P.k_steps + s;  // global k-step: picks the fragment buffer
+      const std::uint32_t buf = static_cast<std::uint32_t>(g % kFragBuffers);
+      const bool last_step = s + 1 == P.k_steps;
+      emit_fragment_loads(c, last_step ? kt_ + 1 : kt_, last_step ? 0 : s + 1, 1 - buf);
+
+      const std::uint32_t first_copy = std::min(copies, s * copies_per_step);
+      const std::uint32_t end_copy = last_step ? first_copy : std::min(copies, first_copy + copies_per_step);
+      const std::uint32_t step_copies = end_copy - first_copy;
+      std::uint32_t next_copy = 0;
+      for (std::uint32_t h = 0; h < mmas; ++h) {
+        // Serpentine over n within each m row, as CUTLASS's warp-level MMA (keeps A and B fragments in use).
+        const std::uint32_t mi = h / P.n_ni;
+        const std::uint32_t ni = (mi % 2) ? P.n_ni - 1 - h % P.n_ni : h % P.n_ni;
+        const std::uint16_t acc = static_cast<std::uint16_t>(P.r_acc + (mi * P.n_ni + ni) * kHmmaAccRegs);
+        WarpInst& mma = c.emit(Opcode::HMMA);
+        mma.dtype = P.p.dtype;
+        mma.mma = P.mma;
+        set_dst(mma, acc, kHmmaAccRegs);
+        set_src(mma, {afrag(buf, mi), bfrag(buf, ni), acc});
+        // Copy j goes after HMMA number ((j+1) * mmas) / (step_copies+1): evenly spread, none after the last.
+        while (next_copy < step_copies && (std::uint64_t{next_copy} + 1) * mmas / (step_copies + 1) <= h + 1) {
+          emit_copy_index(c, P, a_row0_, b_row0_, warp_, first_copy + next_copy, refill_kt);
+          ++next_copy;
+        }
+      }
+      if (s + 2 == P.k_steps) {
+        emit_alu(c, Opcode::IADD3, P.r_gptr_a, {P.r_gptr_a});
+        emit_alu(c, Opcode::IADD3, P.r_gptr_b, {P.r_gptr_b});
+        emit_sync(c, Opcode::LDGDEPBAR, 0);
+        emit_sync(c, Opcode::DEPBAR, P.t.stages - 2);  // the next k-tile's stage has landed (own copies)
+        emit_sync(c, Opcode::BAR, 0);                  // ... and everyone's; the stage read last is free
+        emit_alu(c, Opcode::IADD3, P.r_smem_w, {P.r_smem_w});
+        emit_alu(c, Opcode::IADD3, P.r_smem_r, {P.r_smem_r});
+      }
+    }
+    emit_loop_tail(c, P);
+  }
+
+  std::shared_ptr<const GemmPlan> plan_;
+  std::uint32_t warp_;
+  std::uint64_t a_row0_ = 0, b_row0_ = 0;          // first global row of the CTA's A and B tiles
+  std::uint32_t warp_row0_ = 0, warp_col0_ = 0;    // warp tile origin in the CTA tile
+  Phase phase_ = Phase::Prologue;
+  std::uint32_t kt_ = 0;
+  std::uint32_t loop_pc_ = 0;
+};
+
+// ---- sm_90: warp-specialised, warpgroup MMA -----------------------------------------------------------------
+//
+//   producer (warpgroup 0):  setup; prologue as sm_80; per k-tile: DEPBAR stages-2; BAR; LDGSTS of tile
+//                            kt+stages-1 into the stage consumed at kt-1; LDGDEPBAR; loop tail. Then BAR; EXIT.
+//   consumers (the others):  setup; per k-tile: BAR; 2 IADD3 (descriptors); k_steps x HGMMA; loop tail.
+//                            Then BAR; epilogue (16 rows x tile_n per warp); EXIT.
+// BAR k of every warp is the same CTA-wide barrier: the k-tile has landed and the stage consumed before it is free.
+class WarpSpecializedWarp final : public WarpGenerator {
+ public:
+  WarpSpecializedWarp(std::shared_ptr<const GemmPlan> plan, std::uint64_t cta_id, std::uint32_t warp)
+      : plan_(std::move(plan)), warp_(warp) {
+    const GemmPlan& P = *plan_;
+    const GemmTileIndex tile = gemm_cta_tile(cta_id, P.tiles_m, P.tiles_n, P.t.swizzle_group);
+    a_row0_ = std::uint64_t{tile.m} * P.t.tile_m;
+    b_row0_ = std::uint64_t{tile.n} * P.t.tile_n;
+    producer_ = warp < P.first_consumer_warp;
+  }
+
+  bool generate(InstChunk& c) override {
+    const GemmPlan& P = *plan_;
+    switch (phase_) {
+      case Phase::Prologue:
+        emit_setup(c, P);
+        emit_alu(c, Opcode::ISETP, kPredRole, {P.r_tid});
+        set_src(c.emit(Opcode::BRA), {kPredRole});
+        if (producer_) {
+          for (std::uint32_t s = 0; s + 1 < P.t.stages; ++s) emit_prologue_stage(c, P, a_row0_, b_row0_, warp_, s);
+        } else {
+          c.set_pc(P.consumer_pc);
+        }
+        loop_pc_ = c.pc();
+        phase_ = Phase::MainLoop;
+        return true;
+      case Phase::MainLoop:
+        if (producer_) {
+          c.set_pc(loop_pc_);
+          emit_producer_k_tile(c);
+          ++kt_;
+        } else {
+          while (kt_ < P.k_tiles && c.size() < kMinChunkInsts) {
+            c.set_pc(loop_pc_);
+            emit_consumer_k_tile(c);
+            ++kt_;
+          }
+        }
+        if (kt_ == P.k_tiles) phase_ = Phase::Epilogue;
+        return true;
+      case Phase::Epilogue:
+        emit_sync(c, Opcode::BAR, 0);  // all HGMMA of the CTA issued: pipeline smem may be reused for staging
+        if (!producer_) {
+          const std::uint32_t consumer = warp_ - P.first_consumer_warp;
+          const std::uint64_t row0 = a_row0_ + consumer * kEpiRows;  // warpgroup g, warp q: rows 64g + 16q
+          emit_epilogue(c, P, row0, b_row0_, consumer * P.staging_bytes);
+        }
+        c.emit(Opcode::EXIT);
+        WARPSIM_ASSERT(!producer_ || c.pc() == P.consumer_pc, "producer code length out of step with the layout");
+        phase_ = Phase::Done;
+        return true;
+      case Phase::Done:
+        break;
+    }
+    return false;
+  }
+
+ private:
+  enum class Phase { Prologue, MainLoop, Epilogue, Done };
+
+  void emit_producer_k_tile(InstChunk& c) {
+    const GemmPlan& P = *plan_;
+    emit_sync(c, Opcode::DEPBAR, P.t.stages - 2);
+    emit_sync(c, Opcode::BAR, 0);
+    for (std::uint32_t j = 0; j < P.a_copies + P.b_copies; ++j)
+      emit_copy_index(c, P, a_row0_, b_row0_, warp_, j, kt_ + P.t.stages - 1);
+    emit_alu(c, Opcode::IADD3, P.r_gptr_a, {P.r_gptr_a});
+    emit_alu(c, Opcode::IADD3, P.r_gptr_b, {P.r_gptr_b});
+    emit_alu(c, Opcode::IADD3, P.r_smem_w, {P.r_smem_w});
+    emit_sync(c, Opcode::LDGDEPBAR, 0);
+    emit_loop_tail(c, P);
+  }
+
+  void emit_consumer_k_tile(InstChunk& c) {
+    const GemmPlan& P = *plan_;
+    emit_sync(c, Opcode::BAR, 0);
+    emit_alu(c, Opcode::IADD3, P.r_smem_r, {P.r_smem_r});  // A descriptor of this stage
+    emit_alu(c, Opcode::IADD3, P.r_smem_w, {P.r_smem_w});  // B descriptor (the producer's pointer reg is free)
+    // Four ids stand for the warp's accumulator block, spread over it so the epilogue's first FMUL waits.
+    const std::uint32_t acc_regs = consumer_acc_regs(P.t.tile_n);
+    std::array<std::uint16_t, kHgmmaAccIds> acc{};
+    for (std::uint32_t i = 0; i < kHgmmaAccIds; ++i)
+      acc[i] = static_cast<std::uint16_t>(P.r_acc + i * (acc_regs / kHgmmaAccIds));
+    for (std::uint32_t s = 0; s < P.k_steps; ++s) {
+      WarpInst& mma = c.emit(Opcode::HGMMA);
+      mma.dtype = P.p.dtype;
+      mma.mma = P.mma;
+      for (std::uint32_t i = 0; i < kHgmmaAccIds; ++i) mma.dst[i] = mma.src[i] = acc[i];
+      mma.num_dst = mma.num_src = kHgmmaAccIds;
+    }
+    emit_loop_tail(c, P);
+  }
+
+  std::shared_ptr<const GemmPlan> plan_;
+  std::uint32_t warp_;
+  bool producer_ = false;
+  std::uint64_t a_row0_ = 0, b_row0_ = 0;
+  Phase phase_ = Phase::Prologue;
+  std::uint32_t kt_ = 0;
+  std::uint32_t loop_pc_ = 0;
+};
+
+}  // namespace
+
+GemmTileIndex gemm_cta_tile(std::uint64_t cta_id, std::uint32_t tiles_m, std::uint32_t tiles_n,
+                            std::uint32_t group) {
+  WARPSIM_ASSERT(group >= 1 && tiles_m >= 1 && tiles_n >= 1, "empty grid or swizzle group");
+  WARPSIM_ASSERT(cta_id < std::uint64_t{tiles_m} * tiles_n, "CTA id beyond the grid");
+  const std::uint64_t ctas_per_group = std::uint64_t{group} * tiles_n;
+  const std::uint64_t first_m = cta_id / ctas_per_group * group;
+  const std::uint64_t group_rows = std::min<std::uint64_t>(group, tiles_m - first_m);
+  const std::uint64_t local = cta_id % ctas_per_group;
+  return GemmTileIndex{static_cast<std::uint32_t>(first_m + local % group_rows),
+                       static_cast<std::uint32_t>(local / group_rows)};
+}
+
+std::uint64_t gemm_max_shared_mem_per_cta(const std::string& arch) {
+  if (is_ampere_arch(arch)) return 163u * 1024;  // A100: 164 KiB per SM, 1 KiB reserved per CTA
+  if (is_hopper_arch(arch)) return 227u * 1024;  // H100 / B200: 228 KiB per SM, 1 KiB reserved per CTA
+  throw InputError("GEMM synthesizer: unknown architecture '" + arch + "' (expected sm_80, sm_90 or sm_100)");
+}
+
+GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
+  GemmTiling t;
+  t.swizzle_group = 8;
+  if (is_ampere_arch(arch)) {
+    // CUTLASS/cuBLAS's workhorse for large bf16/f16 GEMMs on A100: 2x2 warps of 64x64, 4 stages of 64 KiB total,
+    // so two CTAs (8 warps) fit per SM.
+    t.tile_m = 128;
+    t.tile_n = 128;
+    t.tile_k = 32;
+    t.stages = 4;
+    t.warps = 4;
+    t.warpgroup_mma = false;
+    return t;
+  }
+  if (is_hopper_arch(arch)) {
+    // CUTLASS 3 warp-specialised 128x256 tile: one producer and two consumer warpgroups, 4 stages of 48 KiB.
+    // fp8 doubles tile_k so that a stage still holds 128 bytes of K per row.
+    t.tile_m = 128;
+    t.tile_n = 256;
+    t.tile_k = dtype == DType::FP8 ? 128 : 64;
+    t.stages = 4;
+    t.warps = 12;
+    t.warpgroup_mma = true;
+    return t;
+  }
+  throw InputError("GEMM synthesizer: unknown architecture '" + arch + "' (expected sm_80, sm_90 or sm_100)");
+}
+
+std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, std::uint64_t max_shared_mem_per_cta) {
+  if (p.dtype != DType::BF16 && p.dtype != DType::F16 && p.dtype != DType::FP8)
+    return std::string("GEMM dtype must be bf16, f16 or fp8");
+  if (p.dtype == DType::FP8 && !t.warpgroup_mma)
+    return std::string("fp8 GEMM needs the warpgroup-MMA (sm_90) structure: sm_80 tensor cores have no fp8 MMA");
+  if (p.m == 0 || p.n == 0 || p.k == 0) return std::string("GEMM dimensions m, n, k must be positive");
+  const std::uint32_t eb = elem_bytes(p.dtype);
+  const std::uint32_t mma_k = mma_k_for(p.dtype);
+  if (p.k % mma_k != 0)
+    return std::string("GEMM k=" + std::to_string(p.k) + " must be a multiple of " + std::to_string(mma_k) +
+                " (one MMA's K for " + dtype_tag(p.dtype) + ")");
+  if (p.n % kOutElems != 0)
+    return std::string("GEMM n=" + std::to_string(p.n) + " must be a multiple of " + std::to_string(kOutElems) +
+                " (16-byte aligned rows of C)");
+  constexpr std::uint64_t kMaxDim = 1ull << 31;    // products of two dimensions cannot overflow
+  constexpr std::uint64_t kMaxElems = 1ull << 40;  // keeps every address computation far from overflow
+  if (p.m >= kMaxDim || p.n >= kMaxDim || p.k >= kMaxDim || p.m * p.k >= kMaxElems || p.n * p.k >= kMaxElems ||
+      p.m * p.n >= kMaxElems)
+    return std::string("GEMM matrices too large (each must hold fewer than 2^40 elements)");
+  if (p.k * eb > 0x7fffffffull || p.n * kOutBytes > 0x7fffffffull)
+    return std::string("GEMM row pitch exceeds 2 GiB");
+
+  if (t.tile_m == 0 || t.tile_n == 0 || t.tile_k == 0 || t.warps == 0)
+    return std::string("GEMM tile sizes and warp count must be positive");
+  if (t.stages < 2) return std::string("GEMM pipeline needs at least 2 stages");
+  if (t.swizzle_group == 0) return std::string("GEMM swizzle_group must be at least 1");
+  if (t.tile_k % mma_k != 0)
+    return std::string("GEMM tile_k=" + std::to_string(t.tile_k) + " must be a multiple of " + std::to_string(mma_k));
+  const std::uint32_t chunks_per_row = t.tile_k * eb / kVecBytes;
+  if (!(kWarpSize % chunks_per_row == 0 || chunks_per_row % kWarpSize == 0))
+    return std::string("GEMM tile_k=" + std::to_string(t.tile_k) + ": a row of 16-byte chunks must divide, or be a "
+                "multiple of, the 32 lanes of a copy (tile_k*elem_bytes/16 a power of two)");
+  if (ceil_div(p.n, t.tile_n) > 0x7fffffffull || ceil_div(p.m, t.tile_m) > kMaxGridY)
+    return std::string("GEMM grid too large (grid.y = ceil(m/tile_m) must be <= 65535)");
+
+  std::uint32_t copy_threads = 0, acc_cols = 0;
+  if (!t.warpgroup_mma) {
+    if (t.tile_k / mma_k < 2)
+      return std::string("GEMM tile_k must cover at least 2 MMA k-steps for the multistage pipeline (fragments of the "
+                  "next k-step load during the current one)");
+    std::uint32_t wm = 0, wn = 0;
+    if (!multistage_warp_layout(t, wm, wn))
+      return std::string("GEMM tile " + std::to_string(t.tile_m) + "x" + std::to_string(t.tile_n) + " cannot be split "
+                  "among " + std::to_string(t.warps) + " warps into warp tiles of 16-row x 16-column multiples");
+    const std::uint32_t wtm = t.tile_m / wm, wtn = t.tile_n / wn;
+    const std::uint32_t ids = multistage_acc_regs(wtm, wtn) + multistage_frag_regs(wtm, wtn) + kRegOverhead;
+    if (kernel_registers(t) > kMaxRegsPerThread || ids > kFirstPredId)
+      return std::string("GEMM warp tile " + std::to_string(wtm) + "x" + std::to_string(wtn) +
+                  " needs more than 255 registers per thread");
+    copy_threads = t.warps * kWarpSize;
+    acc_cols = wtn;
+  } else {
+    if (t.tile_m % kHgmmaM != 0)
+      return std::string("GEMM tile_m=" + std::to_string(t.tile_m) + " must be a multiple of 64 (one warpgroup MMA)");
+    const std::uint32_t consumers = t.tile_m / kHgmmaM;
+    if (t.warps != kWarpgroupWarps * (consumers + 1))
+      return std::string("GEMM warp-specialised tiling with tile_m=" + std::to_string(t.tile_m) + " needs " +
+                  std::to_string(kWarpgroupWarps * (consumers + 1)) +
+                  " warps (one producer warpgroup + one consumer warpgroup per 64 rows), not " +
+                  std::to_string(t.warps));
+    if (t.tile_n % kHmmaShape.n != 0 || t.tile_n > kHgmmaMaxN)
+      return std::string("GEMM tile_n=" + std::to_string(t.tile_n) + " must be a multiple of 8 and at most 256 (HGMMA N)");
+    if (kernel_registers(t) > kMaxRegsPerThread)
+      return std::string("GEMM warp-specialised tiling needs more than 255 registers per thread at launch");
+    copy_threads = kWarpgroupThreads;
+    acc_cols = t.tile_n;
+  }
+  if ((std::uint64_t{t.tile_m} * chunks_per_row) % copy_threads != 0 ||
+      (std::uint64_t{t.tile_n} * chunks_per_row) % copy_threads != 0)
+    return std::string("GEMM tiles of A (" + std::to_string(t.tile_m) + " rows) and B (" + std::to_string(t.tile_n) +
+                " rows) x " + std::to_string(t.tile_k) + " must split into whole 16-byte copies per each of the " +
+                std::to_string(copy_threads) + " copying threads");
+  const std::uint64_t regs_per_cta = std::uint64_t{kernel_registers(t)} * t.warps * kWarpSize;
+  if (regs_per_cta > kRegFileRegs)
+    return std::string("GEMM CTA needs " + std::to_string(regs_per_cta) + " registers, more than an SM's 65536");
+
+  const std::uint64_t smem = std::uint64_t{t.stages} * (t.tile_m + t.tile_n) * t.tile_k * eb;
+  if (smem > max_shared_mem_per_cta)
+    return std::string("GEMM shared memory " + std::to_string(smem) + " B per CTA (" + std::to_string(t.stages) +
+                " stages x (" + std::to_string(t.tile_m) + "+" + std::to_string(t.tile_n) + ") x " +
+                std::to_string(t.tile_k) + " x " + std::to_string(eb) + " B) exceeds the limit of " +
+                std::to_string(max_shared_mem_per_cta) + " B");
+  const std::uint32_t epi_cols = std::gcd(acc_cols, kEpiMaxCols);
+  const std::uint64_t staging = std::uint64_t{t.warps} * kEpiRows * (epi_cols * kOutBytes + kEpiPad);
+  if (staging > smem)
+    return std::string("GEMM epilogue staging (" + std::to_string(staging) + " B) does not fit in the pipeline's shared "
+                "memory (" + std::to_string(smem) + " B): use more stages or a larger tile_k");
+  return "";
+}
+
+std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const GemmTiling& tiling,
+                                             const std::string& arch) {
+  const std::uint64_t max_smem = gemm_max_shared_mem_per_cta(arch);  // throws for an unknown arch
+  if (tiling.warpgroup_mma && !is_hopper_arch(arch))
+    throw InputError("GEMM synthesizer: warpgroup MMA (HGMMA) tiling needs sm_90 or later, not " + arch);
+  if (!tiling.warpgroup_mma && !is_ampere_arch(arch))
+    throw InputError("GEMM synthesizer: the mma.sync multistage structure is generated for sm_80 only, not " + arch +
+                     " (use default_gemm_tiling(\"" + arch + "\", dtype))");
+  const std::string problem_error = validate_gemm(problem, tiling, max_smem);
+  if (!problem_error.empty()) throw InputError("GEMM synthesizer: " + problem_error);
+
+  std::shared_ptr<const GemmPlan> plan = make_plan(problem, tiling, arch);
+  GeneratedKernelSpec spec;
+  spec.info = plan->info;
+  if (plan->warp_specialized) {
+    spec.make_warp = [plan](std::uint64_t cta, std::uint32_t warp) -> std::unique_ptr<WarpGenerator> {
+      return std::make_unique<WarpSpecializedWarp>(plan, cta, warp);
+    };
+  } else {
+    spec.make_warp = [plan](std::uint64_t cta, std::uint32_t warp) -> std::unique_ptr<WarpGenerator> {
+      return std::make_unique<MultistageWarp>(plan, cta, warp);
+    };
+  }
+  std::ostringstream desc;
+  desc << "synthetic GEMM " << problem.m << 'x' << problem.n << 'x' << problem.k << ' ' << dtype_tag(problem.dtype)
+       << " on " << arch;
+  std::vector<GeneratedKernelSpec> kernels;
+  kernels.push_back(std::move(spec));
+  return std::make_unique<GeneratedTrace>(std::move(kernels), desc.str());
+}
+
+}  // namespace warpsim

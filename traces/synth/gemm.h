@@ -1,0 +1,56 @@
+// Tiled tensor-core GEMM synthesizer: instruction and address streams shaped like CUTLASS/cuBLAS kernels for
+// the target architecture, generated lazily per warp (one main-loop k-tile at a time). See README.md here for
+// the generated code per architecture and its instruction mix per k-tile.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sim/trace/source.h"
+
+namespace warpsim {
+
+// C[m,n] = A[m,k] * B[k,n]. A is row-major (K contiguous); B is stored N x K (K contiguous: "TN", as the weight
+// of a PyTorch Linear); C is row-major. Accumulation is fp32; C is bf16 for bf16 and fp8 inputs, f16 for f16.
+struct GemmProblem {
+  std::uint64_t m = 0, n = 0, k = 0;
+  DType dtype = DType::BF16;
+};
+
+struct GemmTiling {
+  std::uint32_t tile_m = 0, tile_n = 0, tile_k = 0;  // CTA tile
+  std::uint32_t stages = 0;                          // shared-memory pipeline depth
+  std::uint32_t warps = 0;                           // warps per CTA
+  bool warpgroup_mma = false;  // false: sm_80 multistage (mma.sync); true: sm_90 warp-specialised (HGMMA)
+  std::uint32_t swizzle_group = 1;  // CTA rasterisation: this many consecutive M-tiles share each N-tile column
+};
+
+// Defaults per architecture ("sm_80", "sm_90", "sm_100"; sm_100 uses the sm_90 structure for now). Throws
+// InputError for any other architecture. The tiling is not validated against the dtype (validate_gemm does).
+GemmTiling default_gemm_tiling(const std::string& arch, DType dtype);
+
+// "" when the problem and tiling can be generated and the CTA fits in `max_shared_mem_per_cta` bytes;
+// otherwise one message saying what is wrong.
+std::string validate_gemm(const GemmProblem& problem, const GemmTiling& tiling,
+                          std::uint64_t max_shared_mem_per_cta);
+
+// One-kernel trace. Throws InputError when the arch is unknown, does not match the tiling's structure, or
+// validate_gemm (against the arch's shared-memory limit per CTA) fails.
+std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const GemmTiling& tiling,
+                                             const std::string& arch);
+
+// Largest shared memory one CTA may use on `arch` (sm_80: 163 KiB, sm_90/sm_100: 227 KiB); throws InputError for
+// an unknown arch.
+std::uint64_t gemm_max_shared_mem_per_cta(const std::string& arch);
+
+// CTA rasterisation: the output tile computed by linear CTA id `cta_id`. CTAs walk groups of `group` M-tiles
+// (the last group may be smaller), M fastest within a group, so that consecutive CTAs share one N-tile (the same
+// B columns) and a wave touches only `group` A row-blocks. group = 1 is plain row-major (N fastest).
+struct GemmTileIndex {
+  std::uint32_t m = 0, n = 0;
+};
+GemmTileIndex gemm_cta_tile(std::uint64_t cta_id, std::uint32_t tiles_m, std::uint32_t tiles_n,
+                            std::uint32_t group);
+
+}  // namespace warpsim
