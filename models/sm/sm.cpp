@@ -18,6 +18,7 @@
 #include "models/sm/sm.h"
 #include "models/sm/stall_reason.h"
 #include "sim/core/error.h"
+#include "sim/core/flat_map.h"
 #include "sim/registry/registry.h"
 
 namespace warpsim {
@@ -237,7 +238,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     for (std::size_t b = 0; b < count.size(); ++b)
       if (count[b]) s += " " + std::to_string(count[b]) + " warps " + block_name(static_cast<Block>(b)) +
                          (example[b].empty() ? "" : " (e.g. at " + example[b] + ")") + ";";
-    s += " LSU queue " + std::to_string(lsu_queue_.size()) + ", L1 misses outstanding " + std::to_string(misses_.size());
+    s += " LSU queue " + std::to_string(lsu_queue_.size()) + ", L1 misses outstanding " + std::to_string(miss_index_.size());
     return s;
   }
 
@@ -737,45 +738,67 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       pop_lsu(now, busy);
       return;
     }
-    const LineAccess& line = r.lines[r.next_line];
-    busy = std::max<Cycle>(1, (line.bytes + spec_.l1_bandwidth - 1) / spec_.l1_bandwidth);
-    if (r.kind == MemKind::Store) {
-      l1_.invalidate(line.line_addr, line.sector_mask);
-      send_to_l2(line, MemOp::Write, 0, now);
-      complete_at(id, now + 1);
-    } else {
-      std::uint32_t hit = 0;
-      if (r.cacheable) {
-        hit = l1_.lookup(line.line_addr, line.sector_mask);
-        l1_read_sectors_ += static_cast<std::uint64_t>(__builtin_popcount(line.sector_mask));
-        l1_hit_sectors_ += static_cast<std::uint64_t>(__builtin_popcount(hit));
-      }
-      const std::uint32_t missing = line.sector_mask & ~hit;
-      if (!missing) {
-        complete_at(id, now + spec_.l1_hit_latency);
+    // All lines of the instruction in one step: line j goes through the data path at cycle t_j, one
+    // wavefront (l1.bandwidth bytes) per cycle, and its request leaves for L2 at that cycle.
+    Cycle t = now;
+    for (; r.next_line < r.lines.size(); ++r.next_line) {
+      const LineAccess& line = r.lines[r.next_line];
+      const Cycle busy = std::max<Cycle>(1, (line.bytes + spec_.l1_bandwidth - 1) / spec_.l1_bandwidth);
+      if (r.kind == MemKind::Store) {
+        l1_.invalidate(line.line_addr, line.sector_mask);
+        send_to_l2(line, MemOp::Write, t);
+        complete_at(id, t + 1);
       } else {
-        auto it = misses_.find(line.line_addr);
-        if (it == misses_.end()) {
-          if (misses_.size() >= spec_.l1_mshrs) {  // wait for a fill to free an entry
-            lsu_next_ = kSleep;
-            lsu_blocked_ = true;
-            return;
-          }
-          it = misses_.emplace(line.line_addr, Miss{}).first;
-          it->second.allocate = r.cacheable;
+        std::uint32_t hit = 0;
+        if (r.cacheable) {
+          hit = l1_.lookup(line.line_addr, line.sector_mask);
+          l1_read_sectors_ += static_cast<std::uint64_t>(__builtin_popcount(line.sector_mask));
+          l1_hit_sectors_ += static_cast<std::uint64_t>(__builtin_popcount(hit));
         }
-        Miss& m = it->second;
-        m.waiters.emplace_back(id, missing);
-        const std::uint32_t fetch = missing & ~m.requested;
-        if (fetch) {
-          m.requested |= fetch;
-          send_to_l2(LineAccess{line.line_addr, fetch, 0}, MemOp::Read, 0, now);
+        const std::uint32_t missing = line.sector_mask & ~hit;
+        if (!missing) {
+          complete_at(id, t + spec_.l1_hit_latency);
+        } else {
+          std::uint32_t slot = miss_index_.find(line.line_addr);
+          if (slot == FlatMap64::kNone) {
+            if (miss_index_.size() >= spec_.l1_mshrs) {  // wait for a fill to free an entry
+              lsu_busy_cycles_ += t - now;
+              lsu_next_ = kSleep;
+              lsu_blocked_ = true;
+              return;
+            }
+            slot = new_miss(line.line_addr, r.cacheable);
+          }
+          Miss& m = miss_pool_[slot];
+          m.waiters.emplace_back(id, missing);
+          const std::uint32_t fetch = missing & ~m.requested;
+          if (fetch) {
+            m.requested |= fetch;
+            send_to_l2(LineAccess{line.line_addr, fetch, 0}, MemOp::Read, t);
+          }
         }
       }
+      l1_bytes_ += line.bytes;
+      t += busy;
     }
-    l1_bytes_ += line.bytes;
-    if (++r.next_line == r.lines.size()) pop_lsu(now, busy);
-    else advance_lsu(now, busy);
+    pop_lsu(now, t - now);
+  }
+
+  std::uint32_t new_miss(std::uint64_t line_addr, bool allocate) {
+    std::uint32_t slot;
+    if (!free_misses_.empty()) {
+      slot = free_misses_.back();
+      free_misses_.pop_back();
+    } else {
+      slot = static_cast<std::uint32_t>(miss_pool_.size());
+      miss_pool_.emplace_back();
+    }
+    Miss& m = miss_pool_[slot];
+    m.requested = 0;
+    m.allocate = allocate;
+    m.waiters.clear();
+    miss_index_.insert(line_addr, slot);
+    return slot;
   }
 
   void advance_lsu(Cycle now, Cycle busy) {
@@ -792,7 +815,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       for (auto& sp : subs_) wake_sub(sp, now + 1);
   }
 
-  void send_to_l2(const LineAccess& line, MemOp op, std::uint32_t, Cycle now) {
+  void send_to_l2(const LineAccess& line, MemOp op, Cycle when) {
     MemRequest req;
     req.line_addr = line.line_addr;
     req.sector_mask = line.sector_mask;
@@ -801,13 +824,13 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     req.sm = static_cast<std::uint16_t>(index_);
     req.slice = static_cast<std::uint16_t>(ctx_.noc->slice_of(line.line_addr));
     ++l2_requests_;
-    ctx_.noc->send_request(req, domain().time_of(now));
+    ctx_.noc->send_request(req, domain().time_of(when));
   }
 
   void on_response(const MemRequest& resp, Cycle now) {
-    auto it = misses_.find(resp.line_addr);
-    if (it == misses_.end()) return;
-    Miss& m = it->second;
+    const std::uint32_t slot = miss_index_.find(resp.line_addr);
+    if (slot == FlatMap64::kNone) return;
+    Miss& m = miss_pool_[slot];
     if (m.allocate) l1_.fill(resp.line_addr, resp.sector_mask, false);
     m.requested &= ~resp.sector_mask;
     auto& ws = m.waiters;
@@ -816,7 +839,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     for (auto d = done; d != ws.end(); ++d) complete_at(d->first, now + spec_.l1_hit_latency);
     ws.erase(done, ws.end());
     if (ws.empty()) {
-      misses_.erase(it);
+      miss_index_.erase(resp.line_addr);
+      free_misses_.push_back(slot);
       if (lsu_blocked_) {
         lsu_blocked_ = false;
         lsu_next_ = now + 1;
@@ -877,7 +901,9 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
   std::vector<std::uint32_t> free_records_;
   std::priority_queue<Completion, std::vector<Completion>, std::greater<Completion>> completions_;
   std::uint64_t completion_seq_ = 0;
-  std::unordered_map<std::uint64_t, Miss> misses_;
+  FlatMap64 miss_index_;               // line -> miss_pool_ slot
+  std::vector<Miss> miss_pool_;
+  std::vector<std::uint32_t> free_misses_;
   // stats
   std::uint64_t warp_instructions_ = 0, thread_instructions_ = 0, tensor_flops_ = 0, active_cycles_ = 0,
                 resident_warp_cycles_ = 0, ctas_launched_ = 0, lsu_busy_cycles_ = 0, l1_bytes_ = 0,

@@ -1,6 +1,7 @@
 #include "sim/core/clock_domain.h"
 
 #include <cmath>
+#include <numeric>
 
 #include "sim/core/component.h"
 #include "sim/core/error.h"
@@ -10,18 +11,27 @@ namespace warpsim {
 ClockDomain::ClockDomain(std::string name, double frequency_hz)
     : name_(std::move(name)), freq_hz_(static_cast<std::uint64_t>(std::llround(frequency_hz))) {
   WARPSIM_ASSERT(freq_hz_ > 0, "clock domain '" + name_ + "' needs a positive frequency");
+  const std::uint64_t g = std::gcd(kFsPerSecond, freq_hz_);
+  period_num_ = kFsPerSecond / g;
+  period_den_ = freq_hz_ / g;
 }
 
-TimeFs ClockDomain::time_of(Cycle c) const noexcept {
-  return static_cast<TimeFs>(static_cast<unsigned __int128>(c) * kFsPerSecond / freq_hz_);
+namespace {
+// floor(a * b / d) without overflow; 64-bit division when the product fits (the common case).
+inline std::uint64_t mul_div(std::uint64_t a, std::uint64_t b, std::uint64_t d) noexcept {
+  const unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
+  if ((p >> 64) == 0) return static_cast<std::uint64_t>(p) / d;
+  return static_cast<std::uint64_t>(p / d);
 }
+}  // namespace
+
+TimeFs ClockDomain::time_of(Cycle c) const noexcept { return mul_div(c, period_num_, period_den_); }
 
 Cycle ClockDomain::cycle_at_or_before(TimeFs t) const noexcept {
-  // Largest c with time_of(c) <= t. floor(t*f/1e15) may be one too large after time_of's flooring.
-  Cycle c = static_cast<Cycle>(static_cast<unsigned __int128>(t) * freq_hz_ / kFsPerSecond);
-  while (c > 0 && time_of(c) > t) --c;
-  while (time_of(c + 1) <= t) ++c;
-  return c;
+  // Largest c with floor(c * num / den) <= t  <=>  c * num < (t + 1) * den  <=>  c = floor(((t+1)*den - 1) / num).
+  const unsigned __int128 x = (static_cast<unsigned __int128>(t) + 1) * period_den_ - 1;
+  if ((x >> 64) == 0) return static_cast<std::uint64_t>(x) / period_num_;
+  return static_cast<Cycle>(x / period_num_);
 }
 
 Cycle ClockDomain::cycle_at_or_after(TimeFs t) const noexcept {

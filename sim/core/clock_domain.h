@@ -52,6 +52,8 @@ class ClockDomain {
  private:
   std::string name_;
   std::uint64_t freq_hz_;
+  // period = period_num_ / period_den_ fs, reduced, so conversions are mostly 64-bit arithmetic
+  std::uint64_t period_num_ = 1, period_den_ = 1;
   Cycle now_ = 0;
   bool running_ = false;
   TimingWheel wheel_;

@@ -1,8 +1,7 @@
 // Tests of the GEMM synthesizer (traces/synth/gemm.h) and of the generated-trace base (traces/synth/generated.h).
 // Expected values are derived by hand from the documented kernel structure (traces/synth/README.md).
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -258,6 +257,24 @@ TEST_CASE("gemm sm_90 with one consumer warpgroup and a small tile", "[synth][ge
   CHECK(r.mma_flops == 3ull * 2 * 2 * 64 * 128 * 64);  // 3x2 CTAs of 64x128, 1 k-tile
 }
 
+TEST_CASE("gemm odd shapes: tiny, one partial k-tile, more k-tiles than stages", "[synth][gemm]") {
+  struct Shape {
+    std::uint64_t m, n, k;
+  };
+  for (const Shape s : {Shape{1, 8, 16}, Shape{17, 24, 48}, Shape{130, 264, 80}, Shape{64, 64, 320}}) {
+    for (const char* arch : {"sm_80", "sm_90"}) {
+      INFO(arch << " " << s.m << "x" << s.n << "x" << s.k);
+      const GemmProblem p{s.m, s.n, s.k, DType::BF16};
+      const GemmTiling t = default_gemm_tiling(arch, p.dtype);
+      REQUIRE(validate_gemm(p, t, gemm_max_shared_mem_per_cta(arch)).empty());
+      KernelCheck r = check_gemm_kernel(p, t, arch);
+      const std::uint64_t k_tiles = (s.k + t.tile_k - 1) / t.tile_k;
+      const std::uint64_t ctas = ((s.m + t.tile_m - 1) / t.tile_m) * ((s.n + t.tile_n - 1) / t.tile_n);
+      CHECK(r.mma_flops == ctas * 2 * t.tile_m * t.tile_n * t.tile_k * k_tiles);
+    }
+  }
+}
+
 TEST_CASE("gemm streams are deterministic and independent of the read batch size", "[synth][gemm]") {
   for (const char* arch : {"sm_80", "sm_90"}) {
     const GemmProblem p{200, 136, 96, DType::BF16};
@@ -327,13 +344,13 @@ TEST_CASE("gemm default tilings and 4096^3 kernel shape", "[synth][gemm]") {
     CHECK(i.grid == Dim3{16, 32, 1});
     CHECK(i.block == Dim3{384, 1, 1});
     CHECK(i.shared_mem_bytes == 4 * (128 + 256) * 64 * 2);  // 192 KiB
-    CHECK(i.registers_per_thread == 168);  // (128*40 + 256*232) / 384, rounded up to 8
+    CHECK(i.registers_per_thread == 168);                   // (128*40 + 256*232) / 384, rounded up to 8
     CHECK(i.registers_per_thread * 384 <= 65536);
   }
   {
-    auto k = make_gemm_trace(GemmProblem{4096, 4096, 4096, DType::FP8}, default_gemm_tiling("sm_90", DType::FP8),
-                             "sm_90")
-                 ->open_kernel(0);
+    auto k =
+        make_gemm_trace(GemmProblem{4096, 4096, 4096, DType::FP8}, default_gemm_tiling("sm_90", DType::FP8), "sm_90")
+            ->open_kernel(0);
     CHECK(k->info().name == "warpsim_gemm_fp8_tn_128x256x128_s4_sm90 (4096x4096x4096)");
     CHECK(k->info().shared_mem_bytes == 4 * (128 + 256) * 128);
   }
@@ -448,9 +465,9 @@ TEST_CASE("gemm validation", "[synth][gemm]") {
 
 TEST_CASE("gemm CTA rasterisation groups M-tiles around each N-tile", "[synth][gemm]") {
   // 5 M-tiles x 3 N-tiles, groups of 2 M-tiles (the last group has 1)
-  const std::vector<std::pair<std::uint32_t, std::uint32_t>> expect = {
-      {0, 0}, {1, 0}, {0, 1}, {1, 1}, {0, 2}, {1, 2}, {2, 0}, {3, 0}, {2, 1}, {3, 1}, {2, 2}, {3, 2},
-      {4, 0}, {4, 1}, {4, 2}};
+  const std::vector<std::pair<std::uint32_t, std::uint32_t>> expect = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {0, 2},
+                                                                       {1, 2}, {2, 0}, {3, 0}, {2, 1}, {3, 1},
+                                                                       {2, 2}, {3, 2}, {4, 0}, {4, 1}, {4, 2}};
   for (std::uint64_t id = 0; id < expect.size(); ++id) {
     const GemmTileIndex t = gemm_cta_tile(id, 5, 3, 2);
     CHECK(t.m == expect[id].first);

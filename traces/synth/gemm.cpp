@@ -24,45 +24,45 @@ namespace {
 // ---- layout and hardware constants --------------------------------------------------------------------------
 constexpr std::uint64_t kABase = 0x7f0000000000ull;  // A's address; B and C follow, each 1 MiB aligned
 constexpr std::uint64_t kMatrixAlign = 1ull << 20;
-constexpr std::uint32_t kVecBytes = 16;        // LDGSTS (cp.async.cg 16), LDSM rows, LDS.128/STG.128 per lane
-constexpr std::uint32_t kSwizzleChunks = 8;    // XOR swizzle over 8 x 16 B = 128 B (all 32 banks)
+constexpr std::uint32_t kVecBytes = 16;      // LDGSTS (cp.async.cg 16), LDSM rows, LDS.128/STG.128 per lane
+constexpr std::uint32_t kSwizzleChunks = 8;  // XOR swizzle over 8 x 16 B = 128 B (all 32 banks)
 constexpr std::uint32_t kSwizzleLineBytes = kSwizzleChunks * kVecBytes;
-constexpr std::uint32_t kLdsmRows = 8;         // ldmatrix: each 8x8 matrix is 8 rows of 16 B
-constexpr std::uint32_t kLdsmMatrices = 4;     // .x4: lanes 8q..8q+7 address the rows of matrix q
-constexpr MmaShape kHmmaShape{16, 8, 16};      // mma.sync.m16n8k16 (bf16/f16)
-constexpr std::uint32_t kHmmaAccRegs = 4;      // 16x8 fp32 accumulator block / 32 lanes
-constexpr std::uint32_t kHmmaARegs = 4;        // 16x16 A fragment (ldmatrix.x4)
-constexpr std::uint32_t kHmmaBRegs = 2;        // 16x8 B fragment (half of an ldmatrix.x4)
-constexpr std::uint32_t kFragBuffers = 2;      // fragments are double-buffered: k-step s+1 loads during s
+constexpr std::uint32_t kLdsmRows = 8;      // ldmatrix: each 8x8 matrix is 8 rows of 16 B
+constexpr std::uint32_t kLdsmMatrices = 4;  // .x4: lanes 8q..8q+7 address the rows of matrix q
+constexpr MmaShape kHmmaShape{16, 8, 16};   // mma.sync.m16n8k16 (bf16/f16)
+constexpr std::uint32_t kHmmaAccRegs = 4;   // 16x8 fp32 accumulator block / 32 lanes
+constexpr std::uint32_t kHmmaARegs = 4;     // 16x16 A fragment (ldmatrix.x4)
+constexpr std::uint32_t kHmmaBRegs = 2;     // 16x8 B fragment (half of an ldmatrix.x4)
+constexpr std::uint32_t kFragBuffers = 2;   // fragments are double-buffered: k-step s+1 loads during s
 constexpr std::uint32_t kWarpgroupWarps = 4;
 constexpr std::uint32_t kWarpgroupThreads = kWarpgroupWarps * kWarpSize;
-constexpr std::uint32_t kHgmmaM = 64;          // wgmma M per warpgroup
+constexpr std::uint32_t kHgmmaM = 64;  // wgmma M per warpgroup
 constexpr std::uint32_t kHgmmaMaxN = 256;
-constexpr std::uint32_t kHgmmaAccIds = 4;      // register ids standing for a warp's HGMMA accumulator block
-constexpr std::uint32_t kEpiRows = 16;         // accumulator rows of one epilogue pass (one m16 row block)
-constexpr std::uint32_t kEpiMaxCols = 64;      // columns staged per pass (128 B of bf16 per row)
-constexpr std::uint32_t kEpiPad = 16;          // staging row padding: the 8 rows of one STS hit distinct banks
-constexpr std::uint32_t kEpiStsBytes = 4;      // STS of a packed bf16x2 pair (mma accumulator layout)
+constexpr std::uint32_t kHgmmaAccIds = 4;           // register ids standing for a warp's HGMMA accumulator block
+constexpr std::uint32_t kEpiRows = 16;              // accumulator rows of one epilogue pass (one m16 row block)
+constexpr std::uint32_t kEpiMaxCols = 64;           // columns staged per pass (128 B of bf16 per row)
+constexpr std::uint32_t kEpiPad = 16;               // staging row padding: the 8 rows of one STS hit distinct banks
+constexpr std::uint32_t kEpiStsBytes = 4;           // STS of a packed bf16x2 pair (mma accumulator layout)
 constexpr std::uint32_t kOutElems = kVecBytes / 2;  // bf16/f16 outputs per 16-byte store
-constexpr std::uint32_t kRegOverhead = 40;     // addresses, counters, epilogue temporaries (beyond acc + frags)
-constexpr std::uint32_t kProducerRegs = 40;    // CUTLASS's setmaxnreg for the load warpgroup
+constexpr std::uint32_t kRegOverhead = 40;          // addresses, counters, epilogue temporaries (beyond acc + frags)
+constexpr std::uint32_t kProducerRegs = 40;         // CUTLASS's setmaxnreg for the load warpgroup
 constexpr std::uint32_t kConsumerRegOverhead = 104;
 constexpr std::uint32_t kConsumerRegsMax = 240;
 constexpr std::uint32_t kRegGranule = 8;
 constexpr std::uint32_t kMaxRegsPerThread = 255;
 constexpr std::uint32_t kRegFileRegs = 65536;
-constexpr std::uint16_t kPredLoop = 248;       // predicate registers P0, P1 get ids above every GPR id used
+constexpr std::uint16_t kPredLoop = 248;  // predicate registers P0, P1 get ids above every GPR id used
 constexpr std::uint16_t kPredGuard = 249;
 constexpr std::uint16_t kPredRole = 250;
 constexpr std::uint16_t kFirstPredId = kPredLoop;
 constexpr std::uint32_t kMaxGridY = 65535;
-constexpr std::uint32_t kMinChunkInsts = 64;   // consumers batch k-tiles until a chunk has this many records
+constexpr std::uint32_t kMinChunkInsts = 64;  // consumers batch k-tiles until a chunk has this many records
 
 // Instructions of the fixed code sections (kept in step with the emitters below; used to lay out the code).
 constexpr std::uint32_t kSetupInsts = 12;
-constexpr std::uint32_t kRoleDispatchInsts = 2;   // warp-specialised: ISETP + BRA to the consumer branch
-constexpr std::uint32_t kPrologueIntInsts = 3;    // per prologue stage: advance A, B pointers, smem write slot
-constexpr std::uint32_t kLoopTailInsts = 3;       // IADD3 counter, ISETP, BRA
+constexpr std::uint32_t kRoleDispatchInsts = 2;  // warp-specialised: ISETP + BRA to the consumer branch
+constexpr std::uint32_t kPrologueIntInsts = 3;   // per prologue stage: advance A, B pointers, smem write slot
+constexpr std::uint32_t kLoopTailInsts = 3;      // IADD3 counter, ISETP, BRA
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
@@ -73,14 +73,18 @@ bool is_hopper_arch(const std::string& arch) { return arch == "sm_90" || arch ==
 
 std::uint32_t elem_bytes(DType t) { return t == DType::FP8 ? 1u : 2u; }
 std::uint32_t mma_k_for(DType t) { return t == DType::FP8 ? 32u : 16u; }  // k of one MMA: 32 bytes of K
-constexpr std::uint32_t kOutBytes = 2;  // bf16 or f16 C
+constexpr std::uint32_t kOutBytes = 2;                                    // bf16 or f16 C
 
 std::string dtype_tag(DType t) {
   switch (t) {
-    case DType::BF16: return "bf16";
-    case DType::F16: return "f16";
-    case DType::FP8: return "fp8";
-    default: return "?";
+    case DType::BF16:
+      return "bf16";
+    case DType::F16:
+      return "f16";
+    case DType::FP8:
+      return "fp8";
+    default:
+      return "?";
   }
 }
 
@@ -115,21 +119,21 @@ struct GemmPlan {
   KernelInfo info;
   bool warp_specialized = false;
 
-  std::uint32_t eb = 2;                   // input element bytes
+  std::uint32_t eb = 2;  // input element bytes
   std::uint64_t a_base = 0, b_base = 0, c_base = 0;
   std::uint32_t tiles_m = 0, tiles_n = 0, k_tiles = 0;
   MmaShape mma{};
-  std::uint32_t k_steps = 0;              // MMAs along K per k-tile
-  std::uint32_t chunk_elems = 0;          // elements per 16-byte copy chunk
-  std::uint32_t chunks_per_row = 0;       // 16-byte chunks per tile row (tile_k elements)
-  std::uint32_t copy_group = 0;           // lanes per tile row in one LDGSTS (Strided2D group)
+  std::uint32_t k_steps = 0;         // MMAs along K per k-tile
+  std::uint32_t chunk_elems = 0;     // elements per 16-byte copy chunk
+  std::uint32_t chunks_per_row = 0;  // 16-byte chunks per tile row (tile_k elements)
+  std::uint32_t copy_group = 0;      // lanes per tile row in one LDGSTS (Strided2D group)
   std::uint32_t a_tile_bytes = 0, stage_bytes = 0;
-  std::uint32_t copy_threads = 0;         // threads sharing the copies (all, or the producer warpgroup)
+  std::uint32_t copy_threads = 0;            // threads sharing the copies (all, or the producer warpgroup)
   std::uint32_t a_copies = 0, b_copies = 0;  // LDGSTS per copying thread per k-tile
 
   // Multistage warp grid (warp tile = accumulator tile of one warp).
   std::uint32_t warps_m = 0, warps_n = 0, warp_tile_m = 0, warp_tile_n = 0, n_mi = 0, n_ni = 0;
-  std::uint32_t frag_loads = 0;           // LDSM per k-step: n_mi (A) + n_ni/2 (B)
+  std::uint32_t frag_loads = 0;  // LDSM per k-step: n_mi (A) + n_ni/2 (B)
 
   // Warp-specialised.
   std::uint32_t consumer_warpgroups = 0;
@@ -144,12 +148,12 @@ struct GemmPlan {
   std::uint16_t r_acc = 0, r_afrag = 0, r_bfrag = 0;
   std::uint16_t r_tid = 0, r_cta_x = 0, r_cta_y = 0, r_lin = 0, r_tile_m = 0, r_tile_n = 0;
   std::uint16_t r_gptr_a = 0, r_gptr_b = 0, r_smem_w = 0, r_smem_r = 0, r_count = 0, r_cptr = 0;
-  std::uint16_t r_epi = 0;                // LDS.128 destinations of one pass (4 per instruction)
+  std::uint16_t r_epi = 0;  // LDS.128 destinations of one pass (4 per instruction)
   std::uint16_t reg_ids_used = 0;
 
   // ldmatrix lane offsets (multistage): [warp][operand][fragment][k-step] -> 32 offsets from the stage base.
   std::vector<std::array<std::int32_t, kWarpSize>> ldsm;
-  std::uint32_t ldsm_frags = 0;           // max(n_mi, n_ni/2): fragment slots per operand
+  std::uint32_t ldsm_frags = 0;  // max(n_mi, n_ni/2): fragment slots per operand
 
   const std::int32_t* ldsm_offsets(std::uint32_t warp, Operand op, std::uint32_t frag, std::uint32_t ks) const {
     const std::size_t i = ((std::size_t{warp} * 2 + static_cast<std::size_t>(op)) * ldsm_frags + frag) * k_steps + ks;
@@ -168,9 +172,7 @@ struct GemmPlan {
   }
 };
 
-std::uint32_t multistage_acc_regs(std::uint32_t wtm, std::uint32_t wtn) {
-  return wtm * wtn / kWarpSize;
-}
+std::uint32_t multistage_acc_regs(std::uint32_t wtm, std::uint32_t wtn) { return wtm * wtn / kWarpSize; }
 std::uint32_t multistage_frag_regs(std::uint32_t wtm, std::uint32_t wtn) {
   return kFragBuffers * ((wtm / kHmmaShape.m) * kHmmaARegs + (wtn / kHmmaShape.n) * kHmmaBRegs);
 }
@@ -295,8 +297,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
       const std::uint32_t col0 = (w / P.warps_m) * P.warp_tile_n;
       for (std::uint32_t ks = 0; ks < P.k_steps; ++ks) {
         for (std::uint32_t mi = 0; mi < P.n_mi; ++mi) {
-          auto& lanes =
-              P.ldsm[((std::size_t{w} * 2 + 0) * P.ldsm_frags + mi) * P.k_steps + ks];
+          auto& lanes = P.ldsm[((std::size_t{w} * 2 + 0) * P.ldsm_frags + mi) * P.k_steps + ks];
           for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) {
             // A x4: matrices (m0-7,k0-7), (m8-15,k0-7), (m0-7,k8-15), (m8-15,k8-15) -> a0..a3.
             const std::uint32_t q = lane / kLdsmRows, r = lane % kLdsmRows;
@@ -306,8 +307,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
           }
         }
         for (std::uint32_t pair = 0; pair < P.n_ni / 2; ++pair) {
-          auto& lanes =
-              P.ldsm[((std::size_t{w} * 2 + 1) * P.ldsm_frags + pair) * P.k_steps + ks];
+          auto& lanes = P.ldsm[((std::size_t{w} * 2 + 1) * P.ldsm_frags + pair) * P.k_steps + ks];
           for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) {
             // B x4 (B stored N x K, no transpose): (n0-7,k0-7), (n0-7,k8-15) -> b0,b1 of the even n8 block,
             // (n8-15,k0-7), (n8-15,k8-15) -> b0,b1 of the odd one.
@@ -653,8 +653,8 @@ class MultistageWarp final : public WarpGenerator {
 
   std::shared_ptr<const GemmPlan> plan_;
   std::uint32_t warp_;
-  std::uint64_t a_row0_ = 0, b_row0_ = 0;          // first global row of the CTA's A and B tiles
-  std::uint32_t warp_row0_ = 0, warp_col0_ = 0;    // warp tile origin in the CTA tile
+  std::uint64_t a_row0_ = 0, b_row0_ = 0;        // first global row of the CTA's A and B tiles
+  std::uint32_t warp_row0_ = 0, warp_col0_ = 0;  // warp tile origin in the CTA tile
   Phase phase_ = Phase::Prologue;
   std::uint32_t kt_ = 0;
   std::uint32_t loop_pc_ = 0;
@@ -771,8 +771,7 @@ class WarpSpecializedWarp final : public WarpGenerator {
 
 }  // namespace
 
-GemmTileIndex gemm_cta_tile(std::uint64_t cta_id, std::uint32_t tiles_m, std::uint32_t tiles_n,
-                            std::uint32_t group) {
+GemmTileIndex gemm_cta_tile(std::uint64_t cta_id, std::uint32_t tiles_m, std::uint32_t tiles_n, std::uint32_t group) {
   WARPSIM_ASSERT(group >= 1 && tiles_m >= 1 && tiles_n >= 1, "empty grid or swizzle group");
   WARPSIM_ASSERT(cta_id < std::uint64_t{tiles_m} * tiles_n, "CTA id beyond the grid");
   const std::uint64_t ctas_per_group = std::uint64_t{group} * tiles_n;
@@ -819,91 +818,89 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
 
 std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, std::uint64_t max_shared_mem_per_cta) {
   if (p.dtype != DType::BF16 && p.dtype != DType::F16 && p.dtype != DType::FP8)
-    return std::string("GEMM dtype must be bf16, f16 or fp8");
+    return "GEMM dtype must be bf16, f16 or fp8";
   if (p.dtype == DType::FP8 && !t.warpgroup_mma)
-    return std::string("fp8 GEMM needs the warpgroup-MMA (sm_90) structure: sm_80 tensor cores have no fp8 MMA");
-  if (p.m == 0 || p.n == 0 || p.k == 0) return std::string("GEMM dimensions m, n, k must be positive");
+    return "fp8 GEMM needs the warpgroup-MMA (sm_90) structure: sm_80 tensor cores have no fp8 MMA";
+  if (p.m == 0 || p.n == 0 || p.k == 0) return "GEMM dimensions m, n, k must be positive";
   const std::uint32_t eb = elem_bytes(p.dtype);
   const std::uint32_t mma_k = mma_k_for(p.dtype);
   if (p.k % mma_k != 0)
-    return std::string("GEMM k=" + std::to_string(p.k) + " must be a multiple of " + std::to_string(mma_k) +
-                " (one MMA's K for " + dtype_tag(p.dtype) + ")");
+    return "GEMM k=" + std::to_string(p.k) + " must be a multiple of " + std::to_string(mma_k) + " (one MMA's K for " +
+           dtype_tag(p.dtype) + ")";
   if (p.n % kOutElems != 0)
-    return std::string("GEMM n=" + std::to_string(p.n) + " must be a multiple of " + std::to_string(kOutElems) +
-                " (16-byte aligned rows of C)");
+    return "GEMM n=" + std::to_string(p.n) + " must be a multiple of " + std::to_string(kOutElems) +
+           " (16-byte aligned rows of C)";
   constexpr std::uint64_t kMaxDim = 1ull << 31;    // products of two dimensions cannot overflow
   constexpr std::uint64_t kMaxElems = 1ull << 40;  // keeps every address computation far from overflow
   if (p.m >= kMaxDim || p.n >= kMaxDim || p.k >= kMaxDim || p.m * p.k >= kMaxElems || p.n * p.k >= kMaxElems ||
       p.m * p.n >= kMaxElems)
-    return std::string("GEMM matrices too large (each must hold fewer than 2^40 elements)");
-  if (p.k * eb > 0x7fffffffull || p.n * kOutBytes > 0x7fffffffull)
-    return std::string("GEMM row pitch exceeds 2 GiB");
+    return "GEMM matrices too large (each must hold fewer than 2^40 elements)";
+  if (p.k * eb > 0x7fffffffull || p.n * kOutBytes > 0x7fffffffull) return "GEMM row pitch exceeds 2 GiB";
 
   if (t.tile_m == 0 || t.tile_n == 0 || t.tile_k == 0 || t.warps == 0)
-    return std::string("GEMM tile sizes and warp count must be positive");
-  if (t.stages < 2) return std::string("GEMM pipeline needs at least 2 stages");
-  if (t.swizzle_group == 0) return std::string("GEMM swizzle_group must be at least 1");
+    return "GEMM tile sizes and warp count must be positive";
+  if (t.stages < 2) return "GEMM pipeline needs at least 2 stages";
+  if (t.swizzle_group == 0) return "GEMM swizzle_group must be at least 1";
   if (t.tile_k % mma_k != 0)
-    return std::string("GEMM tile_k=" + std::to_string(t.tile_k) + " must be a multiple of " + std::to_string(mma_k));
+    return "GEMM tile_k=" + std::to_string(t.tile_k) + " must be a multiple of " + std::to_string(mma_k);
   const std::uint32_t chunks_per_row = t.tile_k * eb / kVecBytes;
   if (!(kWarpSize % chunks_per_row == 0 || chunks_per_row % kWarpSize == 0))
-    return std::string("GEMM tile_k=" + std::to_string(t.tile_k) + ": a row of 16-byte chunks must divide, or be a "
-                "multiple of, the 32 lanes of a copy (tile_k*elem_bytes/16 a power of two)");
+    return "GEMM tile_k=" + std::to_string(t.tile_k) +
+           ": its 16-byte chunks per row must divide, or be a multiple of, the 32 lanes of a copy";
   if (ceil_div(p.n, t.tile_n) > 0x7fffffffull || ceil_div(p.m, t.tile_m) > kMaxGridY)
-    return std::string("GEMM grid too large (grid.y = ceil(m/tile_m) must be <= 65535)");
+    return "GEMM grid too large (grid.y = ceil(m/tile_m) must be <= 65535)";
 
   std::uint32_t copy_threads = 0, acc_cols = 0;
   if (!t.warpgroup_mma) {
     if (t.tile_k / mma_k < 2)
-      return std::string("GEMM tile_k must cover at least 2 MMA k-steps for the multistage pipeline (fragments of the "
-                  "next k-step load during the current one)");
+      return "GEMM tile_k must cover at least 2 MMA k-steps for the multistage pipeline (fragments of the "
+             "next k-step load during the current one)";
     std::uint32_t wm = 0, wn = 0;
     if (!multistage_warp_layout(t, wm, wn))
-      return std::string("GEMM tile " + std::to_string(t.tile_m) + "x" + std::to_string(t.tile_n) + " cannot be split "
-                  "among " + std::to_string(t.warps) + " warps into warp tiles of 16-row x 16-column multiples");
+      return "GEMM tile " + std::to_string(t.tile_m) + "x" + std::to_string(t.tile_n) +
+             " cannot be split among " + std::to_string(t.warps) +
+             " warps into warp tiles of 16-row x 16-column multiples";
     const std::uint32_t wtm = t.tile_m / wm, wtn = t.tile_n / wn;
     const std::uint32_t ids = multistage_acc_regs(wtm, wtn) + multistage_frag_regs(wtm, wtn) + kRegOverhead;
     if (kernel_registers(t) > kMaxRegsPerThread || ids > kFirstPredId)
-      return std::string("GEMM warp tile " + std::to_string(wtm) + "x" + std::to_string(wtn) +
-                  " needs more than 255 registers per thread");
+      return "GEMM warp tile " + std::to_string(wtm) + "x" + std::to_string(wtn) +
+             " needs more than 255 registers per thread";
     copy_threads = t.warps * kWarpSize;
     acc_cols = wtn;
   } else {
     if (t.tile_m % kHgmmaM != 0)
-      return std::string("GEMM tile_m=" + std::to_string(t.tile_m) + " must be a multiple of 64 (one warpgroup MMA)");
+      return "GEMM tile_m=" + std::to_string(t.tile_m) + " must be a multiple of 64 (one warpgroup MMA)";
     const std::uint32_t consumers = t.tile_m / kHgmmaM;
     if (t.warps != kWarpgroupWarps * (consumers + 1))
-      return std::string("GEMM warp-specialised tiling with tile_m=" + std::to_string(t.tile_m) + " needs " +
-                  std::to_string(kWarpgroupWarps * (consumers + 1)) +
-                  " warps (one producer warpgroup + one consumer warpgroup per 64 rows), not " +
-                  std::to_string(t.warps));
+      return "GEMM warp-specialised tiling with tile_m=" + std::to_string(t.tile_m) + " needs " +
+             std::to_string(kWarpgroupWarps * (consumers + 1)) +
+             " warps (one producer warpgroup + one consumer warpgroup per 64 rows), not " + std::to_string(t.warps);
     if (t.tile_n % kHmmaShape.n != 0 || t.tile_n > kHgmmaMaxN)
-      return std::string("GEMM tile_n=" + std::to_string(t.tile_n) + " must be a multiple of 8 and at most 256 (HGMMA N)");
+      return "GEMM tile_n=" + std::to_string(t.tile_n) + " must be a multiple of 8 and at most 256 (HGMMA N)";
     if (kernel_registers(t) > kMaxRegsPerThread)
-      return std::string("GEMM warp-specialised tiling needs more than 255 registers per thread at launch");
+      return "GEMM warp-specialised tiling needs more than 255 registers per thread at launch";
     copy_threads = kWarpgroupThreads;
     acc_cols = t.tile_n;
   }
   if ((std::uint64_t{t.tile_m} * chunks_per_row) % copy_threads != 0 ||
       (std::uint64_t{t.tile_n} * chunks_per_row) % copy_threads != 0)
-    return std::string("GEMM tiles of A (" + std::to_string(t.tile_m) + " rows) and B (" + std::to_string(t.tile_n) +
-                " rows) x " + std::to_string(t.tile_k) + " must split into whole 16-byte copies per each of the " +
-                std::to_string(copy_threads) + " copying threads");
+    return "GEMM tiles of A (" + std::to_string(t.tile_m) + " rows) and B (" + std::to_string(t.tile_n) + " rows) x " +
+           std::to_string(t.tile_k) + " must split into whole 16-byte copies per each of the " +
+           std::to_string(copy_threads) + " copying threads";
   const std::uint64_t regs_per_cta = std::uint64_t{kernel_registers(t)} * t.warps * kWarpSize;
   if (regs_per_cta > kRegFileRegs)
-    return std::string("GEMM CTA needs " + std::to_string(regs_per_cta) + " registers, more than an SM's 65536");
+    return "GEMM CTA needs " + std::to_string(regs_per_cta) + " registers, more than an SM's 65536";
 
   const std::uint64_t smem = std::uint64_t{t.stages} * (t.tile_m + t.tile_n) * t.tile_k * eb;
   if (smem > max_shared_mem_per_cta)
-    return std::string("GEMM shared memory " + std::to_string(smem) + " B per CTA (" + std::to_string(t.stages) +
-                " stages x (" + std::to_string(t.tile_m) + "+" + std::to_string(t.tile_n) + ") x " +
-                std::to_string(t.tile_k) + " x " + std::to_string(eb) + " B) exceeds the limit of " +
-                std::to_string(max_shared_mem_per_cta) + " B");
+    return "GEMM shared memory " + std::to_string(smem) + " B per CTA (" + std::to_string(t.stages) + " stages x (" +
+           std::to_string(t.tile_m) + "+" + std::to_string(t.tile_n) + ") x " + std::to_string(t.tile_k) + " x " +
+           std::to_string(eb) + " B) exceeds the limit of " + std::to_string(max_shared_mem_per_cta) + " B";
   const std::uint32_t epi_cols = std::gcd(acc_cols, kEpiMaxCols);
   const std::uint64_t staging = std::uint64_t{t.warps} * kEpiRows * (epi_cols * kOutBytes + kEpiPad);
   if (staging > smem)
-    return std::string("GEMM epilogue staging (" + std::to_string(staging) + " B) does not fit in the pipeline's shared "
-                "memory (" + std::to_string(smem) + " B): use more stages or a larger tile_k");
+    return "GEMM epilogue staging (" + std::to_string(staging) + " B) does not fit in the pipeline's shared memory (" +
+           std::to_string(smem) + " B): use more stages or a larger tile_k";
   return "";
 }
 

@@ -22,7 +22,7 @@ struct GemmTiling {
   std::uint32_t tile_m = 0, tile_n = 0, tile_k = 0;  // CTA tile
   std::uint32_t stages = 0;                          // shared-memory pipeline depth
   std::uint32_t warps = 0;                           // warps per CTA
-  bool warpgroup_mma = false;  // false: sm_80 multistage (mma.sync); true: sm_90 warp-specialised (HGMMA)
+  bool warpgroup_mma = false;       // false: sm_80 multistage (mma.sync); true: sm_90 warp-specialised (HGMMA)
   std::uint32_t swizzle_group = 1;  // CTA rasterisation: this many consecutive M-tiles share each N-tile column
 };
 
@@ -32,8 +32,7 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype);
 
 // "" when the problem and tiling can be generated and the CTA fits in `max_shared_mem_per_cta` bytes;
 // otherwise one message saying what is wrong.
-std::string validate_gemm(const GemmProblem& problem, const GemmTiling& tiling,
-                          std::uint64_t max_shared_mem_per_cta);
+std::string validate_gemm(const GemmProblem& problem, const GemmTiling& tiling, std::uint64_t max_shared_mem_per_cta);
 
 // One-kernel trace. Throws InputError when the arch is unknown, does not match the tiling's structure, or
 // validate_gemm (against the arch's shared-memory limit per CTA) fails.
@@ -50,7 +49,6 @@ std::uint64_t gemm_max_shared_mem_per_cta(const std::string& arch);
 struct GemmTileIndex {
   std::uint32_t m = 0, n = 0;
 };
-GemmTileIndex gemm_cta_tile(std::uint64_t cta_id, std::uint32_t tiles_m, std::uint32_t tiles_n,
-                            std::uint32_t group);
+GemmTileIndex gemm_cta_tile(std::uint64_t cta_id, std::uint32_t tiles_m, std::uint32_t tiles_n, std::uint32_t group);
 
 }  // namespace warpsim

@@ -75,8 +75,7 @@ class WarpGenerator {
   virtual bool generate(InstChunk& chunk) = 0;
 };
 
-using WarpGeneratorFactory =
-    std::function<std::unique_ptr<WarpGenerator>(std::uint64_t cta_id, std::uint32_t warp)>;
+using WarpGeneratorFactory = std::function<std::unique_ptr<WarpGenerator>(std::uint64_t cta_id, std::uint32_t warp)>;
 
 // WarpStream over a WarpGenerator: hands out the current chunk and asks for the next when it runs dry.
 class GeneratedWarpStream final : public WarpStream {
