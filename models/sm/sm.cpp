@@ -210,7 +210,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     while (!completions_.empty() && completions_.top().cycle <= now) {
       const Completion c = completions_.top();
       completions_.pop();
-      line_done(c.record, c.cycle);
+      finish_record(c.record, c.cycle);
     }
     if (lsu_next_ <= now) lsu_step(now);
     for (auto& sp : subs_)
@@ -255,6 +255,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     std::array<StallReason, kRegs> reg_reason{};
     Cycle ready_cycle = 0;
     Block block = Block::None;
+    Pipe head_pipe = Pipe::None;   // of the head instruction, cached when it becomes the head
+    bool head_ldst = false;
     StallReason dep_reason = StallReason::Wait;
     // cp.async groups: counts of outstanding lines per committed group, oldest first, plus the open group
     std::deque<std::uint32_t> groups;
@@ -438,6 +440,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
   // Computes when the head instruction can issue, from time `earliest` on.
   void evaluate(Warp& w, Cycle earliest, Cycle now) {
     const WarpInst* in = head(w);
+    w.head_pipe = in ? pipe_of(op_class(in->op)) : Pipe::None;
+    w.head_ldst = w.head_pipe == Pipe::Ldst;
     if (!in) {  // stream ended without EXIT: the warp is done
       w.block = Block::None;
       w.ready_cycle = earliest;
@@ -500,7 +504,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
   Cycle issue_time(const SubPartition& sp, const Warp& w) const {
     if (w.block != Block::None) return kSleep;
     if (w.pos == w.len) return w.ready_cycle;  // end of stream: retires as soon as it is picked
-    const Pipe p = pipe_of(op_class(w.buf[w.pos].op));
+    const Pipe p = w.head_pipe;
     Cycle t = w.ready_cycle;
     if (p != Pipe::None) t = std::max(t, sp.pipe_free[static_cast<std::size_t>(p)]);
     return t;
@@ -512,7 +516,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     auto eligible = [&](std::uint32_t ws) {
       const Warp& w = warps_[ws];
       if (issue_time(sp, w) > now) return false;
-      return !(w.pos < w.len && op_class(w.buf[w.pos].op) == OpClass::Ldst && !lsu_has_room());
+      return !(w.head_ldst && !lsu_has_room());
     };
     const std::uint32_t pick = pick_warp(spec_.policy, sp.warps, eligible, sp.sched);
     if (pick != kNoWarp) issue(sp, pick, now);
@@ -520,7 +524,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     for (std::uint32_t ws : sp.warps) {
       Warp& w = warps_[ws];
       if (w.block != Block::None || ws == pick) continue;
-      const bool waits_for_lsu = w.pos < w.len && op_class(w.buf[w.pos].op) == OpClass::Ldst && !lsu_has_room();
+      const bool waits_for_lsu = w.head_ldst && !lsu_has_room();
       const Cycle t = issue_time(sp, w);
       if (w.ready_cycle <= now) {  // operands ready: a busy pipe, a full LSU queue, or another warp won
         settle_dependency(w);
@@ -710,7 +714,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       ++w.loads_in_flight;
     }
     if (r.remaining == 0) {  // no active lanes: nothing to wait for
-      finish_record(id, now + 1);
+      r.remaining = 1;
+      complete_at(id, now + 1);
       return;
     }
     lsu_queue_.push_back(id);
@@ -849,15 +854,14 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     }
   }
 
+  // One line (or shared-memory access) of a memory instruction has its data at `cycle`. The instruction
+  // completes when its last line does: only then is an event scheduled.
   void complete_at(std::uint32_t record, Cycle cycle) {
-    completions_.push(Completion{cycle, completion_seq_++, record});
-    wake_at(std::max(cycle, domain().now() + 1));
-  }
-
-  void line_done(std::uint32_t id, Cycle t) {
-    MemRecord& r = records_[id];
-    r.done = std::max(r.done, t);
-    if (--r.remaining == 0) finish_record(id, r.done);
+    MemRecord& r = records_[record];
+    r.done = std::max(r.done, cycle);
+    if (--r.remaining > 0) return;
+    completions_.push(Completion{r.done, completion_seq_++, record});
+    wake_at(std::max(r.done, domain().now() + 1));
   }
 
   void finish_record(std::uint32_t id, Cycle t) {

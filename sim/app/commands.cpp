@@ -61,7 +61,10 @@ std::string resolve_gpu_config(const std::string& name) {
       if (e.path().extension() == ".yaml") known.push_back(e.path().stem().string());
   std::sort(known.begin(), known.end());
   std::string msg = "cannot open GPU config '" + name + "': no such file, and no '" + name + ".yaml' in " + configs_dir();
-  const std::string hint = did_you_mean(name, known);
+  std::string hint;
+  for (const auto& k : known)  // "h100" -> "h100_sxm": a prefix says more than an edit distance
+    if (k.rfind(name, 0) == 0) hint = hint.empty() ? k : hint;
+  if (hint.empty()) hint = did_you_mean(name, known);
   if (!hint.empty()) msg += "; did you mean '" + hint + "'?";
   else if (!known.empty()) {
     msg += " (shipped configs:";

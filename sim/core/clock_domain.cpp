@@ -1,5 +1,6 @@
 #include "sim/core/clock_domain.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -62,6 +63,8 @@ void ClockDomain::run_cycle(Cycle cycle) {
   now_ = cycle;
   running_ = true;
   wheel_.take(cycle, due_);
+  if (due_.size() > 1)
+    std::sort(due_.begin(), due_.end(), [](const Component* a, const Component* b) { return a->order() < b->order(); });
   bool any = false;
   // Components scheduled for this same cycle while we run land in the wheel, not in due_; by the port
   // latency rule (>= 1 cycle) that never happens, and schedule() asserts it.

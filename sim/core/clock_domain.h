@@ -1,6 +1,7 @@
 // A clock domain: a frequency, its own cycle count, and a timing wheel of the components due in it.
-// The domain runs a cycle by ticking exactly the components due then (idle components cost nothing), in the
-// order they were scheduled; each tick returns the next cycle the component needs, or kSleep.
+// The domain runs a cycle by ticking exactly the components due then (idle components cost nothing), always
+// in construction order, so results never depend on who asked to be woken first; each tick returns the next
+// cycle the component needs, or kSleep.
 // A driver (the SystemC layer in sim/sc, or Simulation::run for plain C++) decides when each domain runs.
 #pragma once
 
@@ -45,6 +46,9 @@ class ClockDomain {
   // sleeping driver (SystemC process) can re-arm itself earlier. Set by the driver.
   void set_wake_listener(std::function<void(TimeFs)> listener) { wake_listener_ = std::move(listener); }
 
+  // Hands out the fixed order in which components due in the same cycle are ticked.
+  std::uint32_t register_component() noexcept { return components_++; }
+
   // Number of cycles in which at least one component ran (activity, for speed statistics).
   std::uint64_t active_cycles() const noexcept { return active_cycles_; }
   std::uint64_t ticks() const noexcept { return ticks_; }
@@ -62,6 +66,7 @@ class ClockDomain {
   TimeFs armed_time_ = kTimeNever;  // earliest time the driver was told about
   std::uint64_t active_cycles_ = 0;
   std::uint64_t ticks_ = 0;
+  std::uint32_t components_ = 0;
   friend class Simulation;
 };
 

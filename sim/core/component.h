@@ -13,7 +13,8 @@ namespace warpsim {
 
 class Component {
  public:
-  Component(std::string path, ClockDomain& domain) : path_(std::move(path)), domain_(&domain) {}
+  Component(std::string path, ClockDomain& domain)
+      : path_(std::move(path)), domain_(&domain), order_(domain.register_component()) {}
   virtual ~Component() = default;
   Component(const Component&) = delete;
   Component& operator=(const Component&) = delete;
@@ -37,11 +38,14 @@ class Component {
   // Asks to be ticked in the next cycle of its domain (from within its own or another domain's tick).
   void wake_next() { wake_at(domain_->now() + 1); }
   Cycle last_tick() const noexcept { return last_tick_; }
+  // Position in its domain's fixed tick order (construction order).
+  std::uint32_t order() const noexcept { return order_; }
 
  private:
   friend class ClockDomain;
   std::string path_;
   ClockDomain* domain_;
+  std::uint32_t order_;
   Cycle last_wake_request_ = kSleep;
   Cycle last_tick_ = kSleep;
 };
