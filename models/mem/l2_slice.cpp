@@ -99,8 +99,9 @@ class SectoredL2Slice final : public L2Slice {
   void access(const MemRequest& req, Cycle now) {
     if (req.op != MemOp::Read) {
       write_sectors_ += sectors(req);
-      use_data_port(now, req.bytes);
+      const double written = use_data_port(now, req.bytes) + static_cast<double>(hit_latency_);
       writeback(cache_.fill(req.line_addr, req.sector_mask, /*dirty=*/true), now);
+      ctx_.noc->send_response(req, domain().time_of(static_cast<Cycle>(std::ceil(written))));  // the ack
       return;
     }
     read_sectors_ += sectors(req);

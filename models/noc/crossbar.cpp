@@ -65,7 +65,8 @@ class Crossbar final : public Interconnect {
     slice_ports_[req.slice]->send_at(req, domain_.time_of(static_cast<Cycle>(std::ceil(arrive))), now);
   }
   void send_response(MemRequest req, TimeFs now) override {
-    const double arrive = traverse(now, req.bytes, slice_out_free_[req.slice], sm_in_free_[req.sm]);
+    const std::uint32_t bytes = req.op == MemOp::Read ? req.bytes : control_bytes_;  // a write ack carries no data
+    const double arrive = traverse(now, bytes, slice_out_free_[req.slice], sm_in_free_[req.sm]);
     sm_ports_[req.sm]->send_at(req, domain_.time_of(static_cast<Cycle>(std::ceil(arrive))), now);
   }
 

@@ -185,12 +185,13 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       Warp& warp = warps_[ws];
       warp.reset();
       warp.cta = slot;
+      warp.sp = w % static_cast<std::uint32_t>(subs_.size());
       warp.stream = src->open_warp(w);
       warp.acct_since = now;
       warp.ready_cycle = now;
       cta.warps.push_back(ws);
       subs_[w % subs_.size()].warps.push_back(ws);
-      evaluate(warp, now, now);
+      evaluate(warp, now);
       wake_sub(subs_[w % subs_.size()], now);
     }
     cta.live_warps = nwarps;
@@ -243,7 +244,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
   }
 
  private:
-  enum class Block : std::uint8_t { None, MemDep, Barrier, DepBar, LsuFull, Exited };
+  enum class Block : std::uint8_t { None, MemDep, Barrier, DepBar, Drain, Exited };
 
   struct Warp {
     std::uint32_t cta = 0;
@@ -263,6 +264,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     std::uint64_t groups_retired = 0;  // sequence number of groups.front()
     std::uint32_t open_group = 0;
     std::uint32_t loads_in_flight = 0;
+    std::uint32_t stores_in_flight = 0;  // store lines not yet acknowledged by L2
+    std::uint32_t sp = 0;                // sub-partition
     // stall accounting: reason in force since acct_since
     Cycle acct_since = 0;
     StallReason acct_reason = StallReason::Wait;
@@ -278,6 +281,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       groups_retired = 0;
       open_group = 0;
       loads_in_flight = 0;
+      stores_in_flight = 0;
     }
   };
 
@@ -382,7 +386,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       case Block::MemDep: return "waiting for memory data";
       case Block::Barrier: return "waiting at barrier";
       case Block::DepBar: return "waiting for cp.async groups";
-      case Block::LsuFull: return "waiting for LSU queue space";
+      case Block::Drain: return "draining at EXIT (memory operations in flight)";
       case Block::Exited: return "exited";
     }
     return "?";
@@ -401,7 +405,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     w.acct_reason = r;
   }
   static bool is_dependency(StallReason r) {
-    return r == StallReason::Wait || r == StallReason::LongScoreboard || r == StallReason::ShortScoreboard;
+    return r == StallReason::Wait || r == StallReason::LongScoreboard || r == StallReason::ShortScoreboard ||
+           r == StallReason::Drain;
   }
   // A warp whose operands became ready at ready_cycle, in a stretch where its sub-partition was not ticked
   // because nothing could issue: from ready_cycle on it was held back by a busy pipe.
@@ -438,13 +443,17 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
   }
 
   // Computes when the head instruction can issue, from time `earliest` on.
-  void evaluate(Warp& w, Cycle earliest, Cycle now) {
+  bool pipe_busy(const Warp& w, Cycle t) const {
+    return w.head_pipe != Pipe::None && subs_[w.sp].pipe_free[static_cast<std::size_t>(w.head_pipe)] > t;
+  }
+
+  // Computes when the head instruction can issue, from time `earliest` on, and labels the wait.
+  void evaluate(Warp& w, Cycle earliest) {
     const WarpInst* in = head(w);
     w.head_pipe = in ? pipe_of(op_class(in->op)) : Pipe::None;
     w.head_ldst = w.head_pipe == Pipe::Ldst;
-    if (!in) {  // stream ended without EXIT: the warp is done
-      w.block = Block::None;
-      w.ready_cycle = earliest;
+    if (!in || in->op == Opcode::EXIT) {
+      evaluate_exit(w, earliest);
       return;
     }
     if (in->op == Opcode::DEPBAR && !depbar_satisfied(w, in->aux)) {
@@ -477,23 +486,38 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     w.block = Block::None;
     w.ready_cycle = ready;
     w.dep_reason = why;
-    set_reason(w, earliest, ready > earliest ? why : StallReason::NotSelected);
-    (void)now;
+    StallReason label = StallReason::NotSelected;
+    if (ready > earliest) label = why;
+    else if (pipe_busy(w, earliest)) label = StallReason::MathPipeThrottle;
+    set_reason(w, earliest, label);
+  }
+
+  // EXIT (or the end of the stream) retires only when the warp's memory operations have completed and its
+  // last results are written, as the hardware drains a warp before freeing it.
+  void evaluate_exit(Warp& w, Cycle earliest) {
+    bool async_pending = w.open_group != 0;
+    for (std::uint32_t g : w.groups) async_pending |= g != 0;
+    if (w.loads_in_flight || w.stores_in_flight || async_pending) {
+      w.block = Block::Drain;
+      set_reason(w, earliest, StallReason::Drain);
+      return;
+    }
+    Cycle ready = earliest;
+    for (Cycle r : w.reg_ready) ready = std::max(ready, r);
+    w.block = Block::None;
+    w.ready_cycle = ready;
+    w.dep_reason = StallReason::Drain;
+    set_reason(w, earliest, ready > earliest ? StallReason::Drain : StallReason::NotSelected);
   }
 
   void wake_sub(SubPartition& sp, Cycle at) {
     sp.next = std::min(sp.next, at);
     wake_at(std::max(at, domain().now() + 1));
   }
-  SubPartition& sub_of(std::uint32_t warp_slot) {
-    // Warps were assigned to sub-partitions by their index within the CTA.
-    const Cta& cta = ctas_[warps_[warp_slot].cta];
-    const auto it = std::find(cta.warps.begin(), cta.warps.end(), warp_slot);
-    return subs_[static_cast<std::size_t>(it - cta.warps.begin()) % subs_.size()];
-  }
+  SubPartition& sub_of(std::uint32_t warp_slot) { return subs_[warps_[warp_slot].sp]; }
   void unblock(std::uint32_t warp_slot, Cycle t) {
     Warp& w = warps_[warp_slot];
-    evaluate(w, t, t);
+    evaluate(w, t);
     wake_sub(sub_of(warp_slot), std::max(t, w.ready_cycle));
   }
 
@@ -519,6 +543,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       return !(w.head_ldst && !lsu_has_room());
     };
     const std::uint32_t pick = pick_warp(spec_.policy, sp.warps, eligible, sp.sched);
+    const auto pipe_free_before = sp.pipe_free;
     if (pick != kNoWarp) issue(sp, pick, now);
     // Account this cycle for the others and find when this sub-partition next has something to do.
     for (std::uint32_t ws : sp.warps) {
@@ -528,10 +553,15 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       const Cycle t = issue_time(sp, w);
       if (w.ready_cycle <= now) {  // operands ready: a busy pipe, a full LSU queue, or another warp won
         settle_dependency(w);
+        const bool pipe_was_busy =
+            w.head_pipe != Pipe::None && pipe_free_before[static_cast<std::size_t>(w.head_pipe)] > now;
         StallReason r = StallReason::NotSelected;
         if (waits_for_lsu) r = is_shared(w.buf[w.pos]) ? StallReason::MioThrottle : StallReason::LgThrottle;
-        else if (t > now) r = StallReason::MathPipeThrottle;
+        else if (pipe_was_busy) r = StallReason::MathPipeThrottle;
         set_reason(w, now, r);
+        // From the next cycle on (until this sub-partition runs again) it waits for its pipe, if busy.
+        if (!waits_for_lsu)
+          set_reason(w, now + 1, pipe_busy(w, now + 1) ? StallReason::MathPipeThrottle : StallReason::NotSelected);
       }
       if (!waits_for_lsu) sp.next = std::min(sp.next, std::max(t, now + 1));  // else pop_lsu wakes us
     }
@@ -598,7 +628,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
         break;
     }
     ++w.pos;
-    evaluate(w, now + 1, now);
+    evaluate(w, now + 1);
   }
 
   // Tensor pipe occupancy from the instruction's work and the SM's tensor throughput for its type; the result
@@ -643,7 +673,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     account_residency(now + 1);
     --cta.live_warps;
     --resident_warps_;
-    if (w.loads_in_flight == 0) w.stream.reset();
+    w.stream.reset();
     release_barrier_if_complete(cta, now);
     if (cta.live_warps == 0) finish_cta(w.cta, now);
   }
@@ -702,6 +732,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
         if (r.remaining) ++w.open_group;
       } else {
         r.kind = store ? MemKind::Store : MemKind::Load;
+        if (store && r.remaining) ++w.stores_in_flight;
       }
     }
     const bool writes_registers = r.kind == MemKind::Load || r.kind == MemKind::SharedLoad;
@@ -751,8 +782,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       const Cycle busy = std::max<Cycle>(1, (line.bytes + spec_.l1_bandwidth - 1) / spec_.l1_bandwidth);
       if (r.kind == MemKind::Store) {
         l1_.invalidate(line.line_addr, line.sector_mask);
-        send_to_l2(line, MemOp::Write, t);
-        complete_at(id, t + 1);
+        send_to_l2(line, MemOp::Write, t, id);  // completes when L2 acknowledges it
       } else {
         std::uint32_t hit = 0;
         if (r.cacheable) {
@@ -779,7 +809,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
           const std::uint32_t fetch = missing & ~m.requested;
           if (fetch) {
             m.requested |= fetch;
-            send_to_l2(LineAccess{line.line_addr, fetch, 0}, MemOp::Read, t);
+            send_to_l2(LineAccess{line.line_addr, fetch, 0}, MemOp::Read, t, 0);
           }
         }
       }
@@ -820,19 +850,24 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       for (auto& sp : subs_) wake_sub(sp, now + 1);
   }
 
-  void send_to_l2(const LineAccess& line, MemOp op, Cycle when) {
+  void send_to_l2(const LineAccess& line, MemOp op, Cycle when, std::uint32_t record) {
     MemRequest req;
     req.line_addr = line.line_addr;
     req.sector_mask = line.sector_mask;
     req.bytes = static_cast<std::uint32_t>(__builtin_popcount(line.sector_mask)) * spec_.sector_bytes;
     req.op = op;
     req.sm = static_cast<std::uint16_t>(index_);
+    req.id = record;
     req.slice = static_cast<std::uint16_t>(ctx_.noc->slice_of(line.line_addr));
     ++l2_requests_;
     ctx_.noc->send_request(req, domain().time_of(when));
   }
 
   void on_response(const MemRequest& resp, Cycle now) {
+    if (resp.op != MemOp::Read) {  // L2 acknowledged a store line
+      complete_at(resp.id, now);
+      return;
+    }
     const std::uint32_t slot = miss_index_.find(resp.line_addr);
     if (slot == FlatMap64::kNone) return;
     Miss& m = miss_pool_[slot];
@@ -867,22 +902,27 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
   void finish_record(std::uint32_t id, Cycle t) {
     MemRecord& r = records_[id];
     Warp& w = warps_[r.warp];
-    if (r.kind == MemKind::Load || r.kind == MemKind::SharedLoad) {
-      --w.loads_in_flight;
-      if (w.block != Block::Exited) {
+    switch (r.kind) {
+      case MemKind::Load:
+      case MemKind::SharedLoad:
+        --w.loads_in_flight;
         for (std::uint16_t d : r.dst)
           if (d < kRegs - 1) w.reg_ready[d] = t;
-        if (w.block == Block::MemDep) unblock(r.warp, t);
-      } else if (w.loads_in_flight == 0) {
-        w.stream.reset();
+        break;
+      case MemKind::Store:
+        --w.stores_in_flight;
+        break;
+      case MemKind::AsyncCopy: {
+        const std::uint64_t open_seq = w.groups_retired + w.groups.size();
+        if (r.group == open_seq) --w.open_group;
+        else --w.groups[r.group - w.groups_retired];
+        break;
       }
-    } else if (r.kind == MemKind::AsyncCopy && w.block != Block::Exited) {
-      const std::uint64_t open_seq = w.groups_retired + w.groups.size();
-      if (r.group == open_seq) --w.open_group;
-      else --w.groups[r.group - w.groups_retired];
-      if (w.block == Block::DepBar) unblock(r.warp, t);
+      case MemKind::SharedStore:
+        break;
     }
     free_records_.push_back(id);
+    if (w.block == Block::MemDep || w.block == Block::DepBar || w.block == Block::Drain) unblock(r.warp, t);
   }
 
   unsigned index_;

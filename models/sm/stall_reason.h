@@ -18,12 +18,13 @@ enum class StallReason : std::uint8_t {
   LgThrottle,        // global/local memory instruction, LSU queue full
   MioThrottle,       // shared-memory instruction, LSU queue full
   Barrier,           // waiting at a CTA barrier
+  Drain,             // at EXIT, waiting for its memory operations and results to complete
   Count
 };
 
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(StallReason::Count)> kStallNames = {
     "selected",       "stall_not_selected", "stall_long_scoreboard", "stall_short_scoreboard", "stall_wait",
-    "stall_math_pipe_throttle", "stall_lg_throttle", "stall_mio_throttle", "stall_barrier"};
+    "stall_math_pipe_throttle", "stall_lg_throttle", "stall_mio_throttle", "stall_barrier", "stall_drain"};
 
 inline std::string_view stall_name(StallReason r) { return kStallNames[static_cast<std::size_t>(r)]; }
 

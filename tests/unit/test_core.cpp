@@ -266,7 +266,7 @@ TEST_CASE("clock domain: cycle_at_or_before / cycle_at_or_after at and around ed
 
 // ---- Components: smart ticking ---------------------------------------------------------------------------------
 
-TEST_CASE("components are ticked exactly at the cycles they ask for; idle cycles cost nothing", "[core][tick]") {
+TEST_CASE("components are ticked exactly at the cycles they ask for, idle cycles cost nothing", "[core][tick]") {
   SECTION("every 1000 cycles over 1e6 cycles -> 1000 ticks") {
     Simulation sim;
     ClockDomain& d = sim.add_domain("d", 1.83e9);
@@ -327,7 +327,7 @@ TEST_CASE("a sleeping component is ticked again only when woken, from another co
   CHECK(other.ticks() == 2);
 }
 
-TEST_CASE("every wake request stands; requests for the same cycle tick once", "[core][tick]") {
+TEST_CASE("every wake request stands, and requests for the same cycle tick once", "[core][tick]") {
   Simulation sim;
   ClockDomain& d = sim.add_domain("d", 1e9);
   Probe a("a", d);
@@ -460,7 +460,7 @@ TEST_CASE("port: latency in receiver cycles across clock domains", "[core][port]
   }
 }
 
-TEST_CASE("port: capacity back-pressure; pop wakes the blocked sender in the next cycle", "[core][port]") {
+TEST_CASE("port: capacity back-pressure, a pop wakes the blocked sender in the next cycle", "[core][port]") {
   Simulation sim;
   ClockDomain& d = sim.add_domain("d", 1e9);
   Port<int> port("p", 1, 2);

@@ -1,0 +1,259 @@
+// Model-level properties of synthesized GEMMs, checked on the real `warpsim` executable (one subprocess per
+// simulation, into a temporary output directory; stats.json read back). Expectations are derived here from the
+// configuration numbers (parsed from the config.resolved.yaml each run writes), never from simulator code:
+//   - the roofline: no GEMM can beat max(2MNK / tensor peak, compulsory bytes / HBM bandwidth);
+//   - sensitivities: more SMs / tensor throughput / HBM bandwidth help where (and only where) they should;
+//   - determinism, driver equivalence, and the fp8-on-A100 input error.
+// Each TEST_CASE runs at most a few simulations so that the suite stays quick on two cores.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "test_helpers.h"
+
+using namespace wstest;
+
+namespace {
+
+struct Gemm {
+  double m, n, k;
+  std::string shape() const {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.0fx%.0fx%.0f", m, n, k);
+    return buf;
+  }
+  double flops() const { return 2.0 * m * n * k; }
+  // Compulsory DRAM traffic in bf16: read A (MxK) and B (NxK) once, write C (MxN) once.
+  double compulsory_bytes() const { return 2.0 * (m * k + n * k + m * n); }
+};
+
+// One finished simulation: stats.json text plus the resolved config it ran with.
+struct Sim {
+  std::string stats;
+  std::map<std::string, std::string> config;
+  double wall_s = 0.0;
+
+  double num(const std::string& path) const {
+    const auto v = json::number(stats, path);
+    if (!v) FAIL("stats.json has no number at " << path << "\n" << stats);
+    return *v;
+  }
+  double time_s() const { return num("kernels[0].time_us") * 1e-6; }
+  double cfg(const std::string& key) const { return config_number(config, key); }
+  // Roofline terms from the configuration, in seconds.
+  double compute_bound_s(const Gemm& g) const {
+    const double peak = cfg("sm.count") * cfg("sm.tensor.flops_per_cycle.bf16") * cfg("clocks.sm");
+    return g.flops() / peak;
+  }
+  double memory_bound_s(const Gemm& g) const { return g.compulsory_bytes() / cfg("hbm.bandwidth"); }
+  double roofline_s(const Gemm& g) const { return std::max(compute_bound_s(g), memory_bound_s(g)); }
+};
+
+// `warpsim run --gemm SHAPE --dtype bf16 EXTRA... --out TMP -q --no-progress`; requires exit 0.
+Sim simulate(const Gemm& g, const std::vector<std::string>& extra = {}) {
+  TempDir out;
+  std::vector<std::string> args{"run", "--gemm", g.shape(), "--dtype", "bf16", "--out", out.path().string(), "-q",
+                                "--no-progress"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const CmdResult r = run_warpsim(args);
+  INFO(describe(args, r));
+  REQUIRE(r.exit_code == 0);
+  Sim s;
+  s.stats = read_text(out.path() / "stats.json");
+  s.config = read_flat_yaml(read_text(out.path() / "config.resolved.yaml"));
+  s.wall_s = r.wall_s;
+  return s;
+}
+
+std::string report(const std::string& label, const Sim& s) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s: time %.3f us, %.1f TFLOP/s, tensor util %.3f, l2 util %.3f, dram util %.3f (wall %.1f s)",
+                label.c_str(), s.num("kernels[0].time_us"), json::number(s.stats, "kernels[0].achieved_tflops").value_or(-1),
+                s.num("kernels[0].utilization.tensor"), s.num("kernels[0].utilization.l2"),
+                s.num("kernels[0].utilization.dram"), s.wall_s);
+  return buf;
+}
+
+// Checks one GEMM against its roofline: never faster than the bound (a physical limit, for any config), at most
+// `max_ratio` x slower (a plausibility limit, for real GPUs: 3x = at least a third of the bound's throughput;
+// 0 skips it), and the reported time, cycles, FLOPs and TFLOP/s agree with each other.
+void check_roofline(const Sim& s, const Gemm& g, double max_ratio = 3.0) {
+  const double t = s.time_s();
+  const double bound = s.roofline_s(g);
+  INFO(report("run", s));
+  INFO("compute bound " << s.compute_bound_s(g) * 1e6 << " us, memory bound " << s.memory_bound_s(g) * 1e6
+                        << " us, simulated " << t * 1e6 << " us (" << t / bound << "x the bound)");
+  CHECK(t >= bound * (1 - 1e-9));
+  if (max_ratio > 0) CHECK(t <= max_ratio * bound);
+  CHECK(s.num("kernels[0].flops") == Approx(g.flops()).epsilon(1e-12));
+  CHECK(s.num("kernels[0].achieved_tflops") == Approx(g.flops() / t / 1e12).epsilon(1e-6));
+  CHECK(s.num("kernels[0].cycles") / s.cfg("clocks.sm") == Approx(t).epsilon(1e-6));
+  CHECK(s.num("total_time_us") == Approx(s.num("kernels[0].time_us")).epsilon(1e-12));
+}
+
+// "6.704TB/s" for twice h100's 3.352 TB/s: the value as the YAML would write it.
+std::string bandwidth_text(double bytes_per_s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6gGB/s", bytes_per_s / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("h100 4096^3 bf16 GEMM respects its roofline and reaches at least a third of it", "[gemm][roofline]") {
+  const Gemm g{4096, 4096, 4096};
+  const Sim s = simulate(g, {"--gpu", "h100_sxm"});
+  // The parser read what the config file says: 132 SMs x 4096 FLOP/clk x 1.83 GHz = 989.4 TFLOP/s, 3.352 TB/s.
+  const double peak = s.cfg("sm.count") * s.cfg("sm.tensor.flops_per_cycle.bf16") * s.cfg("clocks.sm");
+  REQUIRE(peak == Approx(989.4e12).epsilon(0.005));
+  REQUIRE(s.cfg("hbm.bandwidth") == Approx(3.352e12));
+  // 4096^3 is compute-bound: 138.9 us of tensor work against 30 us of compulsory traffic.
+  REQUIRE(s.compute_bound_s(g) > s.memory_bound_s(g));
+  check_roofline(s, g);
+}
+
+TEST_CASE("twice the SMs speed up a compute-bound GEMM by a plausible amount", "[gemm][sensitivity]") {
+  // 4096x4096x2048: 32x16 = 512 CTAs of 128x256 at one CTA per SM (register-limited). 132 SMs run it in
+  // ceil(512/132) = 4 waves, 264 SMs in 2, so a perfect machine gains 2.0x (2.1 allows timing noise in the tail).
+  // At 264 SMs it is still compute-bound on the roofline (34.7 us of tensor work vs 20 us of compulsory DRAM
+  // traffic), so anything below 1.3x means something other than the SMs (a shared resource) sets the time.
+  const Gemm g{4096, 4096, 2048};
+  const Sim base = simulate(g);
+  const Sim more = simulate(g, {"--set", "sm.count=264"});
+  REQUIRE(more.cfg("sm.count") == 2 * base.cfg("sm.count"));
+  REQUIRE(more.compute_bound_s(g) > more.memory_bound_s(g));
+  const double speedup = base.time_s() / more.time_s();
+  INFO(report("132 SMs", base));
+  INFO(report("264 SMs", more));
+  INFO("speedup " << speedup);
+  CHECK(speedup >= 1.3);
+  CHECK(speedup <= 2.1);
+  check_roofline(more, g, 0);  // a hypothetical GPU: only the physical bound applies
+}
+
+TEST_CASE("twice the tensor throughput speeds up a compute-bound GEMM", "[gemm][sensitivity]") {
+  // Same 4096x4096x2048 GEMM (compute-bound: 69 us of tensor work vs 20 us compulsory DRAM traffic at 132 SMs;
+  // still 34.7 us vs 20 us with doubled tensor cores). Doubling MMA throughput halves the main loop; the
+  // prologue, epilogue and memory latency do not shrink, hence the wide 1.1x..2.1x window.
+  const Gemm g{4096, 4096, 2048};
+  const Sim base = simulate(g);
+  const Sim fast = simulate(g, {"--set", "sm.tensor.flops_per_cycle.bf16=8192"});
+  REQUIRE(fast.cfg("sm.tensor.flops_per_cycle.bf16") == 2 * base.cfg("sm.tensor.flops_per_cycle.bf16"));
+  const double speedup = base.time_s() / fast.time_s();
+  INFO(report("bf16 4096 FLOP/clk/SM", base));
+  INFO(report("bf16 8192 FLOP/clk/SM", fast));
+  INFO("speedup " << speedup);
+  CHECK(speedup >= 1.1);
+  CHECK(speedup <= 2.1);
+  check_roofline(fast, g, 0);  // a hypothetical GPU: only the physical bound applies
+}
+
+TEST_CASE("twice the HBM bandwidth speeds up a memory-bound GEMM but not a compute-bound one", "[gemm][sensitivity]") {
+  // Memory-bound: a decode-style skinny GEMM, 64 tokens against a 65536x2048 weight. It has 256 CTAs of
+  // 128x256 (about 2 waves on 132 SMs, so every SM streams), 269 MB of compulsory traffic = 80 us at 3.352 TB/s
+  // against 17 us of useful tensor work (35 us even if the 64 rows are padded to a 128-row tile).
+  const Gemm mem{64, 65536, 2048};
+  // Compute-bound: 2048^3, 17.4 us of tensor work against 7.5 us of compulsory traffic.
+  const Gemm cmp{2048, 2048, 2048};
+
+  const Sim mem_base = simulate(mem);
+  const std::string twice = bandwidth_text(2 * mem_base.cfg("hbm.bandwidth"));
+  const Sim mem_fast = simulate(mem, {"--set", "hbm.bandwidth=" + twice});
+  REQUIRE(mem_fast.cfg("hbm.bandwidth") == Approx(2 * mem_base.cfg("hbm.bandwidth")));
+  const double padded_compute_s = mem_base.compute_bound_s(Gemm{128, mem.n, mem.k});
+  REQUIRE(mem_base.memory_bound_s(mem) > 2 * padded_compute_s);
+  check_roofline(mem_base, mem);
+  check_roofline(mem_fast, mem, 0);  // hypothetical GPU
+  const double mem_speedup = mem_base.time_s() / mem_fast.time_s();
+  INFO(report("memory-bound 1x HBM", mem_base));
+  INFO(report("memory-bound 2x HBM", mem_fast));
+  INFO("memory-bound speedup " << mem_speedup);
+  CHECK(mem_speedup > 1.2);
+
+  const Sim cmp_base = simulate(cmp);
+  const Sim cmp_fast = simulate(cmp, {"--set", "hbm.bandwidth=" + twice});
+  REQUIRE(cmp_base.compute_bound_s(cmp) > 2 * cmp_base.memory_bound_s(cmp));
+  const double cmp_speedup = cmp_base.time_s() / cmp_fast.time_s();
+  INFO(report("compute-bound 1x HBM", cmp_base));
+  INFO(report("compute-bound 2x HBM", cmp_fast));
+  INFO("compute-bound speedup " << cmp_speedup);
+  CHECK(cmp_speedup < 1.15);
+  CHECK(cmp_speedup > 1 / 1.15);
+}
+
+TEST_CASE("a GEMV-like decode GEMM 64x8192x8192 is HBM-bound", "[gemm][sensitivity]") {
+  // The common LLM decode shape: 64 tokens through an 8192x8192 weight. 134 MB of weights = 40 us at 3.352 TB/s
+  // against 8.7 us of tensor work, so real GPUs run it near HBM bandwidth (libraries pick split-K or narrow
+  // tiles to occupy every SM). It must respond to 2x HBM bandwidth and take at most 2x its roofline.
+  const Gemm g{64, 8192, 8192};
+  const Sim base = simulate(g);
+  const Sim fast = simulate(g, {"--set", "hbm.bandwidth=" + bandwidth_text(2 * base.cfg("hbm.bandwidth"))});
+  const double speedup = base.time_s() / fast.time_s();
+  INFO(report("1x HBM", base));
+  INFO(report("2x HBM", fast));
+  INFO("memory bound " << base.memory_bound_s(g) * 1e6 << " us; speedup " << speedup);
+  CHECK(base.time_s() >= base.roofline_s(g) * (1 - 1e-9));
+  CHECK(base.time_s() <= 2 * base.roofline_s(g));
+  CHECK(speedup > 1.2);
+}
+
+TEST_CASE("a100 2048^3 bf16 GEMM respects its roofline and is slower than on h100", "[gemm][roofline]") {
+  const Gemm g{2048, 2048, 2048};
+  const Sim a100 = simulate(g, {"--gpu", "a100_sxm"});
+  // 108 SMs x 2048 FLOP/clk x 1.41 GHz = 311.9 TFLOP/s; 2.039 TB/s.
+  REQUIRE(a100.cfg("sm.count") * a100.cfg("sm.tensor.flops_per_cycle.bf16") * a100.cfg("clocks.sm") ==
+          Approx(311.9e12).epsilon(0.005));
+  REQUIRE(a100.cfg("hbm.bandwidth") == Approx(2.039e12));
+  check_roofline(a100, g);
+  const Sim h100 = simulate(g, {"--gpu", "h100_sxm"});
+  check_roofline(h100, g);
+  INFO(report("a100", a100));
+  INFO(report("h100", h100));
+  CHECK(a100.time_s() > h100.time_s());
+}
+
+TEST_CASE("results are deterministic and identical under both drivers", "[gemm][determinism]") {
+  // 2048x4096x512: 256 CTAs (two waves on 132 SMs), enough for queues, L2 and HBM contention to matter.
+  const Gemm g{2048, 4096, 512};
+  TempDir a, b, c;
+  auto run = [&](const TempDir& out, const std::string& driver) {
+    const std::vector<std::string> args{"run", "--gemm", g.shape(), "--driver", driver, "--out", out.path().string(),
+                                        "-q", "--no-progress"};
+    const CmdResult r = run_warpsim(args);
+    INFO(describe(args, r));
+    REQUIRE(r.exit_code == 0);
+    return read_text(out.path() / "stats.json");
+  };
+  const std::string first = run(a, "systemc"), second = run(b, "systemc"), plain = run(c, "plain");
+  REQUIRE(json::string(first, "sim.driver") == std::string("systemc"));
+  REQUIRE(json::string(plain, "sim.driver") == std::string("plain"));
+  // Everything but the "sim" object (wall time, RSS, driver name) must be byte-identical.
+  const std::string x = json::without_member(first, "sim");
+  REQUIRE(x.size() + 100 < first.size());
+  REQUIRE(json::has(x, "kernels[0].cycles"));
+  CHECK(x == json::without_member(second, "sim"));
+  CHECK(x == json::without_member(plain, "sim"));
+  CHECK(json::raw(first, "kernels") == json::raw(plain, "kernels"));
+  CHECK(read_text(a.path() / "stats.csv") == read_text(b.path() / "stats.csv"));
+  CHECK(read_text(a.path() / "stats.csv") == read_text(c.path() / "stats.csv"));
+}
+
+TEST_CASE("fp8 on a100 is an input error naming fp8", "[gemm][errors]") {
+  TempDir out;
+  const std::vector<std::string> args{"run", "--gpu", "a100_sxm", "--gemm", "256x256x256", "--dtype", "fp8", "--out",
+                                      out / "res", "-q", "--no-progress"};
+  const CmdResult r = run_warpsim(args);
+  INFO(describe(args, r));
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "fp8"));
+  CHECK(count_lines_containing(r.err, "error:") == 1);
+  CHECK_FALSE(fs::exists(out.path() / "res" / "stats.json"));
+
+  // The same GEMM in fp8 is fine on the H100 (sm_90 has fp8 tensor cores): the error is about the A100.
+  const std::vector<std::string> h100{"run", "--gpu", "h100_sxm", "--gemm", "256x256x256", "--dtype", "fp8", "--out",
+                                      out / "h100", "-q", "--no-progress"};
+  const CmdResult ok = run_warpsim(h100);
+  INFO(describe(h100, ok));
+  CHECK(ok.exit_code == 0);
+}

@@ -1,0 +1,849 @@
+// SM model: address coalescing, occupancy, warp-scheduler policies, and end-to-end timing of small hand-built
+// kernels on a one-SM H100 (configs/h100_sxm.yaml with overrides) under the plain C++ driver.
+// Expected values are derived by hand from the inputs and the config; the arithmetic is in the comments.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/gpu/gpu.h"
+#include "models/sm/coalescer.h"
+#include "models/sm/scheduler_policy.h"
+#include "models/sm/sm.h"
+#include "sim/config/config.h"
+#include "sim/core/error.h"
+#include "sim/registry/registry.h"
+#include "sim/trace/inst.h"
+#include "sim/trace/source.h"
+
+using namespace warpsim;
+using Catch::Matchers::Contains;
+
+#ifndef WARPSIM_SOURCE_DIR
+#error "tests/CMakeLists.txt must define WARPSIM_SOURCE_DIR for unit_tests"
+#endif
+
+namespace {
+
+// ---- instruction builders -------------------------------------------------------------------------------------
+
+WarpInst mem_inst(Opcode op, std::uint64_t base, std::int32_t stride, std::uint8_t bytes) {
+  WarpInst in;
+  in.op = op;
+  in.space = MemSpace::Global;
+  in.addr_mode = AddrMode::Strided;
+  in.base = base;
+  in.stride = stride;
+  in.access_bytes = bytes;
+  return in;
+}
+
+WarpInst ffma(std::uint16_t dst, std::uint16_t a, std::uint16_t b, std::uint16_t c) {
+  WarpInst in;
+  in.op = Opcode::FFMA;
+  in.num_dst = 1;
+  in.dst[0] = dst;
+  in.num_src = 3;
+  in.src[0] = a;
+  in.src[1] = b;
+  in.src[2] = c;
+  return in;
+}
+
+WarpInst hmma(DType t, MmaShape shape, std::uint16_t d, std::uint16_t a, std::uint16_t b, std::uint16_t c) {
+  WarpInst in;
+  in.op = Opcode::HMMA;
+  in.dtype = t;
+  in.mma = shape;
+  in.num_dst = 1;
+  in.dst[0] = d;
+  in.num_src = 3;
+  in.src[0] = a;
+  in.src[1] = b;
+  in.src[2] = c;
+  return in;
+}
+
+WarpInst ldg(std::uint16_t dst, std::uint64_t addr) {  // every lane reads the same 4 bytes
+  WarpInst in = mem_inst(Opcode::LDG, addr, 0, 4);
+  in.num_dst = 1;
+  in.dst[0] = dst;
+  return in;
+}
+
+WarpInst stg(std::uint64_t addr, std::uint16_t src) {  // every lane writes the same 4 bytes
+  WarpInst in = mem_inst(Opcode::STG, addr, 0, 4);
+  in.num_src = 1;
+  in.src[0] = src;
+  return in;
+}
+
+WarpInst bar() {
+  WarpInst in;
+  in.op = Opcode::BAR;
+  return in;
+}
+
+std::vector<WarpInst> dependent_ffma_chain(int n) {  // R1 = R1 * R2 + R3, n times
+  return std::vector<WarpInst>(static_cast<std::size_t>(n), ffma(1, 1, 2, 3));
+}
+
+std::vector<WarpInst> independent_ffmas(int n) {  // R(10 + i % 64) = R2 * R3 + R4: no RAW, WAW 64 apart
+  std::vector<WarpInst> v;
+  for (int i = 0; i < n; ++i) v.push_back(ffma(static_cast<std::uint16_t>(10 + i % 64), 2, 3, 4));
+  return v;
+}
+
+// ---- kernels, configs and runs ---------------------------------------------------------------------------------
+
+// One kernel of one CTA; warps[w] is warp w's instruction list. Block = 32 threads per warp.
+InMemoryTrace one_cta_trace(const std::vector<std::vector<WarpInst>>& warps, std::uint32_t regs = 32,
+                            std::uint32_t smem = 0, const std::string& name = "k") {
+  InMemoryKernel k;
+  k.info.name = name;
+  k.info.grid = Dim3{1, 1, 1};
+  k.info.block = Dim3{static_cast<std::uint32_t>(32 * warps.size()), 1, 1};
+  k.info.registers_per_thread = regs;
+  k.info.shared_mem_bytes = smem;
+  k.info.target_arch = "sm_90";
+  std::vector<InMemoryKernel::Warp> cta;
+  for (const auto& insts : warps) cta.push_back(InMemoryKernel::Warp{insts, {}});
+  k.ctas.push_back(std::move(cta));
+  return InMemoryTrace({std::move(k)}, name);
+}
+
+std::string h100_path() { return std::string(WARPSIM_SOURCE_DIR) + "/configs/h100_sxm.yaml"; }
+
+// A small, known H100: one SM, two L2 slices, two HBM channels, FP32 pipe latency 6 and issue interval 2.
+Config small_h100(std::vector<std::string> extra = {}) {
+  std::vector<std::string> ov = {"sm.count=1", "l2.slices=2", "hbm.channels=2", "sm.pipes.fp32.latency=6",
+                                 "sm.pipes.fp32.issue_interval=2"};
+  ov.insert(ov.end(), extra.begin(), extra.end());
+  return Config::load(h100_path(), ov, Registry::instance());
+}
+
+KernelResult run_one(const Config& cfg, InMemoryTrace& trace) {
+  Gpu g(cfg);
+  RunOptions opt;
+  opt.progress = false;
+  RunResult r = g.run(trace, run_without_systemc, opt);
+  REQUIRE(r.kernels.size() == 1);
+  return r.kernels[0];
+}
+
+KernelResult run_warps(const Config& cfg, const std::vector<std::vector<WarpInst>>& warps) {
+  InMemoryTrace t = one_cta_trace(warps);
+  return run_one(cfg, t);
+}
+
+std::uint64_t stall(const KernelResult& k, const std::string& name) {
+  for (const auto& s : k.stalls)
+    if (s.first == name) return s.second;
+  FAIL("no stall counter named " << name);
+  return 0;
+}
+
+std::uint64_t stall_sum(const KernelResult& k) {
+  std::uint64_t s = 0;
+  for (const auto& x : k.stalls) s += x.second;
+  return s;
+}
+
+std::string stalls_str(const KernelResult& k) {
+  std::string s = "cycles=" + std::to_string(k.cycles);
+  for (const auto& x : k.stalls) s += " " + x.first + "=" + std::to_string(x.second);
+  return s;
+}
+
+// The InputError message of a run, or "" when it did not throw one.
+std::string input_error_of(const Config& cfg, InMemoryTrace& trace) {
+  Gpu g(cfg);
+  RunOptions opt;
+  opt.progress = false;
+  try {
+    g.run(trace, run_without_systemc, opt);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+// ==== coalesce() =================================================================================================
+
+TEST_CASE("coalesce: fully coalesced 32 x 4 B is one line of four sectors", "[sm][coalesce]") {
+  std::vector<LineAccess> out;
+  coalesce(mem_inst(Opcode::LDG, 0x10000, 4, 4), 128, 32, out);  // bytes 0x10000 .. 0x1007f
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].line_addr == 0x10000);
+  CHECK(out[0].sector_mask == 0xfu);
+  CHECK(out[0].bytes == 128);
+}
+
+TEST_CASE("coalesce: 32 x 16 B is four full lines in lane order", "[sm][coalesce]") {
+  std::vector<LineAccess> out;
+  coalesce(mem_inst(Opcode::LDG, 0x2000, 16, 16), 128, 32, out);  // 512 bytes = 4 lines of 8 lanes each
+  REQUIRE(out.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    CHECK(out[i].line_addr == 0x2000 + 128 * i);
+    CHECK(out[i].sector_mask == 0xfu);
+    CHECK(out[i].bytes == 128);
+  }
+}
+
+TEST_CASE("coalesce: stride 128 B touches 32 lines, one sector each", "[sm][coalesce]") {
+  std::vector<LineAccess> out;
+  coalesce(mem_inst(Opcode::LDG, 0x100040, 128, 4), 128, 32, out);  // offset 0x40 in each line = sector 2
+  REQUIRE(out.size() == 32);
+  for (std::size_t i = 0; i < 32; ++i) {
+    CAPTURE(i);
+    CHECK(out[i].line_addr == 0x100000 + 128 * i);
+    CHECK(out[i].sector_mask == 0x4u);
+    CHECK(out[i].bytes == 4);
+  }
+  // Negative stride: lane 0 first, lines in decreasing order.
+  coalesce(mem_inst(Opcode::LDG, 0x100000 + 31 * 128, -128, 4), 128, 32, out);
+  REQUIRE(out.size() == 32);
+  CHECK(out[0].line_addr == 0x100000 + 31 * 128);
+  CHECK(out[31].line_addr == 0x100000);
+}
+
+TEST_CASE("coalesce: misaligned accesses straddling a sector and a line boundary touch both", "[sm][coalesce]") {
+  std::vector<LineAccess> out;
+  WarpInst in = mem_inst(Opcode::LDG, 0x1000 + 124, 0, 8);  // bytes 0x107c..0x1083: line 0x1000 s3 + line 0x1080 s0
+  in.active_mask = 1;
+  coalesce(in, 128, 32, out);
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].line_addr == 0x1000);
+  CHECK(out[0].sector_mask == 0x8u);
+  CHECK(out[0].bytes == 4);  // 0x107c..0x107f
+  CHECK(out[1].line_addr == 0x1080);
+  CHECK(out[1].sector_mask == 0x1u);
+  CHECK(out[1].bytes == 4);  // 0x1080..0x1083
+
+  in.base = 0x1000 + 28;  // bytes 28..35 of the line: sectors 0 and 1, one line
+  coalesce(in, 128, 32, out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].line_addr == 0x1000);
+  CHECK(out[0].sector_mask == 0x3u);
+  CHECK(out[0].bytes == 8);
+
+  // All 32 lanes, 8 B each at stride 8 from offset 124: 256 bytes over 0x107c..0x117b, i.e. line 0x1000
+  // (4 B, sector 3), line 0x1080 (128 B, all sectors), line 0x1100 (124 B: 0x1100..0x117b, all sectors).
+  WarpInst all = mem_inst(Opcode::LDG, 0x1000 + 124, 8, 8);
+  coalesce(all, 128, 32, out);
+  REQUIRE(out.size() == 3);
+  CHECK(out[0].line_addr == 0x1000);
+  CHECK(out[0].sector_mask == 0x8u);
+  CHECK(out[0].bytes == 4);
+  CHECK(out[1].line_addr == 0x1080);
+  CHECK(out[1].sector_mask == 0xfu);
+  CHECK(out[1].bytes == 128);
+  CHECK(out[2].line_addr == 0x1100);
+  CHECK(out[2].sector_mask == 0xfu);
+  CHECK(out[2].bytes == 124);
+}
+
+TEST_CASE("coalesce: inactive lanes are ignored", "[sm][coalesce]") {
+  std::vector<LineAccess> out;
+  WarpInst in = mem_inst(Opcode::LDG, 0x4000, 4, 4);
+  in.active_mask = 0x0000ffffu;  // lanes 0..15: bytes 0..63 = sectors 0, 1
+  coalesce(in, 128, 32, out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].sector_mask == 0x3u);
+  CHECK(out[0].bytes == 64);
+
+  in.active_mask = 0x80000001u;  // lanes 0 and 31: bytes 0..3 and 124..127
+  coalesce(in, 128, 32, out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].sector_mask == 0x9u);
+  CHECK(out[0].bytes == 8);
+
+  in.active_mask = 0;
+  coalesce(in, 128, 32, out);
+  CHECK(out.empty());
+
+  // Stride 128, only odd lanes: 16 lines 0x4080, 0x4180, ...
+  WarpInst s = mem_inst(Opcode::LDG, 0x4000, 128, 4);
+  s.active_mask = 0xaaaaaaaau;
+  coalesce(s, 128, 32, out);
+  REQUIRE(out.size() == 16);
+  CHECK(out[0].line_addr == 0x4080);
+  CHECK(out[15].line_addr == 0x4000 + 31 * 128);
+}
+
+TEST_CASE("coalesce: Strided2D rows and Deltas offsets", "[sm][coalesce]") {
+  std::vector<LineAccess> out;
+  SECTION("Strided2D: 8 lanes x 16 B per row, rows 1 KiB apart -> 4 full lines") {
+    WarpInst in = mem_inst(Opcode::LDG, 0x8000, 16, 16);
+    in.addr_mode = AddrMode::Strided2D;
+    in.group = 8;
+    in.group_stride = 1024;
+    coalesce(in, 128, 32, out);
+    REQUIRE(out.size() == 4);
+    for (std::size_t i = 0; i < 4; ++i) {
+      CAPTURE(i);
+      CHECK(out[i].line_addr == 0x8000 + 1024 * i);
+      CHECK(out[i].sector_mask == 0xfu);
+      CHECK(out[i].bytes == 128);
+    }
+  }
+  SECTION("Strided2D: 4 lanes x 4 B per row, rows 32 B apart -> each row one sector, 8 rows = 2 lines") {
+    WarpInst in = mem_inst(Opcode::LDG, 0x8000, 4, 4);
+    in.addr_mode = AddrMode::Strided2D;
+    in.group = 4;
+    in.group_stride = 32;  // row r at 0x8000 + 32 r: rows 0..3 in line 0x8000, rows 4..7 in 0x8080
+    coalesce(in, 128, 32, out);
+    REQUIRE(out.size() == 2);
+    CHECK(out[0].line_addr == 0x8000);
+    CHECK(out[0].sector_mask == 0xfu);
+    CHECK(out[0].bytes == 64);  // 16 lanes x 4 B
+    CHECK(out[1].line_addr == 0x8080);
+    CHECK(out[1].sector_mask == 0xfu);
+    CHECK(out[1].bytes == 64);
+  }
+  SECTION("Deltas: even lanes at +0, odd lanes at +200, and a negative offset") {
+    std::array<std::int32_t, 32> d{};
+    for (int i = 0; i < 32; ++i) d[static_cast<std::size_t>(i)] = (i % 2) ? 200 : 0;
+    d[31] = -4;  // 0x400 - 4 = 0x3fc: line 0x380, sector 3
+    WarpInst in = mem_inst(Opcode::LDG, 0x400, 0, 4);
+    in.addr_mode = AddrMode::Deltas;
+    in.deltas = d.data();
+    coalesce(in, 128, 32, out);
+    // Lane 0: 0x400 (line 0x400 s0); lane 1: 0x400 + 200 = 0x4c8 = line 0x480 + 72 -> s2; lane 31: 0x3fc.
+    REQUIRE(out.size() == 3);
+    CHECK(out[0].line_addr == 0x400);
+    CHECK(out[0].sector_mask == 0x1u);
+    CHECK(out[0].bytes == 64);  // 16 even lanes x 4 B (bytes asked for, duplicates included)
+    CHECK(out[1].line_addr == 0x480);
+    CHECK(out[1].sector_mask == 0x4u);
+    CHECK(out[1].bytes == 60);  // 15 odd lanes (1..29) x 4 B
+    CHECK(out[2].line_addr == 0x380);
+    CHECK(out[2].sector_mask == 0x8u);
+    CHECK(out[2].bytes == 4);
+  }
+}
+
+// ==== compute_occupancy() ===========================================================================================
+
+TEST_CASE("occupancy: H100 limits, hand-computed", "[sm][occupancy]") {
+  const SmLimits h100{};  // 64 warps, 2048 threads, 32 CTAs, 65536 regs (unit 256), 228 KiB smem, 227 KiB/CTA, 1 KiB reserve
+  KernelInfo k;
+  k.block = Dim3{256, 1, 1};
+  k.registers_per_thread = 32;
+  SECTION("(a) 256 threads, 32 regs, no smem: 8 CTAs (warps 64/8 = threads 2048/256 = regs 65536/8192 = 8)") {
+    const Occupancy o = compute_occupancy(k, h100);
+    CHECK(o.ctas_per_sm == 8);
+    CHECK((o.limiter == "warps" || o.limiter == "threads" || o.limiter == "registers"));
+    CHECK(o.registers_per_cta == 8192);        // 32 * 32 = 1024 per warp (a multiple of 256) * 8 warps
+    CHECK(o.shared_memory_per_cta == 1024);    // 0 + 1 KiB reserve
+  }
+  SECTION("warps alone: 80 threads (3 warps), 16 regs -> 64/3 = 21; threads 2048/80 = 25; regs 65536/1536 = 42") {
+    k.block = Dim3{80, 1, 1};
+    k.registers_per_thread = 16;
+    const Occupancy o = compute_occupancy(k, h100);
+    CHECK(o.ctas_per_sm == 21);
+    CHECK(o.limiter == "warps");
+    CHECK(o.registers_per_cta == 1536);  // 16 * 32 = 512 per warp * 3
+  }
+  SECTION("ctas: 32 threads, 32 regs -> min(32 CTAs, 64 warps, 64 by threads, 64 by regs)") {
+    k.block = Dim3{32, 1, 1};
+    const Occupancy o = compute_occupancy(k, h100);
+    CHECK(o.ctas_per_sm == 32);
+    CHECK(o.limiter == "ctas");
+  }
+  SECTION("(b) 128 regs x 256 threads: 128*32 = 4096 per warp * 8 = 32768 -> 65536 / 32768 = 2") {
+    k.registers_per_thread = 128;
+    const Occupancy o = compute_occupancy(k, h100);
+    CHECK(o.ctas_per_sm == 2);
+    CHECK(o.limiter == "registers");
+    CHECK(o.registers_per_cta == 32768);
+  }
+  SECTION("register rounding: 33 regs -> 1056 per warp rounds up to 1280; * 8 = 10240 -> 65536/10240 = 6") {
+    k.registers_per_thread = 33;
+    const Occupancy o = compute_occupancy(k, h100);
+    CHECK(o.registers_per_cta == 10240);
+    CHECK(o.ctas_per_sm == 6);
+    CHECK(o.limiter == "registers");
+  }
+  SECTION("(c) 100 KiB smem: 102400 + 1024 = 103424 per CTA -> 233472 / 103424 = 2.26 -> 2") {
+    k.shared_mem_bytes = 100 * 1024;
+    const Occupancy o = compute_occupancy(k, h100);
+    CHECK(o.ctas_per_sm == 2);
+    CHECK(o.limiter == "shared_memory");
+    CHECK(o.shared_memory_per_cta == 103424);
+  }
+  SECTION("smem boundary: 75 KiB + 1 KiB = 76 KiB = 233472 / 3 exactly -> 3; one byte more -> 2") {
+    k.shared_mem_bytes = 75 * 1024;
+    CHECK(compute_occupancy(k, h100).ctas_per_sm == 3);
+    k.shared_mem_bytes = 75 * 1024 + 1;
+    const Occupancy o = compute_occupancy(k, h100);
+    CHECK(o.ctas_per_sm == 2);
+    CHECK(o.limiter == "shared_memory");
+  }
+  SECTION("(d) more than shared_memory_per_cta (227 KiB) -> 0, limiter shared_memory; exactly 227 KiB -> 1") {
+    k.shared_mem_bytes = 227 * 1024;  // + 1 KiB reserve = 228 KiB = the whole SM
+    CHECK(compute_occupancy(k, h100).ctas_per_sm == 1);
+    k.shared_mem_bytes = 227 * 1024 + 1;
+    const Occupancy o = compute_occupancy(k, h100);
+    CHECK(o.ctas_per_sm == 0);
+    CHECK(o.limiter == "shared_memory");
+  }
+  SECTION("a CTA needing more registers than the SM has -> 0, limiter registers") {
+    k.block = Dim3{1024, 1, 1};
+    k.registers_per_thread = 255;  // 255*32 = 8160 -> 8192 per warp * 32 warps = 262144 > 65536
+    const Occupancy o = compute_occupancy(k, h100);
+    CHECK(o.ctas_per_sm == 0);
+    CHECK(o.limiter == "registers");
+  }
+}
+
+// ==== pick_warp() ==================================================================================================
+
+TEST_CASE("pick_warp: GTO keeps the greedy warp while eligible, else the oldest eligible", "[sm][scheduler]") {
+  const std::vector<std::uint32_t> warps = {7, 3, 5, 1};  // age order: 7 oldest
+  std::vector<bool> ok(8, true);
+  auto eligible = [&](std::uint32_t w) { return static_cast<bool>(ok[w]); };
+  SchedulerState st;
+  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 7);  // no greedy yet: oldest
+  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 7);  // greedy
+  ok[7] = false;
+  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 3);  // oldest eligible
+  ok[7] = true;
+  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 3);  // stays greedy although 7 is older
+  ok[3] = false;
+  ok[7] = false;
+  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 5);
+  std::fill(ok.begin(), ok.end(), false);
+  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == kNoWarp);
+  CHECK(st.greedy == 5);  // unchanged by a cycle without a pick
+  ok[1] = true;
+  ok[5] = true;
+  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 5);
+  // A greedy warp that left the list (exited) is not picked even if the predicate would accept it.
+  const std::vector<std::uint32_t> fewer = {1};
+  CHECK(pick_warp(SchedulerPolicy::Gto, fewer, eligible, st) == 1);
+}
+
+TEST_CASE("pick_warp: LRR rotates through eligible warps in list order", "[sm][scheduler]") {
+  const std::vector<std::uint32_t> warps = {0, 4, 8, 12};
+  std::vector<bool> ok(16, true);
+  auto eligible = [&](std::uint32_t w) { return static_cast<bool>(ok[w]); };
+  SchedulerState st;
+  std::vector<std::uint32_t> seq;
+  for (int i = 0; i < 6; ++i) seq.push_back(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st));
+  CHECK(seq == std::vector<std::uint32_t>{0, 4, 8, 12, 0, 4});
+  ok[8] = false;  // next would be 8: skipped
+  CHECK(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st) == 12);
+  CHECK(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st) == 0);
+  std::fill(ok.begin(), ok.end(), false);
+  const std::size_t before = st.rr_next;
+  CHECK(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st) == kNoWarp);
+  CHECK(st.rr_next == before);
+  ok[0] = true;  // only warp 0: picked every time
+  CHECK(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st) == 0);
+  CHECK(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st) == 0);
+}
+
+// ==== end to end: scoreboard, pipes, memory, barriers, tensor cores =================================================
+
+TEST_CASE("e2e: the small config is what the tests assume", "[sm][e2e]") {
+  const Config cfg = small_h100();
+  const Params& sm = cfg.section("sm");
+  CHECK(sm.u32("count") == 1);
+  CHECK(sm.u32("subpartitions") == 4);
+  CHECK(sm.u64("pipes.fp32.latency") == 6);
+  CHECK(sm.u64("pipes.fp32.issue_interval") == 2);
+  CHECK(sm.u64("tensor.latency") == 24);
+  CHECK(sm.u64("tensor.flops_per_cycle.bf16") == 4096);
+  CHECK(cfg.section("l2").u32("slices") == 2);
+  CHECK(cfg.section("hbm").u32("channels") == 2);
+}
+
+TEST_CASE("e2e (1): a dependent FFMA chain takes N x latency", "[sm][e2e]") {
+  const Config cfg = small_h100();
+  const std::uint64_t lat = cfg.section("sm").u64("pipes.fp32.latency");  // 6
+  const KernelResult r200 = run_warps(cfg, {dependent_ffma_chain(200)});
+  const KernelResult r400 = run_warps(cfg, {dependent_ffma_chain(400)});
+  INFO(stalls_str(r200));
+  // Instruction i can issue only `lat` cycles after instruction i-1: the last issues (N-1)*lat after the first.
+  // Launch, retire and kernel-end bookkeeping add a few cycles at most (the last result may or may not be
+  // awaited: allow up to one more latency plus 10).
+  CHECK(r200.cycles >= 199 * lat);
+  CHECK(r200.cycles <= 200 * lat + 10);
+  // Each extra dependent instruction costs exactly one latency: 200 more -> 200 * 6 = 1200 cycles more.
+  CHECK(r400.cycles - r200.cycles == 200 * lat);
+  CHECK(r200.warp_instructions == 200);
+  CHECK(r200.thread_instructions == 200 * 32);
+  CHECK(r200.dram_bytes_read == 0);
+}
+
+TEST_CASE("e2e (2): independent FFMAs issue every issue_interval cycles", "[sm][e2e]") {
+  const Config cfg = small_h100();
+  const std::uint64_t ii = cfg.section("sm").u64("pipes.fp32.issue_interval");  // 2
+  const KernelResult r200 = run_warps(cfg, {independent_ffmas(200)});
+  const KernelResult r400 = run_warps(cfg, {independent_ffmas(400)});
+  INFO(stalls_str(r200));
+  CHECK(r200.cycles >= 199 * ii);
+  CHECK(r200.cycles <= 200 * ii + 10);
+  CHECK(r400.cycles - r200.cycles == 200 * ii);
+  // One issue slot per instruction.
+  CHECK(stall(r200, "selected") >= 200);
+  CHECK(stall(r200, "selected") <= 201);  // + the retiring end of the stream
+  // The dependent version of the same count is latency-bound, 3x slower: 6 vs 2 cycles per instruction.
+  const KernelResult dep = run_warps(cfg, {dependent_ffma_chain(200)});
+  CHECK(dep.cycles > 2 * r200.cycles);
+}
+
+TEST_CASE("e2e (3): stalls of a dependent chain are stall_wait, and the states add up to warp-cycles", "[sm][e2e]") {
+  const Config cfg = small_h100();
+  const KernelResult r200 = run_warps(cfg, {dependent_ffma_chain(200)});
+  const KernelResult r400 = run_warps(cfg, {dependent_ffma_chain(400)});
+  INFO(stalls_str(r200));
+  // One warp resident for the whole kernel: the states sum to the kernel's cycles (one warp-cycle each),
+  // give or take the cycle of launch and of the end-of-kernel check.
+  CHECK(stall_sum(r200) + 2 >= r200.cycles);
+  CHECK(stall_sum(r200) <= r200.cycles);
+  // Per instruction: 1 cycle selected, lat - 1 = 5 cycles waiting for the previous result.
+  CHECK(stall(r400, "stall_wait") - stall(r200, "stall_wait") == 200 * 5);
+  CHECK(stall(r400, "selected") - stall(r200, "selected") == 200);
+  CHECK(stall(r200, "stall_wait") >= 199 * 5);
+  CHECK(stall(r200, "stall_wait") * 10 >= stall_sum(r200) * 8);  // dominates: >= 80 % (it is 5/6)
+  CHECK(stall(r200, "stall_long_scoreboard") == 0);
+  CHECK(stall(r200, "stall_barrier") == 0);
+  CHECK(stall(r200, "stall_math_pipe_throttle") == 0);  // issue interval 2 < latency 6: the pipe is never in the way
+}
+
+TEST_CASE("e2e (4): a DRAM load feeding an FFMA takes the configured L1 + NoC + L2 + HBM latency", "[sm][e2e][mem]") {
+  const Config cfg = small_h100();
+  const double f_sm = cfg.section("clocks").real("sm"), f_l2 = cfg.section("clocks").real("l2"),
+               f_hbm = cfg.section("clocks").real("hbm");
+  const double l1 = static_cast<double>(cfg.section("l1").u64("hit_latency"));       // 40 SM cycles
+  const double noc = static_cast<double>(cfg.section("noc").u64("latency"));         // 63 L2 cycles
+  const double l2 = static_cast<double>(cfg.section("l2").u64("hit_latency"));       // 125 L2 cycles
+  const double hbm = static_cast<double>(cfg.section("hbm").u64("latency"));         // 585 HBM cycles
+  // In SM cycles: 40 + 2*63*(1.83/1.83) + 125*(1.83/1.83) + 585*(1.83/2.619) = 40 + 126 + 125 + 408.76 = 699.76
+  const double l2_hit = l1 + 2 * noc * f_sm / f_l2 + l2 * f_sm / f_l2;
+  const double dram = l2_hit + hbm * f_sm / f_hbm;
+  REQUIRE(l2_hit == Approx(291.0));
+  REQUIRE(dram == Approx(699.76).epsilon(1e-4));
+
+  SECTION("DRAM: LDG R5 <- [A]; FFMA R6 = R5 * ...") {
+    const KernelResult r = run_warps(cfg, {{ldg(5, 0x10000), ffma(6, 5, 2, 3)}});
+    INFO(stalls_str(r));
+    // The FFMA issues at least `dram` cycles after the LDG. Above that: the LDG's own issue and LSU step,
+    // rounding up at each of ~6 clock-domain crossings and port serialisations, launch and retire: <= 25.
+    CHECK(static_cast<double>(r.cycles) >= dram);
+    CHECK(static_cast<double>(r.cycles) <= dram + 25);
+    CHECK(static_cast<double>(stall(r, "stall_long_scoreboard")) >= dram - 2);
+    CHECK(r.dram_bytes_read == 32);  // one 4-byte word: one 32 B sector
+    CHECK(r.dram_bytes_written == 0);
+    CHECK(r.l1_hit_rate == 0.0);
+    CHECK(r.l2_hit_rate == 0.0);
+  }
+  SECTION("two loads of one sector share one miss: still one DRAM sector, about the same time") {
+    const KernelResult one = run_warps(cfg, {{ldg(5, 0x10000), ffma(6, 5, 2, 3)}});
+    const KernelResult two = run_warps(cfg, {{ldg(5, 0x10000), ldg(7, 0x10004), ffma(6, 5, 7, 3)}});
+    INFO(stalls_str(two));
+    CHECK(two.dram_bytes_read == 32);
+    CHECK(two.cycles >= one.cycles);
+    CHECK(two.cycles <= one.cycles + 5);  // the second LDG issues 4 cycles (ldst issue interval) later
+  }
+  SECTION("an L1 hit costs l1.hit_latency") {
+    const KernelResult one = run_warps(cfg, {{ldg(5, 0x10000), ffma(6, 5, 2, 3)}});
+    // Second load of the same sector after the first one's data is back: L1 hit, 40 cycles + issue.
+    const KernelResult hit =
+        run_warps(cfg, {{ldg(5, 0x10000), ffma(6, 5, 2, 3), ldg(7, 0x10000), ffma(8, 7, 2, 3)}});
+    INFO(stalls_str(hit));
+    CHECK(hit.cycles - one.cycles >= static_cast<std::uint64_t>(l1));
+    CHECK(hit.cycles - one.cycles <= static_cast<std::uint64_t>(l1) + 6);
+    CHECK(hit.dram_bytes_read == 32);
+    CHECK(hit.l1_hit_rate == Approx(0.5));  // 2 sectors looked up, 1 hit
+  }
+  SECTION("an L2 hit (line written by a store first) costs about 291 cycles and reads no DRAM") {
+    const KernelResult r = run_warps(cfg, {{stg(0x20000, 2), ldg(5, 0x20000), ffma(6, 5, 2, 3)}});
+    INFO(stalls_str(r));
+    // The store allocates the sector dirty in L2 (write-allocate, no fetch); the load misses L1 (the store
+    // invalidated it) and hits L2. It issues 4 cycles after the store (ldst issue interval).
+    CHECK(static_cast<double>(r.cycles) >= l2_hit);
+    CHECK(static_cast<double>(r.cycles) <= l2_hit + 4 + 25);
+    CHECK(r.dram_bytes_read == 0);
+    CHECK(r.l2_hit_rate == 1.0);
+  }
+}
+
+TEST_CASE("e2e (5): two warps meet at a barrier", "[sm][e2e][barrier]") {
+  const Config cfg = small_h100();
+  // Warp 0: 10 dependent FFMAs, BAR, FFMA. Warp 1 (other sub-partition): BAR, FFMA.
+  std::vector<WarpInst> w0 = dependent_ffma_chain(10);
+  w0.push_back(bar());
+  w0.push_back(ffma(7, 2, 3, 4));
+  const std::vector<WarpInst> w1 = {bar(), ffma(7, 2, 3, 4)};
+  const KernelResult r = run_warps(cfg, {w0, w1});
+  INFO(stalls_str(r));
+  CHECK(r.warp_instructions == 14);  // 10 + 1 + 1 and 1 + 1
+  // Both start issuing in the same cycle t. Warp 1 issues BAR at t and waits from t + 1. Warp 0 issues FFMAs at
+  // t, t+6, ..., t+54 and BAR (no dependency on R1) at t+55: the barrier releases then, so warp 1 waited
+  // 55 - 1 = 54 cycles, + 1 if the release takes effect one cycle after the last arrival.
+  CHECK(stall(r, "stall_barrier") >= 54);
+  CHECK(stall(r, "stall_barrier") <= 56);
+  // The kernel: 9 * 6 = 54 cycles of chain, BAR, then the last FFMA; well under 100 cycles.
+  CHECK(r.cycles >= 56);
+  CHECK(r.cycles <= 56 + 15);
+
+  SECTION("a warp that exits without reaching the barrier does not hold it") {
+    std::vector<WarpInst> a = dependent_ffma_chain(3);
+    a.push_back(bar());
+    a.push_back(ffma(7, 2, 3, 4));
+    const KernelResult e = run_warps(cfg, {a, {ffma(7, 2, 3, 4)}});
+    CHECK(e.warp_instructions == 6);
+    CHECK(e.cycles <= 2 * 6 + 15);
+  }
+}
+
+TEST_CASE("e2e (6): GTO and LRR agree for one warp", "[sm][e2e][scheduler]") {
+  const Config gto = small_h100();
+  const Config lrr = small_h100({"sm.scheduler.policy=lrr"});
+  const std::vector<std::vector<WarpInst>> one_warp = {
+      {ldg(5, 0x10000), ffma(1, 1, 2, 3), ffma(1, 1, 2, 3), ffma(6, 5, 1, 3), ffma(9, 2, 3, 4), ffma(10, 2, 3, 4)}};
+  const KernelResult a = run_warps(gto, one_warp);
+  const KernelResult b = run_warps(lrr, one_warp);
+  CHECK(a.cycles == b.cycles);
+  CHECK(a.stalls == b.stalls);
+  CHECK(a.warp_instructions == b.warp_instructions);
+  CHECK(a.dram_bytes_read == b.dram_bytes_read);
+}
+
+TEST_CASE("e2e (6): two warps on one sub-partition: GTO runs one to the end first, LRR alternates", "[sm][e2e][scheduler]") {
+  // 5 warps: warps 0 and 4 share sub-partition 0 (warp index % 4) and each issue N independent FFMAs; warps
+  // 1..3 are empty (they retire at once on their own sub-partitions).
+  const int n = 100;
+  const std::vector<std::vector<WarpInst>> warps = {independent_ffmas(n), {}, {}, {}, independent_ffmas(n)};
+  const KernelResult g = run_warps(small_h100(), warps);
+  const KernelResult l = run_warps(small_h100({"sm.scheduler.policy=lrr"}), warps);
+  INFO("gto: " << stalls_str(g));
+  INFO("lrr: " << stalls_str(l));
+  // Either way the FP32 pipe of sub-partition 0 is the bottleneck: 2N instructions x 2 cycles = 400.
+  CHECK(g.cycles >= 4 * n);
+  CHECK(g.cycles <= 4 * n + 10);
+  CHECK(l.cycles >= 4 * n);
+  CHECK(l.cycles <= 4 * n + 10);
+  CHECK(g.warp_instructions == 2 * n);
+  CHECK(l.warp_instructions == 2 * n);
+  // Resident warp-cycles (= the sum of all warp states) tell who finished when. GTO: warp 0 issues at 1, 3, ...
+  // and is gone after ~2N cycles, warp 4 stays ~4N: ~6N in all. LRR: both warps issue every 4 cycles and
+  // live ~4N each: ~8N. (+ a few cycles for the three empty warps and retirement.)
+  CHECK(stall_sum(g) >= 6 * n);
+  CHECK(stall_sum(g) <= 6 * n + 20);
+  CHECK(stall_sum(l) >= 8 * n - 5);
+  CHECK(stall_sum(l) <= 8 * n + 20);
+  CHECK(stall(g, "selected") == stall(l, "selected"));  // same instructions and retirements
+}
+
+TEST_CASE("e2e stall accounting: cycles held back by a busy pipe are math_pipe_throttle, not not_selected",
+          "[sm][e2e][stalls]") {
+  const int n = 100;
+  SECTION("one warp, independent FFMAs (issue interval 2): nobody else could have been selected") {
+    const KernelResult r = run_warps(small_h100(), {independent_ffmas(n)});
+    INFO(stalls_str(r));
+    // Issue at t, t+2, ...: in each t+1 the warp's operands are ready but the FP32 pipe is busy (Nsight:
+    // math_pipe_throttle). With a single warp there is no other warp to be selected instead, so
+    // stall_not_selected can only be the launch cycle or so.
+    CHECK(stall(r, "stall_math_pipe_throttle") >= static_cast<std::uint64_t>(n - 1));
+    CHECK(stall(r, "stall_not_selected") <= 2);
+  }
+  SECTION("two warps on one sub-partition, GTO vs LRR") {
+    const std::vector<std::vector<WarpInst>> warps = {independent_ffmas(n), {}, {}, {}, independent_ffmas(n)};
+    const KernelResult g = run_warps(small_h100(), warps);
+    const KernelResult l = run_warps(small_h100({"sm.scheduler.policy=lrr"}), warps);
+    INFO("gto: " << stalls_str(g));
+    INFO("lrr: " << stalls_str(l));
+    // GTO, first 2N cycles: odd cycles warp 0 selected and warp 4 not_selected (the pipe was free), even cycles
+    // both throttled by the busy pipe; then warp 4 alone, throttled every other cycle.
+    //   not_selected ~ N, math_pipe_throttle ~ N (warp 0) + N (warp 4, phase 1) + N (warp 4, phase 2) = 3N.
+    // LRR, every 4 cycles: one warp selected and the other not_selected, then both throttled, then swapped:
+    //   not_selected ~ 2N, math_pipe_throttle ~ 4N.
+    CHECK(stall(g, "stall_not_selected") >= static_cast<std::uint64_t>(n - 2));
+    // (+ up to 8: the empty warps and the draining EXITs spend a few eligible cycles)
+    CHECK(stall(g, "stall_not_selected") <= static_cast<std::uint64_t>(n + 8));
+    CHECK(stall(g, "stall_math_pipe_throttle") >= static_cast<std::uint64_t>(3 * n - 5));
+    CHECK(stall(g, "stall_math_pipe_throttle") <= static_cast<std::uint64_t>(3 * n + 5));
+    CHECK(stall(l, "stall_not_selected") >= static_cast<std::uint64_t>(2 * n - 5));
+    CHECK(stall(l, "stall_not_selected") <= static_cast<std::uint64_t>(2 * n + 5));
+    CHECK(stall(l, "stall_math_pipe_throttle") >= static_cast<std::uint64_t>(4 * n - 5));
+    CHECK(stall(l, "stall_math_pipe_throttle") <= static_cast<std::uint64_t>(4 * n + 5));
+  }
+}
+
+TEST_CASE("e2e (7): HMMA bf16 m16n8k16: dependent chain at tensor latency, independent at the pipe rate", "[sm][e2e][tensor]") {
+  const Config cfg = small_h100();
+  const Params& sm = cfg.section("sm");
+  const std::uint64_t lat = sm.u64("tensor.latency");  // 24
+  // 2*16*8*16 = 4096 FLOP per warp-instruction; 4096 FLOP/cycle/SM / 4 sub-partitions = 1024 per cycle -> 4
+  const std::uint64_t interval = 2 * 16 * 8 * 16 / (sm.u64("tensor.flops_per_cycle.bf16") / sm.u64("subpartitions"));
+  REQUIRE(interval == 4);
+  auto dep = [](int n) {  // D = A*B + D, accumulator R8 carried
+    return std::vector<WarpInst>(static_cast<std::size_t>(n), hmma(DType::BF16, MmaShape{16, 8, 16}, 8, 0, 4, 8));
+  };
+  auto indep = [](int n) {
+    std::vector<WarpInst> v;
+    for (int i = 0; i < n; ++i)
+      v.push_back(hmma(DType::BF16, MmaShape{16, 8, 16}, static_cast<std::uint16_t>(16 + i % 64), 0, 4, 100));
+    return v;
+  };
+  const KernelResult d100 = run_warps(cfg, {dep(100)}), d200 = run_warps(cfg, {dep(200)});
+  const KernelResult i100 = run_warps(cfg, {indep(100)}), i200 = run_warps(cfg, {indep(200)});
+  INFO("dependent: " << stalls_str(d100));
+  INFO("independent: " << stalls_str(i100));
+  CHECK(d100.cycles >= 99 * lat);
+  CHECK(d100.cycles <= 100 * lat + 10);
+  CHECK(d200.cycles - d100.cycles == 100 * lat);
+  CHECK(i100.cycles >= 99 * interval);
+  // The warp drains at EXIT until its last result is written: + one tensor latency.
+  CHECK(i100.cycles <= 100 * interval + lat + 10);
+  CHECK(i200.cycles - i100.cycles == 100 * interval);
+  CHECK(d100.flops == 100 * 4096);
+  REQUIRE(d100.achieved_tflops.has_value());
+  // Independent at 4 cycles per 4096 FLOP on one sub-partition: 1024 FLOP/cycle * 1.83 GHz = 1.874 TFLOPS
+  // (a quarter of one SM's peak), less a few cycles of launch and retirement in ~800. (That it must not be
+  // above this is checked in "e2e: a kernel ends when its in-flight work is done".)
+  REQUIRE(i200.achieved_tflops.has_value());
+  CHECK(*i200.achieved_tflops >= 1024 * 1.83e9 / 1e12 * 0.97);
+
+  SECTION("fp8 m16n8k32: twice the work at twice the rate; latency + (interval - reference) = 24 + (4 - 2)") {
+    // 2*16*8*32 = 8192 FLOP; 8192/4 = 2048 per cycle -> interval 4; the m16n8k16 reference is 4096/2048 = 2
+    // cycles, so the result latency grows by 4 - 2 = 2 to 26.
+    auto dep8 = [](int n) {
+      return std::vector<WarpInst>(static_cast<std::size_t>(n), hmma(DType::FP8, MmaShape{16, 8, 32}, 8, 0, 4, 8));
+    };
+    const KernelResult a = run_warps(cfg, {dep8(50)}), b = run_warps(cfg, {dep8(100)});
+    CHECK(b.cycles - a.cycles == 50 * 26);
+  }
+}
+
+TEST_CASE("e2e (8): fp8 tensor instructions on a GPU without fp8 tensor cores are an input error", "[sm][e2e][errors]") {
+  const Config cfg = small_h100({"sm.tensor.flops_per_cycle.fp8=0"});
+  InMemoryTrace t = one_cta_trace({{ffma(1, 2, 3, 4), hmma(DType::FP8, MmaShape{16, 8, 32}, 8, 0, 4, 8)}}, 32, 0, "fp8k");
+  const std::string msg = input_error_of(cfg, t);
+  CHECK_THAT(msg, Contains("fp8"));
+  CHECK_THAT(msg, Contains("fp8k"));
+  // The same trace runs where fp8 is supported.
+  InMemoryTrace t2 = one_cta_trace({{ffma(1, 2, 3, 4), hmma(DType::FP8, MmaShape{16, 8, 32}, 8, 0, 4, 8)}}, 32, 0, "fp8k");
+  CHECK(input_error_of(small_h100(), t2).empty());
+}
+
+TEST_CASE("e2e (9): a CTA that does not fit on an SM is an input error naming the limiter", "[sm][e2e][errors]") {
+  const Config cfg = small_h100();
+  SECTION("shared memory: 228 KiB > 227 KiB per CTA") {
+    InMemoryTrace t = one_cta_trace({{ffma(1, 2, 3, 4)}}, 32, 228 * 1024, "bigsmem");
+    const std::string msg = input_error_of(cfg, t);
+    CHECK_THAT(msg, Contains("shared_memory"));
+    CHECK_THAT(msg, Contains("bigsmem"));
+  }
+  SECTION("registers: 32 warps x 255 registers") {
+    std::vector<std::vector<WarpInst>> warps(32, std::vector<WarpInst>{ffma(1, 2, 3, 4)});
+    InMemoryTrace t = one_cta_trace(warps, 255, 0, "bigregs");
+    CHECK_THAT(input_error_of(cfg, t), Contains("registers"));
+  }
+}
+
+TEST_CASE("e2e (10): the same kernel in two fresh GPUs gives identical results", "[sm][e2e][determinism]") {
+  const Config cfg = small_h100();
+  // A mix: strided loads over several lines, stores, FFMAs, a barrier, four warps on four sub-partitions and
+  // a fifth sharing sub-partition 0.
+  std::vector<std::vector<WarpInst>> warps;
+  for (int w = 0; w < 5; ++w) {
+    std::vector<WarpInst> v;
+    const std::uint64_t base = 0x100000 + 0x10000 * static_cast<std::uint64_t>(w);
+    WarpInst l = mem_inst(Opcode::LDG, base, 128, 4);  // 32 lines
+    l.num_dst = 1;
+    l.dst[0] = 5;
+    v.push_back(l);
+    v.push_back(ldg(6, base + 8));
+    for (int i = 0; i < 5 + w; ++i) v.push_back(ffma(1, 1, 5, 6));
+    v.push_back(bar());
+    WarpInst s = mem_inst(Opcode::STG, base + 0x8000, 4, 4);
+    s.num_src = 1;
+    s.src[0] = 1;
+    v.push_back(s);
+    v.push_back(ffma(7, 1, 2, 3));
+    warps.push_back(v);
+  }
+  const KernelResult a = run_warps(cfg, warps);
+  const KernelResult b = run_warps(cfg, warps);
+  CHECK(a.cycles == b.cycles);
+  CHECK(a.stalls == b.stalls);
+  CHECK(a.dram_bytes_read == b.dram_bytes_read);
+  CHECK(a.dram_bytes_written == b.dram_bytes_written);
+  CHECK(a.warp_instructions == b.warp_instructions);
+  CHECK(a.l1_hit_rate == b.l1_hit_rate);
+  CHECK(a.l2_hit_rate == b.l2_hit_rate);
+  CHECK(a.occupancy == b.occupancy);
+  CHECK(a.utilization == b.utilization);
+  // And the loads did go to DRAM: 5 warps x (32 lines x 1 sector) = 160 sectors = 5120 B; the second load of
+  // each warp (base + 8) is in the first line's sector 0, already requested: no extra DRAM traffic.
+  CHECK(a.dram_bytes_read == 5 * 32 * 32);
+  CHECK(a.warp_instructions == 60);  // warp w: 2 LDG + (5 + w) FFMA + BAR + STG + FFMA = 10 + w; sum over 0..4 = 60
+}
+
+
+TEST_CASE("e2e: a kernel ends when its in-flight work is done", "[sm][e2e][mem]") {
+  const Config cfg = small_h100();
+  const double f_sm = cfg.section("clocks").real("sm"), f_l2 = cfg.section("clocks").real("l2"),
+               f_hbm = cfg.section("clocks").real("hbm");
+  // 40 + 2*63 + 125 + 585 * 1.83/2.619 = 699.76 SM cycles (see e2e (4)).
+  const double dram = static_cast<double>(cfg.section("l1").u64("hit_latency")) +
+                      static_cast<double>(2 * cfg.section("noc").u64("latency") + cfg.section("l2").u64("hit_latency")) * f_sm / f_l2 +
+                      static_cast<double>(cfg.section("hbm").u64("latency")) * f_sm / f_hbm;
+  SECTION("a load whose result is never used: its DRAM traffic belongs to this kernel") {
+    // Kernel 0: one LDG, then the warp ends. Kernel 1: one FFMA. A warp cannot retire (and free its registers)
+    // while a load is still to write one of them, so kernel 0 lasts at least the DRAM latency and its 32 B
+    // sector read is counted in kernel 0, not in kernel 1.
+    InMemoryKernel k0, k1;
+    k0.info.name = "load_only";
+    k0.info.block = Dim3{32, 1, 1};
+    k0.ctas = {{InMemoryKernel::Warp{{ldg(5, 0x10000)}, {}}}};
+    k1.info.name = "ffma";
+    k1.info.block = Dim3{32, 1, 1};
+    k1.ctas = {{InMemoryKernel::Warp{{ffma(1, 2, 3, 4)}, {}}}};
+    InMemoryTrace t({k0, k1}, "two");
+    Gpu g(cfg);
+    RunOptions opt;
+    opt.progress = false;
+    const RunResult r = g.run(t, run_without_systemc, opt);
+    REQUIRE(r.kernels.size() == 2);
+    INFO("kernel 0: " << stalls_str(r.kernels[0]) << " dram_read=" << r.kernels[0].dram_bytes_read);
+    INFO("kernel 1: " << stalls_str(r.kernels[1]) << " dram_read=" << r.kernels[1].dram_bytes_read);
+    CHECK(r.kernels[0].dram_bytes_read == 32);
+    CHECK(r.kernels[1].dram_bytes_read == 0);
+    CHECK(static_cast<double>(r.kernels[0].cycles) >= dram);
+  }
+  SECTION("tensor work: achieved TFLOPS never exceed the peak") {
+    // 4 warps on 4 sub-partitions, one bf16 m16n8k16 HMMA each: 4 * 4096 FLOP. The SM does at most 4096 FLOP
+    // per cycle, so the kernel takes at least 4 cycles of tensor-pipe time (plus the 24-cycle result latency),
+    // and achieved <= 4096 * 1.83e9 = 7.50 TFLOPS.
+    const WarpInst h = hmma(DType::BF16, MmaShape{16, 8, 16}, 16, 0, 4, 100);
+    const KernelResult r = run_warps(cfg, {{h}, {h}, {h}, {h}});
+    INFO(stalls_str(r));
+    REQUIRE(r.achieved_tflops.has_value());
+    const double peak = 4096.0 * f_sm / 1e12;
+    CHECK(*r.achieved_tflops <= peak);
+    CHECK(r.cycles >= 4);
+    // 200 independent HMMAs on one sub-partition: 200 * 4 = 800 cycles of pipe time; achieved <= a quarter of
+    // the SM's peak, 1024 * 1.83e9 = 1.874 TFLOPS.
+    std::vector<WarpInst> v;
+    for (int i = 0; i < 200; ++i)
+      v.push_back(hmma(DType::BF16, MmaShape{16, 8, 16}, static_cast<std::uint16_t>(16 + i % 64), 0, 4, 100));
+    const KernelResult q = run_warps(cfg, {v});
+    INFO(stalls_str(q));
+    REQUIRE(q.achieved_tflops.has_value());
+    CHECK(q.cycles >= 800);
+    CHECK(*q.achieved_tflops <= peak / 4);
+  }
+}
