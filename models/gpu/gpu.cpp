@@ -63,13 +63,15 @@ class CtaDispatcher final : public Component {
         ctx_(ctx),
         watchdog_cycles_(sim_params.u64("watchdog_cycles")),
         check_cycles_(sim_params.u64("progress_check_cycles")) {
-    for (auto* sm : sms_) sm->on_cta_done([this](unsigned) {
+    for (auto* sm : sms_) sm->on_cta_done([this](unsigned sm_index, std::uint64_t cta) {
         ++ctas_done_;
+        if (on_cta_end) on_cta_end(sm_index, cta, this->domain().now());
         wake_next();
       });
   }
 
   std::function<void(Cycle)> on_kernel_start, on_kernel_end;
+  std::function<void(unsigned sm, std::uint64_t cta, Cycle)> on_cta_start, on_cta_end;
   std::function<bool()> next_kernel;  // opens the next kernel; false when there is none
   KernelSource* kernel = nullptr;
   std::uint64_t total_ctas = 0;
@@ -114,6 +116,7 @@ class CtaDispatcher final : public Component {
         StreamingMultiprocessor* sm = sms_[(rr_ + i) % sms_.size()];
         if (!sm->can_launch()) continue;
         sm->launch_cta(next_cta_, kernel->open_cta(next_cta_));
+        if (on_cta_start) on_cta_start(static_cast<unsigned>((rr_ + i) % sms_.size()), next_cta_, domain().now());
         ++next_cta_;
         launched = true;
       }
@@ -333,6 +336,20 @@ RunResult Gpu::run(TraceSource& trace, const Driver& driver, const RunOptions& o
   d.on_kernel_end = [&](Cycle now) {
     result.kernels.push_back(summarize(kernel->info(), occ, g.config, g.stats, at_start, g.stats.snapshot(), start_cycle, now, g.limits));
   };
+
+  // CTA residency for the timeline: start recorded at launch, completed at finish.
+  std::map<std::pair<unsigned, std::uint64_t>, std::size_t> open_spans;
+  d.on_cta_start = [&](unsigned sm, std::uint64_t cta, Cycle now) {
+    open_spans[{sm, cta}] = result.timeline.size();
+    result.timeline.push_back(CtaSpan{static_cast<std::uint32_t>(d.kernel_index), sm, cta, now, now});
+  };
+  d.on_cta_end = [&](unsigned sm, std::uint64_t cta, Cycle now) {
+    auto it = open_spans.find({sm, cta});
+    if (it == open_spans.end()) return;
+    result.timeline[it->second].end_cycle = now;
+    open_spans.erase(it);
+  };
+  result.sm_clock_hz = static_cast<double>(g.ctx.sm_domain->frequency_hz());
 
   const auto wall_start = std::chrono::steady_clock::now();
   d.wake_at(0);

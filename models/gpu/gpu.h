@@ -51,12 +51,21 @@ struct SimInfo {
   std::vector<std::pair<std::string, std::uint64_t>> domain_ticks;
 };
 
+// One CTA's residency on an SM, for the timeline.
+struct CtaSpan {
+  std::uint32_t kernel = 0, sm = 0;
+  std::uint64_t cta = 0;
+  std::uint64_t start_cycle = 0, end_cycle = 0;  // SM clock
+};
+
 struct RunResult {
   std::string gpu;
   std::string trace;
   std::vector<KernelResult> kernels;
   std::uint64_t total_cycles = 0;
   double total_time_us = 0.0;
+  double sm_clock_hz = 0.0;
+  std::vector<CtaSpan> timeline;
   SimInfo sim;
 };
 

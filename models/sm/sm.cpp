@@ -90,12 +90,21 @@ Pipe pipe_of(OpClass c) {
   }
 }
 
+// Opcodes whose timing can be overridden one by one: those of the fixed-latency pipes. Tensor instructions are
+// timed from their shape and the tensor throughput; memory instructions by the LSU and memory system.
+bool has_opcode_override(Opcode op) {
+  const OpClass c = op_class(op);
+  return c == OpClass::Int || c == OpClass::Fp32 || c == OpClass::Fp64 || c == OpClass::Sfu || c == OpClass::Branch;
+}
+
 constexpr std::array<DType, 6> kTensorTypes = {DType::F16, DType::BF16, DType::TF32, DType::FP8, DType::I8, DType::F64};
 
 struct SmSpec {
   unsigned subpartitions = 4;
   SchedulerPolicy policy = SchedulerPolicy::Gto;
   std::array<Cycle, 7> pipe_latency{}, pipe_interval{};
+  // Per-opcode timing (the pipe's unless overridden by sm.opcodes.<OP>.*), indexed by Opcode.
+  std::array<Cycle, static_cast<std::size_t>(Opcode::Count)> op_latency{}, op_interval{};
   Cycle tensor_latency = 32;
   std::array<double, 8> tensor_flops_per_cycle{};  // per SM, indexed by DType
   std::size_t lsu_queue_depth = 16;
@@ -127,6 +136,13 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       const std::string pipe = kPipeNames[i];
       s.uint("pipes." + pipe + ".latency", "cycles", 4, "cycles from issue to a dependent instruction's issue, " + pipe + " pipe", 1, 10000);
       s.uint("pipes." + pipe + ".issue_interval", "cycles", 2, "cycles the " + pipe + " pipe of a sub-partition is busy per warp-instruction", 1, 10000);
+    }
+    for (std::size_t o = 0; o < static_cast<std::size_t>(Opcode::Count); ++o) {
+      const Opcode op = static_cast<Opcode>(o);
+      if (!has_opcode_override(op)) continue;
+      const std::string name(opcode_info(op).name);
+      s.uint("opcodes." + name + ".latency", "cycles", 0, "latency of " + name + " if it differs from its pipe's (0 = the pipe's)", 0, 10000);
+      s.uint("opcodes." + name + ".issue_interval", "cycles", 0, "issue interval of " + name + " if it differs from its pipe's (0 = the pipe's)", 0, 10000);
     }
     s.uint("tensor.latency", "cycles", 32, "cycles from issue of an m16n8k16 MMA to its result", 1, 10000);
     for (DType t : kTensorTypes)
@@ -338,6 +354,17 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       const std::string pipe = kPipeNames[i];
       spec_.pipe_latency[i] = p.u64("pipes." + pipe + ".latency");
       spec_.pipe_interval[i] = p.u64("pipes." + pipe + ".issue_interval");
+    }
+    for (std::size_t o = 0; o < static_cast<std::size_t>(Opcode::Count); ++o) {
+      const Opcode op = static_cast<Opcode>(o);
+      const Pipe pipe = pipe_of(op_class(op));
+      if (pipe == Pipe::None) continue;
+      spec_.op_latency[o] = spec_.pipe_latency[static_cast<std::size_t>(pipe)];
+      spec_.op_interval[o] = spec_.pipe_interval[static_cast<std::size_t>(pipe)];
+      if (!has_opcode_override(op)) continue;
+      const std::string key = "opcodes." + std::string(opcode_info(op).name);
+      if (const auto v = p.u64(key + ".latency")) spec_.op_latency[o] = v;
+      if (const auto v = p.u64(key + ".issue_interval")) spec_.op_interval[o] = v;
     }
     spec_.tensor_latency = p.u64("tensor.latency");
     for (DType t : kTensorTypes)
@@ -592,8 +619,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     StallReason result_reason = StallReason::Wait;
     if (pipe != Pipe::None) {
       const std::size_t pi = static_cast<std::size_t>(pipe);
-      Cycle interval = spec_.pipe_interval[pi];
-      Cycle latency = spec_.pipe_latency[pi];
+      Cycle interval = spec_.op_interval[static_cast<std::size_t>(in->op)];
+      Cycle latency = spec_.op_latency[static_cast<std::size_t>(in->op)];
       if (pipe == Pipe::Tensor) tensor_timing(*in, interval, latency);
       sp.pipe_free[pi] = now + interval;
       pipe_busy_[pi] += interval;
@@ -684,7 +711,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     for (std::uint32_t ws : cta.warps) free_warps_.push_back(ws);
     cta.source.reset();
     --resident_ctas_;
-    if (cta_done_) cta_done_(index_);
+    if (cta_done_) cta_done_(index_, cta.id);
     (void)now;
   }
 

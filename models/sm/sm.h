@@ -41,12 +41,12 @@ class StreamingMultiprocessor : public Component {
   virtual void launch_cta(std::uint64_t cta_id, std::unique_ptr<CtaSource> cta) = 0;
   virtual std::uint32_t resident_ctas() const = 0;
   // Called (in the SM's domain, during its tick) when a CTA has finished.
-  void on_cta_done(std::function<void(unsigned sm)> callback) { cta_done_ = std::move(callback); }
+  void on_cta_done(std::function<void(unsigned sm, std::uint64_t cta_id)> callback) { cta_done_ = std::move(callback); }
   // Instructions issued so far (for progress and the no-progress watchdog).
   virtual std::uint64_t issued() const = 0;
 
  protected:
-  std::function<void(unsigned sm)> cta_done_;
+  std::function<void(unsigned sm, std::uint64_t cta_id)> cta_done_;
 };
 
 }  // namespace warpsim

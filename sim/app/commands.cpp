@@ -175,7 +175,10 @@ int cmd_run(int argc, char** argv) {
   write_file(fs::path(out) / "stats.json", results_json(r));
   write_file(fs::path(out) / "stats.csv", results_csv(r));
   write_file(fs::path(out) / "config.resolved.yaml", cfg.resolved_yaml());
-  if (!vm.count("quiet")) std::cout << results_summary(r) << "  results in " << out << "/ (stats.json, stats.csv, config.resolved.yaml)\n";
+  write_file(fs::path(out) / "timeline.json", results_timeline(r));
+  if (!vm.count("quiet"))
+    std::cout << results_summary(r) << "  results in " << out
+              << "/ (stats.json, stats.csv, config.resolved.yaml, timeline.json for ui.perfetto.dev)\n";
   return 0;
 }
 

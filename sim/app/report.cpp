@@ -143,3 +143,34 @@ std::string results_summary(const RunResult& r) {
 }
 
 }  // namespace warpsim
+
+namespace warpsim {
+
+std::string results_timeline(const RunResult& r) {
+  const double us_per_cycle = r.sm_clock_hz > 0 ? 1e6 / r.sm_clock_hz : 0.0;
+  std::ostringstream o;
+  o << "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
+  o << "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"args\": {\"name\": " << JsonWriter::quote(r.gpu + " kernels") << "}},\n";
+  o << "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": " << JsonWriter::quote(r.gpu + " SMs") << "}}";
+  for (std::size_t i = 0; i < r.kernels.size(); ++i) {
+    const auto& k = r.kernels[i];
+    o << ",\n{\"name\": " << JsonWriter::quote(k.name) << ", \"cat\": \"kernel\", \"ph\": \"X\", \"pid\": 0, \"tid\": 0, \"ts\": "
+      << JsonWriter::number(static_cast<double>(k.start_cycle) * us_per_cycle) << ", \"dur\": " << JsonWriter::number(k.time_us)
+      << ", \"args\": {\"cycles\": " << k.cycles << "}}";
+  }
+  std::uint32_t max_sm = 0;
+  for (const auto& c : r.timeline) max_sm = std::max(max_sm, c.sm);
+  for (std::uint32_t sm = 0; !r.timeline.empty() && sm <= max_sm; ++sm)
+    o << ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": " << sm << ", \"args\": {\"name\": \"SM " << sm << "\"}}";
+  for (const auto& c : r.timeline) {
+    const std::string kernel = c.kernel < r.kernels.size() ? r.kernels[c.kernel].name : "kernel " + std::to_string(c.kernel);
+    o << ",\n{\"name\": \"CTA " << c.cta << "\", \"cat\": \"cta\", \"ph\": \"X\", \"pid\": 1, \"tid\": " << c.sm
+      << ", \"ts\": " << JsonWriter::number(static_cast<double>(c.start_cycle) * us_per_cycle)
+      << ", \"dur\": " << JsonWriter::number(static_cast<double>(c.end_cycle - c.start_cycle) * us_per_cycle)
+      << ", \"args\": {\"kernel\": " << JsonWriter::quote(kernel) << ", \"cycles\": " << (c.end_cycle - c.start_cycle) << "}}";
+  }
+  o << "\n]}\n";
+  return o.str();
+}
+
+}  // namespace warpsim
