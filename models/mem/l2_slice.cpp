@@ -2,14 +2,16 @@
 // Requests arrive from the crossbar; a hit answers after `hit_latency`; misses merge per line in MSHRs and
 // fetch only the missing sectors from the HBM channel that owns the address. The slice's data port moves
 // `bandwidth / (slices * l2 clock)` bytes per cycle, so aggregate L2 bandwidth is a config figure.
+#include <boost/container/small_vector.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "models/gpu/build_context.h"
 #include "models/mem/sector_cache.h"
+#include "sim/core/flat_map.h"
 #include "sim/registry/registry.h"
 
 namespace warpsim {
@@ -78,8 +80,8 @@ class SectoredL2Slice final : public L2Slice {
 
  private:
   struct Mshr {
-    std::uint32_t requested = 0;       // sectors asked from DRAM
-    std::vector<MemRequest> waiting;   // reads to answer on fill
+    std::uint32_t requested = 0;  // sectors asked from DRAM
+    boost::container::small_vector<MemRequest, 2> waiting;  // reads to answer on fill
   };
 
   std::uint32_t sectors(const MemRequest& r) const { return static_cast<std::uint32_t>(__builtin_popcount(r.sector_mask)); }
@@ -112,7 +114,7 @@ class SectoredL2Slice final : public L2Slice {
       respond(req, now);
       return;
     }
-    Mshr& m = mshrs_[req.line_addr];
+    Mshr& m = mshrs_.insert(req.line_addr);
     m.waiting.push_back(req);
     const std::uint32_t to_fetch = missing & ~m.requested;
     if (to_fetch) {
@@ -127,10 +129,10 @@ class SectoredL2Slice final : public L2Slice {
   }
 
   void fill(const MemRequest& resp, Cycle now) {
-    auto it = mshrs_.find(resp.line_addr);
-    if (it == mshrs_.end()) return;
+    Mshr* mshr = mshrs_.find(resp.line_addr);
+    if (!mshr) return;
     writeback(cache_.fill(resp.line_addr, resp.sector_mask, false), now);
-    Mshr& m = it->second;
+    Mshr& m = *mshr;
     const std::uint32_t present = cache_.lookup(resp.line_addr, m.requested | resp.sector_mask) | resp.sector_mask;
     // Answer every waiting read whose sectors are now all present.
     auto& w = m.waiting;
@@ -139,7 +141,7 @@ class SectoredL2Slice final : public L2Slice {
     w.erase(done, w.end());
     m.requested &= ~resp.sector_mask;
     if (w.empty()) {
-      mshrs_.erase(it);
+      mshrs_.erase(resp.line_addr);
       if (in_.ready()) wake_next();
     }
   }
@@ -167,7 +169,7 @@ class SectoredL2Slice final : public L2Slice {
   Cycle hit_latency_ = 1;
   double bytes_per_cycle_ = 1.0, data_free_ = 0.0;
   std::size_t mshr_limit_ = 1;
-  std::unordered_map<std::uint64_t, Mshr> mshrs_;
+  FlatMap64<Mshr> mshrs_;  // by line address
   std::uint64_t read_sectors_ = 0, read_hit_sectors_ = 0, write_sectors_ = 0, bytes_served_ = 0,
                 dram_read_bytes_ = 0, dram_write_bytes_ = 0;
 };

@@ -2,13 +2,14 @@
 // functional-unit pipes timed by per-class latency and issue interval; one LSU with L1 and shared memory;
 // CTA barriers and cp.async groups. Event-driven inside: a warp's earliest issue cycle is computed when its
 // state changes, and the SM is ticked only in cycles where something can happen.
+#include <boost/container/small_vector.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <deque>
 #include <queue>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "models/gpu/build_context.h"
@@ -255,7 +256,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     for (std::size_t b = 0; b < count.size(); ++b)
       if (count[b]) s += " " + std::to_string(count[b]) + " warps " + block_name(static_cast<Block>(b)) +
                          (example[b].empty() ? "" : " (e.g. at " + example[b] + ")") + ";";
-    s += " LSU queue " + std::to_string(lsu_queue_.size()) + ", L1 misses outstanding " + std::to_string(miss_index_.size());
+    s += " LSU queue " + std::to_string(lsu_queue_.size()) + ", L1 misses outstanding " + std::to_string(misses_.size());
     return s;
   }
 
@@ -343,7 +344,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
   struct Miss {
     std::uint32_t requested = 0;
     bool allocate = true;
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> waiters;  // record, sector mask
+    // (record, sectors it still needs): nearly always one or two, kept inline in the table entry
+    boost::container::small_vector<std::pair<std::uint32_t, std::uint32_t>, 2> waiters;
   };
 
   // ---- configuration -----------------------------------------------------------------------------------------
@@ -821,17 +823,18 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
         if (!missing) {
           complete_at(id, t + spec_.l1_hit_latency);
         } else {
-          std::uint32_t slot = miss_index_.find(line.line_addr);
-          if (slot == FlatMap64::kNone) {
-            if (miss_index_.size() >= spec_.l1_mshrs) {  // wait for a fill to free an entry
+          Miss* miss = misses_.find(line.line_addr);
+          if (!miss) {
+            if (misses_.size() >= spec_.l1_mshrs) {  // wait for a fill to free an entry
               lsu_busy_cycles_ += t - now;
               lsu_next_ = kSleep;
               lsu_blocked_ = true;
               return;
             }
-            slot = new_miss(line.line_addr, r.cacheable);
+            miss = &misses_.insert(line.line_addr);
+            miss->allocate = r.cacheable;
           }
-          Miss& m = miss_pool_[slot];
+          Miss& m = *miss;
           m.waiters.emplace_back(id, missing);
           const std::uint32_t fetch = missing & ~m.requested;
           if (fetch) {
@@ -844,23 +847,6 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       t += busy;
     }
     pop_lsu(now, t - now);
-  }
-
-  std::uint32_t new_miss(std::uint64_t line_addr, bool allocate) {
-    std::uint32_t slot;
-    if (!free_misses_.empty()) {
-      slot = free_misses_.back();
-      free_misses_.pop_back();
-    } else {
-      slot = static_cast<std::uint32_t>(miss_pool_.size());
-      miss_pool_.emplace_back();
-    }
-    Miss& m = miss_pool_[slot];
-    m.requested = 0;
-    m.allocate = allocate;
-    m.waiters.clear();
-    miss_index_.insert(line_addr, slot);
-    return slot;
   }
 
   void advance_lsu(Cycle now, Cycle busy) {
@@ -895,9 +881,9 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       complete_at(resp.id, now);
       return;
     }
-    const std::uint32_t slot = miss_index_.find(resp.line_addr);
-    if (slot == FlatMap64::kNone) return;
-    Miss& m = miss_pool_[slot];
+    Miss* miss = misses_.find(resp.line_addr);
+    if (!miss) return;
+    Miss& m = *miss;
     if (m.allocate) l1_.fill(resp.line_addr, resp.sector_mask, false);
     m.requested &= ~resp.sector_mask;
     auto& ws = m.waiters;
@@ -906,8 +892,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     for (auto d = done; d != ws.end(); ++d) complete_at(d->first, now + spec_.l1_hit_latency);
     ws.erase(done, ws.end());
     if (ws.empty()) {
-      miss_index_.erase(resp.line_addr);
-      free_misses_.push_back(slot);
+      misses_.erase(resp.line_addr);
       if (lsu_blocked_) {
         lsu_blocked_ = false;
         lsu_next_ = now + 1;
@@ -972,9 +957,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
   std::vector<std::uint32_t> free_records_;
   std::priority_queue<Completion, std::vector<Completion>, std::greater<Completion>> completions_;
   std::uint64_t completion_seq_ = 0;
-  FlatMap64 miss_index_;               // line -> miss_pool_ slot
-  std::vector<Miss> miss_pool_;
-  std::vector<std::uint32_t> free_misses_;
+  FlatMap64<Miss> misses_;  // L1 MSHRs by line address
   // stats
   std::uint64_t warp_instructions_ = 0, thread_instructions_ = 0, tensor_flops_ = 0, active_cycles_ = 0,
                 resident_warp_cycles_ = 0, ctas_launched_ = 0, lsu_busy_cycles_ = 0, l1_bytes_ = 0,
