@@ -12,6 +12,7 @@ struct MemRequest {
   std::uint32_t sector_mask = 0; // bit i = sector i of the line
   std::uint32_t bytes = 0;       // payload bytes (sectors * sector size)
   MemOp op = MemOp::Read;
+  bool bypass_l1 = false;        // requester tracks it by `id`, not by line (e.g. cp.async.cg copies)
   std::uint16_t sm = 0;          // requesting SM
   std::uint16_t slice = 0;       // L2 slice (filled in by the interconnect / slice)
   std::uint32_t id = 0;          // requester-private tag (SM: L1 miss entry)

@@ -822,10 +822,20 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
         const std::uint32_t missing = line.sector_mask & ~hit;
         if (!missing) {
           complete_at(id, t + spec_.l1_hit_latency);
+        } else if (!r.cacheable) {
+          // L1-bypassing copy: no merging by line, the response finds its instruction by id.
+          if (outstanding_misses() >= spec_.l1_mshrs) {
+            lsu_busy_cycles_ += t - now;
+            lsu_next_ = kSleep;
+            lsu_blocked_ = true;
+            return;
+          }
+          ++bypass_in_flight_;
+          send_to_l2(LineAccess{line.line_addr, missing, 0}, MemOp::Read, t, id, /*bypass_l1=*/true);
         } else {
           Miss* miss = misses_.find(line.line_addr);
           if (!miss) {
-            if (misses_.size() >= spec_.l1_mshrs) {  // wait for a fill to free an entry
+            if (outstanding_misses() >= spec_.l1_mshrs) {  // wait for a fill to free an entry
               lsu_busy_cycles_ += t - now;
               lsu_next_ = kSleep;
               lsu_blocked_ = true;
@@ -863,7 +873,9 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       for (auto& sp : subs_) wake_sub(sp, now + 1);
   }
 
-  void send_to_l2(const LineAccess& line, MemOp op, Cycle when, std::uint32_t record) {
+  std::size_t outstanding_misses() const { return misses_.size() + bypass_in_flight_; }
+
+  void send_to_l2(const LineAccess& line, MemOp op, Cycle when, std::uint32_t record, bool bypass_l1 = false) {
     MemRequest req;
     req.line_addr = line.line_addr;
     req.sector_mask = line.sector_mask;
@@ -871,6 +883,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     req.op = op;
     req.sm = static_cast<std::uint16_t>(index_);
     req.id = record;
+    req.bypass_l1 = bypass_l1;
     req.slice = static_cast<std::uint16_t>(ctx_.noc->slice_of(line.line_addr));
     ++l2_requests_;
     ctx_.noc->send_request(req, domain().time_of(when));
@@ -879,6 +892,12 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
   void on_response(const MemRequest& resp, Cycle now) {
     if (resp.op != MemOp::Read) {  // L2 acknowledged a store line
       complete_at(resp.id, now);
+      return;
+    }
+    if (resp.bypass_l1) {
+      --bypass_in_flight_;
+      complete_at(resp.id, now + spec_.l1_hit_latency);
+      unblock_lsu(now);
       return;
     }
     Miss* miss = misses_.find(resp.line_addr);
@@ -893,16 +912,20 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     ws.erase(done, ws.end());
     if (ws.empty()) {
       misses_.erase(resp.line_addr);
-      if (lsu_blocked_) {
-        lsu_blocked_ = false;
-        lsu_next_ = now + 1;
-        wake_at(now + 1);
-      }
+      unblock_lsu(now);
     }
   }
 
   // One line (or shared-memory access) of a memory instruction has its data at `cycle`. The instruction
   // completes when its last line does: only then is an event scheduled.
+  // An MSHR freed up: an LSU waiting for one continues next cycle.
+  void unblock_lsu(Cycle now) {
+    if (!lsu_blocked_) return;
+    lsu_blocked_ = false;
+    lsu_next_ = now + 1;
+    wake_at(now + 1);
+  }
+
   void complete_at(std::uint32_t record, Cycle cycle) {
     MemRecord& r = records_[record];
     r.done = std::max(r.done, cycle);
@@ -958,6 +981,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
   std::priority_queue<Completion, std::vector<Completion>, std::greater<Completion>> completions_;
   std::uint64_t completion_seq_ = 0;
   FlatMap64<Miss> misses_;  // L1 MSHRs by line address
+  std::size_t bypass_in_flight_ = 0;  // L1-bypassing line requests in flight (they hold an MSHR too)
   // stats
   std::uint64_t warp_instructions_ = 0, thread_instructions_ = 0, tensor_flops_ = 0, active_cycles_ = 0,
                 resident_warp_cycles_ = 0, ctas_launched_ = 0, lsu_busy_cycles_ = 0, l1_bytes_ = 0,
