@@ -1,6 +1,7 @@
 #include "sim/sc/sc_driver.h"
 
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,8 +16,9 @@ namespace {
 class ScClockDomain : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(ScClockDomain);
-  ScClockDomain(const sc_core::sc_module_name& name, ClockDomain& domain, const std::function<bool()>& finished)
-      : sc_core::sc_module(name), domain_(domain), finished_(finished) {
+  ScClockDomain(const sc_core::sc_module_name& name, ClockDomain& domain, const std::function<bool()>& finished,
+                std::exception_ptr& error)
+      : sc_core::sc_module(name), domain_(domain), finished_(finished), error_(error) {
     SC_METHOD(run_due_cycle);
     sensitive << wake_;
     dont_initialize();
@@ -38,7 +40,15 @@ class ScClockDomain : public sc_core::sc_module {
   }
 
   void run_due_cycle() {
-    if (domain_.next_time() == now_fs()) domain_.run_cycle(domain_.next_cycle());
+    try {
+      if (domain_.next_time() == now_fs()) domain_.run_cycle(domain_.next_cycle());
+    } catch (...) {
+      // Errors found mid-run (e.g. a corrupt CTA block read on demand) leave SystemC untouched and are
+      // rethrown to the caller as they were thrown, as under the plain driver.
+      error_ = std::current_exception();
+      sc_core::sc_stop();
+      return;
+    }
     if (finished_()) {
       sc_core::sc_stop();
       return;
@@ -48,6 +58,7 @@ class ScClockDomain : public sc_core::sc_module {
 
   ClockDomain& domain_;
   const std::function<bool()>& finished_;
+  std::exception_ptr& error_;
   sc_core::sc_event wake_;
 };
 
@@ -63,13 +74,15 @@ bool run_with_systemc(Simulation& sim, const std::function<bool()>& finished) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
 
+  std::exception_ptr error;
   std::vector<std::unique_ptr<ScClockDomain>> modules;
   for (const auto& d : sim.domains())
-    modules.push_back(std::make_unique<ScClockDomain>(("domain_" + d->name()).c_str(), *d, finished));
+    modules.push_back(std::make_unique<ScClockDomain>(("domain_" + d->name()).c_str(), *d, finished, error));
   sc_core::sc_start();
   for (const auto& d : sim.domains()) d->set_wake_listener({});
   // The SystemC kernel keeps references to its modules until the process exits.
   for (auto& m : modules) m.release();
+  if (error) std::rethrow_exception(error);
   return finished();
 }
 

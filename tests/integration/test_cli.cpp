@@ -252,6 +252,29 @@ TEST_CASE("trace error: a truncated warpsim trace names the file", "[cli][trace]
   }
 }
 
+TEST_CASE("trace error: a corrupt CTA block found mid-run is an input error under both drivers", "[cli][trace]") {
+  // The index and footer are intact, so the file opens; the damage shows only when the dispatcher opens the
+  // CTA during the simulation (inside the SystemC process with the default driver).
+  TempDir dir;
+  const std::string full = dir / "gemm.wst";
+  {
+    RUN_WARPSIM(s, {"synth", "gemm", "--m", "512", "--n", "512", "--k", "256", "-o", full});
+    REQUIRE(s.exit_code == 0);
+  }
+  std::string bytes = read_text(full);
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0xff);  // inside a CTA block
+  const std::string bad = dir / "bad.wst";
+  write_text(bad, bytes);
+  for (const char* driver : {"systemc", "plain"}) {
+    RUN_WARPSIM(r, small_run(dir / "out", {"--trace", bad, "--driver", driver}));
+    INFO("driver " << driver);
+    check_input_error(r, dir.path() / "out");
+    CHECK(contains(r.err, bad));
+    CHECK(contains(r.err, "CTA"));
+    CHECK(!contains(r.err, "internal error"));
+  }
+}
+
 // ---- outputs and round trips ------------------------------------------------------------------------------
 
 TEST_CASE("run writes stats.json and stats.csv and a reproducible config.resolved.yaml", "[cli][outputs]") {
