@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "models/gpu/gpu.h"
+#include "sim/app/compare.h"
 #include "sim/app/report.h"
 #include "sim/config/config.h"
 #include "sim/core/error.h"
@@ -40,6 +41,7 @@ const char* kUsage =
     "  synth      synthesize an LLM kernel trace (gemm)\n"
     "  describe   list every config parameter (type, unit, default, description), optionally of one section\n"
     "  config     print the fully resolved configuration of a GPU config\n"
+    "  compare    compare runs (stats.json files or output directories): time, speed-up, utilisation\n"
     "\n"
     "`warpsim run` without options simulates a Llama-3-8B MLP GEMM (4096x14336x4096 bf16) on the H100 SXM.\n"
     "`warpsim <command> --help` describes a command's options.\n";
@@ -280,6 +282,18 @@ int cmd_config(int argc, char** argv) {
   return 0;
 }
 
+int cmd_compare(int argc, char** argv) {
+  po::options_description desc("options");
+  std::vector<std::string> runs;
+  desc.add_options()("runs", po::value(&runs)->composing(), "stats.json files or run output directories, baseline first");
+  po::positional_options_description pos;
+  pos.add("runs", -1);
+  po::variables_map vm;
+  if (!parse(argc, argv, desc, vm, "usage: warpsim compare BASELINE_DIR_OR_STATS_JSON OTHER... ", &pos)) return 0;
+  std::cout << compare_runs(runs);
+  return 0;
+}
+
 }  // namespace
 
 int warpsim_main(int argc, char** argv) {
@@ -301,8 +315,9 @@ int warpsim_main(int argc, char** argv) {
     if (cmd == "synth") return cmd_synth(argc - 1, argv + 1);
     if (cmd == "describe") return cmd_describe(argc - 1, argv + 1);
     if (cmd == "config") return cmd_config(argc - 1, argv + 1);
+    if (cmd == "compare") return cmd_compare(argc - 1, argv + 1);
     std::string msg = "unknown command '" + cmd + "'";
-    const std::string hint = did_you_mean(cmd, {"run", "synth", "describe", "config"});
+    const std::string hint = did_you_mean(cmd, {"run", "synth", "describe", "config", "compare"});
     if (!hint.empty()) msg += "; did you mean '" + hint + "'?";
     std::cerr << "warpsim: error: " << msg << "\n\n" << kUsage;
     return 2;

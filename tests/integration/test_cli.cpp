@@ -365,3 +365,32 @@ TEST_CASE("run without a workload simulates the default Llama-3-8B MLP GEMM on t
   CHECK(json::number(js, "kernels[0].flops").value_or(0) == Approx(2.0 * 4096 * 14336 * 4096));
   if (r.wall_s > 60) WARN("the default run took " << r.wall_s << " s (over 60 s)");
 }
+
+TEST_CASE("compare lists each run with its speed-up over the first", "[cli][compare]") {
+  TempDir dir;
+  const fs::path a = dir.path() / "a", b = dir.path() / "b";
+  {
+    RUN_WARPSIM(r, {"run", "--gemm", "512x512x512", "--out", a.string(), "-q", "--no-progress"});
+    REQUIRE(r.exit_code == 0);
+  }
+  {
+    // Half the tensor throughput: this small GEMM gets slower, so the second run's speed-up is below 1.
+    RUN_WARPSIM(r, {"run", "--gemm", "512x512x512", "--set", "sm.tensor.flops_per_cycle.bf16=1024", "--out", b.string(),
+                    "-q", "--no-progress"});
+    REQUIRE(r.exit_code == 0);
+  }
+  RUN_WARPSIM(c, {"compare", a.string(), (b / "stats.json").string()});
+  INFO(c.out << c.err);
+  REQUIRE(c.exit_code == 0);
+  CHECK(contains(c.out, "1.000x"));
+  const double t_a = json::number(read_text(a / "stats.json"), "kernels[0].time_us").value();
+  const double t_b = json::number(read_text(b / "stats.json"), "kernels[0].time_us").value();
+  REQUIRE(t_b > t_a);
+  char expect[32];
+  std::snprintf(expect, sizeof expect, "%.3fx", t_a / t_b);
+  CHECK(contains(c.out, expect));
+
+  RUN_WARPSIM(bad, {"compare", a.string(), (dir.path() / "missing").string()});
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.err, "missing"));
+}

@@ -1,0 +1,13 @@
+// `warpsim compare`: design candidates side by side. Reads the stats.json of several runs and prints, per
+// kernel, time, throughput and the main utilisations of each run and its speed-up over the first.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace warpsim {
+
+// Throws InputError when a file is missing or is not a warpsim stats.json.
+std::string compare_runs(const std::vector<std::string>& stats_files);
+
+}  // namespace warpsim
