@@ -10,7 +10,7 @@ PACKAGES=(
   catch2                                    # tests (v2)
   libzstd-dev                               # trace compression
   xz-utils                                  # reading Accel-Sim .traceg.xz traces
-  python3                                   # tools/ scripts (stdlib only)
+  python3 python3-matplotlib                # tools/ scripts; plots (tools/stats/plot_stats.py)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
