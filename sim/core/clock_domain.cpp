@@ -43,7 +43,7 @@ Cycle ClockDomain::cycle_at_or_after(TimeFs t) const noexcept {
 void ClockDomain::schedule(Component* c, Cycle cycle) {
   WARPSIM_ASSERT(cycle > now_ || (cycle == now_ && !running_),
                  "component '" + c->path() + "' scheduled in the past of domain '" + name_ + "'");
-  wheel_.push(cycle, c);
+  wheel_.push(cycle, c->order());
   if (wake_listener_) {
     const TimeFs t = time_of(cycle);
     if (t < armed_time_) {
@@ -62,15 +62,11 @@ void ClockDomain::run_cycle(Cycle cycle) {
   WARPSIM_ASSERT(cycle >= now_, "domain '" + name_ + "' asked to run a past cycle");
   now_ = cycle;
   running_ = true;
-  wheel_.take(cycle, due_);
-  if (due_.size() > 1)
-    std::sort(due_.begin(), due_.end(), [](const Component* a, const Component* b) { return a->order() < b->order(); });
+  wheel_.take(cycle, due_);  // in component order, each once
   bool any = false;
   // Components scheduled for this same cycle while we run land in the wheel, not in due_; by the port
   // latency rule (>= 1 cycle) that never happens, and schedule() asserts it.
   for (Component* c : due_) {
-    if (c->last_tick_ == cycle) continue;  // asked more than once for this cycle
-    c->last_tick_ = cycle;
     ++ticks_;
     any = true;
     const Cycle next = c->tick(cycle);

@@ -46,8 +46,8 @@ class ClockDomain {
   // sleeping driver (SystemC process) can re-arm itself earlier. Set by the driver.
   void set_wake_listener(std::function<void(TimeFs)> listener) { wake_listener_ = std::move(listener); }
 
-  // Hands out the fixed order in which components due in the same cycle are ticked.
-  std::uint32_t register_component() noexcept { return components_++; }
+  // Called by each Component's constructor: its position in the fixed order of ticks within a cycle.
+  std::uint32_t register_component(Component* c) { return wheel_.add_member(c); }
 
   // Number of cycles in which at least one component ran (activity, for speed statistics).
   std::uint64_t active_cycles() const noexcept { return active_cycles_; }
@@ -66,7 +66,6 @@ class ClockDomain {
   TimeFs armed_time_ = kTimeNever;  // earliest time the driver was told about
   std::uint64_t active_cycles_ = 0;
   std::uint64_t ticks_ = 0;
-  std::uint32_t components_ = 0;
   friend class Simulation;
 };
 

@@ -14,7 +14,7 @@ namespace warpsim {
 class Component {
  public:
   Component(std::string path, ClockDomain& domain)
-      : path_(std::move(path)), domain_(&domain), order_(domain.register_component()) {}
+      : path_(std::move(path)), domain_(&domain), order_(domain.register_component(this)) {}
   virtual ~Component() = default;
   Component(const Component&) = delete;
   Component& operator=(const Component&) = delete;
@@ -29,15 +29,14 @@ class Component {
 
   // Asks to be ticked at `cycle` of its own domain. Every request stands: a component woken earlier is still
   // ticked at `cycle` too (a tick must therefore tolerate having nothing to do). Repeated requests for the
-  // same cycle cost nothing.
+  // same cycle tick it once.
   void wake_at(Cycle cycle) {
-    if (cycle == last_wake_request_ || cycle == last_tick_) return;
+    if (cycle == last_wake_request_) return;
     last_wake_request_ = cycle;
     domain_->schedule(this, cycle);
   }
   // Asks to be ticked in the next cycle of its domain (from within its own or another domain's tick).
   void wake_next() { wake_at(domain_->now() + 1); }
-  Cycle last_tick() const noexcept { return last_tick_; }
   // Position in its domain's fixed tick order (construction order).
   std::uint32_t order() const noexcept { return order_; }
 
@@ -47,7 +46,6 @@ class Component {
   ClockDomain* domain_;
   std::uint32_t order_;
   Cycle last_wake_request_ = kSleep;
-  Cycle last_tick_ = kSleep;
 };
 
 }  // namespace warpsim
