@@ -11,6 +11,12 @@ void coalesce(const WarpInst& inst, std::uint32_t line_bytes, std::uint32_t sect
     std::uint32_t mask = 0;
     for (std::uint64_t s = (first - line) / sector_bytes; s <= (last - line) / sector_bytes; ++s)
       mask |= 1u << s;
+    // Neighbouring lanes usually share the line of the lane before: look there first.
+    if (!out.empty() && out.back().line_addr == line) {
+      out.back().sector_mask |= mask;
+      out.back().bytes += bytes;
+      return;
+    }
     for (auto& l : out)
       if (l.line_addr == line) {
         l.sector_mask |= mask;
