@@ -5,12 +5,15 @@ namespace warpsim {
 void coalesce(const WarpInst& inst, std::uint32_t line_bytes, std::uint32_t sector_bytes,
               std::vector<LineAccess>& out) {
   out.clear();
+  // Power-of-two sizes (checked where they are configured): masks and shifts instead of divisions.
+  const std::uint64_t line_mask = line_bytes - 1;
+  const unsigned sector_shift = static_cast<unsigned>(__builtin_ctz(sector_bytes));
   const std::uint32_t width = inst.access_bytes ? inst.access_bytes : 4;
   auto touch = [&](std::uint64_t first, std::uint64_t last, std::uint32_t bytes) {
-    const std::uint64_t line = first - first % line_bytes;
-    std::uint32_t mask = 0;
-    for (std::uint64_t s = (first - line) / sector_bytes; s <= (last - line) / sector_bytes; ++s)
-      mask |= 1u << s;
+    const std::uint64_t line = first & ~line_mask;
+    const unsigned lo = static_cast<unsigned>((first - line) >> sector_shift);
+    const unsigned hi = static_cast<unsigned>((last - line) >> sector_shift);
+    const std::uint32_t mask = static_cast<std::uint32_t>((std::uint64_t{2} << hi) - (std::uint64_t{1} << lo));
     // Neighbouring lanes usually share the line of the lane before: look there first.
     if (!out.empty() && out.back().line_addr == line) {
       out.back().sector_mask |= mask;
@@ -29,7 +32,7 @@ void coalesce(const WarpInst& inst, std::uint32_t line_bytes, std::uint32_t sect
     if (!(inst.active_mask >> lane & 1u)) continue;
     const std::uint64_t a = inst.lane_address(lane);
     const std::uint64_t end = a + width - 1;
-    const std::uint64_t split = a - a % line_bytes + line_bytes;  // first byte of the next line
+    const std::uint64_t split = (a & ~line_mask) + line_bytes;  // first byte of the next line
     if (end < split) {
       touch(a, end, width);
     } else {

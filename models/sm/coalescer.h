@@ -16,6 +16,7 @@ struct LineAccess {
   std::uint32_t bytes;  // bytes the lanes asked for within this line (for bandwidth accounting)
 };
 
+// line_bytes and sector_bytes are powers of two.
 void coalesce(const WarpInst& inst, std::uint32_t line_bytes, std::uint32_t sector_bytes,
               std::vector<LineAccess>& out);
 

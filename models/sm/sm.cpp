@@ -91,6 +91,8 @@ Pipe pipe_of(OpClass c) {
   }
 }
 
+bool is_power_of_two(std::uint64_t v) { return v && !(v & (v - 1)); }
+
 // Opcodes whose timing can be overridden one by one: those of the fixed-latency pipes. Tensor instructions are
 // timed from their shape and the tensor throughput; memory instructions by the LSU and memory system.
 bool has_opcode_override(Opcode op) {
@@ -376,8 +378,10 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     spec_.l1_unified_size = l1.u64("unified_size");
     spec_.line_bytes = l1.u32("line_size");
     spec_.sector_bytes = l1.u32("sector_size");
-    if (spec_.line_bytes % spec_.sector_bytes || spec_.line_bytes / spec_.sector_bytes > 32)
-      l1.fail("line_size", "must be a multiple of sector_size, at most 32 sectors");
+    if (!is_power_of_two(spec_.sector_bytes)) l1.fail("sector_size", "must be a power of two");
+    if (!is_power_of_two(spec_.line_bytes) || spec_.line_bytes < spec_.sector_bytes ||
+        spec_.line_bytes / spec_.sector_bytes > 32)
+      l1.fail("line_size", "must be a power of two, at least sector_size and at most 32 sectors");
     spec_.l1_assoc = l1.u32("assoc");
     spec_.l1_hit_latency = l1.u64("hit_latency");
     spec_.l1_bandwidth = l1.u32("bandwidth");
