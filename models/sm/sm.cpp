@@ -161,6 +161,13 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
         responses_(path() + ".responses", 1, static_cast<std::size_t>(-1)) {
     read_spec(p, ctx.config.section("l1"), ctx.config.section("smem"));
     responses_.bind(nullptr, this);
+    // L1-bypassing lines only complete their instruction later: taken when sent, no tick at arrival.
+    responses_.take_on_send([this](const MemRequest& resp, Cycle arrival) {
+      if (!resp.bypass_l1) return false;
+      bypass_arrivals_.push(arrival);
+      complete_at(resp.id, arrival + spec_.l1_hit_latency);
+      return true;
+    });
     ctx.noc->attach_sm(index, &responses_);
     subs_.resize(spec_.subpartitions);
     for (auto& sp : subs_) sp.pipe_free.fill(0);
@@ -336,11 +343,12 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     bool cacheable = true;
   };
 
+  // Keyed by (cycle, record): unique while the record is in flight, so the order of completions does not
+  // depend on the order in which they were announced.
   struct Completion {
     Cycle cycle;
-    std::uint64_t seq;
     std::uint32_t record;
-    bool operator>(const Completion& o) const { return cycle != o.cycle ? cycle > o.cycle : seq > o.seq; }
+    bool operator>(const Completion& o) const { return cycle != o.cycle ? cycle > o.cycle : record > o.record; }
   };
 
   struct Miss {
@@ -791,6 +799,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
 
   // Processes one wavefront of the instruction at the head of the LSU queue.
   void lsu_step(Cycle now) {
+    lsu_blocked_ = false;  // set again below if there is still no MSHR
     if (lsu_queue_.empty()) {
       lsu_next_ = kSleep;
       return;
@@ -828,10 +837,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
           complete_at(id, t + spec_.l1_hit_latency);
         } else if (!r.cacheable) {
           // L1-bypassing copy: no merging by line, the response finds its instruction by id.
-          if (outstanding_misses() >= spec_.l1_mshrs) {
-            lsu_busy_cycles_ += t - now;
-            lsu_next_ = kSleep;
-            lsu_blocked_ = true;
+          if (outstanding_misses(now) >= spec_.l1_mshrs) {
+            block_lsu(now, t);
             return;
           }
           ++bypass_in_flight_;
@@ -839,10 +846,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
         } else {
           Miss* miss = misses_.find(line.line_addr);
           if (!miss) {
-            if (outstanding_misses() >= spec_.l1_mshrs) {  // wait for a fill to free an entry
-              lsu_busy_cycles_ += t - now;
-              lsu_next_ = kSleep;
-              lsu_blocked_ = true;
+            if (outstanding_misses(now) >= spec_.l1_mshrs) {  // wait for a fill to free an entry
+              block_lsu(now, t);
               return;
             }
             miss = &misses_.insert(line.line_addr);
@@ -877,7 +882,14 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       for (auto& sp : subs_) wake_sub(sp, now + 1);
   }
 
-  std::size_t outstanding_misses() const { return misses_.size() + bypass_in_flight_; }
+  // MSHRs in use at `now`: missed lines merged by address, plus L1-bypassing lines not yet arrived.
+  std::size_t outstanding_misses(Cycle now) {
+    while (!bypass_arrivals_.empty() && bypass_arrivals_.top() <= now) {
+      bypass_arrivals_.pop();
+      --bypass_in_flight_;
+    }
+    return misses_.size() + bypass_in_flight_;
+  }
 
   void send_to_l2(const LineAccess& line, MemOp op, Cycle when, std::uint32_t record, bool bypass_l1 = false) {
     MemRequest req;
@@ -898,12 +910,6 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       complete_at(resp.id, now);
       return;
     }
-    if (resp.bypass_l1) {
-      --bypass_in_flight_;
-      complete_at(resp.id, now + spec_.l1_hit_latency);
-      unblock_lsu(now);
-      return;
-    }
     Miss* miss = misses_.find(resp.line_addr);
     if (!miss) return;
     Miss& m = *miss;
@@ -922,6 +928,14 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
 
   // One line (or shared-memory access) of a memory instruction has its data at `cycle`. The instruction
   // completes when its last line does: only then is an event scheduled.
+  // No MSHR free: the LSU waits for a fill (on_response unblocks it) or for the next bypassing line to arrive.
+  void block_lsu(Cycle now, Cycle t) {
+    lsu_busy_cycles_ += t - now;
+    lsu_blocked_ = true;
+    lsu_next_ = bypass_arrivals_.empty() ? kSleep : bypass_arrivals_.top();
+    if (lsu_next_ != kSleep) wake_at(std::max(lsu_next_, now + 1));
+  }
+
   // An MSHR freed up: an LSU waiting for one continues next cycle.
   void unblock_lsu(Cycle now) {
     if (!lsu_blocked_) return;
@@ -934,7 +948,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     MemRecord& r = records_[record];
     r.done = std::max(r.done, cycle);
     if (--r.remaining > 0) return;
-    completions_.push(Completion{r.done, completion_seq_++, record});
+    completions_.push(Completion{r.done, record});
     wake_at(std::max(r.done, domain().now() + 1));
   }
 
@@ -983,7 +997,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
   std::vector<MemRecord> records_;
   std::vector<std::uint32_t> free_records_;
   std::priority_queue<Completion, std::vector<Completion>, std::greater<Completion>> completions_;
-  std::uint64_t completion_seq_ = 0;
+  // Delivery cycles of L1-bypassing lines announced but not yet arrived (their MSHR frees on arrival).
+  std::priority_queue<Cycle, std::vector<Cycle>, std::greater<Cycle>> bypass_arrivals_;
   FlatMap64<Miss> misses_;  // L1 MSHRs by line address
   std::size_t bypass_in_flight_ = 0;  // L1-bypassing line requests in flight (they hold an MSHR too)
   // stats

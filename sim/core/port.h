@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <string>
 
 #include "sim/core/component.h"
@@ -30,6 +31,12 @@ class Port {
     receiver_ = receiver;
   }
 
+  // A receiver whose reaction to some messages only schedules work at or after their delivery cycle may take
+  // them when they are sent, instead of being ticked at delivery: handler(msg, delivery_cycle) returns true
+  // when it took the message, false to have it queued as usual. The handler must not change anything observable
+  // before the delivery cycle, so that results do not depend on when, in global time, the sender ran.
+  void take_on_send(std::function<bool(const T&, Cycle)> handler) { on_send_ = std::move(handler); }
+
   bool can_send() const noexcept { return queue_.size() < capacity_; }
   void send(T msg) {
     WARPSIM_ASSERT(can_send(), "port '" + name_ + "' overflow");
@@ -49,6 +56,10 @@ class Port {
     WARPSIM_ASSERT(can_send(), "port '" + name_ + "' overflow");
     ClockDomain& rx = receiver_->domain();
     Cycle deliver = std::max(rx.cycle_at_or_after(earliest), rx.cycle_at_or_before(now) + 1);
+    if (on_send_ && on_send_(msg, deliver)) {
+      ++sent_;
+      return;
+    }
     if (!queue_.empty() && queue_.back().ready > deliver) deliver = queue_.back().ready;
     queue_.push_back(Entry{deliver, std::move(msg)});
     ++sent_;
@@ -81,6 +92,7 @@ class Port {
   Component* sender_ = nullptr;
   Component* receiver_ = nullptr;
   std::deque<Entry> queue_;
+  std::function<bool(const T&, Cycle)> on_send_;
   std::uint64_t sent_ = 0;
 };
 
