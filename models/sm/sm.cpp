@@ -273,28 +273,29 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
   enum class Block : std::uint8_t { None, MemDep, Barrier, DepBar, Drain, Exited };
 
   struct Warp {
-    std::uint32_t cta = 0;
-    std::unique_ptr<WarpStream> stream;
-    std::array<WarpInst, kFetchBatch> buf{};
-    std::uint32_t pos = 0, len = 0;
-    bool stream_end = false;
-    std::array<Cycle, kRegs> reg_ready{};
-    std::array<StallReason, kRegs> reg_reason{};
+    // What the scheduler reads every time it looks at the warp comes first, in one cache line; the fetch
+    // buffer and the scoreboard arrays follow.
     Cycle ready_cycle = 0;
     Block block = Block::None;
     Pipe head_pipe = Pipe::None;   // of the head instruction, cached when it becomes the head
     bool head_ldst = false;
     StallReason dep_reason = StallReason::Wait;
-    // cp.async groups: counts of outstanding lines per committed group, oldest first, plus the open group
-    std::deque<std::uint32_t> groups;
-    std::uint64_t groups_retired = 0;  // sequence number of groups.front()
-    std::uint32_t open_group = 0;
+    StallReason acct_reason = StallReason::Wait;  // stall accounting: reason in force since acct_since
+    bool stream_end = false;
+    std::uint32_t pos = 0, len = 0;
+    std::uint32_t sp = 0;          // sub-partition
+    std::uint32_t cta = 0;
+    Cycle acct_since = 0;
     std::uint32_t loads_in_flight = 0;
     std::uint32_t stores_in_flight = 0;  // store lines not yet acknowledged by L2
-    std::uint32_t sp = 0;                // sub-partition
-    // stall accounting: reason in force since acct_since
-    Cycle acct_since = 0;
-    StallReason acct_reason = StallReason::Wait;
+    // cp.async groups: counts of outstanding lines per committed group, oldest first, plus the open group
+    std::uint32_t open_group = 0;
+    std::uint64_t groups_retired = 0;  // sequence number of groups.front()
+    std::deque<std::uint32_t> groups;
+    std::unique_ptr<WarpStream> stream;
+    std::array<WarpInst, kFetchBatch> buf{};
+    std::array<Cycle, kRegs> reg_ready{};
+    std::array<StallReason, kRegs> reg_reason{};
     void reset() {
       stream.reset();
       pos = len = 0;
