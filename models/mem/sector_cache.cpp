@@ -10,59 +10,67 @@ SectorCache::SectorCache(std::uint64_t size_bytes, std::uint32_t line_bytes, std
       set_index_divisor_(set_index_divisor == 0 ? 1 : set_index_divisor) {
   const std::uint64_t lines = line_bytes ? size_bytes / line_bytes : 0;
   sets_ = assoc ? lines / assoc : 0;
-  ways_.assign(sets_ * assoc_, Way{});
+  tags_.assign(sets_ * assoc_, kNoTag);
+  state_.assign(sets_ * assoc_, WayState{});
 }
 
-SectorCache::Way* SectorCache::find(std::uint64_t line_addr) {
+std::int64_t SectorCache::find(std::uint64_t line_addr) const {
   const std::uint64_t tag = line_addr / line_bytes_;
-  Way* set = &ways_[set_of(line_addr) * assoc_];
+  const std::size_t base = static_cast<std::size_t>(set_of(line_addr)) * assoc_;
+  const std::uint64_t* tags = &tags_[base];
   for (std::uint32_t w = 0; w < assoc_; ++w)
-    if (set[w].valid && set[w].tag == tag) return &set[w];
-  return nullptr;
+    if (tags[w] == tag) return static_cast<std::int64_t>(base + w);
+  return -1;
 }
 
 std::uint32_t SectorCache::lookup(std::uint64_t line_addr, std::uint32_t sector_mask) {
   if (!enabled()) return 0;
-  Way* way = find(line_addr);
-  if (!way) return 0;
-  const std::uint32_t hit = way->valid & sector_mask;
-  if (hit) way->last_use = ++use_clock_;
+  const std::int64_t i = find(line_addr);
+  if (i < 0) return 0;
+  WayState& way = state_[static_cast<std::size_t>(i)];
+  const std::uint32_t hit = way.valid & sector_mask;
+  if (hit) way.last_use = ++use_clock_;
   return hit;
 }
 
 SectorCache::Eviction SectorCache::fill(std::uint64_t line_addr, std::uint32_t sector_mask, bool dirty) {
   Eviction ev;
   if (!enabled()) return ev;
-  Way* way = find(line_addr);
-  if (!way) {
-    Way* set = &ways_[set_of(line_addr) * assoc_];
-    way = &set[0];
-    for (std::uint32_t w = 0; w < assoc_; ++w) {
-      if (!set[w].valid) {
-        way = &set[w];
+  std::int64_t i = find(line_addr);
+  if (i < 0) {
+    // Victim: an empty way if there is one, else the least recently used.
+    const std::size_t base = static_cast<std::size_t>(set_of(line_addr)) * assoc_;
+    std::size_t victim = base;
+    for (std::size_t w = base; w < base + assoc_; ++w) {
+      if (tags_[w] == kNoTag) {
+        victim = w;
         break;
       }
-      if (set[w].last_use < way->last_use) way = &set[w];
+      if (state_[w].last_use < state_[victim].last_use) victim = w;
     }
-    if (way->valid) {
+    if (tags_[victim] != kNoTag) {
       ev.valid = true;
-      ev.line_addr = way->tag * line_bytes_;
-      ev.dirty_mask = way->dirty;
+      ev.line_addr = tags_[victim] * line_bytes_;
+      ev.dirty_mask = state_[victim].dirty;
     }
-    *way = Way{line_addr / line_bytes_, 0, 0, 0};
+    tags_[victim] = line_addr / line_bytes_;
+    state_[victim] = WayState{};
+    i = static_cast<std::int64_t>(victim);
   }
-  way->valid |= sector_mask;
-  if (dirty) way->dirty |= sector_mask;
-  way->last_use = ++use_clock_;
+  WayState& way = state_[static_cast<std::size_t>(i)];
+  way.valid |= sector_mask;
+  if (dirty) way.dirty |= sector_mask;
+  way.last_use = ++use_clock_;
   return ev;
 }
 
 void SectorCache::invalidate(std::uint64_t line_addr, std::uint32_t sector_mask) {
   if (!enabled()) return;
-  if (Way* way = find(line_addr)) {
-    way->valid &= ~sector_mask;
-    way->dirty &= ~sector_mask;
-  }
+  const std::int64_t i = find(line_addr);
+  if (i < 0) return;
+  WayState& way = state_[static_cast<std::size_t>(i)];
+  way.valid &= ~sector_mask;
+  way.dirty &= ~sector_mask;
 }
 
 }  // namespace warpsim

@@ -33,13 +33,15 @@ class SectorCache {
   void invalidate(std::uint64_t line_addr, std::uint32_t sector_mask);
 
  private:
-  struct Way {
-    std::uint64_t tag = 0;
+  // Tags of a set sit together (a lookup reads one or two host cache lines); the rest of a way's state apart.
+  static constexpr std::uint64_t kNoTag = ~std::uint64_t{0};
+  struct WayState {
     std::uint64_t last_use = 0;
     std::uint32_t valid = 0;  // sector bits
     std::uint32_t dirty = 0;
   };
-  Way* find(std::uint64_t line_addr);
+  // Index of the way holding `line_addr`, or -1.
+  std::int64_t find(std::uint64_t line_addr) const;
   std::uint64_t set_of(std::uint64_t line_addr) const {
     return (line_addr / line_bytes_ / set_index_divisor_) % sets_;
   }
@@ -47,7 +49,8 @@ class SectorCache {
   std::uint32_t line_bytes_ = 128, sector_bytes_ = 32, assoc_ = 0, set_index_divisor_ = 1;
   std::uint64_t sets_ = 0;
   std::uint64_t use_clock_ = 0;
-  std::vector<Way> ways_;  // sets_ * assoc_
+  std::vector<std::uint64_t> tags_;  // sets_ * assoc_, kNoTag when the way holds no line
+  std::vector<WayState> state_;      // sets_ * assoc_
 };
 
 }  // namespace warpsim
