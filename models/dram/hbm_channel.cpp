@@ -16,11 +16,11 @@ class HbmChannel final : public DramChannel {
  public:
   static Schema schema() {
     Schema s("hbm", "hbm_simple", "HBM channels: FCFS data bus at the channel's share of peak bandwidth plus a fixed access latency");
-    s.quantity("capacity", ParamType::Size, "80GiB", "device memory capacity (informative; traces are not bounds-checked against it)", 1.0);
-    s.quantity("bandwidth", ParamType::Bandwidth, "3.35TB/s", "peak DRAM bandwidth of the whole device", 1e6);
-    s.uint("channels", "channels", 80, "independent channels; addresses interleave across them", 1, 4096);
-    s.uint("latency", "cycles", 200, "HBM-clock cycles a DRAM access adds beyond an L2 miss", 0, 100000);
-    s.quantity("access_granularity", ParamType::Size, "32B", "bytes moved per access (a sector)", 1, 4096);
+    s.quantity("capacity", ParamType::Size, std::nullopt, "device memory capacity (informative; traces are not bounds-checked against it)", 1.0);
+    s.quantity("bandwidth", ParamType::Bandwidth, std::nullopt, "peak DRAM bandwidth of the whole device", 1e6);
+    s.uint("channels", "channels", std::nullopt, "independent channels; addresses interleave across them", 1, 4096);
+    s.uint("latency", "cycles", std::nullopt, "HBM-clock cycles a DRAM access adds beyond an L2 miss", 0, 100000);
+    s.quantity("access_granularity", ParamType::Size, std::nullopt, "bytes moved per access (a sector)", 1, 4096);
     return s;
   }
 

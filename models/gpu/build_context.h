@@ -1,6 +1,6 @@
 // What a component's constructor gets besides its own parameters: the whole validated config (for values it
 // shares with others, e.g. clocks), the clock domains, the stats registry, and the already-built parts of the
-// GPU it connects to. Built by models/gpu/gpu.cpp in dependency order: hbm, l2, noc, then SMs.
+// GPU it connects to. Built by models/gpu/gpu.cpp in dependency order: hbm, noc, l2, then SMs.
 #pragma once
 
 #include <string>

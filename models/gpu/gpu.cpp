@@ -18,16 +18,16 @@ namespace {
 
 Schema gpu_schema() {
   Schema s("gpu", "gpu", "identity of the modelled GPU");
-  s.string("name", std::string("unnamed GPU"), "marketing name, printed in results");
-  s.string("arch", std::string("sm_90"), "compute capability the synthesizers target (sm_80, sm_90, sm_100)");
+  s.string("name", std::nullopt, "marketing name, printed in results");
+  s.string("arch", std::nullopt, "compute capability the synthesizers target (sm_80, sm_90, sm_100)");
   return s;
 }
 
 Schema clocks_schema() {
   Schema s("clocks", "clocks", "clock domains: SM (graphics), L2 + crossbar, HBM interface");
-  s.quantity("sm", ParamType::Frequency, "1.755GHz", "SM clock", 1e6, 1e11);
-  s.quantity("l2", ParamType::Frequency, "1.755GHz", "L2 and crossbar clock", 1e6, 1e11);
-  s.quantity("hbm", ParamType::Frequency, "2.6GHz", "HBM interface clock", 1e6, 1e11);
+  s.quantity("sm", ParamType::Frequency, std::nullopt, "SM clock", 1e6, 1e11);
+  s.quantity("l2", ParamType::Frequency, std::nullopt, "L2 and crossbar clock", 1e6, 1e11);
+  s.quantity("hbm", ParamType::Frequency, std::nullopt, "HBM interface clock", 1e6, 1e11);
   return s;
 }
 
@@ -77,6 +77,8 @@ class CtaDispatcher final : public Component {
   std::uint64_t total_ctas = 0;
   bool progress = true;
   bool done = false;
+  std::function<std::uint64_t()> memory_progress;  // a count that grows while the memory system works
+  std::function<bool()> memory_pending;            // the memory system has work scheduled
   std::size_t kernel_index = 0, kernel_count = 0;
 
   Cycle tick(Cycle now) override {
@@ -133,13 +135,23 @@ class CtaDispatcher final : public Component {
   void check_progress(Cycle now) {
     next_check_ = now + check_cycles_;
     const std::uint64_t n = issued();
-    if (n != last_issued_ || ctas_done_ != last_ctas_done_) {
+    // Progress is an issued instruction, a finished CTA, or work done by the memory system (a slow but
+    // legal memory configuration can leave every warp waiting for a long time).
+    const std::uint64_t mem = memory_progress ? memory_progress() : 0;
+    if (n != last_issued_ || ctas_done_ != last_ctas_done_ || mem != last_memory_progress_) {
       last_issued_ = n;
       last_ctas_done_ = ctas_done_;
+      last_memory_progress_ = mem;
       last_progress_cycle_ = now;
     } else if (now - last_progress_cycle_ >= watchdog_cycles_) {
-      stuck = true;  // the run loop builds the diagnosis from every component's state
-      return;
+      // Work still scheduled in the memory system (e.g. one access of a very slow memory) is slow progress,
+      // not a deadlock: a deadlock leaves nothing scheduled there.
+      if (memory_pending && memory_pending()) {
+        last_progress_cycle_ = now;
+      } else {
+        stuck = true;  // the run loop builds the diagnosis from every component's state
+        return;
+      }
     }
     if (!progress) return;
     const auto wall = std::chrono::steady_clock::now();
@@ -162,7 +174,7 @@ class CtaDispatcher final : public Component {
   std::vector<StreamingMultiprocessor*> sms_;
   BuildContext& ctx_;
   Cycle watchdog_cycles_, check_cycles_;
-  std::uint64_t next_cta_ = 0, ctas_done_ = 0, last_ctas_done_ = 0, last_issued_ = 0;
+  std::uint64_t next_cta_ = 0, ctas_done_ = 0, last_ctas_done_ = 0, last_issued_ = 0, last_memory_progress_ = 0;
   std::size_t rr_ = 0;
   Cycle next_check_ = 0, last_progress_cycle_ = 0;
   std::chrono::steady_clock::time_point last_report_ = std::chrono::steady_clock::now();
@@ -211,6 +223,14 @@ struct Gpu::Impl {
       sm_ptrs.push_back(sms.back().get());
     }
     dispatcher = std::make_unique<CtaDispatcher>(*ctx.sm_domain, sm_ptrs, config.section("sim"), ctx);
+    dispatcher->memory_progress = [this] {
+      const StatSnapshot now = stats.snapshot();
+      const StatSnapshot zero(now.size(), 0);
+      return stats.sum("l2", "bytes_served", zero, now) + stats.sum("hbm", "requests", zero, now);
+    };
+    dispatcher->memory_pending = [this] {
+      return ctx.l2_domain->next_time() != kTimeNever || ctx.hbm_domain->next_time() != kTimeNever;
+    };
   }
 
   std::string diagnosis() const {
@@ -284,6 +304,7 @@ KernelResult summarize(const KernelInfo& info, const Occupancy& occ, const Confi
       {"int", static_cast<double>(sum("sm", "pipe_busy_int")) / pipe_capacity},
       {"lsu", static_cast<double>(sum("sm", "lsu_busy_cycles")) / (cycles * sms)},
       {"l1", static_cast<double>(sum("sm", "l1_bytes")) / (cycles * sms * l1.u32("bandwidth"))},
+      {"smem", static_cast<double>(sum("sm", "shared_bytes")) / (cycles * sms * cfg.section("smem").u32("bandwidth"))},
       {"l2", static_cast<double>(sum("l2", "bytes_served")) / seconds / cfg.section("l2").real("bandwidth")},
       {"dram", static_cast<double>(k.dram_bytes_read + k.dram_bytes_written) / seconds / cfg.section("hbm").real("bandwidth")},
   };

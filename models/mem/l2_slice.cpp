@@ -21,14 +21,14 @@ class SectoredL2Slice final : public L2Slice {
  public:
   static Schema schema() {
     Schema s("l2", "sectored", "L2 cache slices: sectored set-associative write-back cache with MSHRs");
-    s.quantity("size", ParamType::Size, "50MiB", "total L2 capacity over all slices", 1024);
-    s.uint("slices", "slices", 80, "number of L2 slices; lines are hashed across them", 1, 4096);
-    s.quantity("line_size", ParamType::Size, "128B", "cache line size", 32, 4096);
-    s.quantity("sector_size", ParamType::Size, "32B", "sector size (unit of fills and of DRAM traffic)", 8, 4096);
-    s.uint("assoc", "ways", 16, "associativity", 1, 1024);
-    s.uint("hit_latency", "cycles", 100, "L2-clock cycles a hit spends in the slice", 1, 100000);
-    s.quantity("bandwidth", ParamType::Bandwidth, "5.5TB/s", "aggregate L2 bandwidth over all slices", 1e6);
-    s.uint("mshrs_per_slice", "lines", 256, "outstanding missed lines per slice", 1, 1 << 20);
+    s.quantity("size", ParamType::Size, std::nullopt, "total L2 capacity over all slices", 1024, 4ull << 30);
+    s.uint("slices", "slices", std::nullopt, "number of L2 slices; lines are hashed across them", 1, 4096);
+    s.quantity("line_size", ParamType::Size, std::nullopt, "cache line size", 32, 4096);
+    s.quantity("sector_size", ParamType::Size, std::nullopt, "sector size (unit of fills and of DRAM traffic)", 8, 4096);
+    s.uint("assoc", "ways", std::nullopt, "associativity", 1, 1024);
+    s.uint("hit_latency", "cycles", std::nullopt, "L2-clock cycles a hit spends in the slice", 1, 100000);
+    s.quantity("bandwidth", ParamType::Bandwidth, std::nullopt, "aggregate L2 bandwidth over all slices", 1e6);
+    s.uint("mshrs_per_slice", "lines", std::nullopt, "outstanding missed lines per slice", 1, 1 << 20);
     return s;
   }
 
@@ -79,9 +79,13 @@ class SectoredL2Slice final : public L2Slice {
   }
 
  private:
+  struct Waiter {
+    MemRequest req;
+    std::uint32_t missing;  // sectors it still waits for (cleared fill by fill; the cache is not re-read)
+  };
   struct Mshr {
     std::uint32_t requested = 0;  // sectors asked from DRAM
-    boost::container::small_vector<MemRequest, 2> waiting;  // reads to answer on fill
+    boost::container::small_vector<Waiter, 2> waiting;  // reads to answer on fill
   };
 
   std::uint32_t sectors(const MemRequest& r) const { return static_cast<std::uint32_t>(__builtin_popcount(r.sector_mask)); }
@@ -94,12 +98,15 @@ class SectoredL2Slice final : public L2Slice {
   }
 
   void respond(const MemRequest& req, Cycle now) {
+    if (req.op == MemOp::Atomic) writeback(cache_.fill(req.line_addr, req.sector_mask, /*dirty=*/true), now);
     const double done = use_data_port(now, req.bytes) + static_cast<double>(hit_latency_);
     ctx_.noc->send_response(req, domain().time_of(static_cast<Cycle>(std::ceil(done))));
   }
 
+  // Reads and atomics (a read-modify-write done here, answered with the old data) look the line up; writes
+  // allocate it dirty and are acknowledged.
   void access(const MemRequest& req, Cycle now) {
-    if (req.op != MemOp::Read) {
+    if (req.op == MemOp::Write) {
       write_sectors_ += sectors(req);
       const double written = use_data_port(now, req.bytes) + static_cast<double>(hit_latency_);
       writeback(cache_.fill(req.line_addr, req.sector_mask, /*dirty=*/true), now);
@@ -115,11 +122,12 @@ class SectoredL2Slice final : public L2Slice {
       return;
     }
     Mshr& m = mshrs_.insert(req.line_addr);
-    m.waiting.push_back(req);
+    m.waiting.push_back(Waiter{req, missing});
     const std::uint32_t to_fetch = missing & ~m.requested;
     if (to_fetch) {
       m.requested |= to_fetch;
       MemRequest fetch = req;
+      fetch.op = MemOp::Read;
       fetch.sector_mask = to_fetch;
       fetch.bytes = static_cast<std::uint32_t>(__builtin_popcount(to_fetch)) * cache_.sector_bytes();
       fetch.slice = static_cast<std::uint16_t>(index_);
@@ -133,11 +141,11 @@ class SectoredL2Slice final : public L2Slice {
     if (!mshr) return;
     writeback(cache_.fill(resp.line_addr, resp.sector_mask, false), now);
     Mshr& m = *mshr;
-    const std::uint32_t present = cache_.lookup(resp.line_addr, m.requested | resp.sector_mask) | resp.sector_mask;
-    // Answer every waiting read whose sectors are now all present.
+    // Answer every waiting read whose sectors have all arrived.
     auto& w = m.waiting;
-    auto done = std::stable_partition(w.begin(), w.end(), [&](const MemRequest& r) { return (r.sector_mask & ~present) != 0; });
-    for (auto r = done; r != w.end(); ++r) respond(*r, now);
+    for (Waiter& x : w) x.missing &= ~resp.sector_mask;
+    auto done = std::stable_partition(w.begin(), w.end(), [](const Waiter& x) { return x.missing != 0; });
+    for (auto x = done; x != w.end(); ++x) respond(x->req, now);
     w.erase(done, w.end());
     m.requested &= ~resp.sector_mask;
     if (w.empty()) {

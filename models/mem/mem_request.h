@@ -15,7 +15,8 @@ struct MemRequest {
   bool bypass_l1 = false;        // requester tracks it by `id`, not by line (e.g. cp.async.cg copies)
   std::uint16_t sm = 0;          // requesting SM
   std::uint16_t slice = 0;       // L2 slice (filled in by the interconnect / slice)
-  std::uint32_t id = 0;          // requester-private tag (SM: L1 miss entry)
+  std::uint32_t id = 0;          // requester-private tag (SM: the memory instruction's record, for stores,
+                                 // atomics and L1-bypassing lines; 0 for misses merged by line)
 };
 
 }  // namespace warpsim

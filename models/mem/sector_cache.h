@@ -16,7 +16,8 @@ class SectorCache {
   };
 
   SectorCache() = default;
-  // `set_index_shift`: low line-index bits skipped when choosing the set (bits already used to pick a slice).
+  // `set_index_divisor`: the line index is divided by it before choosing the set (to skip the bits that
+  // already picked a slice).
   SectorCache(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t sector_bytes,
               std::uint32_t assoc, std::uint32_t set_index_divisor = 1);
 

@@ -25,9 +25,9 @@ class Crossbar final : public Interconnect {
  public:
   static Schema schema() {
     Schema s("noc", "crossbar", "SM-to-L2 crossbar: per-port bandwidth reservations plus a fixed traversal latency");
-    s.uint("latency", "cycles", 20, "L2-clock cycles for one traversal SM -> L2 slice (and back)", 1, 10000);
-    s.uint("port_bandwidth", "B/cycle", 64, "bytes per L2-clock cycle of each SM port and each slice port, per direction", 1, 4096);
-    s.uint("control_bytes", "bytes", 8, "bytes of a request header (a read request carries only this)", 0, 256);
+    s.uint("latency", "cycles", std::nullopt, "L2-clock cycles for one traversal SM -> L2 slice (and back)", 1, 10000);
+    s.uint("port_bandwidth", "B/cycle", std::nullopt, "bytes per L2-clock cycle of each SM port and each slice port, per direction", 1, 4096);
+    s.uint("control_bytes", "bytes", std::nullopt, "bytes of a request header (a read request carries only this)", 0, 256);
     return s;
   }
 

@@ -31,6 +31,7 @@ SmLimits SmLimits::from(const Params& sm) {
   l.max_ctas = sm.u32("max_ctas");
   l.registers = sm.u32("registers");
   l.register_alloc_unit = sm.u32("register_alloc_unit");
+  l.max_registers_per_thread = sm.u32("max_registers_per_thread");
   l.shared_memory = sm.u64("shared_memory");
   l.shared_memory_per_cta = sm.u64("shared_memory_per_cta");
   l.cta_reserved_shared_memory = sm.u64("cta_reserved_shared_memory");
@@ -44,7 +45,7 @@ Occupancy compute_occupancy(const KernelInfo& k, const SmLimits& l) {
   const std::uint64_t regs_per_warp =
       (std::uint64_t{k.registers_per_thread} * kWarpSize + l.register_alloc_unit - 1) / l.register_alloc_unit *
       l.register_alloc_unit;
-  o.registers_per_cta = static_cast<std::uint32_t>(regs_per_warp * warps);
+  o.registers_per_cta = regs_per_warp * warps;
   o.shared_memory_per_cta = k.shared_mem_bytes + l.cta_reserved_shared_memory;
   struct Limit {
     const char* name;
@@ -57,6 +58,7 @@ Occupancy compute_occupancy(const KernelInfo& k, const SmLimits& l) {
       {"threads", per(l.max_threads, threads)},
       {"registers", per(l.registers, o.registers_per_cta)},
       {"shared_memory", k.shared_mem_bytes > l.shared_memory_per_cta ? 0 : per(l.shared_memory, o.shared_memory_per_cta)},
+      {"registers_per_thread", k.registers_per_thread > l.max_registers_per_thread ? 0 : ~std::uint64_t{0}},
   };
   std::uint64_t best = ~std::uint64_t{0};
   for (const auto& lim : limits)
@@ -73,6 +75,7 @@ namespace {
 constexpr int kRegs = 256;          // architectural registers per thread tracked by the scoreboard (R255 = RZ)
 constexpr Cycle kPending = kSleep;  // register written by an instruction whose completion time is not known yet
 constexpr std::size_t kFetchBatch = 32;
+constexpr std::uint32_t kBarriers = 16;  // named barriers per CTA (PTX bar.sync 0..15)
 
 // Pipes a warp-instruction can occupy, one of each per sub-partition.
 enum class Pipe : std::uint8_t { Int, Fp32, Fp64, Sfu, Tensor, Ldst, Branch, None, Count };
@@ -102,43 +105,50 @@ bool has_opcode_override(Opcode op) {
 
 constexpr std::array<DType, 6> kTensorTypes = {DType::F16, DType::BF16, DType::TF32, DType::FP8, DType::I8, DType::F64};
 
+// All filled from the config by read_spec (no hardware numbers here).
 struct SmSpec {
-  unsigned subpartitions = 4;
+  unsigned subpartitions = 0;
   SchedulerPolicy policy = SchedulerPolicy::Gto;
   std::array<Cycle, 7> pipe_latency{}, pipe_interval{};
   // Per-opcode timing (the pipe's unless overridden by sm.opcodes.<OP>.*), indexed by Opcode.
   std::array<Cycle, static_cast<std::size_t>(Opcode::Count)> op_latency{}, op_interval{};
-  Cycle tensor_latency = 32;
+  Cycle tensor_latency = 0;
   std::array<double, 8> tensor_flops_per_cycle{};  // per SM, indexed by DType
-  std::size_t lsu_queue_depth = 16;
+  std::size_t lsu_queue_depth = 0;
   // L1 / shared memory
   std::uint64_t l1_unified_size = 0;
-  std::uint32_t line_bytes = 128, sector_bytes = 32, l1_assoc = 4, l1_bandwidth = 128, l1_mshrs = 256;
-  Cycle l1_hit_latency = 30, smem_latency = 30;
-  std::uint32_t smem_bandwidth = 128;
+  std::uint32_t line_bytes = 0, sector_bytes = 0, l1_assoc = 0, l1_bandwidth = 0, l1_mshrs = 0;
+  Cycle l1_hit_latency = 0, smem_latency = 0;
+  std::uint32_t smem_bandwidth = 0;
   SmLimits limits;
 };
 
 class SubpartitionedSm final : public StreamingMultiprocessor {
  public:
+  // Every hardware number is required: it comes from the GPU's config, where its source is named.
   static Schema schema() {
     Schema s("sm", "subpartitioned", "streaming multiprocessor: sub-partitions with warp schedulers, scoreboard, pipes; LSU with L1 and shared memory");
-    s.uint("count", "SMs", 132, "number of SMs", 1, 4096);
-    s.uint("subpartitions", "", 4, "processing blocks per SM, each with its own scheduler and pipes", 1, 16);
-    s.uint("max_warps", "warps", 64, "resident warps per SM", 1, 1024);
-    s.uint("max_threads", "threads", 2048, "resident threads per SM", 32, 65536);
-    s.uint("max_ctas", "CTAs", 32, "resident CTAs per SM", 1, 1024);
-    s.uint("registers", "registers", 65536, "32-bit registers per SM", 1024, 1 << 24);
-    s.uint("register_alloc_unit", "registers", 256, "per-warp register allocation granularity", 1, 65536);
-    s.quantity("shared_memory", ParamType::Size, "228KiB", "shared memory per SM usable by CTAs", 0);
-    s.quantity("shared_memory_per_cta", ParamType::Size, "227KiB", "largest shared-memory allocation of one CTA", 0);
-    s.quantity("cta_reserved_shared_memory", ParamType::Size, "1KiB", "shared memory the system reserves per CTA", 0);
-    s.uint("lsu_queue_depth", "instructions", 16, "memory instructions that can wait for the LSU per SM (assumption: MIO queue depth)", 1, 4096);
-    s.choice("scheduler.policy", {"gto", "lrr"}, "gto", "warp scheduling policy: greedy-then-oldest or loose round-robin");
+    const auto req = std::nullopt;
+    s.uint("count", "SMs", req, "number of SMs", 1, 4096);
+    s.uint("subpartitions", "", req, "processing blocks per SM, each with its own scheduler and pipes", 1, 16);
+    s.uint("max_warps", "warps", req, "resident warps per SM", 1, 1024);
+    s.uint("max_threads", "threads", req, "resident threads per SM", 32, 65536);
+    s.uint("max_ctas", "CTAs", req, "resident CTAs per SM", 1, 1024);
+    s.uint("registers", "registers", req, "32-bit registers per SM", 1024, 1 << 24);
+    s.uint("register_alloc_unit", "registers", req, "per-warp register allocation granularity", 1, 65536);
+    s.uint("max_registers_per_thread", "registers", req, "most registers one thread may use", 1, 255);
+    s.quantity("shared_memory", ParamType::Size, req, "shared memory per SM usable by CTAs", 0, 1ull << 30);
+    s.quantity("shared_memory_per_cta", ParamType::Size, req, "largest shared-memory allocation of one CTA", 0, 1ull << 30);
+    s.quantity("cta_reserved_shared_memory", ParamType::Size, req, "shared memory the system reserves per CTA", 0, 1ull << 20);
+    s.uint("lsu_queue_depth", "instructions", req, "memory instructions that can wait for the LSU per SM (MIO queue depth)", 1, 4096);
+    s.choice("scheduler.policy", {"gto", "lrr"}, req, "warp scheduling policy: greedy-then-oldest or loose round-robin");
+    // Fixed-latency pipes; the tensor pipe is timed from tensor.* and the MMA shape, the LSU by the memory system.
     for (std::size_t i = 0; i < kPipeNames.size(); ++i) {
       const std::string pipe = kPipeNames[i];
-      s.uint("pipes." + pipe + ".latency", "cycles", 4, "cycles from issue to a dependent instruction's issue, " + pipe + " pipe", 1, 10000);
-      s.uint("pipes." + pipe + ".issue_interval", "cycles", 2, "cycles the " + pipe + " pipe of a sub-partition is busy per warp-instruction", 1, 10000);
+      if (pipe == "tensor") continue;
+      if (pipe != "ldst")
+        s.uint("pipes." + pipe + ".latency", "cycles", req, "cycles from issue to a dependent instruction's issue, " + pipe + " pipe", 1, 10000);
+      s.uint("pipes." + pipe + ".issue_interval", "cycles", req, "cycles the " + pipe + " pipe of a sub-partition is busy per warp-instruction", 1, 10000);
     }
     for (std::size_t o = 0; o < static_cast<std::size_t>(Opcode::Count); ++o) {
       const Opcode op = static_cast<Opcode>(o);
@@ -147,9 +157,9 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       s.uint("opcodes." + name + ".latency", "cycles", 0, "latency of " + name + " if it differs from its pipe's (0 = the pipe's)", 0, 10000);
       s.uint("opcodes." + name + ".issue_interval", "cycles", 0, "issue interval of " + name + " if it differs from its pipe's (0 = the pipe's)", 0, 10000);
     }
-    s.uint("tensor.latency", "cycles", 32, "cycles from issue of an m16n8k16 MMA to its result", 1, 10000);
+    s.uint("tensor.latency", "cycles", req, "cycles from issue of an m16n8k16 MMA to its result; larger MMAs add their extra pipe occupancy", 1, 10000);
     for (DType t : kTensorTypes)
-      s.uint("tensor.flops_per_cycle." + std::string(dtype_name(t)), "FLOP/cycle", 0,
+      s.uint("tensor.flops_per_cycle." + std::string(dtype_name(t)), "FLOP/cycle", req,
              "dense tensor-core " + std::string(dtype_name(t)) + " operations per cycle per SM (0 = unsupported)", 0, 1 << 20);
     return s;
   }
@@ -166,6 +176,10 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       if (!resp.bypass_l1) return false;
       bypass_arrivals_.push(arrival);
       complete_at(resp.id, arrival + spec_.l1_hit_latency);
+      if (lsu_blocked_ && arrival < lsu_next_) {  // an LSU waiting for an MSHR goes on when this line arrives
+        lsu_next_ = arrival;
+        wake_at(arrival);
+      }
       return true;
     });
     ctx.noc->attach_sm(index, &responses_);
@@ -285,10 +299,11 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     std::uint32_t pos = 0, len = 0;
     std::uint32_t sp = 0;          // sub-partition
     std::uint32_t cta = 0;
+    std::uint32_t barrier = 0;     // id of the barrier it waits at
     Cycle acct_since = 0;
     std::uint32_t loads_in_flight = 0;
     std::uint32_t stores_in_flight = 0;  // store lines not yet acknowledged by L2
-    // cp.async groups: counts of outstanding lines per committed group, oldest first, plus the open group
+    // cp.async groups: LDGSTS instructions still in flight per committed group, oldest first, plus the open group
     std::uint32_t open_group = 0;
     std::uint64_t groups_retired = 0;  // sequence number of groups.front()
     std::deque<std::uint32_t> groups;
@@ -317,7 +332,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     std::uint64_t id = 0;
     std::vector<std::uint32_t> warps;
     std::uint32_t live_warps = 0;
-    std::uint32_t barrier_arrived = 0;
+    std::array<std::uint32_t, kBarriers> barrier_arrived{};  // per barrier id
     std::unique_ptr<CtaSource> source;
   };
 
@@ -328,7 +343,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     Cycle next = kSleep;
   };
 
-  enum class MemKind : std::uint8_t { Load, Store, SharedLoad, SharedStore, AsyncCopy };
+  // Atomic: read-modify-write performed at L2, returning the old value (RED, without a result, is a Store).
+  enum class MemKind : std::uint8_t { Load, Store, SharedLoad, SharedStore, AsyncCopy, Atomic };
 
   // One memory instruction in the LSU and until its data is back.
   struct MemRecord {
@@ -352,9 +368,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     bool operator>(const Completion& o) const { return cycle != o.cycle ? cycle > o.cycle : record > o.record; }
   };
 
-  struct Miss {
+  struct Miss {  // a missed line of L1 (cacheable loads), merging the requests for it
     std::uint32_t requested = 0;
-    bool allocate = true;
     // (record, sectors it still needs): nearly always one or two, kept inline in the table entry
     boost::container::small_vector<std::pair<std::uint32_t, std::uint32_t>, 2> waiters;
   };
@@ -365,7 +380,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     spec_.policy = p.str("scheduler.policy") == "gto" ? SchedulerPolicy::Gto : SchedulerPolicy::Lrr;
     for (std::size_t i = 0; i < kPipeNames.size(); ++i) {
       const std::string pipe = kPipeNames[i];
-      spec_.pipe_latency[i] = p.u64("pipes." + pipe + ".latency");
+      if (pipe == "tensor") continue;  // timed by tensor_timing()
+      if (pipe != "ldst") spec_.pipe_latency[i] = p.u64("pipes." + pipe + ".latency");
       spec_.pipe_interval[i] = p.u64("pipes." + pipe + ".issue_interval");
     }
     for (std::size_t o = 0; o < static_cast<std::size_t>(Opcode::Count); ++o) {
@@ -391,6 +407,10 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     if (!is_power_of_two(spec_.line_bytes) || spec_.line_bytes < spec_.sector_bytes ||
         spec_.line_bytes / spec_.sector_bytes > 32)
       l1.fail("line_size", "must be a power of two, at least sector_size and at most 32 sectors");
+    const Params& l2 = ctx_.config.section("l2");
+    if (l2.u32("line_size") != spec_.line_bytes || l2.u32("sector_size") != spec_.sector_bytes)
+      l1.fail("line_size", "L1 and L2 must use the same line and sector sizes (l2.line_size " + std::to_string(l2.u32("line_size")) +
+                               " B, l2.sector_size " + std::to_string(l2.u32("sector_size")) + " B)");
     spec_.l1_assoc = l1.u32("assoc");
     spec_.l1_hit_latency = l1.u64("hit_latency");
     spec_.l1_bandwidth = l1.u32("bandwidth");
@@ -410,7 +430,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
         .add("resident_warp_cycles", "warp-cycles", "sum over cycles of resident warps (occupancy numerator)", resident_warp_cycles_)
         .add("ctas_launched", "CTAs", "CTAs launched", ctas_launched_)
         .add("lsu_busy_cycles", "cycles", "cycles the LSU data path was busy", lsu_busy_cycles_)
-        .add("l1_bytes", "bytes", "bytes moved through the L1/shared-memory data path", l1_bytes_)
+        .add("l1_bytes", "bytes", "global/local bytes moved through the L1 data path", l1_bytes_)
         .add("shared_bytes", "bytes", "shared-memory bytes accessed", shared_bytes_)
         .add("l1_read_sectors", "sectors", "global-load sectors looked up in L1", l1_read_sectors_)
         .add("l1_hit_sectors", "sectors", "global-load sectors that hit in L1", l1_hit_sectors_)
@@ -455,7 +475,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
   void settle_dependency(Warp& w) {
     if (is_dependency(w.acct_reason) && w.ready_cycle > w.acct_since) {
       close_interval(w, w.ready_cycle);
-      w.acct_reason = StallReason::MathPipeThrottle;
+      w.acct_reason = throttle_reason(w);
     }
   }
 
@@ -484,7 +504,6 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     return true;
   }
 
-  // Computes when the head instruction can issue, from time `earliest` on.
   bool pipe_busy(const Warp& w, Cycle t) const {
     return w.head_pipe != Pipe::None && subs_[w.sp].pipe_free[static_cast<std::size_t>(w.head_pipe)] > t;
   }
@@ -530,7 +549,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     w.dep_reason = why;
     StallReason label = StallReason::NotSelected;
     if (ready > earliest) label = why;
-    else if (pipe_busy(w, earliest)) label = StallReason::MathPipeThrottle;
+    else if (pipe_busy(w, earliest)) label = throttle_reason(w);
     set_reason(w, earliest, label);
   }
 
@@ -598,12 +617,10 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
         const bool pipe_was_busy =
             w.head_pipe != Pipe::None && pipe_free_before[static_cast<std::size_t>(w.head_pipe)] > now;
         StallReason r = StallReason::NotSelected;
-        if (waits_for_lsu) r = is_shared(w.buf[w.pos]) ? StallReason::MioThrottle : StallReason::LgThrottle;
-        else if (pipe_was_busy) r = StallReason::MathPipeThrottle;
+        if (waits_for_lsu || pipe_was_busy) r = throttle_reason(w);
         set_reason(w, now, r);
         // From the next cycle on (until this sub-partition runs again) it waits for its pipe, if busy.
-        if (!waits_for_lsu)
-          set_reason(w, now + 1, pipe_busy(w, now + 1) ? StallReason::MathPipeThrottle : StallReason::NotSelected);
+        if (!waits_for_lsu) set_reason(w, now + 1, pipe_busy(w, now + 1) ? throttle_reason(w) : StallReason::NotSelected);
       }
       if (!waits_for_lsu) sp.next = std::min(sp.next, std::max(t, now + 1));  // else pop_lsu wakes us
     }
@@ -614,7 +631,12 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     if (sp.sched.rr_next >= sp.warps.size()) sp.sched.rr_next = 0;
   }
 
-  static bool is_shared(const WarpInst& in) { return in.space == MemSpace::Shared; }
+  // Held back by a busy unit: Nsight calls it mio_throttle / lg_throttle for the memory pipe (shared and
+  // global/local instructions), math_pipe_throttle for the others.
+  StallReason throttle_reason(const Warp& w) const {
+    if (!w.head_ldst) return StallReason::MathPipeThrottle;
+    return w.buf[w.pos].space == MemSpace::Shared ? StallReason::MioThrottle : StallReason::LgThrottle;
+  }
 
   void issue(SubPartition& sp, std::uint32_t ws, Cycle now) {
     Warp& w = warps_[ws];
@@ -649,7 +671,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       case OpClass::Sync:
         if (in->op == Opcode::BAR) {
           ++w.pos;
-          arrive_barrier(ws, now);
+          arrive_barrier(ws, in->aux, now);
           return;
         }
         if (in->op == Opcode::LDGDEPBAR) {
@@ -677,10 +699,13 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
   // latency grows by the extra occupancy over the m16n8k16 instruction the configured latency refers to.
   void tensor_timing(const WarpInst& in, Cycle& interval, Cycle& latency) {
     const double rate = tensor_rate_[static_cast<std::size_t>(in.dtype)];
-    if (rate <= 0.0) {
-      ctx_.fail("kernel '" + kernel_->name + "' uses " + std::string(dtype_name(in.dtype)) +
-                " tensor instructions, but this GPU's sm.tensor.flops_per_cycle." + std::string(dtype_name(in.dtype)) +
-                " is 0 (unsupported)");
+    const bool tensor_type = std::find(kTensorTypes.begin(), kTensorTypes.end(), in.dtype) != kTensorTypes.end();
+    if (!tensor_type || rate <= 0.0 || mma_flops_per_warp(in) == 0) {
+      std::string why = !tensor_type ? std::string(dtype_name(in.dtype)) + " is not a tensor-core operand type"
+                        : mma_flops_per_warp(in) == 0 ? "its MMA shape is empty"
+                        : "this GPU's sm.tensor.flops_per_cycle." + std::string(dtype_name(in.dtype)) + " is 0 (unsupported)";
+      ctx_.fail("kernel '" + kernel_->name + "' has a " + std::string(opcode_info(in.op).name) + " on " +
+                std::string(dtype_name(in.dtype)) + " operands, but " + why);
       interval = latency = 1;
       return;
     }
@@ -691,20 +716,30 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     latency = spec_.tensor_latency + (interval > reference ? interval - reference : 0);
   }
 
-  void arrive_barrier(std::uint32_t ws, Cycle now) {
+  // BAR id: waits until every live warp of the CTA has arrived at barrier `id` (a named barrier with a
+  // thread count is not expressible in the trace format yet).
+  void arrive_barrier(std::uint32_t ws, std::uint32_t id, Cycle now) {
     Warp& w = warps_[ws];
     Cta& cta = ctas_[w.cta];
+    if (id >= kBarriers) {
+      ctx_.fail("kernel '" + kernel_->name + "': BAR with barrier id " + std::to_string(id) + "; ids 0.." +
+                std::to_string(kBarriers - 1) + " exist");
+      id = 0;
+    }
     w.block = Block::Barrier;
+    w.barrier = id;
     set_reason(w, now + 1, StallReason::Barrier);
-    ++cta.barrier_arrived;
-    release_barrier_if_complete(cta, now);
+    ++cta.barrier_arrived[id];
+    release_barriers_if_complete(cta, now);
   }
 
-  void release_barrier_if_complete(Cta& cta, Cycle now) {
-    if (cta.barrier_arrived == 0 || cta.barrier_arrived < cta.live_warps) return;
-    cta.barrier_arrived = 0;
-    for (std::uint32_t ws : cta.warps)
-      if (warps_[ws].block == Block::Barrier) unblock(ws, now + 1);
+  void release_barriers_if_complete(Cta& cta, Cycle now) {
+    for (std::uint32_t id = 0; id < kBarriers; ++id) {
+      if (cta.barrier_arrived[id] == 0 || cta.barrier_arrived[id] < cta.live_warps) continue;
+      cta.barrier_arrived[id] = 0;
+      for (std::uint32_t ws : cta.warps)
+        if (warps_[ws].block == Block::Barrier && warps_[ws].barrier == id) unblock(ws, now + 1);
+    }
   }
 
   void exit_warp(std::uint32_t ws, Cycle now) {
@@ -716,7 +751,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     --cta.live_warps;
     --resident_warps_;
     w.stream.reset();
-    release_barrier_if_complete(cta, now);
+    release_barriers_if_complete(cta, now);
     if (cta.live_warps == 0) finish_cta(w.cta, now);
   }
 
@@ -760,10 +795,13 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     r.shared_bytes = 0;
     r.cacheable = true;
     const bool store = opcode_info(in.op).is_store;
+    // Every record is completed exactly once (an instruction without active lanes one cycle after issue), so
+    // the warp's in-flight counts are raised here unconditionally and lowered in finish_record.
     if (in.space == MemSpace::Shared) {
       r.kind = store ? MemKind::SharedStore : MemKind::SharedLoad;
       r.shared_bytes = static_cast<std::uint32_t>(in.active_lanes()) * std::max<std::uint32_t>(in.access_bytes, 1);
       r.remaining = 1;
+      if (store) ++w.stores_in_flight;
     } else {
       coalesce(in, spec_.line_bytes, spec_.sector_bytes, r.lines);
       r.remaining = static_cast<std::uint32_t>(r.lines.size());
@@ -771,13 +809,16 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
         r.kind = MemKind::AsyncCopy;
         r.cacheable = false;  // cp.async.cg bypasses L1, as CUTLASS uses it for 16-byte copies
         r.group = w.groups_retired + w.groups.size();
-        if (r.remaining) ++w.open_group;
+        ++w.open_group;
+      } else if (in.op == Opcode::ATOMG) {
+        r.kind = MemKind::Atomic;
+        r.cacheable = false;  // performed at L2
       } else {
         r.kind = store ? MemKind::Store : MemKind::Load;
-        if (store && r.remaining) ++w.stores_in_flight;
+        if (store) ++w.stores_in_flight;
       }
     }
-    const bool writes_registers = r.kind == MemKind::Load || r.kind == MemKind::SharedLoad;
+    const bool writes_registers = r.kind == MemKind::Load || r.kind == MemKind::SharedLoad || r.kind == MemKind::Atomic;
     if (writes_registers) {
       for (int i = 0; i < in.num_dst; ++i)
         if (in.dst[i] < kRegs - 1) {
@@ -788,6 +829,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     }
     if (r.remaining == 0) {  // no active lanes: nothing to wait for
       r.remaining = 1;
+      r.lines.clear();
       complete_at(id, now + 1);
       return;
     }
@@ -811,7 +853,6 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     if (r.kind == MemKind::SharedLoad || r.kind == MemKind::SharedStore) {
       busy = (r.shared_bytes + spec_.smem_bandwidth - 1) / spec_.smem_bandwidth;
       shared_bytes_ += r.shared_bytes;
-      l1_bytes_ += r.shared_bytes;
       if (r.kind == MemKind::SharedLoad) complete_at(id, now + busy - 1 + spec_.smem_latency);
       else complete_at(id, now + busy);
       pop_lsu(now, busy);
@@ -827,23 +868,19 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
         l1_.invalidate(line.line_addr, line.sector_mask);
         send_to_l2(line, MemOp::Write, t, id);  // completes when L2 acknowledges it
       } else {
-        std::uint32_t hit = 0;
-        if (r.cacheable) {
-          hit = l1_.lookup(line.line_addr, line.sector_mask);
-          l1_read_sectors_ += static_cast<std::uint64_t>(__builtin_popcount(line.sector_mask));
-          l1_hit_sectors_ += static_cast<std::uint64_t>(__builtin_popcount(hit));
-        }
+        const std::uint32_t hit = r.cacheable ? l1_.lookup(line.line_addr, line.sector_mask) : 0;
         const std::uint32_t missing = line.sector_mask & ~hit;
         if (!missing) {
           complete_at(id, t + spec_.l1_hit_latency);
         } else if (!r.cacheable) {
-          // L1-bypassing copy: no merging by line, the response finds its instruction by id.
+          // L1-bypassing copy or atomic: no merging by line, the response finds its instruction by id.
           if (outstanding_misses(now) >= spec_.l1_mshrs) {
             block_lsu(now, t);
             return;
           }
           ++bypass_in_flight_;
-          send_to_l2(LineAccess{line.line_addr, missing, 0}, MemOp::Read, t, id, /*bypass_l1=*/true);
+          send_to_l2(LineAccess{line.line_addr, missing, 0}, r.kind == MemKind::Atomic ? MemOp::Atomic : MemOp::Read, t,
+                     id, /*bypass_l1=*/true);
         } else {
           Miss* miss = misses_.find(line.line_addr);
           if (!miss) {
@@ -852,7 +889,6 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
               return;
             }
             miss = &misses_.insert(line.line_addr);
-            miss->allocate = r.cacheable;
           }
           Miss& m = *miss;
           m.waiters.emplace_back(id, missing);
@@ -861,6 +897,10 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
             m.requested |= fetch;
             send_to_l2(LineAccess{line.line_addr, fetch, 0}, MemOp::Read, t, 0);
           }
+        }
+        if (r.cacheable) {  // counted once the line has gone through, not each time it waited for an MSHR
+          l1_read_sectors_ += static_cast<std::uint64_t>(__builtin_popcount(line.sector_mask));
+          l1_hit_sectors_ += static_cast<std::uint64_t>(__builtin_popcount(hit));
         }
       }
       l1_bytes_ += line.bytes;
@@ -914,7 +954,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     Miss* miss = misses_.find(resp.line_addr);
     if (!miss) return;
     Miss& m = *miss;
-    if (m.allocate) l1_.fill(resp.line_addr, resp.sector_mask, false);
+    l1_.fill(resp.line_addr, resp.sector_mask, false);
     m.requested &= ~resp.sector_mask;
     auto& ws = m.waiters;
     for (auto& waiter : ws) waiter.second &= ~resp.sector_mask;
@@ -927,8 +967,6 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     }
   }
 
-  // One line (or shared-memory access) of a memory instruction has its data at `cycle`. The instruction
-  // completes when its last line does: only then is an event scheduled.
   // No MSHR free: the LSU waits for a fill (on_response unblocks it) or for the next bypassing line to arrive.
   void block_lsu(Cycle now, Cycle t) {
     lsu_busy_cycles_ += t - now;
@@ -945,6 +983,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     wake_at(now + 1);
   }
 
+  // One line (or shared-memory access) of a memory instruction has its data at `cycle`. The instruction
+  // completes when its last line does: only then is an event scheduled.
   void complete_at(std::uint32_t record, Cycle cycle) {
     MemRecord& r = records_[record];
     r.done = std::max(r.done, cycle);
@@ -959,6 +999,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     switch (r.kind) {
       case MemKind::Load:
       case MemKind::SharedLoad:
+      case MemKind::Atomic:
         --w.loads_in_flight;
         for (std::uint16_t d : r.dst)
           if (d < kRegs - 1) w.reg_ready[d] = t;
@@ -973,6 +1014,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
         break;
       }
       case MemKind::SharedStore:
+        --w.stores_in_flight;
         break;
     }
     free_records_.push_back(id);
@@ -1012,21 +1054,23 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
 
 Schema l1_schema() {
   Schema s("l1", "l1", "per-SM L1 data cache, sharing one SRAM with shared memory");
-  s.quantity("unified_size", ParamType::Size, "256KiB", "L1 + shared memory SRAM per SM; L1 gets what resident CTAs' shared memory leaves", 0);
-  s.quantity("line_size", ParamType::Size, "128B", "cache line size", 32, 4096);
-  s.quantity("sector_size", ParamType::Size, "32B", "sector size", 8, 4096);
-  s.uint("assoc", "ways", 4, "associativity", 1, 1024);
-  s.uint("hit_latency", "cycles", 33, "SM cycles, load-to-use of an L1 hit", 1, 10000);
-  s.uint("bandwidth", "B/cycle", 128, "bytes per SM cycle through the L1/shared-memory data path", 1, 4096);
-  s.uint("mshrs", "lines", 256, "outstanding missed lines per SM", 1, 1 << 20);
+  const auto req = std::nullopt;
+  s.quantity("unified_size", ParamType::Size, req, "L1 + shared memory SRAM per SM; L1 gets what resident CTAs' shared memory leaves", 0, 64ull << 20);
+  s.quantity("line_size", ParamType::Size, req, "cache line size (power of two; equal to l2.line_size)", 32, 4096);
+  s.quantity("sector_size", ParamType::Size, req, "sector size (power of two; equal to l2.sector_size)", 8, 4096);
+  s.uint("assoc", "ways", req, "associativity", 1, 1024);
+  s.uint("hit_latency", "cycles", req, "SM cycles, load-to-use of an L1 hit", 1, 10000);
+  s.uint("bandwidth", "B/cycle", req, "bytes per SM cycle through the L1 data path for global/local accesses", 1, 4096);
+  s.uint("mshrs", "lines", req, "outstanding missed lines per SM", 1, 1 << 20);
   return s;
 }
 
 Schema smem_schema() {
   Schema s("smem", "smem", "shared memory (bank-conflict-free first cut: bandwidth-limited)");
-  s.uint("latency", "cycles", 29, "SM cycles, load-to-use of a shared-memory load", 1, 10000);
-  s.uint("bandwidth", "B/cycle", 128, "bytes per SM cycle", 1, 4096);
-  s.uint("banks", "banks", 32, "shared-memory banks (used by the bank-conflict model of a later version)", 1, 1024);
+  const auto req = std::nullopt;
+  s.uint("latency", "cycles", req, "SM cycles, load-to-use of a shared-memory load", 1, 10000);
+  s.uint("bandwidth", "B/cycle", req, "bytes per SM cycle", 1, 4096);
+  s.uint("banks", "banks", req, "shared-memory banks (used by the bank-conflict model of a later version)", 1, 1024);
   return s;
 }
 

@@ -15,17 +15,17 @@ namespace warpsim {
 
 // Per-SM resource limits that decide occupancy (from the `sm` section).
 struct SmLimits {
-  std::uint32_t max_warps = 64, max_threads = 2048, max_ctas = 32;
-  std::uint32_t registers = 65536, register_alloc_unit = 256;
-  std::uint64_t shared_memory = 228 * 1024, shared_memory_per_cta = 227 * 1024, cta_reserved_shared_memory = 1024;
+  std::uint32_t max_warps = 0, max_threads = 0, max_ctas = 0;
+  std::uint32_t registers = 0, register_alloc_unit = 1, max_registers_per_thread = 0;
+  std::uint64_t shared_memory = 0, shared_memory_per_cta = 0, cta_reserved_shared_memory = 0;
   static SmLimits from(const Params& sm);
 };
 
 struct Occupancy {
   std::uint32_t ctas_per_sm = 0;
-  std::string limiter;  // "warps", "threads", "ctas", "registers", "shared_memory"
+  std::string limiter;  // "warps", "threads", "ctas", "registers", "registers_per_thread", "shared_memory"
   std::uint64_t shared_memory_per_cta = 0;  // including the per-CTA reserve
-  std::uint32_t registers_per_cta = 0;
+  std::uint64_t registers_per_cta = 0;
 };
 
 // CTAs of `k` that fit on one SM; ctas_per_sm == 0 with a limiter when one CTA alone does not fit.

@@ -14,6 +14,7 @@
 #include "models/gpu/gpu.h"
 #include "sim/app/compare.h"
 #include "sim/app/report.h"
+#include "sim/app/workloads.h"
 #include "sim/config/config.h"
 #include "sim/core/error.h"
 #include "sim/registry/registry.h"
@@ -112,9 +113,19 @@ GemmProblem parse_gemm_shape(const std::string& shape, const std::string& dtype)
   return p;
 }
 
-std::unique_ptr<TraceSource> make_gemm(const GemmProblem& p, const Config& cfg) {
-  const std::string arch = cfg.section("gpu").str("arch");
-  return make_gemm_trace(p, default_gemm_tiling(arch, p.dtype), arch);
+// The synthesized kernel targets the config's architecture and respects its SM's resource limits.
+// Creates the output directory (or checks an existing one) and that files can be written in it.
+void prepare_output_dir(const std::string& out) {
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+    throw InputError("--out: '" + out + "' exists and is not a directory");
+  fs::create_directories(out, ec);
+  if (ec) throw InputError("--out: cannot create directory '" + out + "': " + ec.message());
+  const fs::path probe = fs::path(out) / ".warpsim-write-test";
+  std::ofstream f(probe);
+  if (!f) throw InputError("--out: cannot write in '" + out + "'");
+  f.close();
+  fs::remove(probe, ec);
 }
 
 void write_file(const fs::path& path, const std::string& text) {
@@ -159,6 +170,7 @@ int cmd_run(int argc, char** argv) {
   if (driver != "systemc" && driver != "plain") throw InputError("--driver: expected systemc or plain, got '" + driver + "'");
   if (!trace.empty() && !gemm.empty()) throw InputError("--trace and --gemm are alternatives; give one");
   const Config cfg = load_config(gpu, sets);
+  prepare_output_dir(out);  // before the run: a bad --out should not cost a simulation
   std::unique_ptr<TraceSource> source;
   if (!trace.empty()) {
     if (!fs::exists(trace)) throw InputError("cannot open trace file '" + trace + "': No such file or directory");
@@ -166,14 +178,13 @@ int cmd_run(int argc, char** argv) {
       throw InputError("'" + trace + "' is not a warpsim trace (traces/FORMAT.md); Accel-Sim and Kineto traces are not supported yet");
     source = std::make_unique<TraceFileReader>(trace);
   } else {
-    source = make_gemm(parse_gemm_shape(gemm.empty() ? kDefaultGemm : gemm, dtype), cfg);
+    source = make_gemm_for_gpu(parse_gemm_shape(gemm.empty() ? kDefaultGemm : gemm, dtype), cfg);
   }
   Gpu g(cfg);
   RunOptions opts;
   opts.progress = !vm.count("no-progress");
   RunResult r = g.run(*source, driver == "systemc" ? Gpu::Driver(run_with_systemc) : Gpu::Driver(run_without_systemc), opts);
   r.sim.driver = driver;
-  fs::create_directories(out);
   write_file(fs::path(out) / "stats.json", results_json(r));
   write_file(fs::path(out) / "stats.csv", results_csv(r));
   write_file(fs::path(out) / "config.resolved.yaml", cfg.resolved_yaml());
@@ -209,7 +220,7 @@ int cmd_synth(int argc, char** argv) {
   p.k = parse_dim("--k", k);
   p.dtype = parse_dtype_option(dtype);
   const Config cfg = load_config(gpu, {});
-  auto src = make_gemm(p, cfg);
+  auto src = make_gemm_for_gpu(p, cfg);
   auto kernel = src->open_kernel(0);
   const KernelInfo& info = kernel->info();
   std::cout << info.name << ": grid " << info.grid.x << "x" << info.grid.y << "x" << info.grid.z << ", block "

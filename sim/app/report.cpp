@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <variant>
+#include <vector>
 
 #include "sim/stats/json.h"
 
@@ -26,6 +28,56 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+// Every per-kernel scalar, once: the JSON object and the CSV row are both written from this table.
+using FieldValue = std::variant<std::monostate, std::string, double, std::uint64_t>;
+struct KernelField {
+  const char* name;
+  FieldValue (*get)(const KernelResult&);
+};
+
+const std::vector<KernelField>& kernel_fields() {
+  static const std::vector<KernelField> fields = {
+      {"name", [](const KernelResult& k) -> FieldValue { return k.name; }},
+      {"grid", [](const KernelResult& k) -> FieldValue { return dim(k.grid); }},
+      {"block", [](const KernelResult& k) -> FieldValue { return dim(k.block); }},
+      {"registers_per_thread", [](const KernelResult& k) -> FieldValue { return std::uint64_t{k.registers_per_thread}; }},
+      {"shared_mem_bytes", [](const KernelResult& k) -> FieldValue { return std::uint64_t{k.shared_mem_bytes}; }},
+      {"start_cycle", [](const KernelResult& k) -> FieldValue { return k.start_cycle; }},
+      {"cycles", [](const KernelResult& k) -> FieldValue { return k.cycles; }},
+      {"time_us", [](const KernelResult& k) -> FieldValue { return k.time_us; }},
+      {"warp_instructions", [](const KernelResult& k) -> FieldValue { return k.warp_instructions; }},
+      {"thread_instructions", [](const KernelResult& k) -> FieldValue { return k.thread_instructions; }},
+      {"ipc", [](const KernelResult& k) -> FieldValue { return k.ipc; }},
+      {"flops", [](const KernelResult& k) -> FieldValue { return k.flops; }},
+      {"achieved_tflops",
+       [](const KernelResult& k) -> FieldValue { return k.achieved_tflops ? FieldValue{*k.achieved_tflops} : FieldValue{}; }},
+      {"dram_bytes_read", [](const KernelResult& k) -> FieldValue { return k.dram_bytes_read; }},
+      {"dram_bytes_written", [](const KernelResult& k) -> FieldValue { return k.dram_bytes_written; }},
+      {"achieved_dram_gbps", [](const KernelResult& k) -> FieldValue { return k.achieved_dram_gbps; }},
+      {"occupancy", [](const KernelResult& k) -> FieldValue { return k.occupancy; }},
+      {"theoretical_occupancy", [](const KernelResult& k) -> FieldValue { return k.theoretical_occupancy; }},
+      {"ctas_per_sm", [](const KernelResult& k) -> FieldValue { return std::uint64_t{k.ctas_per_sm}; }},
+      {"occupancy_limiter", [](const KernelResult& k) -> FieldValue { return k.occupancy_limiter; }},
+      {"l1_hit_rate", [](const KernelResult& k) -> FieldValue { return k.l1_hit_rate; }},
+      {"l2_hit_rate", [](const KernelResult& k) -> FieldValue { return k.l2_hit_rate; }},
+  };
+  return fields;
+}
+
+void write_json(JsonWriter& j, const char* key, const FieldValue& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) j.value(key, *s);
+  else if (const auto* d = std::get_if<double>(&v)) j.value(key, *d);
+  else if (const auto* u = std::get_if<std::uint64_t>(&v)) j.value(key, *u);
+  else j.null(key);
+}
+
+std::string csv_text(const FieldValue& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return csv_field(*s);
+  if (const auto* d = std::get_if<double>(&v)) return JsonWriter::number(*d);
+  if (const auto* u = std::get_if<std::uint64_t>(&v)) return std::to_string(*u);
+  return {};
+}
+
 }  // namespace
 
 std::string results_json(const RunResult& r) {
@@ -37,29 +89,7 @@ std::string results_json(const RunResult& r) {
   j.begin_array("kernels");
   for (const auto& k : r.kernels) {
     j.begin_object();
-    j.value("name", k.name);
-    j.value("grid", dim(k.grid));
-    j.value("block", dim(k.block));
-    j.value("registers_per_thread", k.registers_per_thread);
-    j.value("shared_mem_bytes", k.shared_mem_bytes);
-    j.value("start_cycle", k.start_cycle);
-    j.value("cycles", k.cycles);
-    j.value("time_us", k.time_us);
-    j.value("warp_instructions", k.warp_instructions);
-    j.value("thread_instructions", k.thread_instructions);
-    j.value("ipc", k.ipc);
-    j.value("flops", k.flops);
-    if (k.achieved_tflops) j.value("achieved_tflops", *k.achieved_tflops);
-    else j.null("achieved_tflops");
-    j.value("dram_bytes_read", k.dram_bytes_read);
-    j.value("dram_bytes_written", k.dram_bytes_written);
-    j.value("achieved_dram_gbps", k.achieved_dram_gbps);
-    j.value("occupancy", k.occupancy);
-    j.value("theoretical_occupancy", k.theoretical_occupancy);
-    j.value("ctas_per_sm", k.ctas_per_sm);
-    j.value("occupancy_limiter", k.occupancy_limiter);
-    j.value("l1_hit_rate", k.l1_hit_rate);
-    j.value("l2_hit_rate", k.l2_hit_rate);
+    for (const KernelField& f : kernel_fields()) write_json(j, f.name, f.get(k));
     j.begin_object("utilization");
     for (const auto& [unit, v] : k.utilization) j.value(unit, v);
     j.end_object();
@@ -85,21 +115,19 @@ std::string results_json(const RunResult& r) {
   return j.str();
 }
 
+// One row per kernel: the same fields as stats.json, utilisation and stalls flattened.
 std::string results_csv(const RunResult& r) {
   std::ostringstream o;
-  o << "gpu,kernel,grid,block,cycles,time_us,warp_instructions,ipc,achieved_tflops,dram_bytes_read,"
-       "dram_bytes_written,achieved_dram_gbps,occupancy,l1_hit_rate,l2_hit_rate";
+  o << "gpu";
+  for (const KernelField& f : kernel_fields()) o << "," << f.name;
   if (!r.kernels.empty()) {
     for (const auto& u : r.kernels[0].utilization) o << ",utilization_" << u.first;
     for (const auto& s : r.kernels[0].stalls) o << "," << s.first;
   }
   o << "\n";
   for (const auto& k : r.kernels) {
-    o << csv_field(r.gpu) << "," << csv_field(k.name) << "," << dim(k.grid) << "," << dim(k.block) << "," << k.cycles
-      << "," << JsonWriter::number(k.time_us) << "," << k.warp_instructions << "," << JsonWriter::number(k.ipc) << ","
-      << (k.achieved_tflops ? JsonWriter::number(*k.achieved_tflops) : std::string()) << "," << k.dram_bytes_read << ","
-      << k.dram_bytes_written << "," << JsonWriter::number(k.achieved_dram_gbps) << "," << JsonWriter::number(k.occupancy)
-      << "," << JsonWriter::number(k.l1_hit_rate) << "," << JsonWriter::number(k.l2_hit_rate);
+    o << csv_field(r.gpu);
+    for (const KernelField& f : kernel_fields()) o << "," << csv_text(f.get(k));
     for (const auto& u : k.utilization) o << "," << JsonWriter::number(u.second);
     for (const auto& s : k.stalls) o << "," << s.second;
     o << "\n";

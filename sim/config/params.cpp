@@ -48,6 +48,7 @@ void check_type(const Params& params, const std::string& name, bool ok, const ch
 std::uint64_t Params::u64(const std::string& name) const {
   const ParamValue& v = value(name);
   check_type(*this, name, v.type == ParamType::UInt || v.type == ParamType::Size, "an integer");
+  if (!(v.number < 18446744073709551616.0)) fail(name, "value too large for a 64-bit integer");  // 2^64
   return static_cast<std::uint64_t>(v.number);
 }
 

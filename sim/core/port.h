@@ -1,6 +1,8 @@
 // A bounded, latency-carrying one-way channel between two components, possibly in different clock domains.
-// The only way components exchange data. Because every message takes at least one receiver cycle, the order
-// in which components run within a cycle cannot change results (a determinism rule, not an optimisation).
+// The only way components exchange data. Every message takes at least one receiver cycle, so a message sent
+// in a cycle is never seen in that cycle. Components due in the same cycle run in a fixed order (construction
+// order), which makes results deterministic; a shared resource that serves senders in call order (the
+// crossbar's bandwidth reservations) still favours earlier components within one cycle.
 //
 //   sender:   if (port.can_send()) port.send(msg);      // wakes the receiver at the delivery cycle
 //   receiver: while (port.ready()) { use(port.front()); port.pop(); }   // pop wakes a sender that was blocked

@@ -2,6 +2,7 @@
 #include "sim/trace/inst.h"
 
 #include <cstddef>
+#include <string>
 
 namespace warpsim {
 namespace {
@@ -113,6 +114,83 @@ std::string_view dtype_name(DType t) noexcept { return name_at(kDTypeNames, stat
 bool parse_dtype(std::string_view name, DType& out) noexcept { return parse_by_name(kDTypeNames, name, out); }
 
 std::string_view mem_space_name(MemSpace s) noexcept { return name_at(kMemSpaceNames, static_cast<std::size_t>(s)); }
+
+namespace {
+
+bool is_tensor_dtype(DType t) {
+  switch (t) {
+    case DType::F16:
+    case DType::BF16:
+    case DType::TF32:
+    case DType::FP8:
+    case DType::I8:
+    case DType::F64:
+      return true;
+    case DType::None:
+    case DType::F32:
+      break;
+  }
+  return false;
+}
+
+std::string check_registers(const char* kind, const std::uint16_t* regs, int count) {
+  for (int i = 0; i < count; ++i) {
+    if (regs[i] > kRegZero)
+      return std::string(kind) + "[" + std::to_string(i) + "] register " +
+             (regs[i] == kNoReg ? std::string("kNoReg (0xffff)") : std::to_string(regs[i])) +
+             " out of range (expected 0.." + std::to_string(kRegZero) + ", " + std::to_string(kRegZero) + " = RZ)";
+  }
+  return {};
+}
+
+}  // namespace
+
+// The rules are listed in traces/FORMAT.md ("Validity"); keep the two in step. Cheap on the valid path: a few
+// comparisons, and the empty result string needs no allocation.
+std::string check_inst(const WarpInst& in) {
+  if (in.op >= Opcode::Count) return "opcode " + std::to_string(static_cast<unsigned>(in.op)) + " out of range";
+  if (in.dtype > DType::I8) return "dtype " + std::to_string(static_cast<unsigned>(in.dtype)) + " out of range";
+  if (in.space > MemSpace::Const)
+    return "memory space " + std::to_string(static_cast<unsigned>(in.space)) + " out of range";
+  if (in.addr_mode > AddrMode::Deltas)
+    return "address mode " + std::to_string(static_cast<unsigned>(in.addr_mode)) + " out of range";
+  if (in.num_dst > kMaxDst || in.num_src > kMaxSrc)
+    return "register counts " + std::to_string(in.num_dst) + "/" + std::to_string(in.num_src) +
+           " out of range (more than " + std::to_string(kMaxDst) + " destination or " + std::to_string(kMaxSrc) +
+           " source registers)";
+  std::string error = check_registers("dst", in.dst.data(), in.num_dst);
+  if (error.empty()) error = check_registers("src", in.src.data(), in.num_src);
+  if (!error.empty()) return error;
+
+  const OpcodeInfo& info = opcode_info(in.op);
+  if (in.space != info.space) {
+    return std::string(info.name) + " in memory space " + std::string(mem_space_name(in.space)) + " (expected " +
+           (info.space == MemSpace::None ? std::string("none: not a memory instruction")
+                                         : std::string(mem_space_name(info.space))) +
+           ")";
+  }
+  if (in.space != MemSpace::None && in.active_mask != 0) {
+    if (in.access_bytes < 1 || in.access_bytes > kMaxAccessBytes)
+      return std::string(info.name) + " access size " + std::to_string(in.access_bytes) +
+             " bytes per lane out of range (expected 1.." + std::to_string(kMaxAccessBytes) + ")";
+    if (in.addr_mode == AddrMode::None) return std::string(info.name) + " with active lanes but no address mode";
+  }
+  if (in.addr_mode == AddrMode::Strided2D && (in.group < 1 || in.group > kWarpSize))
+    return "Strided2D lane group " + std::to_string(in.group) + " out of range (expected 1.." +
+           std::to_string(kWarpSize) + ")";
+  if (in.addr_mode == AddrMode::Deltas && in.deltas == nullptr)
+    return "Deltas address mode without lane offsets";
+
+  if (info.op_class == OpClass::Tensor) {
+    if (!is_tensor_dtype(in.dtype))
+      return std::string(info.name) + " with dtype " + std::string(dtype_name(in.dtype)) +
+             " (expected f16, bf16, tf32, fp8, i8 or f64)";
+    if (in.mma.m == 0 || in.mma.n == 0 || in.mma.k == 0)
+      return std::string(info.name) + " shape m" + std::to_string(in.mma.m) + "n" + std::to_string(in.mma.n) + "k" +
+             std::to_string(in.mma.k) + " has a zero dimension";
+  }
+  return {};
+}
 
 std::uint64_t mma_flops_per_warp(const WarpInst& inst) noexcept {
   const std::uint64_t full = 2ull * inst.mma.m * inst.mma.n * inst.mma.k;

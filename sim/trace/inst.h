@@ -124,6 +124,21 @@ std::string_view dtype_name(DType t) noexcept;
 bool parse_dtype(std::string_view name, DType& out) noexcept;
 std::string_view mem_space_name(MemSpace s) noexcept;
 
+// Semantic validity of one record (traces/FORMAT.md, "Validity"): what the simulator relies on beyond what the
+// file format can represent. Returns "" when the record is valid, otherwise a message naming the first problem
+// (e.g. "dst[1] register 300 out of range (expected 0..255, 255 = RZ)"). Checked by every trace source that
+// decodes or hands out stored records (the file reader and writer, VectorWarpStream, InMemoryTrace), which
+// throw TraceError with the message and the record's place. Deltas-mode records must carry their `deltas`.
+inline constexpr std::uint16_t kRegZero = 255;           // RZ: the largest valid register id
+inline constexpr std::uint32_t kMaxAccessBytes = 16;     // bytes per lane of one memory access
+std::string check_inst(const WarpInst& inst);
+
+struct KernelInfo;  // sim/trace/source.h
+// Validity of a kernel's launch parameters: grid and block of at least one thread/CTA, registers_per_thread in
+// 1..255. "" when valid. (Defined in source.cpp.) The warp count of each CTA (KernelInfo::warps_per_cta()) is
+// checked by the sources when a CTA is opened.
+std::string check_kernel_info(const KernelInfo& info);
+
 // Floating-point (or integer) operations one warp's share of an MMA performs: 2*m*n*k for HMMA,
 // 2*m*n*k/4 for HGMMA (a warpgroup instruction issued by each of its four warps).
 std::uint64_t mma_flops_per_warp(const WarpInst& inst) noexcept;

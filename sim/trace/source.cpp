@@ -1,4 +1,6 @@
 // In-memory trace sources: VectorWarpStream and InMemoryTrace (tests, fixtures, small generated kernels).
+// Both validate what they hand out (check_inst, check_kernel_info, the warp count of each CTA), as the file
+// reader does, so that a malformed hand-built kernel is a TraceError rather than a crash in the simulator.
 #include "sim/trace/source.h"
 
 #include <string>
@@ -7,62 +9,124 @@
 
 namespace warpsim {
 
+namespace {
+
+constexpr std::uint32_t kMaxRegistersPerThread = 255;  // R0..R254 allocatable, R255 = RZ
+
+std::string dim3_text(const Dim3& d) {
+  return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
+}
+
+}  // namespace
+
+std::string check_kernel_info(const KernelInfo& info) {
+  if (info.grid.count() == 0) return "grid " + dim3_text(info.grid) + " has no CTAs";
+  if (info.block.count() == 0) return "block " + dim3_text(info.block) + " has no threads";
+  if (info.registers_per_thread < 1 || info.registers_per_thread > kMaxRegistersPerThread)
+    return "registers_per_thread " + std::to_string(info.registers_per_thread) + " out of range (expected 1.." +
+           std::to_string(kMaxRegistersPerThread) + ")";
+  return {};
+}
+
 std::size_t VectorWarpStream::read(WarpInst* out, std::size_t max) {
   std::size_t n = 0;
   for (; n < max && pos_ < insts_.size(); ++n, ++pos_) {
     out[n] = insts_[pos_];
-    if (out[n].addr_mode != AddrMode::Deltas) continue;
-    if (next_delta_ + kWarpSize > deltas_.size()) {
-      throw TraceError("in-memory warp stream: instruction " + std::to_string(pos_) +
-                       " uses per-lane deltas but the stream holds offsets for only " +
-                       std::to_string(deltas_.size() / kWarpSize) + " such instructions");
+    if (out[n].addr_mode == AddrMode::Deltas) {
+      if (next_delta_ + kWarpSize > deltas_.size()) {
+        throw TraceError("in-memory warp stream: instruction " + std::to_string(pos_) +
+                         " uses per-lane deltas but the stream holds offsets for only " +
+                         std::to_string(deltas_.size() / kWarpSize) + " such instructions");
+      }
+      out[n].deltas = deltas_.data() + next_delta_;
+      next_delta_ += kWarpSize;
     }
-    out[n].deltas = deltas_.data() + next_delta_;
-    next_delta_ += kWarpSize;
+    const std::string error = check_inst(out[n]);
+    if (!error.empty())
+      throw TraceError("in-memory warp stream: instruction " + std::to_string(pos_) + ": " + error);
   }
   return n;
 }
 
 namespace {
 
+// One warp of an InMemoryKernel, read in place: Deltas records point at the kernel's own lane_deltas arrays
+// (valid as long as the trace, longer than the interface promises).
+class InMemoryWarpStream final : public WarpStream {
+ public:
+  InMemoryWarpStream(const InMemoryKernel::Warp& warp, std::string where) : warp_(warp), where_(std::move(where)) {}
+
+  std::size_t read(WarpInst* out, std::size_t max) override {
+    std::size_t n = 0;
+    for (; n < max && pos_ < warp_.insts.size(); ++n, ++pos_) {
+      out[n] = warp_.insts[pos_];
+      out[n].deltas = nullptr;
+      if (out[n].addr_mode == AddrMode::Deltas) {
+        if (next_delta_ >= warp_.lane_deltas.size())
+          fail("uses per-lane deltas but the warp holds offsets for only " +
+               std::to_string(warp_.lane_deltas.size()) + " such instructions");
+        out[n].deltas = warp_.lane_deltas[next_delta_++].data();
+      }
+      const std::string error = check_inst(out[n]);
+      if (!error.empty()) fail(error);
+    }
+    return n;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw TraceError(where_ + ", instruction " + std::to_string(pos_) + ": " + what);
+  }
+
+  const InMemoryKernel::Warp& warp_;
+  std::string where_;
+  std::size_t pos_ = 0;
+  std::size_t next_delta_ = 0;  // index in lane_deltas of the next Deltas-mode record's offsets
+};
+
 class InMemoryCta final : public CtaSource {
  public:
-  explicit InMemoryCta(const std::vector<InMemoryKernel::Warp>& warps) : warps_(warps) {}
+  InMemoryCta(const std::vector<InMemoryKernel::Warp>& warps, std::string where)
+      : warps_(warps), where_(std::move(where)) {}
   std::uint32_t num_warps() const override { return static_cast<std::uint32_t>(warps_.size()); }
   std::unique_ptr<WarpStream> open_warp(std::uint32_t warp) override {
     if (warp >= warps_.size()) {
-      throw TraceError("in-memory trace: warp " + std::to_string(warp) + " out of range (CTA has " +
+      throw TraceError(where_ + ": warp " + std::to_string(warp) + " out of range (CTA has " +
                        std::to_string(warps_.size()) + " warps)");
     }
-    const InMemoryKernel::Warp& w = warps_[warp];
-    std::vector<std::int32_t> flat;
-    flat.reserve(w.lane_deltas.size() * kWarpSize);
-    for (const auto& lanes : w.lane_deltas) flat.insert(flat.end(), lanes.begin(), lanes.end());
-    return std::make_unique<VectorWarpStream>(w.insts, std::move(flat));
+    return std::make_unique<InMemoryWarpStream>(warps_[warp], where_ + ", warp " + std::to_string(warp));
   }
 
  private:
   const std::vector<InMemoryKernel::Warp>& warps_;
+  std::string where_;
 };
 
 class InMemoryKernelSource final : public KernelSource {
  public:
   InMemoryKernelSource(const InMemoryKernel& kernel, const std::string& trace_name)
-      : kernel_(kernel), trace_name_(trace_name) {}
+      : kernel_(kernel), where_(trace_name + ": kernel '" + kernel.info.name + "'") {}
   const KernelInfo& info() const override { return kernel_.info; }
   std::unique_ptr<CtaSource> open_cta(std::uint64_t cta_id) override {
     // Both bounds matter: a hand-built kernel may hold fewer CTAs than its grid announces.
     if (cta_id >= kernel_.info.grid.count() || cta_id >= kernel_.ctas.size()) {
-      throw TraceError(trace_name_ + ": kernel '" + kernel_.info.name + "': CTA " + std::to_string(cta_id) +
-                       " out of range (grid has " + std::to_string(kernel_.info.grid.count()) + " CTAs, " +
-                       std::to_string(kernel_.ctas.size()) + " held in memory)");
+      throw TraceError(where_ + ": CTA " + std::to_string(cta_id) + " out of range (grid has " +
+                       std::to_string(kernel_.info.grid.count()) + " CTAs, " + std::to_string(kernel_.ctas.size()) +
+                       " held in memory)");
     }
-    return std::make_unique<InMemoryCta>(kernel_.ctas[cta_id]);
+    const std::string cta_where = where_ + ", CTA " + std::to_string(cta_id);
+    const std::vector<InMemoryKernel::Warp>& warps = kernel_.ctas[cta_id];
+    if (warps.size() != kernel_.info.warps_per_cta()) {
+      throw TraceError(cta_where + ": " + std::to_string(warps.size()) + " warps, but a block of " +
+                       std::to_string(kernel_.info.block.count()) + " threads has " +
+                       std::to_string(kernel_.info.warps_per_cta()));
+    }
+    return std::make_unique<InMemoryCta>(warps, cta_where);
   }
 
  private:
   const InMemoryKernel& kernel_;
-  const std::string& trace_name_;
+  std::string where_;
 };
 
 }  // namespace
@@ -73,6 +137,10 @@ std::unique_ptr<KernelSource> InMemoryTrace::open_kernel(std::size_t index) {
     throw TraceError(name_ + ": kernel " + std::to_string(index) + " out of range (trace has " +
                      std::to_string(kernels_.size()) + " kernels)");
   }
+  const KernelInfo& info = kernels_[index].info;
+  const std::string error = check_kernel_info(info);
+  if (!error.empty())
+    throw TraceError(name_ + ": kernel " + std::to_string(index) + " ('" + info.name + "'): " + error);
   return std::make_unique<InMemoryKernelSource>(kernels_[index], name_);
 }
 

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <string>
 
 #include "sim/core/error.h"
 
@@ -508,6 +509,9 @@ struct TraceWriter::Impl {
     if (kernels.back().ctas.size() >= kernel.grid.count())
       fail(kernel_label(kernels.size() - 1, kernel.name) + ": more CTAs added than its grid holds (" +
            std::to_string(kernel.grid.count()) + ")");
+    if (num_warps != kernel.warps_per_cta())
+      fail(where_cta() + ": " + std::to_string(num_warps) + " warps, but a block of " +
+           std::to_string(kernel.block.count()) + " threads has " + std::to_string(kernel.warps_per_cta()));
     if (num_warps > (kU32Max - 4) / kWarpEntrySize) fail(where_cta() + ": too many warps");
     block.clear();
     put_u32(block, static_cast<std::uint32_t>(num_warps));
@@ -519,9 +523,15 @@ struct TraceWriter::Impl {
   }
   void add_inst(std::uint32_t warp, std::uint64_t index, const WarpInst& inst, const std::int32_t* deltas,
                 WarpCodecState& st) {
-    if (const char* error = encode_inst(block, inst, deltas, st))
-      fail(where_cta() + ", warp " + std::to_string(warp) + ", instruction " + std::to_string(index) + ": " +
-           error);
+    auto where = [&] {
+      return where_cta() + ", warp " + std::to_string(warp) + ", instruction " + std::to_string(index);
+    };
+    // Invalid records are refused here already, so that no reader ever meets one in a file of ours.
+    WarpInst checked = inst;
+    checked.deltas = deltas;
+    const std::string invalid = check_inst(checked);
+    if (!invalid.empty()) fail(where() + ": invalid instruction: " + invalid);
+    if (const char* error = encode_inst(block, inst, deltas, st)) fail(where() + ": " + error);
   }
   void end_warp(std::uint32_t warp, std::uint64_t count) {
     if (count > kU32Max) fail(where_cta() + ", warp " + std::to_string(warp) + ": more than 2^32 instructions");
@@ -620,6 +630,9 @@ void TraceWriter::begin_kernel(const KernelInfo& info) {
   if (w.in_kernel) w.fail("begin_kernel(" + quoted(info.name) + ") while " +
                           kernel_label(w.kernels.size() - 1, w.kernel.name) + " is still open");
   if (w.kernels.size() >= kU32Max) w.fail("too many kernels");
+  const std::string invalid = check_kernel_info(info);
+  if (!invalid.empty())
+    w.fail(kernel_label(w.kernels.size(), info.name) + ": invalid kernel info: " + invalid);
   w.kernel = info;
   w.kernels.emplace_back();
   w.in_kernel = true;
@@ -800,8 +813,15 @@ class FileWarpStream final : public WarpStream {
     std::array<std::int32_t, kWarpSize> lanes{};
     for (std::size_t i = 0; i < n; ++i) {
       in_.set_item(next_index_);
+      const std::size_t at = in_.pos();
       decode_inst(in_, out[i], lanes, state_);
-      if (out[i].addr_mode == AddrMode::Deltas) deltas_.insert(deltas_.end(), lanes.begin(), lanes.end());
+      if (out[i].addr_mode == AddrMode::Deltas) {
+        deltas_.insert(deltas_.end(), lanes.begin(), lanes.end());
+        out[i].deltas = lanes.data();  // for check_inst only; the final pointer is assigned below
+      }
+      const std::string error = check_inst(out[i]);
+      if (!error.empty()) in_.fail("invalid instruction: " + error, at);
+      out[i].deltas = nullptr;
       ++next_index_;
     }
     remaining_ -= n;
@@ -864,6 +884,8 @@ class FileKernelSource final : public KernelSource {
     Cursor in(raw.data(), 0, raw.size(), file_->prefix() + what, "decompressed kernel info block");
     info_ = decode_kernel_info(in);
     where_ = file_->prefix() + kernel_label(index_, info_.name);
+    const std::string error = check_kernel_info(info_);
+    if (!error.empty()) file_->fail(kernel_label(index_, info_.name) + ": invalid kernel info: " + error);
     if (info_.grid.count() != k.num_ctas)
       file_->fail(kernel_label(index_, info_.name) + ": grid of " + std::to_string(info_.grid.count()) +
                   " CTAs but the index lists " + std::to_string(k.num_ctas));
@@ -917,6 +939,10 @@ class FileKernelSource final : public KernelSource {
                 4 + std::size_t{w} * kWarpEntrySize + 4);
       warps[w].end = static_cast<std::uint32_t>(end);
     }
+    if (num_warps != info_.warps_per_cta())
+      in.fail(std::to_string(num_warps) + " warps, but a block of " + std::to_string(info_.block.count()) +
+                  " threads has " + std::to_string(info_.warps_per_cta()),
+              0);
     return std::make_unique<FileCtaSource>(std::move(block), std::move(warps), cta_where);
   }
 

@@ -37,7 +37,8 @@ struct TraceWriteStats {
 
 // Streams kernels into a trace file: begin_kernel, add_cta for CTA ids 0..grid.count()-1 in order, end_kernel;
 // repeat; close. Only the CTA being added is held in memory (plus 16 bytes of index per CTA until close()).
-// Every error (I/O, misuse, an instruction the format cannot hold) throws TraceError naming the file.
+// Every error (I/O, misuse, an instruction the format cannot hold, a record, kernel or CTA that breaks the
+// validity rules of FORMAT.md: check_inst, check_kernel_info, warps per CTA) throws TraceError naming the file.
 // A file whose writer did not close() successfully has no footer, so readers reject it.
 class TraceWriter {
  public:
@@ -73,7 +74,8 @@ TraceWriteStats write_trace(const std::string& path, TraceSource& source,
 // Reads a native trace file. Opening reads the header, footer and kernel table only; open_kernel reads that
 // kernel's info block; open_cta reads and decompresses exactly one CTA block; warp streams decode lazily.
 // The returned sources share the open file and stay usable after the reader is destroyed.
-// Malformed input of any kind throws TraceError naming the file, kernel/CTA/warp and byte offset.
+// Malformed input of any kind, invalid records and kernels included (FORMAT.md "Validity"), throws TraceError
+// naming the file, kernel/CTA/warp, instruction and byte offset.
 // Not thread-safe: use one reader (or one KernelSource) per thread.
 class TraceFileReader final : public TraceSource {
  public:

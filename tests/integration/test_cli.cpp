@@ -76,9 +76,12 @@ TEST_CASE("usage: an unknown option of run exits 2", "[cli][help]") {
 TEST_CASE("describe sm lists parameters with type and default", "[cli][describe]") {
   RUN_WARPSIM(r, {"describe", "sm"});
   REQUIRE(r.exit_code == 0);
-  // "  count    uint [SMs]    default 132" then an indented description line.
-  CHECK(std::regex_search(r.out, std::regex(R"(\n  count +uint\b[^\n]*default 132\n +\S)")));
-  CHECK(std::regex_search(r.out, std::regex(R"(\n  scheduler\.policy +choice \{[^}]*gto[^}]*\}[^\n]*default gto\n +\S)")));
+  // Hardware numbers have no default in code (the GPU config must give them):
+  // "  count    uint [SMs]    required" then an indented description line.
+  CHECK(std::regex_search(r.out, std::regex(R"(\n  count +uint\b[^\n]*required\n +\S)")));
+  CHECK(std::regex_search(r.out, std::regex(R"(\n  scheduler\.policy +choice \{[^}]*gto[^}]*\}[^\n]*required\n +\S)")));
+  // Optional per-opcode overrides do have one.
+  CHECK(std::regex_search(r.out, std::regex(R"(\n  opcodes\.MUFU\.latency +uint\b[^\n]*default 0\n +\S)")));
   // Only the sm section.
   CHECK_FALSE(contains(r.out, "\nl2:"));
   CHECK_FALSE(contains(r.out, "\nhbm:"));

@@ -333,7 +333,18 @@ TEST_CASE("coalesce: Strided2D rows and Deltas offsets", "[sm][coalesce]") {
 // ==== compute_occupancy() ===========================================================================================
 
 TEST_CASE("occupancy: H100 limits, hand-computed", "[sm][occupancy]") {
-  const SmLimits h100{};  // 64 warps, 2048 threads, 32 CTAs, 65536 regs (unit 256), 228 KiB smem, 227 KiB/CTA, 1 KiB reserve
+  // configs/h100_sxm.yaml: 64 warps, 2048 threads, 32 CTAs, 65536 regs (unit 256, at most 255 per thread),
+  // 228 KiB smem, 227 KiB/CTA, 1 KiB reserve
+  SmLimits h100;
+  h100.max_warps = 64;
+  h100.max_threads = 2048;
+  h100.max_ctas = 32;
+  h100.registers = 65536;
+  h100.register_alloc_unit = 256;
+  h100.max_registers_per_thread = 255;
+  h100.shared_memory = 228 * 1024;
+  h100.shared_memory_per_cta = 227 * 1024;
+  h100.cta_reserved_shared_memory = 1024;
   KernelInfo k;
   k.block = Dim3{256, 1, 1};
   k.registers_per_thread = 32;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/core/error.h"
+#include "sim/trace/inst.h"
 #include "traces/synth/gemm.h"
 #include "traces/synth/generated.h"
 
@@ -22,6 +23,13 @@ constexpr std::uint64_t kA = 0x7f0000000000ull;
 constexpr std::uint64_t kMiB = 1ull << 20;
 std::uint64_t align_mib(std::uint64_t x) { return (x + kMiB - 1) / kMiB * kMiB; }
 
+// The GPU limits the synthesizer is given, as in configs/h100_sxm.yaml and configs/a100_sxm.yaml (sm section):
+// H100 (sm_90): 227 KiB of shared memory per CTA, A100 (sm_80): 163 KiB; both 65536 registers per SM and at most
+// 255 per thread. sm_100 is tested with the H100 values.
+constexpr GemmLimits kH100Limits{227 * 1024, 65536, 255};
+constexpr GemmLimits kA100Limits{163 * 1024, 65536, 255};
+GemmLimits limits_for(const std::string& arch) { return arch == "sm_80" ? kA100Limits : kH100Limits; }
+
 std::vector<WarpInst> read_all(WarpStream& s, std::size_t batch, std::vector<std::array<std::uint64_t, 32>>* lanes) {
   std::vector<WarpInst> out;
   std::vector<WarpInst> buf(batch);
@@ -30,6 +38,7 @@ std::vector<WarpInst> read_all(WarpStream& s, std::size_t batch, std::vector<std
     if (n == 0) break;
     REQUIRE(n <= batch);
     for (std::size_t i = 0; i < n; ++i) {
+      REQUIRE(check_inst(buf[i]) == "");  // every record is one the trace sources accept (FORMAT.md "Validity")
       out.push_back(buf[i]);
       if (lanes) {
         std::array<std::uint64_t, 32> a{};
@@ -59,10 +68,11 @@ struct KernelCheck {
 
 // Walks every warp of every CTA and checks the invariants the simulator relies on.
 KernelCheck check_gemm_kernel(const GemmProblem& p, const GemmTiling& t, const std::string& arch) {
-  auto trace = make_gemm_trace(p, t, arch);
+  auto trace = make_gemm_trace(p, t, arch, limits_for(arch));
   REQUIRE(trace->num_kernels() == 1);
   auto kernel = trace->open_kernel(0);
   const KernelInfo& info = kernel->info();
+  REQUIRE(check_kernel_info(info) == "");
   REQUIRE(info.flops == 2 * p.m * p.n * p.k);
   REQUIRE(info.grid.x == (p.n + t.tile_n - 1) / t.tile_n);
   REQUIRE(info.grid.y == (p.m + t.tile_m - 1) / t.tile_m);
@@ -252,7 +262,7 @@ TEST_CASE("gemm sm_90 with one consumer warpgroup and a small tile", "[synth][ge
   t.warps = 8;
   t.stages = 3;
   t.swizzle_group = 2;
-  REQUIRE(validate_gemm(p, t, 232448).empty());
+  REQUIRE(validate_gemm(p, t, kH100Limits).empty());
   KernelCheck r = check_gemm_kernel(p, t, "sm_90");
   CHECK(r.mma_flops == 3ull * 2 * 2 * 64 * 128 * 64);  // 3x2 CTAs of 64x128, 1 k-tile
 }
@@ -266,7 +276,7 @@ TEST_CASE("gemm odd shapes: tiny, one partial k-tile, more k-tiles than stages",
       INFO(arch << " " << s.m << "x" << s.n << "x" << s.k);
       const GemmProblem p{s.m, s.n, s.k, DType::BF16};
       const GemmTiling t = default_gemm_tiling(arch, p.dtype);
-      REQUIRE(validate_gemm(p, t, gemm_max_shared_mem_per_cta(arch)).empty());
+      REQUIRE(validate_gemm(p, t, limits_for(arch)).empty());
       KernelCheck r = check_gemm_kernel(p, t, arch);
       const std::uint64_t k_tiles = (s.k + t.tile_k - 1) / t.tile_k;
       const std::uint64_t ctas = ((s.m + t.tile_m - 1) / t.tile_m) * ((s.n + t.tile_n - 1) / t.tile_n);
@@ -279,8 +289,8 @@ TEST_CASE("gemm streams are deterministic and independent of the read batch size
   for (const char* arch : {"sm_80", "sm_90"}) {
     const GemmProblem p{200, 136, 96, DType::BF16};
     const GemmTiling t = default_gemm_tiling(arch, p.dtype);
-    auto trace1 = make_gemm_trace(p, t, arch);
-    auto trace2 = make_gemm_trace(p, t, arch);
+    auto trace1 = make_gemm_trace(p, t, arch, limits_for(arch));
+    auto trace2 = make_gemm_trace(p, t, arch, limits_for(arch));
     auto k1 = trace1->open_kernel(0);
     auto k2 = trace2->open_kernel(0);
     for (std::uint64_t cta = 0; cta < k1->info().grid.count(); ++cta) {
@@ -319,7 +329,7 @@ TEST_CASE("gemm default tilings and 4096^3 kernel shape", "[synth][gemm]") {
     CHECK(t.stages == 4);
     CHECK(t.warps == 4);
     CHECK_FALSE(t.warpgroup_mma);
-    auto k = make_gemm_trace(p, t, "sm_80")->open_kernel(0);
+    auto k = make_gemm_trace(p, t, "sm_80", kA100Limits)->open_kernel(0);
     const KernelInfo& i = k->info();
     CHECK(i.name == "warpsim_gemm_bf16_tn_128x128x32_s4_sm80 (4096x4096x4096)");
     CHECK(i.grid == Dim3{32, 32, 1});
@@ -338,7 +348,7 @@ TEST_CASE("gemm default tilings and 4096^3 kernel shape", "[synth][gemm]") {
     CHECK(t.stages == 4);
     CHECK(t.warps == 12);
     CHECK(t.warpgroup_mma);
-    auto k = make_gemm_trace(p, t, "sm_90")->open_kernel(0);
+    auto k = make_gemm_trace(p, t, "sm_90", kH100Limits)->open_kernel(0);
     const KernelInfo& i = k->info();
     CHECK(i.name == "warpsim_gemm_bf16_tn_128x256x64_s4_sm90 (4096x4096x4096)");
     CHECK(i.grid == Dim3{16, 32, 1});
@@ -349,7 +359,8 @@ TEST_CASE("gemm default tilings and 4096^3 kernel shape", "[synth][gemm]") {
   }
   {
     auto k =
-        make_gemm_trace(GemmProblem{4096, 4096, 4096, DType::FP8}, default_gemm_tiling("sm_90", DType::FP8), "sm_90")
+        make_gemm_trace(GemmProblem{4096, 4096, 4096, DType::FP8}, default_gemm_tiling("sm_90", DType::FP8), "sm_90",
+                        kH100Limits)
             ->open_kernel(0);
     CHECK(k->info().name == "warpsim_gemm_fp8_tn_128x256x128_s4_sm90 (4096x4096x4096)");
     CHECK(k->info().shared_mem_bytes == 4 * (128 + 256) * 128);
@@ -360,7 +371,7 @@ TEST_CASE("gemm default tilings and 4096^3 kernel shape", "[synth][gemm]") {
 TEST_CASE("gemm 4096^3 per-warp instruction mix matches the documented structure", "[synth][gemm]") {
   const GemmProblem p{4096, 4096, 4096, DType::BF16};
   {
-    auto k = make_gemm_trace(p, default_gemm_tiling("sm_80", p.dtype), "sm_80")->open_kernel(0);
+    auto k = make_gemm_trace(p, default_gemm_tiling("sm_80", p.dtype), "sm_80", kA100Limits)->open_kernel(0);
     auto s = k->open_cta(37)->open_warp(3);
     const auto insts = read_all(*s, 256, nullptr);
     std::map<Opcode, std::uint64_t> n;
@@ -384,7 +395,7 @@ TEST_CASE("gemm 4096^3 per-warp instruction mix matches the documented structure
     CHECK(hmma_pcs.size() == 64);  // the loop body has one address per HMMA, reused every k-tile
   }
   {
-    auto k = make_gemm_trace(p, default_gemm_tiling("sm_90", p.dtype), "sm_90")->open_kernel(0);
+    auto k = make_gemm_trace(p, default_gemm_tiling("sm_90", p.dtype), "sm_90", kH100Limits)->open_kernel(0);
     auto cta = k->open_cta(100);
     std::uint64_t total = 0;
     for (std::uint32_t w = 0; w < 12; ++w) {
@@ -414,9 +425,11 @@ TEST_CASE("gemm validation", "[synth][gemm]") {
   const GemmProblem fp8{1024, 1024, 1024, DType::FP8};
   const GemmTiling a = default_gemm_tiling("sm_80", DType::BF16);
   const GemmTiling h = default_gemm_tiling("sm_90", DType::BF16);
-  const std::uint64_t a100 = 163 * 1024, h100 = 227 * 1024;
-  CHECK(gemm_max_shared_mem_per_cta("sm_80") == a100);
-  CHECK(gemm_max_shared_mem_per_cta("sm_90") == h100);
+  const GemmLimits a100 = kA100Limits, h100 = kH100Limits;
+  auto with_smem = [](GemmLimits l, std::uint64_t bytes) {
+    l.shared_mem_per_cta = bytes;
+    return l;
+  };
   CHECK(validate_gemm(bf16, a, a100).empty());
   CHECK(validate_gemm(bf16, h, h100).empty());
   CHECK(validate_gemm(fp8, default_gemm_tiling("sm_90", DType::FP8), h100).empty());
@@ -424,15 +437,15 @@ TEST_CASE("gemm validation", "[synth][gemm]") {
   // fp8 has no mma.sync path on sm_80
   const std::string fp8_msg = validate_gemm(fp8, default_gemm_tiling("sm_80", DType::FP8), a100);
   CHECK(fp8_msg.find("fp8") != std::string::npos);
-  CHECK_THROWS_AS(make_gemm_trace(fp8, default_gemm_tiling("sm_80", DType::FP8), "sm_80"), InputError);
+  CHECK_THROWS_AS(make_gemm_trace(fp8, default_gemm_tiling("sm_80", DType::FP8), "sm_80", a100), InputError);
 
   // shared memory: 4 x 384 x 64 x 2 = 196608 B
-  CHECK(validate_gemm(bf16, h, 196608).empty());
-  CHECK(validate_gemm(bf16, h, 196607).find("shared memory") != std::string::npos);
+  CHECK(validate_gemm(bf16, h, with_smem(h100, 196608)).empty());
+  CHECK(validate_gemm(bf16, h, with_smem(h100, 196607)).find("shared memory") != std::string::npos);
   GemmTiling deep = h;
   deep.stages = 5;  // 245760 B > 227 KiB
   CHECK_FALSE(validate_gemm(bf16, deep, h100).empty());
-  CHECK_THROWS_AS(make_gemm_trace(bf16, deep, "sm_90"), InputError);
+  CHECK_THROWS_AS(make_gemm_trace(bf16, deep, "sm_90", h100), InputError);
 
   // dimensions
   CHECK_FALSE(validate_gemm(GemmProblem{1024, 1024, 1000, DType::BF16}, a, a100).empty());  // k % 16
@@ -455,12 +468,29 @@ TEST_CASE("gemm validation", "[synth][gemm]") {
   bad = a;
   bad.tile_m = 256;
   bad.tile_n = 256;  // 4 warps of 128x128: 512 accumulators per thread
-  CHECK(validate_gemm(bf16, bad, 1u << 30).find("registers") != std::string::npos);
+  CHECK(validate_gemm(bf16, bad, with_smem(h100, 1u << 30)).find("registers") != std::string::npos);
+
+  // registers come from the GPU too: the sm_80 default needs 232 per thread (x 128 threads = 29696 per CTA),
+  // the sm_90 default 168 per thread (x 384 = 64512 per CTA)
+  GemmLimits few = a100;
+  few.max_registers_per_thread = 231;
+  CHECK(validate_gemm(bf16, a, few).find("232 registers per thread, more than the GPU's 231") != std::string::npos);
+  CHECK_THROWS_WITH(make_gemm_trace(bf16, a, "sm_80", few), Catch::Contains("232 registers per thread"));
+  few.max_registers_per_thread = 232;
+  CHECK(validate_gemm(bf16, a, few).empty());
+  few = h100;
+  few.max_registers_per_thread = 160;
+  CHECK(validate_gemm(bf16, h, few).find("168 registers per thread at launch") != std::string::npos);
+  few = h100;
+  few.registers_per_sm = 64511;
+  CHECK(validate_gemm(bf16, h, few).find("64512 registers, more than an SM's 64511") != std::string::npos);
+  few.registers_per_sm = 64512;
+  CHECK(validate_gemm(bf16, h, few).empty());
 
   // arch / structure mismatch
-  CHECK_THROWS_AS(make_gemm_trace(bf16, h, "sm_80"), InputError);
-  CHECK_THROWS_AS(make_gemm_trace(bf16, a, "sm_90"), InputError);
-  CHECK_THROWS_AS(make_gemm_trace(bf16, a, "sm_75"), InputError);
+  CHECK_THROWS_AS(make_gemm_trace(bf16, h, "sm_80", a100), InputError);
+  CHECK_THROWS_AS(make_gemm_trace(bf16, a, "sm_90", h100), InputError);
+  CHECK_THROWS_WITH(make_gemm_trace(bf16, a, "sm_75", a100), Catch::Contains("unknown architecture 'sm_75'"));
 }
 
 TEST_CASE("gemm CTA rasterisation groups M-tiles around each N-tile", "[synth][gemm]") {

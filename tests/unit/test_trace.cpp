@@ -79,8 +79,11 @@ class Rng {
   std::mt19937_64 engine_;
 };
 
+constexpr DType kTensorDTypes[] = {DType::F16, DType::BF16, DType::TF32, DType::FP8, DType::I8, DType::F64};
+
 // Appends one instruction with opcode `op` and address mode `mode`, exercising optional fields, extreme values
 // and field combinations the encoder must still round-trip exactly (registers in odd slots, unused fields set).
+// Every record is valid (check_inst, FORMAT.md "Validity"): only fields the rules leave free take odd values.
 void add_random_inst(Rng& rng, Opcode op, AddrMode mode, std::uint64_t& pc, InMemoryKernel::Warp& warp) {
   WarpInst inst;
   const std::uint64_t pc_kind = rng.below(10);
@@ -95,29 +98,34 @@ void add_random_inst(Rng& rng, Opcode op, AddrMode mode, std::uint64_t& pc, InMe
     inst.num_dst = static_cast<std::uint8_t>(rng.below(kMaxDst + 1));
     inst.num_src = static_cast<std::uint8_t>(rng.below(kMaxSrc + 1));
     for (int i = 0; i < inst.num_dst; ++i) inst.dst[i] = static_cast<std::uint16_t>(rng.below(256));
-    for (int i = 0; i < inst.num_src; ++i) inst.src[i] = static_cast<std::uint16_t>(rng.below(300));
-  } else {  // registers in arbitrary slots, counts unrelated, values up to 0xfffe
+    for (int i = 0; i < inst.num_src; ++i) inst.src[i] = static_cast<std::uint16_t>(rng.below(256));
+  } else {  // counts unrelated to the slots used: counted slots hold R0..RZ, the others anything up to 0xfffe
     inst.num_dst = static_cast<std::uint8_t>(rng.below(kMaxDst + 1));
     inst.num_src = static_cast<std::uint8_t>(rng.below(kMaxSrc + 1));
-    for (auto& r : inst.dst)
-      if (rng.percent(50)) r = static_cast<std::uint16_t>(rng.below(0xffff));
-    for (auto& r : inst.src)
-      if (rng.percent(50)) r = static_cast<std::uint16_t>(rng.below(0xffff));
+    for (int i = 0; i < kMaxDst; ++i)
+      if (i < inst.num_dst) inst.dst[i] = static_cast<std::uint16_t>(rng.below(256));
+      else if (rng.percent(50)) inst.dst[i] = static_cast<std::uint16_t>(rng.below(0xffff));
+    for (int i = 0; i < kMaxSrc; ++i)
+      if (i < inst.num_src) inst.src[i] = static_cast<std::uint16_t>(rng.below(256));
+      else if (rng.percent(50)) inst.src[i] = static_cast<std::uint16_t>(rng.below(0xffff));
   }
   if (rng.percent(30)) inst.active_mask = static_cast<std::uint32_t>(rng.next());
   if (rng.percent(20)) inst.dtype = static_cast<DType>(rng.below(static_cast<std::uint64_t>(DType::I8) + 1));
 
   const OpcodeInfo& info = opcode_info(op);
+  if (info.op_class == OpClass::Tensor) inst.dtype = kTensorDTypes[rng.below(std::size(kTensorDTypes))];
+  // A memory opcode without an address mode is valid only with no active lane.
+  if (info.space != MemSpace::None && mode == AddrMode::None) inst.active_mask = 0;
+  // Non-memory opcodes may carry memory fields too (the encoder keeps them), only not a memory space.
   if (mode != AddrMode::None || info.space != MemSpace::None || rng.percent(5)) {
-    inst.space = info.space != MemSpace::None
-                     ? info.space
-                     : static_cast<MemSpace>(rng.below(static_cast<std::uint64_t>(MemSpace::Const) + 1));
+    inst.space = info.space;
     inst.addr_mode = mode;
     inst.access_bytes = static_cast<std::uint8_t>(1u << rng.below(5));
     inst.base = rng.percent(50) ? 0x7f0000000000ull + rng.below(1 << 20) * 16 : rng.next();
     if (mode == AddrMode::Strided || mode == AddrMode::Strided2D || rng.percent(10)) inst.stride = rng.any_i32();
     if (mode == AddrMode::Strided2D || rng.percent(10)) {
-      inst.group = static_cast<std::uint8_t>(1 + rng.below(255));
+      // Strided2D needs a group of 1..32 lanes; other modes ignore the field, so any value round-trips.
+      inst.group = static_cast<std::uint8_t>(1 + rng.below(mode == AddrMode::Strided2D ? 32 : 255));
       inst.group_stride = rng.any_i32();
     }
     if (mode == AddrMode::Deltas) {
@@ -128,7 +136,7 @@ void add_random_inst(Rng& rng, Opcode op, AddrMode mode, std::uint64_t& pc, InMe
   }
   if (info.op_class == OpClass::Tensor || rng.percent(5)) {
     inst.mma = rng.percent(50) ? MmaShape{16, 8, 16} : MmaShape{64, static_cast<std::uint16_t>(8 * (1 + rng.below(32))),
-                                                                  static_cast<std::uint16_t>(rng.below(0x10000))};
+                                                                  static_cast<std::uint16_t>(1 + rng.below(0xffff))};
   }
   if (op == Opcode::BAR || op == Opcode::DEPBAR) inst.aux = static_cast<std::uint32_t>(rng.below(16));
   if (rng.percent(5)) inst.aux = static_cast<std::uint32_t>(rng.next());
@@ -189,7 +197,7 @@ std::vector<InMemoryKernel> sample_kernels(std::uint64_t seed) {
   KernelInfo b = make_info("empty", {1, 1, 1}, {32, 1, 1});
   KernelInfo c = make_info("", {2, 2, 3}, {64, 2, 1});
   c.target_arch = "sm_80";
-  c.registers_per_thread = 0;
+  c.registers_per_thread = 255;  // the largest valid value
 
   std::vector<InMemoryKernel> kernels;
   kernels.push_back(random_kernel(rng, a, 120));
@@ -353,6 +361,8 @@ Bytes zstd_frame(const Bytes& raw) {
 struct CraftedFile {
   std::uint16_t major = 1, minor = 0;
   Dim3 grid{1, 1, 1};
+  Dim3 block{32, 1, 1};       // one warp per CTA
+  std::uint32_t registers = 32;
   Bytes info_extra;           // appended to the KINF payload (minor-version extension)
   std::vector<Bytes> ctas;    // decompressed CTA payloads, grid.count() of them
 };
@@ -390,7 +400,8 @@ Bytes build_file(const CraftedFile& f) {
   };
   Bytes info;
   put_str(info, "crafted");
-  for (std::uint32_t v : {f.grid.x, f.grid.y, f.grid.z, 32u, 1u, 1u, 32u, 0u}) put_var(info, v);
+  for (std::uint32_t v : {f.grid.x, f.grid.y, f.grid.z, f.block.x, f.block.y, f.block.z, f.registers, 0u})
+    put_var(info, v);
   put_str(info, "sm_90");
   put_var(info, 0);
   info.insert(info.end(), f.info_extra.begin(), f.info_extra.end());
@@ -428,6 +439,11 @@ Bytes one_warp_file(std::uint32_t count, const Bytes& records) {
 
 constexpr std::uint8_t kFFMA = static_cast<std::uint8_t>(Opcode::FFMA);
 constexpr std::uint8_t kLDG = static_cast<std::uint8_t>(Opcode::LDG);
+constexpr std::uint8_t kLDS = static_cast<std::uint8_t>(Opcode::LDS);
+constexpr std::uint8_t kHMMA = static_cast<std::uint8_t>(Opcode::HMMA);
+constexpr std::uint8_t kHGMMA = static_cast<std::uint8_t>(Opcode::HGMMA);
+// FORMAT.md states the number of opcodes of version 1.0; appending one must update it (and bump the minor version).
+static_assert(kNumOpcodes == 36, "traces/FORMAT.md: Opcode::Count is 36 in version 1.0");
 
 }  // namespace
 
@@ -537,7 +553,7 @@ TEST_CASE("in-memory trace: streams, deltas and range checks", "[trace][source]"
 
 TEST_CASE("native trace: multi-kernel round trip, field by field", "[trace][file]") {
   TempDir dir;
-  const std::string path = dir.file("round_trip.wstrace");
+  const std::string path = dir.file("round_trip.wst");
   const std::vector<InMemoryKernel> kernels = sample_kernels(1);
   write_kernels(path, kernels);
   REQUIRE(is_native_trace(path));
@@ -564,7 +580,7 @@ TEST_CASE("native trace: multi-kernel round trip, field by field", "[trace][file
 
 TEST_CASE("native trace: random access to CTAs and warps", "[trace][file]") {
   TempDir dir;
-  const std::string path = dir.file("random_access.wstrace");
+  const std::string path = dir.file("random_access.wst");
   const std::vector<InMemoryKernel> kernels = sample_kernels(2);
   write_kernels(path, kernels);
 
@@ -594,7 +610,7 @@ TEST_CASE("native trace: random access to CTAs and warps", "[trace][file]") {
 
 TEST_CASE("native trace: small read batches equal one big batch", "[trace][file]") {
   TempDir dir;
-  const std::string path = dir.file("batches.wstrace");
+  const std::string path = dir.file("batches.wst");
   const std::vector<InMemoryKernel> kernels = sample_kernels(3);
   write_kernels(path, kernels);
   TraceFileReader reader(path);
@@ -629,7 +645,7 @@ TEST_CASE("native trace: write_trace streams any TraceSource", "[trace][file]") 
   TempDir dir;
   const std::vector<InMemoryKernel> kernels = sample_kernels(4);
   InMemoryTrace source(kernels);
-  const std::string path = dir.file("from_source.wstrace");
+  const std::string path = dir.file("from_source.wst");
   const TraceWriteStats stats = write_trace(path, source);
   CHECK(stats.kernels == 3);
   CHECK(stats.ctas == 12 + 1 + 12);
@@ -639,7 +655,7 @@ TEST_CASE("native trace: write_trace streams any TraceSource", "[trace][file]") 
   require_same_trace(kernels, reader, 32);
 
   // And a file copies to an identical file through the reader.
-  const std::string copy = dir.file("copy.wstrace");
+  const std::string copy = dir.file("copy.wst");
   write_trace(copy, reader);
   CHECK(read_file(copy) == read_file(path));
 }
@@ -680,7 +696,7 @@ TEST_CASE("native trace: compression of a repetitive stream", "[trace][file]") {
     kernel.ctas.push_back(std::move(warps));
   }
   TempDir dir;
-  const std::string path = dir.file("repetitive.wstrace");
+  const std::string path = dir.file("repetitive.wst");
   TraceWriter writer(path);
   writer.begin_kernel(kernel.info);
   for (const auto& cta : kernel.ctas) writer.add_cta(cta);
@@ -703,7 +719,7 @@ TEST_CASE("native trace: compression of a repetitive stream", "[trace][file]") {
 
 TEST_CASE("native trace: writer misuse and unrepresentable records", "[trace][file]") {
   TempDir dir;
-  const std::string path = dir.file("misuse.wstrace");
+  const std::string path = dir.file("misuse.wst");
   const KernelInfo two_ctas = make_info("k", {2, 1, 1}, {32, 1, 1});
   const std::vector<InMemoryKernel::Warp> cta(1);
 
@@ -744,14 +760,14 @@ TEST_CASE("native trace: writer misuse and unrepresentable records", "[trace][fi
     std::vector<InMemoryKernel::Warp> warps(1);
     warps[0].insts.resize(1);
     warps[0].insts[0].op = Opcode::Count;
-    REQUIRE_THROWS_WITH(w.add_cta(warps), Contains("opcode out of range"));
+    REQUIRE_THROWS_WITH(w.add_cta(warps), Contains("opcode 36 out of range"));
     warps[0].insts[0].op = Opcode::NOP;
     warps[0].insts[0].num_src = 5;
     REQUIRE_THROWS_WITH(w.add_cta(warps), Contains("registers"));
   }
   SECTION("bad compression level and unwritable path") {
     REQUIRE_THROWS_WITH(TraceWriter(path, 1000), Contains("compression level"));
-    REQUIRE_THROWS_WITH(TraceWriter(dir.file("no/such/dir/x.wstrace")), Contains("cannot create trace file"));
+    REQUIRE_THROWS_WITH(TraceWriter(dir.file("no/such/dir/x.wst")), Contains("cannot create trace file"));
   }
   SECTION("the destructor closes a complete trace") {
     {
@@ -774,7 +790,7 @@ TEST_CASE("native trace: writer misuse and unrepresentable records", "[trace][fi
 
 TEST_CASE("native trace: a file built from FORMAT.md alone reads back", "[trace][file][format]") {
   TempDir dir;
-  const std::string path = dir.file("crafted.wstrace");
+  const std::string path = dir.file("crafted.wst");
   // FFMA at pc 0 and 16 (implicit pcs), then LDG at pc 0x40 with mask, registers R1 <- R2, R3 and a strided
   // access: base 0x1000, stride 4 (zigzag 8).
   Bytes records = {kFFMA, 0, kFFMA, 0};
@@ -783,6 +799,7 @@ TEST_CASE("native trace: a file built from FORMAT.md alone reads back", "[trace]
                      /*base delta 0x1000 zigzag*/ 0x80, 0x40, /*stride*/ 8};
   records.insert(records.end(), ldg.begin(), ldg.end());
   CraftedFile f;
+  f.block = {64, 1, 1};        // two warps
   f.minor = 9;                 // a later minor version ...
   f.info_extra = {1, 2, 3};    // ... with fields this reader does not know
   f.ctas.push_back(cta_payload({{3, records}, {0, {}}}));
@@ -818,7 +835,7 @@ TEST_CASE("native trace: a file built from FORMAT.md alone reads back", "[trace]
 
 TEST_CASE("native trace: malformed input is a TraceError naming the place", "[trace][file][robustness]") {
   TempDir dir;
-  const std::string path = dir.file("bad.wstrace");
+  const std::string path = dir.file("bad.wst");
   auto expect_error = [&path](const Bytes& file, const std::string& what) {
     write_file(path, file);
     INFO("expected error: " << what);
@@ -834,9 +851,9 @@ TEST_CASE("native trace: malformed input is a TraceError naming the place", "[tr
   const Bytes ffma = {kFFMA, 0};
 
   SECTION("missing file") {
-    REQUIRE_THROWS_WITH(TraceFileReader(dir.file("absent.wstrace")),
-                        Contains("cannot open trace file '" + dir.file("absent.wstrace") + "'"));
-    CHECK_FALSE(is_native_trace(dir.file("absent.wstrace")));
+    REQUIRE_THROWS_WITH(TraceFileReader(dir.file("absent.wst")),
+                        Contains("cannot open trace file '" + dir.file("absent.wst") + "'"));
+    CHECK_FALSE(is_native_trace(dir.file("absent.wst")));
   }
   SECTION("bad magic") {
     Bytes file = one_warp_file(1, ffma);
@@ -906,6 +923,7 @@ TEST_CASE("native trace: malformed input is a TraceError naming the place", "[tr
     Bytes payload = cta_payload({{1, ffma}, {1, ffma}});
     payload[4] = 0;  // warp 0's offset no longer follows the table
     CraftedFile f;
+    f.block = {64, 1, 1};
     f.ctas.push_back(payload);
     expect_error(build_file(f), "warp 0 data offset 0 inconsistent");
     payload = cta_payload({{1, ffma}});
@@ -932,8 +950,8 @@ TEST_CASE("native trace: malformed input is a TraceError naming the place", "[tr
 
 TEST_CASE("native trace: truncated and bit-flipped files never crash", "[trace][file][robustness]") {
   TempDir dir;
-  const std::string good_path = dir.file("good.wstrace");
-  const std::string path = dir.file("damaged.wstrace");
+  const std::string good_path = dir.file("good.wst");
+  const std::string path = dir.file("damaged.wst");
   // Small but varied: two kernels with deltas, strided and 2-D accesses.
   Rng rng(11);
   std::vector<InMemoryKernel> kernels;
@@ -970,4 +988,340 @@ TEST_CASE("native trace: truncated and bit-flipped files never crash", "[trace][
   INFO("file of " << good.size() << " bytes, byte flips: " << detected << " detected, " << accepted
                     << " read as well-formed");
   CHECK(detected > accepted);
+}
+
+// ---- validity of records and kernels (check_inst, check_kernel_info; FORMAT.md "Validity") ---------------------
+
+namespace {
+
+WarpInst valid_ffma() {  // R1 = R2 * R3 + R4
+  WarpInst in;
+  in.op = Opcode::FFMA;
+  in.num_dst = 1;
+  in.dst[0] = 1;
+  in.num_src = 3;
+  in.src = {2, 3, 4, kNoReg};
+  return in;
+}
+
+WarpInst valid_ldg() {  // R5 <- [R6 + lane*4]
+  WarpInst in;
+  in.op = Opcode::LDG;
+  in.num_dst = 1;
+  in.dst[0] = 5;
+  in.num_src = 1;
+  in.src[0] = 6;
+  in.space = MemSpace::Global;
+  in.addr_mode = AddrMode::Strided;
+  in.access_bytes = 4;
+  in.base = 0x1000;
+  in.stride = 4;
+  return in;
+}
+
+WarpInst valid_mma(Opcode op) {
+  WarpInst in;
+  in.op = op;
+  in.dtype = DType::BF16;
+  in.mma = op == Opcode::HMMA ? MmaShape{16, 8, 16} : MmaShape{64, 128, 16};
+  in.num_dst = 4;
+  in.dst = {8, 9, 10, 11};
+  in.num_src = 3;
+  in.src = {0, 4, 8, kNoReg};
+  return in;
+}
+
+// One record that breaks one rule, and what the message must say.
+struct InvalidCase {
+  const char* rule;
+  WarpInst inst;
+  std::string message;
+};
+
+std::vector<InvalidCase> invalid_cases() {
+  std::vector<InvalidCase> v;
+  auto add = [&v](const char* rule, WarpInst in, std::string msg) { v.push_back({rule, in, std::move(msg)}); };
+  WarpInst i = valid_ffma();
+  i.dst[0] = 256;
+  add("register above RZ", i, "dst[0] register 256 out of range (expected 0..255, 255 = RZ)");
+  i = valid_ffma();
+  i.src[2] = kNoReg;
+  add("no register in a counted slot", i, "src[2] register kNoReg (0xffff) out of range");
+  i = valid_ffma();
+  i.num_dst = kMaxDst + 1;
+  add("too many destinations", i, "register counts 5/3 out of range");
+  i = valid_ffma();
+  i.num_src = kMaxSrc + 1;
+  add("too many sources", i, "register counts 1/5 out of range");
+  i = valid_ffma();
+  i.space = MemSpace::Global;
+  add("memory space on a non-memory opcode", i, "FFMA in memory space global (expected none");
+  i = valid_ldg();
+  i.space = MemSpace::None;
+  add("memory opcode without a space", i, "LDG in memory space none (expected global)");
+  i = valid_ldg();
+  i.op = Opcode::LDS;
+  add("LDS in global memory", i, "LDS in memory space global (expected shared)");
+  i = valid_ldg();
+  i.op = Opcode::LDGSTS;
+  i.space = MemSpace::Shared;
+  add("LDGSTS in shared memory", i, "LDGSTS in memory space shared (expected global)");
+  i = valid_ldg();
+  i.op = Opcode::STL;
+  add("STL in global memory", i, "STL in memory space global (expected local)");
+  i = valid_ldg();
+  i.op = Opcode::LDC;
+  i.space = MemSpace::Shared;
+  add("LDC in shared memory", i, "LDC in memory space shared (expected const)");
+  i = valid_ldg();
+  i.access_bytes = 0;
+  add("zero access size", i, "LDG access size 0 bytes per lane out of range (expected 1..16)");
+  i = valid_ldg();
+  i.access_bytes = 17;
+  add("access size above 16", i, "LDG access size 17 bytes per lane out of range (expected 1..16)");
+  i = valid_ldg();
+  i.addr_mode = AddrMode::None;
+  add("memory access without an address mode", i, "LDG with active lanes but no address mode");
+  i = valid_ldg();
+  i.addr_mode = AddrMode::Strided2D;
+  i.group = 0;
+  add("Strided2D group of 0", i, "Strided2D lane group 0 out of range (expected 1..32)");
+  i.group = 33;
+  add("Strided2D group above 32", i, "Strided2D lane group 33 out of range (expected 1..32)");
+  i = valid_mma(Opcode::HMMA);
+  i.dtype = DType::None;
+  add("HMMA without dtype", i, "HMMA with dtype none (expected f16, bf16, tf32, fp8, i8 or f64)");
+  i.dtype = DType::F32;
+  add("HMMA with an accumulator dtype", i, "HMMA with dtype f32");
+  i = valid_mma(Opcode::HGMMA);
+  i.mma.k = 0;
+  add("HGMMA with k = 0", i, "HGMMA shape m64n128k0 has a zero dimension");
+  i = valid_mma(Opcode::HMMA);
+  i.mma = {};
+  add("HMMA without a shape", i, "HMMA shape m0n0k0 has a zero dimension");
+  i = valid_ffma();
+  i.op = Opcode::Count;
+  add("opcode out of range", i, "opcode 36 out of range");
+  i = valid_ffma();
+  i.dtype = static_cast<DType>(8);
+  add("dtype out of range", i, "dtype 8 out of range");
+  return v;
+}
+
+InMemoryKernel one_warp_kernel(const std::string& name, std::vector<WarpInst> insts) {
+  InMemoryKernel k;
+  k.info = make_info(name, {1, 1, 1}, {32, 1, 1});
+  k.ctas.push_back({InMemoryKernel::Warp{std::move(insts), {}}});
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("check_inst accepts valid records", "[trace][validity]") {
+  CHECK(check_inst(WarpInst{}) == "");  // NOP
+  CHECK(check_inst(valid_ffma()) == "");
+  CHECK(check_inst(valid_ldg()) == "");
+  CHECK(check_inst(valid_mma(Opcode::HMMA)) == "");
+  CHECK(check_inst(valid_mma(Opcode::HGMMA)) == "");
+  WarpInst i = valid_ffma();
+  i.dst[0] = kRegZero;  // RZ
+  i.src[0] = 254;
+  CHECK(check_inst(i) == "");
+  i.num_src = 1;
+  i.src[3] = 0x1234;  // slots beyond the counts are not registers the simulator reads
+  CHECK(check_inst(i) == "");
+  for (DType t : kTensorDTypes) {
+    i = valid_mma(Opcode::HMMA);
+    i.dtype = t;
+    CHECK(check_inst(i) == "");
+  }
+  i = valid_ldg();
+  i.addr_mode = AddrMode::None;
+  i.access_bytes = 0;
+  i.active_mask = 0;  // no lane accesses memory: address fields are not needed
+  CHECK(check_inst(i) == "");
+  i = valid_ldg();
+  i.access_bytes = 16;
+  i.addr_mode = AddrMode::Strided2D;
+  for (std::uint8_t g : {1, 32}) {
+    i.group = g;
+    CHECK(check_inst(i) == "");
+  }
+  const std::array<std::int32_t, kWarpSize> lanes{};
+  i.addr_mode = AddrMode::Deltas;
+  i.deltas = lanes.data();
+  CHECK(check_inst(i) == "");
+  for (std::size_t op = 0; op < kNumOpcodes; ++op) {  // every memory opcode in its own space
+    const OpcodeInfo& info = opcode_info(static_cast<Opcode>(op));
+    if (info.space == MemSpace::None) continue;
+    WarpInst m = valid_ldg();
+    m.op = static_cast<Opcode>(op);
+    m.space = info.space;
+    INFO(info.name);
+    CHECK(check_inst(m) == "");
+  }
+}
+
+TEST_CASE("check_inst names what is wrong", "[trace][validity]") {
+  for (const InvalidCase& c : invalid_cases()) {
+    INFO(c.rule);
+    CHECK_THAT(check_inst(c.inst), Contains(c.message));
+  }
+  WarpInst i = valid_ldg();
+  i.addr_mode = AddrMode::Deltas;  // and no offsets
+  CHECK_THAT(check_inst(i), Contains("Deltas address mode without lane offsets"));
+}
+
+TEST_CASE("in-memory sources reject invalid records, kernels and warp counts", "[trace][validity][source]") {
+  SECTION("an invalid record: TraceError naming kernel, CTA, warp, instruction and the problem") {
+    for (const InvalidCase& c : invalid_cases()) {
+      INFO(c.rule);
+      InMemoryTrace trace({one_warp_kernel("k", {valid_ffma(), c.inst})}, "mem");
+      auto stream = trace.open_kernel(0)->open_cta(0)->open_warp(0);
+      std::array<WarpInst, 4> buf;
+      REQUIRE_THROWS_WITH(stream->read(buf.data(), buf.size()),
+                          Contains("mem: kernel 'k', CTA 0, warp 0, instruction 1: " + c.message));
+      VectorWarpStream vector_stream({valid_ffma(), c.inst});
+      REQUIRE_THROWS_WITH(vector_stream.read(buf.data(), buf.size()), Contains("instruction 1: " + c.message));
+    }
+  }
+  SECTION("a valid record reads back") {
+    InMemoryTrace trace({one_warp_kernel("k", {valid_ffma(), valid_ldg(), valid_mma(Opcode::HMMA)})});
+    auto stream = trace.open_kernel(0)->open_cta(0)->open_warp(0);
+    std::array<WarpInst, 4> buf;
+    CHECK(stream->read(buf.data(), buf.size()) == 3);
+  }
+  SECTION("a CTA with the wrong number of warps") {
+    InMemoryKernel k = one_warp_kernel("k", {valid_ffma()});
+    k.info.block = {33, 1, 1};  // two warps, the second partial
+    InMemoryTrace trace({k}, "mem");
+    auto kernel = trace.open_kernel(0);
+    REQUIRE_THROWS_WITH(kernel->open_cta(0),
+                        Contains("mem: kernel 'k', CTA 0: 1 warps, but a block of 33 threads has 2"));
+    k.info.block = {32, 1, 1};
+    k.ctas[0].push_back(k.ctas[0][0]);
+    InMemoryTrace two({k}, "mem");
+    REQUIRE_THROWS_WITH(two.open_kernel(0)->open_cta(0), Contains("CTA 0: 2 warps, but a block of 32 threads has 1"));
+  }
+  SECTION("invalid kernel info") {
+    auto expect = [](KernelInfo info, const std::string& msg) {
+      CHECK_THAT(check_kernel_info(info), Contains(msg));
+      InMemoryKernel k = one_warp_kernel("k", {});
+      k.info = info;
+      InMemoryTrace trace({k}, "mem");
+      REQUIRE_THROWS_WITH(trace.open_kernel(0), Contains("mem: kernel 0 ('k'): " + msg));
+    };
+    const KernelInfo good = make_info("k", {1, 1, 1}, {32, 1, 1});
+    CHECK(check_kernel_info(good) == "");
+    KernelInfo i = good;
+    i.registers_per_thread = 0;
+    expect(i, "registers_per_thread 0 out of range (expected 1..255)");
+    i.registers_per_thread = 256;
+    expect(i, "registers_per_thread 256 out of range (expected 1..255)");
+    i.registers_per_thread = 1;
+    CHECK(check_kernel_info(i) == "");
+    i = good;
+    i.block = {32, 0, 1};
+    expect(i, "block 32x0x1 has no threads");
+    i = good;
+    i.grid = {0, 1, 1};
+    expect(i, "grid 0x1x1 has no CTAs");
+  }
+}
+
+TEST_CASE("the trace writer refuses invalid records and kernels", "[trace][validity][file]") {
+  TempDir dir;
+  const std::string path = dir.file("invalid.wst");
+  for (const InvalidCase& c : invalid_cases()) {
+    INFO(c.rule);
+    const InMemoryKernel k = one_warp_kernel("k", {valid_ffma(), c.inst});
+    TraceWriter w(path);
+    w.begin_kernel(k.info);
+    const std::string place = "kernel 0 ('k'), CTA 0, warp 0, instruction 1: invalid instruction: ";
+    REQUIRE_THROWS_WITH(w.add_cta(k.ctas[0]), Contains(path) && Contains(place + c.message));
+    // The same through write_trace, from an in-memory source (which rejects the record itself).
+    InMemoryTrace source({k});
+    REQUIRE_THROWS_WITH(write_trace(path, source), Contains(c.message));
+  }
+  {
+    TraceWriter w(path);
+    KernelInfo info = make_info("r", {1, 1, 1}, {32, 1, 1});
+    info.registers_per_thread = 300;
+    REQUIRE_THROWS_WITH(w.begin_kernel(info),
+                        Contains("kernel 0 ('r'): invalid kernel info: registers_per_thread 300 out of range"));
+  }
+  {
+    TraceWriter w(path);
+    w.begin_kernel(make_info("w", {1, 1, 1}, {64, 1, 1}));
+    REQUIRE_THROWS_WITH(w.add_cta(std::vector<InMemoryKernel::Warp>(1)),
+                        Contains("kernel 0 ('w'), CTA 0: 1 warps, but a block of 64 threads has 2"));
+  }
+}
+
+TEST_CASE("the trace reader rejects invalid records and kernels", "[trace][validity][file]") {
+  TempDir dir;
+  const std::string path = dir.file("invalid.wst");
+  auto read_all = [&path](const Bytes& file) {
+    write_file(path, file);
+    TraceFileReader reader(path);
+    read_everything(reader);
+  };
+  auto expect_error = [&](const Bytes& file, const std::string& what) {
+    INFO("expected error: " << what);
+    try {
+      read_all(file);
+      FAIL("no error");
+    } catch (const TraceError& e) {
+      CHECK_THAT(std::string(e.what()), Contains(path) && Contains(what));
+    }
+  };
+  // Records: see FORMAT.md "Instruction record". Flags: 0x02 registers, 0x08 mask, 0x10 dtype, 0x20 memory,
+  // 0x40 mma. Memory descriptor: space (1 global, 2 shared) | mode << 3 (1 strided, 2 strided2d) | 0x40 group.
+  const std::uint8_t global_strided = 1 | (1 << 3), global_2d = 1 | (2 << 3);
+  const std::uint8_t bf16 = static_cast<std::uint8_t>(DType::BF16), f32 = static_cast<std::uint8_t>(DType::F32);
+
+  // The place: a valid FFMA first, so the bad record is instruction 1, at byte 4 + 8 + 2 of the CTA block.
+  expect_error(one_warp_file(2, {kFFMA, 0, kFFMA, 0x02, 0x01, 0xac, 0x02}),
+               "kernel 0 ('crafted'), CTA 0, warp 0, instruction 1 (byte 14 of the decompressed CTA block): "
+               "invalid instruction: dst[0] register 300 out of range (expected 0..255, 255 = RZ)");
+  expect_error(one_warp_file(1, {kFFMA, 0x02, 0x10, 0xff, 0xff, 0x03}), "src[0] register kNoReg (0xffff)");
+  expect_error(one_warp_file(1, {kLDG, 0}), "LDG in memory space none (expected global)");
+  expect_error(one_warp_file(1, {kFFMA, 0x20, 1, 4, 0}), "FFMA in memory space global (expected none");
+  expect_error(one_warp_file(1, {kLDS, 0x20, global_strided, 4, 0}), "LDS in memory space global (expected shared)");
+  expect_error(one_warp_file(1, {kLDG, 0x20, global_strided, 0, 0}), "LDG access size 0 bytes per lane");
+  expect_error(one_warp_file(1, {kLDG, 0x20, global_strided, 32, 0}), "LDG access size 32 bytes per lane");
+  expect_error(one_warp_file(1, {kLDG, 0x20, 1, 4, 0}), "LDG with active lanes but no address mode");
+  expect_error(one_warp_file(1, {kLDG, 0x20, global_2d, 4, 0}), "Strided2D lane group 0 out of range");
+  expect_error(one_warp_file(1, {kLDG, 0x20, global_2d | 0x40, 4, 0, 33}), "Strided2D lane group 33 out of range");
+  expect_error(one_warp_file(1, {kHMMA, 0x40, 16, 8, 16}), "HMMA with dtype none");
+  expect_error(one_warp_file(1, {kHMMA, 0x50, f32, 16, 8, 16}), "HMMA with dtype f32");
+  expect_error(one_warp_file(1, {kHGMMA, 0x50, bf16, 64, 0x80, 0x01, 0}),  // n = 128: a two-byte varint
+               "HGMMA shape m64n128k0 has a zero dimension");
+  expect_error(one_warp_file(1, {kHGMMA, 0x10, bf16}), "HGMMA shape m0n0k0 has a zero dimension");
+  // (A Deltas record always carries its offsets in a file; more than 4 registers cannot be encoded.)
+
+  // Valid neighbours of the cases above read back.
+  CHECK_NOTHROW(read_all(one_warp_file(1, {kFFMA, 0x02, 0x01, 0xff, 0x01})));  // RZ = 255
+  CHECK_NOTHROW(read_all(one_warp_file(1, {kLDG, 0x28, 0, 0, 0, 0, 1, 0, 0})));  // no active lane, no mode
+  CHECK_NOTHROW(read_all(one_warp_file(1, {kLDG, 0x20, global_2d | 0x40, 16, 0, 32})));
+  CHECK_NOTHROW(read_all(one_warp_file(1, {kHGMMA, 0x50, bf16, 64, 0x80, 0x01, 16})));
+
+  // Kernel info and warp counts.
+  CraftedFile f;
+  f.ctas.push_back(cta_payload({{1, {kFFMA, 0}}}));
+  f.block = {64, 1, 1};
+  expect_error(build_file(f), "kernel 0 ('crafted'), CTA 0 (byte 0 of the decompressed CTA block): 1 warps, but a "
+                              "block of 64 threads has 2");
+  f.block = {32, 1, 1};
+  f.registers = 0;
+  expect_error(build_file(f), "kernel 0 ('crafted'): invalid kernel info: registers_per_thread 0 out of range");
+  f.registers = 256;
+  expect_error(build_file(f), "registers_per_thread 256 out of range (expected 1..255)");
+  f.registers = 255;
+  CHECK_NOTHROW(read_all(build_file(f)));
+  f.block = {0, 1, 1};
+  expect_error(build_file(f), "invalid kernel info: block 0x1x1 has no threads");
+  CraftedFile empty;
+  empty.grid = {4, 0, 1};  // and no CTAs, as the index says
+  expect_error(build_file(empty), "invalid kernel info: grid 4x0x1 has no CTAs");
 }

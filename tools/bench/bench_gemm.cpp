@@ -26,6 +26,7 @@
 #include "sim/config/config.h"
 #include "sim/registry/registry.h"
 #include "sim/sc/sc_driver.h"
+#include "sim/app/workloads.h"
 #include "traces/synth/gemm.h"
 
 namespace {
@@ -87,8 +88,7 @@ Row run_case(const BenchCase& c, const Options& o) {
   const GemmProblem p = problem_of(c, o.quick);
   row.gemm = std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
   const Config cfg = Config::load(configs_dir() + "/" + c.gpu + ".yaml", {}, Registry::instance());
-  const std::string arch = cfg.section("gpu").str("arch");
-  auto trace = make_gemm_trace(p, default_gemm_tiling(arch, p.dtype), arch);
+  auto trace = make_gemm_for_gpu(p, cfg);
   Gpu gpu(cfg);
   RunOptions ro;
   ro.progress = false;

@@ -49,9 +49,7 @@ constexpr std::uint32_t kProducerRegs = 40;         // CUTLASS's setmaxnreg for 
 constexpr std::uint32_t kConsumerRegOverhead = 104;
 constexpr std::uint32_t kConsumerRegsMax = 240;
 constexpr std::uint32_t kRegGranule = 8;
-constexpr std::uint32_t kMaxRegsPerThread = 255;
-constexpr std::uint32_t kRegFileRegs = 65536;
-constexpr std::uint16_t kPredLoop = 248;  // predicate registers P0, P1 get ids above every GPR id used
+constexpr std::uint16_t kPredLoop = 248;  // predicate registers P0, P1 get ids above every GPR id used (< 255 = RZ)
 constexpr std::uint16_t kPredGuard = 249;
 constexpr std::uint16_t kPredRole = 250;
 constexpr std::uint16_t kFirstPredId = kPredLoop;
@@ -782,12 +780,6 @@ GemmTileIndex gemm_cta_tile(std::uint64_t cta_id, std::uint32_t tiles_m, std::ui
                        static_cast<std::uint32_t>(local / group_rows)};
 }
 
-std::uint64_t gemm_max_shared_mem_per_cta(const std::string& arch) {
-  if (is_ampere_arch(arch)) return 163u * 1024;  // A100: 164 KiB per SM, 1 KiB reserved per CTA
-  if (is_hopper_arch(arch)) return 227u * 1024;  // H100 / B200: 228 KiB per SM, 1 KiB reserved per CTA
-  throw InputError("GEMM synthesizer: unknown architecture '" + arch + "' (expected sm_80, sm_90 or sm_100)");
-}
-
 GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
   GemmTiling t;
   t.swizzle_group = 8;
@@ -816,7 +808,7 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
   throw InputError("GEMM synthesizer: unknown architecture '" + arch + "' (expected sm_80, sm_90 or sm_100)");
 }
 
-std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, std::uint64_t max_shared_mem_per_cta) {
+std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
   if (p.dtype != DType::BF16 && p.dtype != DType::F16 && p.dtype != DType::FP8)
     return "GEMM dtype must be bf16, f16 or fp8";
   if (p.dtype == DType::FP8 && !t.warpgroup_mma)
@@ -862,9 +854,14 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, std::uint64
              " warps into warp tiles of 16-row x 16-column multiples";
     const std::uint32_t wtm = t.tile_m / wm, wtn = t.tile_n / wn;
     const std::uint32_t ids = multistage_acc_regs(wtm, wtn) + multistage_frag_regs(wtm, wtn) + kRegOverhead;
-    if (kernel_registers(t) > kMaxRegsPerThread || ids > kFirstPredId)
-      return "GEMM warp tile " + std::to_string(wtm) + "x" + std::to_string(wtn) +
-             " needs more than 255 registers per thread";
+    if (kernel_registers(t) > limits.max_registers_per_thread)
+      return "GEMM warp tile " + std::to_string(wtm) + "x" + std::to_string(wtn) + " needs " +
+             std::to_string(kernel_registers(t)) + " registers per thread, more than the GPU's " +
+             std::to_string(limits.max_registers_per_thread);
+    if (ids > kFirstPredId)
+      return "GEMM warp tile " + std::to_string(wtm) + "x" + std::to_string(wtn) + " needs " + std::to_string(ids) +
+             " register ids per thread, more than the " + std::to_string(kFirstPredId) +
+             " the synthesizer has below its predicate ids (and RZ = 255)";
     copy_threads = t.warps * kWarpSize;
     acc_cols = wtn;
   } else {
@@ -877,8 +874,10 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, std::uint64
              " warps (one producer warpgroup + one consumer warpgroup per 64 rows), not " + std::to_string(t.warps);
     if (t.tile_n % kHmmaShape.n != 0 || t.tile_n > kHgmmaMaxN)
       return "GEMM tile_n=" + std::to_string(t.tile_n) + " must be a multiple of 8 and at most 256 (HGMMA N)";
-    if (kernel_registers(t) > kMaxRegsPerThread)
-      return "GEMM warp-specialised tiling needs more than 255 registers per thread at launch";
+    if (kernel_registers(t) > limits.max_registers_per_thread)
+      return "GEMM warp-specialised tiling needs " + std::to_string(kernel_registers(t)) +
+             " registers per thread at launch, more than the GPU's " +
+             std::to_string(limits.max_registers_per_thread);
     copy_threads = kWarpgroupThreads;
     acc_cols = t.tile_n;
   }
@@ -888,14 +887,15 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, std::uint64
            std::to_string(t.tile_k) + " must split into whole 16-byte copies per each of the " +
            std::to_string(copy_threads) + " copying threads";
   const std::uint64_t regs_per_cta = std::uint64_t{kernel_registers(t)} * t.warps * kWarpSize;
-  if (regs_per_cta > kRegFileRegs)
-    return "GEMM CTA needs " + std::to_string(regs_per_cta) + " registers, more than an SM's 65536";
+  if (regs_per_cta > limits.registers_per_sm)
+    return "GEMM CTA needs " + std::to_string(regs_per_cta) + " registers, more than an SM's " +
+           std::to_string(limits.registers_per_sm);
 
   const std::uint64_t smem = std::uint64_t{t.stages} * (t.tile_m + t.tile_n) * t.tile_k * eb;
-  if (smem > max_shared_mem_per_cta)
+  if (smem > limits.shared_mem_per_cta)
     return "GEMM shared memory " + std::to_string(smem) + " B per CTA (" + std::to_string(t.stages) + " stages x (" +
            std::to_string(t.tile_m) + "+" + std::to_string(t.tile_n) + ") x " + std::to_string(t.tile_k) + " x " +
-           std::to_string(eb) + " B) exceeds the limit of " + std::to_string(max_shared_mem_per_cta) + " B";
+           std::to_string(eb) + " B) exceeds the limit of " + std::to_string(limits.shared_mem_per_cta) + " B";
   const std::uint32_t epi_cols = std::gcd(acc_cols, kEpiMaxCols);
   const std::uint64_t staging = std::uint64_t{t.warps} * kEpiRows * (epi_cols * kOutBytes + kEpiPad);
   if (staging > smem)
@@ -905,14 +905,15 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, std::uint64
 }
 
 std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const GemmTiling& tiling,
-                                             const std::string& arch) {
-  const std::uint64_t max_smem = gemm_max_shared_mem_per_cta(arch);  // throws for an unknown arch
+                                             const std::string& arch, const GemmLimits& limits) {
+  if (!is_ampere_arch(arch) && !is_hopper_arch(arch))
+    throw InputError("GEMM synthesizer: unknown architecture '" + arch + "' (expected sm_80, sm_90 or sm_100)");
   if (tiling.warpgroup_mma && !is_hopper_arch(arch))
     throw InputError("GEMM synthesizer: warpgroup MMA (HGMMA) tiling needs sm_90 or later, not " + arch);
   if (!tiling.warpgroup_mma && !is_ampere_arch(arch))
     throw InputError("GEMM synthesizer: the mma.sync multistage structure is generated for sm_80 only, not " + arch +
                      " (use default_gemm_tiling(\"" + arch + "\", dtype))");
-  const std::string problem_error = validate_gemm(problem, tiling, max_smem);
+  const std::string problem_error = validate_gemm(problem, tiling, limits);
   if (!problem_error.empty()) throw InputError("GEMM synthesizer: " + problem_error);
 
   std::shared_ptr<const GemmPlan> plan = make_plan(problem, tiling, arch);

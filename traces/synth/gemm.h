@@ -30,18 +30,23 @@ struct GemmTiling {
 // InputError for any other architecture. The tiling is not validated against the dtype (validate_gemm does).
 GemmTiling default_gemm_tiling(const std::string& arch, DType dtype);
 
-// "" when the problem and tiling can be generated and the CTA fits in `max_shared_mem_per_cta` bytes;
-// otherwise one message saying what is wrong.
-std::string validate_gemm(const GemmProblem& problem, const GemmTiling& tiling, std::uint64_t max_shared_mem_per_cta);
+// Resource limits of the target GPU that a kernel must respect, taken from its config (`sm` section:
+// shared_memory_per_cta, registers, max_registers_per_thread).
+// H100: {227 KiB, 65536, 255}; A100: {163 KiB, 65536, 255}.
+struct GemmLimits {
+  std::uint64_t shared_mem_per_cta = 0;        // largest shared-memory allocation of one CTA, in bytes
+  std::uint32_t registers_per_sm = 0;          // 32-bit registers per SM: one CTA's registers must fit
+  std::uint32_t max_registers_per_thread = 0;  // most registers one thread may use
+};
+
+// "" when the problem and tiling can be generated and one CTA fits within `limits`; otherwise one message saying
+// what is wrong.
+std::string validate_gemm(const GemmProblem& problem, const GemmTiling& tiling, const GemmLimits& limits);
 
 // One-kernel trace. Throws InputError when the arch is unknown, does not match the tiling's structure, or
-// validate_gemm (against the arch's shared-memory limit per CTA) fails.
+// validate_gemm against `limits` fails.
 std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const GemmTiling& tiling,
-                                             const std::string& arch);
-
-// Largest shared memory one CTA may use on `arch` (sm_80: 163 KiB, sm_90/sm_100: 227 KiB); throws InputError for
-// an unknown arch.
-std::uint64_t gemm_max_shared_mem_per_cta(const std::string& arch);
+                                             const std::string& arch, const GemmLimits& limits);
 
 // CTA rasterisation: the output tile computed by linear CTA id `cta_id`. CTAs walk groups of `group` M-tiles
 // (the last group may be smaller), M fastest within a group, so that consecutive CTAs share one N-tile (the same
