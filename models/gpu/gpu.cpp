@@ -182,7 +182,7 @@ class CtaDispatcher final : public Component {
 };
 
 struct Gpu::Impl {
-  const Config& config;
+  const Config config;  // a copy: the Gpu must not depend on the lifetime of the caller's Config
   Simulation sim;
   StatsRegistry stats;
   BuildContext ctx{config, sim, stats};

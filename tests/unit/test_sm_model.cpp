@@ -858,3 +858,83 @@ TEST_CASE("e2e: a kernel ends when its in-flight work is done", "[sm][e2e][mem]"
     CHECK(*q.achieved_tflops <= peak / 4);
   }
 }
+
+// ==== regressions found in review ===================================================================================
+
+TEST_CASE("e2e: memory instructions without active lanes complete and the warp exits", "[sm][e2e][mem]") {
+  // An STG and an LDGSTS with no active lane (predicated off) must not leave the warp draining forever.
+  WarpInst st = stg(0x1000, 5);
+  st.active_mask = 0;
+  WarpInst cp = mem_inst(Opcode::LDGSTS, 0x2000, 16, 16);
+  cp.active_mask = 0;
+  WarpInst commit;
+  commit.op = Opcode::LDGDEPBAR;
+  WarpInst wait;
+  wait.op = Opcode::DEPBAR;
+  wait.aux = 0;
+  const KernelResult r = run_warps(small_h100(), {{st, cp, commit, wait}});
+  INFO(stalls_str(r));
+  CHECK(r.cycles < 100);
+  CHECK(r.dram_bytes_read == 0);
+}
+
+TEST_CASE("e2e: an atomic's result is waited for like a load's", "[sm][e2e][mem]") {
+  // ATOMG R5 <- [a]; FFMA reads R5: the FFMA waits for the round trip to L2 (and DRAM, on a cold line).
+  WarpInst atom = mem_inst(Opcode::ATOMG, 0x10000, 0, 4);
+  atom.num_dst = 1;
+  atom.dst[0] = 5;
+  const Config cfg = small_h100();
+  const KernelResult r = run_warps(cfg, {{atom, ffma(6, 5, 2, 3)}});
+  INFO(stalls_str(r));
+  // At least the L2 hit path: 2 x noc.latency + l2.hit_latency (L2 clock = SM clock in this config).
+  const double l2_path = 2.0 * cfg.section("noc").u64("latency") + cfg.section("l2").u64("hit_latency");
+  CHECK(stall(r, "stall_long_scoreboard") >= l2_path);
+  CHECK(r.cycles >= l2_path);
+}
+
+TEST_CASE("e2e: barriers with different ids do not release each other", "[sm][e2e][barrier]") {
+  // Two warps: both BAR 1, then both BAR 0. If ids were ignored this would still pass, so warp 1 also
+  // waits on BAR 2 alone at the end: it must be released only by... nobody else -> it is the only live warp
+  // left after warp 0 exits, and a barrier completes when all *live* warps arrived.
+  WarpInst b1 = bar();
+  b1.aux = 1;
+  WarpInst b0 = bar();
+  const KernelResult r = run_warps(small_h100(), {{b1, b0}, {b1, b0}});
+  INFO(stalls_str(r));
+  CHECK(r.cycles < 100);
+
+  // Mismatched ids: warp 0 waits at BAR 1 while warp 1 waits at BAR 2; neither barrier has all live warps,
+  // so the run must stop with a no-progress diagnosis rather than release them.
+  WarpInst b2 = bar();
+  b2.aux = 2;
+  InMemoryTrace t = one_cta_trace({{b1}, {b2}});
+  Gpu g(small_h100({"sim.watchdog_cycles=2000", "sim.progress_check_cycles=500"}));
+  RunOptions opt;
+  opt.progress = false;
+  CHECK_THROWS_AS(g.run(t, run_without_systemc, opt), SimulationError);
+}
+
+TEST_CASE("e2e: L1 read sectors are counted once even when the LSU waits for an MSHR", "[sm][e2e][mem]") {
+  // One LDG touching 32 lines (stride 128 B): 32 sectors looked up, whatever the MSHR count.
+  WarpInst ld = mem_inst(Opcode::LDG, 0x40000, 128, 4);
+  ld.num_dst = 1;
+  ld.dst[0] = 7;
+  for (const char* mshrs : {"l1.mshrs=512", "l1.mshrs=1"}) {
+    const KernelResult r = run_warps(small_h100({mshrs}), {{ld}});
+    INFO(mshrs << ": l1_hit_rate " << r.l1_hit_rate);
+    CHECK(r.l1_hit_rate == 0.0);  // cold: no sector may be counted as a hit
+    CHECK(r.dram_bytes_read == 32u * 32u);
+  }
+}
+
+TEST_CASE("config: L1 and L2 must agree on line and sector sizes", "[sm][config]") {
+  CHECK_THROWS_WITH(Gpu(small_h100({"l2.sector_size=64B"})), Catch::Contains("same line and sector sizes"));
+}
+
+TEST_CASE("e2e: a very slow memory is slow progress, not a deadlock", "[sm][e2e][watchdog]") {
+  // 1 MB/s of HBM: one 32-byte access takes far longer than the watchdog's window; the run must finish.
+  const KernelResult r =
+      run_warps(small_h100({"hbm.bandwidth=1MB/s", "sim.watchdog_cycles=10000", "sim.progress_check_cycles=1000"}),
+                {{ldg(5, 0x80000), ffma(6, 5, 2, 3)}});
+  CHECK(r.time_us > 1.0);
+}
