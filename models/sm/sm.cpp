@@ -194,6 +194,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
   void begin_kernel(const KernelInfo& k, const Occupancy& occ) override {
     const double per_sp = 1.0 / spec_.subpartitions;
     tensor_rate_.fill(0.0);
+    last_mma_ = LastMma{};
     for (DType t : kTensorTypes) tensor_rate_[static_cast<std::size_t>(t)] = spec_.tensor_flops_per_cycle[static_cast<std::size_t>(t)] * per_sp;
     // Shared memory and L1 share one SRAM: L1 keeps what the resident CTAs' shared memory leaves.
     const std::uint64_t smem_used = std::uint64_t{occ.ctas_per_sm} * occ.shared_memory_per_cta;
@@ -711,9 +712,16 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     }
     const std::uint64_t flops = mma_flops_per_warp(in);
     tensor_flops_ += flops;
+    // Kernels repeat one MMA shape and type: remember the last timing.
+    if (in.dtype == last_mma_.dtype && flops == last_mma_.flops) {
+      interval = last_mma_.interval;
+      latency = last_mma_.latency;
+      return;
+    }
     interval = std::max<Cycle>(1, static_cast<Cycle>(std::ceil(static_cast<double>(flops) / rate)));
     const Cycle reference = std::max<Cycle>(1, static_cast<Cycle>(std::ceil(2.0 * 16 * 8 * 16 / rate)));
     latency = spec_.tensor_latency + (interval > reference ? interval - reference : 0);
+    last_mma_ = LastMma{in.dtype, flops, interval, latency};
   }
 
   // BAR id: waits until every live warp of the CTA has arrived at barrier `id` (a named barrier with a
@@ -1033,6 +1041,11 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
   Cycle residency_since_ = 0;
   const KernelInfo* kernel_ = nullptr;
   std::array<double, 8> tensor_rate_{};
+  struct LastMma {
+    DType dtype = DType::None;
+    std::uint64_t flops = 0;
+    Cycle interval = 0, latency = 0;
+  } last_mma_;
   SectorCache l1_;
   std::deque<std::uint32_t> lsu_queue_;
   Cycle lsu_next_ = kSleep;

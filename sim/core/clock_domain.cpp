@@ -29,10 +29,12 @@ inline std::uint64_t mul_div(std::uint64_t a, std::uint64_t b, std::uint64_t d) 
 TimeFs ClockDomain::time_of(Cycle c) const noexcept { return mul_div(c, period_num_, period_den_); }
 
 Cycle ClockDomain::cycle_at_or_before(TimeFs t) const noexcept {
+  if (t == memo_time_) return memo_cycle_;
   // Largest c with floor(c * num / den) <= t  <=>  c * num < (t + 1) * den  <=>  c = floor(((t+1)*den - 1) / num).
   const unsigned __int128 x = (static_cast<unsigned __int128>(t) + 1) * period_den_ - 1;
-  if ((x >> 64) == 0) return static_cast<std::uint64_t>(x) / period_num_;
-  return static_cast<Cycle>(x / period_num_);
+  memo_cycle_ = (x >> 64) == 0 ? static_cast<std::uint64_t>(x) / period_num_ : static_cast<Cycle>(x / period_num_);
+  memo_time_ = t;
+  return memo_cycle_;
 }
 
 Cycle ClockDomain::cycle_at_or_after(TimeFs t) const noexcept {

@@ -58,6 +58,9 @@ class ClockDomain {
   std::uint64_t freq_hz_;
   // period = period_num_ / period_den_ fs, reduced, so conversions are mostly 64-bit arithmetic
   std::uint64_t period_num_ = 1, period_den_ = 1;
+  // Conversions repeat the same instant many times in a row (every message of a cycle): remember the last.
+  mutable TimeFs memo_time_ = kTimeNever;
+  mutable Cycle memo_cycle_ = 0;
   Cycle now_ = 0;
   bool running_ = false;
   TimingWheel wheel_;
