@@ -39,35 +39,23 @@ class Crossbar final : public Interconnect {
         slices_(ctx.config.section("l2").u32("slices")),
         line_bytes_(ctx.config.section("l2").u32("line_size")) {}
 
-  void attach_sm(unsigned sm, Port<MemRequest>* port) override {
-    if (sm >= sm_ports_.size()) {
-      sm_ports_.resize(sm + 1, nullptr);
-      sm_out_free_.resize(sm + 1, 0.0);
-      sm_in_free_.resize(sm + 1, 0.0);
-    }
-    sm_ports_[sm] = port;
-  }
-  void attach_slice(unsigned slice, Port<MemRequest>* port) override {
-    if (slice >= slice_ports_.size()) {
-      slice_ports_.resize(slice + 1, nullptr);
-      slice_in_free_.resize(slice + 1, 0.0);
-      slice_out_free_.resize(slice + 1, 0.0);
-    }
-    slice_ports_[slice] = port;
-  }
+  void attach_sm(unsigned sm, Port<MemRequest>* port) override { endpoint(sms_, sm).port = port; }
+  void attach_slice(unsigned slice, Port<MemRequest>* port) override { endpoint(slices_, slice).port = port; }
   unsigned slice_of(std::uint64_t line_addr) const override {
     return hash_interleave(line_addr, line_bytes_, slices_);
   }
 
   void send_request(MemRequest req, TimeFs now) override {
     const std::uint32_t bytes = control_bytes_ + (req.op == MemOp::Read ? 0 : req.bytes);
-    const double arrive = traverse(now, bytes, sm_out_free_[req.sm], slice_in_free_[req.slice]);
-    slice_ports_[req.slice]->send_at(req, domain_.time_of(static_cast<Cycle>(std::ceil(arrive))), now);
+    Endpoint& dst = slices_[req.slice];
+    const double arrive = traverse(now, bytes, sms_[req.sm].out_free, dst.in_free);
+    dst.port->send_at(req, domain_.time_of(static_cast<Cycle>(std::ceil(arrive))), now);
   }
   void send_response(MemRequest req, TimeFs now) override {
     const std::uint32_t bytes = req.op == MemOp::Read ? req.bytes : control_bytes_;  // a write ack carries no data
-    const double arrive = traverse(now, bytes, slice_out_free_[req.slice], sm_in_free_[req.sm]);
-    sm_ports_[req.sm]->send_at(req, domain_.time_of(static_cast<Cycle>(std::ceil(arrive))), now);
+    Endpoint& dst = sms_[req.sm];
+    const double arrive = traverse(now, bytes, slices_[req.slice].out_free, dst.in_free);
+    dst.port->send_at(req, domain_.time_of(static_cast<Cycle>(std::ceil(arrive))), now);
   }
 
  private:
@@ -87,8 +75,16 @@ class Crossbar final : public Interconnect {
   std::uint32_t port_bw_, control_bytes_;
   unsigned slices_;
   std::uint32_t line_bytes_;
-  std::vector<Port<MemRequest>*> sm_ports_, slice_ports_;
-  std::vector<double> sm_out_free_, sm_in_free_, slice_in_free_, slice_out_free_;
+  // An SM or slice port: where messages for it go, and until when (L2 cycles) each direction is reserved.
+  struct Endpoint {
+    Port<MemRequest>* port = nullptr;
+    double out_free = 0.0, in_free = 0.0;
+  };
+  static Endpoint& endpoint(std::vector<Endpoint>& v, unsigned i) {
+    if (i >= v.size()) v.resize(i + 1);
+    return v[i];
+  }
+  std::vector<Endpoint> sms_, slices_;
 };
 
 WARPSIM_REGISTER_COMPONENT(Interconnect, Crossbar, "noc", "crossbar",
