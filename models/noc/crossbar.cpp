@@ -39,22 +39,22 @@ class Crossbar final : public Interconnect {
         slices_(ctx.config.section("l2").u32("slices")),
         line_bytes_(ctx.config.section("l2").u32("line_size")) {}
 
-  void attach_sm(unsigned sm, Port<MemRequest>* port) override { endpoint(sms_, sm).port = port; }
-  void attach_slice(unsigned slice, Port<MemRequest>* port) override { endpoint(slices_, slice).port = port; }
+  void attach_sm(unsigned sm, Port<MemRequest>* port) override { endpoint(sm_ports_, sm).port = port; }
+  void attach_slice(unsigned slice, Port<MemRequest>* port) override { endpoint(slice_ports_, slice).port = port; }
   unsigned slice_of(std::uint64_t line_addr) const override {
     return hash_interleave(line_addr, line_bytes_, slices_);
   }
 
   void send_request(MemRequest req, TimeFs now) override {
     const std::uint32_t bytes = control_bytes_ + (req.op == MemOp::Read ? 0 : req.bytes);
-    Endpoint& dst = slices_[req.slice];
-    const double arrive = traverse(now, bytes, sms_[req.sm].out_free, dst.in_free);
+    Endpoint& dst = slice_ports_[req.slice];
+    const double arrive = traverse(now, bytes, sm_ports_[req.sm].out_free, dst.in_free);
     dst.port->send_at(req, domain_.time_of(static_cast<Cycle>(std::ceil(arrive))), now);
   }
   void send_response(MemRequest req, TimeFs now) override {
     const std::uint32_t bytes = req.op == MemOp::Read ? req.bytes : control_bytes_;  // a write ack carries no data
-    Endpoint& dst = sms_[req.sm];
-    const double arrive = traverse(now, bytes, slices_[req.slice].out_free, dst.in_free);
+    Endpoint& dst = sm_ports_[req.sm];
+    const double arrive = traverse(now, bytes, slice_ports_[req.slice].out_free, dst.in_free);
     dst.port->send_at(req, domain_.time_of(static_cast<Cycle>(std::ceil(arrive))), now);
   }
 
@@ -84,7 +84,7 @@ class Crossbar final : public Interconnect {
     if (i >= v.size()) v.resize(i + 1);
     return v[i];
   }
-  std::vector<Endpoint> sms_, slices_;
+  std::vector<Endpoint> sm_ports_, slice_ports_;
 };
 
 WARPSIM_REGISTER_COMPONENT(Interconnect, Crossbar, "noc", "crossbar",
