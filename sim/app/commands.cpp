@@ -83,8 +83,9 @@ Config load_config(const std::string& gpu, const std::vector<std::string>& sets)
 
 DType parse_dtype_option(const std::string& s) {
   DType t;
-  if (!parse_dtype(s, t) || (t != DType::BF16 && t != DType::F16 && t != DType::FP8))
-    throw InputError("--dtype: expected bf16, f16 or fp8, got '" + s + "'");
+  const std::string name = s == "fp16" ? "f16" : s;  // both spellings are common
+  if (!parse_dtype(name, t) || (t != DType::BF16 && t != DType::F16 && t != DType::FP8))
+    throw InputError("--dtype: expected bf16, fp16 or fp8, got '" + s + "'");
   return t;
 }
 
@@ -158,7 +159,7 @@ int cmd_run(int argc, char** argv) {
       ("gpu", po::value(&gpu)->default_value(kDefaultGpu), "GPU config: a shipped name (a100_sxm, h100_sxm, ...) or a YAML path")
       ("trace", po::value(&trace), "native trace file to replay (see traces/FORMAT.md)")
       ("gemm", po::value(&gemm), "synthesize a GEMM MxNxK instead of reading a trace (default when no --trace)")
-      ("dtype", po::value(&dtype)->default_value("bf16"), "GEMM data type: bf16, f16, fp8")
+      ("dtype", po::value(&dtype)->default_value("bf16"), "GEMM data type: bf16, fp16, fp8")
       ("set", po::value(&sets)->composing(), "override a config value, e.g. --set sm.count=144 (repeatable)")
       ("out", po::value(&out)->default_value("warpsim-out"), "output directory")
       ("driver", po::value(&driver)->default_value("systemc"), "simulation driver: systemc, or plain (C++ loop, same results)")
@@ -204,13 +205,13 @@ int cmd_synth(int argc, char** argv) {
       ("m", po::value(&m), "GEMM M (rows of A and C: tokens)")
       ("n", po::value(&n), "GEMM N (columns of C: output features)")
       ("k", po::value(&k), "GEMM K (reduction: input features)")
-      ("dtype", po::value(&dtype)->default_value("bf16"), "bf16, f16 or fp8")
+      ("dtype", po::value(&dtype)->default_value("bf16"), "bf16, fp16 or fp8")
       ("gpu", po::value(&gpu)->default_value(kDefaultGpu), "GPU config whose architecture the kernel targets")
       ("output,o", po::value(&output), "write the trace to this file (native format); without it, print a summary");
   po::positional_options_description pos;
   pos.add("kind", 1);
   po::variables_map vm;
-  if (!parse(argc, argv, desc, vm, "usage: warpsim synth gemm --m M --n N --k K [--dtype bf16|f16|fp8] [--gpu CONFIG] [-o FILE]", &pos))
+  if (!parse(argc, argv, desc, vm, "usage: warpsim synth gemm --m M --n N --k K [--dtype bf16|fp16|fp8] [--gpu CONFIG] [-o FILE]", &pos))
     return 0;
   if (kind != "gemm") throw InputError("synth: expected a kernel kind (gemm), got '" + kind + "'");
   if (m.empty() || n.empty() || k.empty()) throw InputError("synth gemm: --m, --n and --k are required");
