@@ -9,7 +9,8 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
   limits.shared_mem_per_cta = sm.u64("shared_memory_per_cta");
   limits.registers_per_sm = sm.u32("registers");
   limits.max_registers_per_thread = sm.u32("max_registers_per_thread");
-  return make_gemm_trace(problem, default_gemm_tiling(arch, problem.dtype), arch, limits);
+  limits.sm_count = sm.u32("count");
+  return make_gemm_trace(problem, default_gemm_tiling(arch, problem.dtype, problem, limits), arch, limits);
 }
 
 }  // namespace warpsim

@@ -516,6 +516,367 @@ TEST_CASE("gemm CTA rasterisation groups M-tiles around each N-tile", "[synth][g
   CHECK(seen.size() == 63);
 }
 
+// ---- split-K and the shape-aware default tiling ------------------------------------------------------------
+
+namespace {
+
+// H100 and A100 with their SM counts (sm.count: 132 and 108), as sim/app/workloads.cpp fills them.
+constexpr GemmLimits kH100Sms{227 * 1024, 65536, 255, 132};
+constexpr GemmLimits kA100Sms{163 * 1024, 65536, 255, 108};
+
+struct SplitCheck {
+  std::uint64_t mma_flops = 0;
+  std::map<Opcode, std::uint64_t> op_counts;
+};
+
+// Walks every warp of a (possibly split-K) kernel and checks, independently of the synthesizer's code:
+//  * grid = ceil(n/tile_n) x ceil(m/tile_m) x split_k; the name carries "_splitk<N>" exactly when split_k > 1;
+//  * CTA z (= linear id / tiles) copies only k-tiles [z*k_tiles/split_k, (z+1)*k_tiles/split_k) of A and B, so
+//    the K ranges of the splits are disjoint; every 16-byte chunk of A is copied exactly tiles_n times and every
+//    chunk of B exactly tiles_m times (once per CTA of its split that needs it), nothing outside A and B;
+//  * split_k > 1: no STG; every fp32 element of C (workspace of m x n x 4 B after B) receives exactly one RED
+//    (4 bytes per lane) from each split, none outside C; split_k == 1: bf16 STG covering C once;
+//  * every warp of a CTA executes the same number of BARs; shared accesses stay within the allocation.
+SplitCheck check_split_kernel(const GemmProblem& p, const GemmTiling& t, const std::string& arch,
+                              const GemmLimits& limits) {
+  auto trace = make_gemm_trace(p, t, arch, limits);
+  auto kernel = trace->open_kernel(0);
+  const KernelInfo& info = kernel->info();
+  REQUIRE(check_kernel_info(info) == "");
+  REQUIRE(info.flops == 2 * p.m * p.n * p.k);
+  const std::uint64_t tiles_m = (p.m + t.tile_m - 1) / t.tile_m, tiles_n = (p.n + t.tile_n - 1) / t.tile_n;
+  const std::uint64_t k_tiles = (p.k + t.tile_k - 1) / t.tile_k;
+  REQUIRE(info.grid == Dim3{static_cast<std::uint32_t>(tiles_n), static_cast<std::uint32_t>(tiles_m), t.split_k});
+  REQUIRE(info.block.x == t.warps * 32);
+  const bool split = t.split_k > 1;
+  CHECK((info.name.find("_splitk" + std::to_string(t.split_k) + " (") != std::string::npos) == split);
+
+  const std::uint64_t eb = p.dtype == DType::FP8 ? 1 : 2;
+  const std::uint64_t a_end = kA + p.m * p.k * eb;
+  const std::uint64_t b_base = align_mib(a_end), b_end = b_base + p.n * p.k * eb;
+  const std::uint64_t c_eb = split ? 4 : 2;
+  const std::uint64_t c_base = align_mib(b_end), c_end = c_base + p.m * p.n * c_eb;
+  std::vector<std::uint16_t> a_reads((a_end - kA) / 16), b_reads((b_end - b_base) / 16);
+  std::vector<std::uint16_t> c_count(p.m * p.n);       // RED lanes (split) or STG bytes / 2 per element
+  std::vector<std::int32_t> c_last_z(p.m * p.n, -1);   // split of the last RED: each split adds once
+  auto split_of_k = [&](std::uint64_t kel) {  // the split whose k-tile range holds element column kel
+    const std::uint64_t kt = kel / t.tile_k;
+    std::uint64_t z = 0;
+    while ((z + 1) * k_tiles / t.split_k <= kt) ++z;
+    return z;
+  };
+
+  SplitCheck r;
+  std::uint64_t wrong_split = 0;       // A/B chunks copied by a CTA of another split than their k-tile's
+  std::uint64_t twice_from_split = 0;  // C elements reduced into twice by one split
+  std::uint64_t bad_shared = 0;        // shared accesses outside the allocation or misaligned
+  const std::uint64_t tiles = tiles_m * tiles_n;
+  for (std::uint64_t cta = 0; cta < info.grid.count(); ++cta) {
+    const std::uint64_t z = cta / tiles;
+    auto cs = kernel->open_cta(cta);
+    REQUIRE(cs->num_warps() == t.warps);
+    std::vector<std::uint64_t> bars;
+    for (std::uint32_t w = 0; w < cs->num_warps(); ++w) {
+      auto ws = cs->open_warp(w);
+      std::vector<std::array<std::uint64_t, 32>> lanes;
+      const auto insts = read_all(*ws, 61, &lanes);
+      REQUIRE(!insts.empty());
+      REQUIRE(insts.back().op == Opcode::EXIT);
+      std::uint64_t bar = 0;
+      std::set<std::uint16_t> written;
+      for (std::size_t i = 0; i < insts.size(); ++i) {
+        const WarpInst& in = insts[i];
+        ++r.op_counts[in.op];
+        r.mma_flops += flops_of(in);
+        if (in.op == Opcode::BAR) ++bar;
+        if (in.op == Opcode::RED || in.op == Opcode::STG) CHECK(written.count(in.src[0]) == 1);
+        if (in.op == Opcode::RED) CHECK(in.num_dst == 0);
+        for (int k = 0; k < in.num_dst; ++k) written.insert(in.dst[k]);
+        if (!in.is_memory()) continue;
+        CHECK(in.active_mask != 0);
+        const std::uint64_t bytes = in.access_bytes;
+        if (in.space == MemSpace::Global) {
+          const bool expected = in.op == Opcode::LDGSTS ? bytes == 16 : split ? in.op == Opcode::RED && bytes == 4
+                                                                              : in.op == Opcode::STG;
+          if (!expected) FAIL("unexpected global access by opcode " << static_cast<int>(in.op) << ", " << bytes << " B");
+        } else {
+          REQUIRE(in.space == MemSpace::Shared);
+        }
+        for (int l = 0; l < 32; ++l) {
+          if (!(in.active_mask >> l & 1)) continue;
+          const std::uint64_t addr = lanes[i][l];
+          if (in.space == MemSpace::Shared) {
+            bad_shared += addr + bytes > info.shared_mem_bytes || addr % bytes != 0;
+          } else if (in.op == Opcode::LDGSTS) {
+            if (addr >= kA && addr + bytes <= a_end && addr % 16 == 0) {
+              const std::uint64_t off = addr - kA;
+              wrong_split += split_of_k(off % (p.k * eb) / eb) != z;
+              ++a_reads[off / 16];
+            } else if (addr >= b_base && addr + bytes <= b_end && addr % 16 == 0) {
+              const std::uint64_t off = addr - b_base;
+              wrong_split += split_of_k(off % (p.k * eb) / eb) != z;
+              ++b_reads[off / 16];
+            } else {
+              FAIL("LDGSTS outside A and B: cta " << cta << " warp " << w << " lane " << l << " addr " << addr);
+            }
+          } else if (in.op == Opcode::RED) {
+            if (!(addr >= c_base && addr + bytes <= c_end && addr % 4 == 0))
+              FAIL("RED outside C: cta " << cta << " warp " << w << " lane " << l << " addr " << addr);
+            const std::uint64_t e = (addr - c_base) / 4;
+            twice_from_split += c_last_z[e] >= static_cast<std::int32_t>(z);
+            c_last_z[e] = static_cast<std::int32_t>(z);
+            ++c_count[e];
+          } else {  // STG of bf16 C (split_k == 1)
+            if (!(addr >= c_base && addr + bytes <= c_end))
+              FAIL("STG outside C: cta " << cta << " warp " << w << " lane " << l << " addr " << addr);
+            for (std::uint64_t b = 0; b < bytes; b += 2) ++c_count[(addr - c_base + b) / 2];
+          }
+        }
+      }
+      bars.push_back(bar);
+    }
+    for (std::uint64_t b : bars) CHECK(b == bars.front());
+  }
+  std::uint64_t a_bad = 0, b_bad = 0, c_bad = 0;
+  for (auto v : a_reads) a_bad += v != tiles_n;
+  for (auto v : b_reads) b_bad += v != tiles_m;
+  for (auto v : c_count) c_bad += v != t.split_k;
+  CHECK(bad_shared == 0);
+  CHECK(wrong_split == 0);
+  CHECK(twice_from_split == 0);
+  CHECK(a_bad == 0);
+  CHECK(b_bad == 0);
+  CHECK(c_bad == 0);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("gemm shape-aware default: large shapes keep exactly the 2-argument tilings", "[synth][gemm][splitk]") {
+  struct Case {
+    const char* arch;
+    GemmLimits limits;
+    std::uint64_t m, n, k;
+  };
+  // 2048^3 on H100: 8 x 16 = 128 tiles of 128x256 on 132 SMs. Split 2 would be 256 CTAs in 2 waves of 16
+  // k-tiles (+4): 40 > 1 wave of 32 (+4) = 36, so no split.
+  for (const Case& c : {Case{"sm_90", kH100Sms, 4096, 4096, 4096}, Case{"sm_90", kH100Sms, 2048, 2048, 2048},
+                        Case{"sm_80", kA100Sms, 4096, 4096, 4096}, Case{"sm_80", kA100Sms, 2048, 2048, 2048},
+                        Case{"sm_80", kA100Sms, 8192, 1024, 1024}, Case{"sm_90", kH100Sms, 4096, 4096, 2048}}) {
+    INFO(c.arch << " " << c.m << "x" << c.n << "x" << c.k);
+    const GemmProblem p{c.m, c.n, c.k, DType::BF16};
+    const GemmTiling old = default_gemm_tiling(c.arch, p.dtype);
+    const GemmTiling t = default_gemm_tiling(c.arch, p.dtype, p, c.limits);
+    CHECK(t.tile_m == old.tile_m);
+    CHECK(t.tile_n == old.tile_n);
+    CHECK(t.tile_k == old.tile_k);
+    CHECK(t.stages == old.stages);
+    CHECK(t.warps == old.warps);
+    CHECK(t.warpgroup_mma == old.warpgroup_mma);
+    CHECK(t.swizzle_group == old.swizzle_group);
+    CHECK(t.split_k == 1);
+    CHECK(old.split_k == 1);
+    const KernelInfo a = make_gemm_trace(p, old, c.arch, c.limits)->open_kernel(0)->info();
+    const KernelInfo b = make_gemm_trace(p, t, c.arch, c.limits)->open_kernel(0)->info();
+    CHECK(a.name == b.name);
+    CHECK(a.grid == b.grid);
+    CHECK(b.grid.z == 1);
+  }
+}
+
+TEST_CASE("gemm shape-aware default: narrow tiles for small M, split-K only where SMs would idle",
+          "[synth][gemm][splitk]") {
+  // 64 tokens x 65536 outputs: 256 tiles of 64x256 cover the 132 SMs: narrow tile, no split.
+  const GemmProblem wide{64, 65536, 2048, DType::BF16};
+  GemmTiling t = default_gemm_tiling("sm_90", wide.dtype, wide, kH100Sms);
+  CHECK(t.tile_m == 64);
+  CHECK(t.tile_n == 256);
+  CHECK(t.warps == 8);
+  CHECK(t.split_k == 1);
+  // Unknown SM count: narrow tile, never split.
+  const GemmProblem decode{64, 8192, 8192, DType::BF16};
+  t = default_gemm_tiling("sm_90", decode.dtype, decode, kH100Limits);
+  CHECK(t.tile_m == 64);
+  CHECK(t.split_k == 1);
+  // M = 65 keeps the 128-row tile.
+  t = default_gemm_tiling("sm_90", DType::BF16, GemmProblem{65, 8192, 8192, DType::BF16}, kH100Sms);
+  CHECK(t.tile_m == 128);
+  CHECK(t.warps == 12);
+  // K too short for splits of >= 4 (= stages) k-tiles: 256^3 on H100 has 4 k-tiles.
+  t = default_gemm_tiling("sm_90", DType::BF16, GemmProblem{256, 256, 256, DType::BF16}, kH100Sms);
+  CHECK(t.split_k == 1);
+  // 512^3 on H100: 4x2 = 8 tiles, 8 k-tiles. Filling 132 SMs would need 17 splits; the largest split with 4
+  // k-tiles each is 2: 1 wave x (4 + 4) = 8 < 1 x (8 + 4) = 12.
+  t = default_gemm_tiling("sm_90", DType::BF16, GemmProblem{512, 512, 512, DType::BF16}, kH100Sms);
+  CHECK(t.split_k == 2);
+  // fp8 decode on H100: 64x256x128 tiles, 32 tiles, 64 k-tiles: fills with s >= 5; waves x (ceil(64/s) + 4):
+  // s=5: 2x17=34, 6: 2x15=30, 7: 2x14=28, 8: 2x12=24, 9: 3x12, 12: 3x10=30, 16: 4x8=32 -> 8.
+  t = default_gemm_tiling("sm_90", DType::FP8, GemmProblem{64, 8192, 8192, DType::FP8}, kH100Sms);
+  CHECK(t.tile_m == 64);
+  CHECK(t.tile_k == 128);
+  CHECK(t.split_k == 8);
+}
+
+TEST_CASE("gemm split-K decode 64x8192x8192 bf16 on sm_90 (H100, 132 SMs)", "[synth][gemm][splitk]") {
+  const GemmProblem p{64, 8192, 8192, DType::BF16};
+  const GemmTiling t = default_gemm_tiling("sm_90", p.dtype, p, kH100Sms);
+  // By hand (README, "Tiling heuristic"): 64x256x64 tiles, one consumer warpgroup (8 warps), 160 KiB of shared
+  // memory: 1 CTA per SM. 1 x 32 = 32 tiles < 132 SMs; 128 k-tiles. Splits that fill every SM: s >= 5, with at
+  // least 4 k-tiles each: s <= 32. Cost waves x (ceil(128/s) + 4): s=5: 2x30=60, 6: 2x26, 7: 2x23, 8: 2x20=40,
+  // 9-11: 3 waves (>= 3x16), 12: 3x15=45, 16: 4x12=48, ... 32: 8x8=64; no split: 1x132. -> split_k = 8.
+  CHECK(t.tile_m == 64);
+  CHECK(t.tile_n == 256);
+  CHECK(t.tile_k == 64);
+  CHECK(t.warps == 8);
+  CHECK(t.warpgroup_mma);
+  CHECK(t.split_k == 8);
+  REQUIRE(validate_gemm(p, t, kH100Sms).empty());
+  auto k = make_gemm_trace(p, t, "sm_90", kH100Sms)->open_kernel(0);
+  const KernelInfo& info = k->info();
+  CHECK(info.name == "warpsim_gemm_bf16_tn_64x256x64_s4_sm90_splitk8 (64x8192x8192)");
+  CHECK(info.grid == Dim3{32, 1, 8});
+  CHECK(info.grid.count() >= 132);
+  CHECK(info.block == Dim3{256, 1, 1});
+  CHECK(info.shared_mem_bytes == 4 * (64 + 256) * 64 * 2);
+  CHECK(info.registers_per_thread == 136);  // (128*40 + 128*232) / 256
+  CHECK(info.flops == 2ull * 64 * 8192 * 8192);
+
+  SplitCheck r = check_split_kernel(p, t, "sm_90", kH100Sms);
+  // No padding: 64 rows, n and k multiples of the tile. 256 CTAs x 4 consumer warps x 16 k-tiles x 4 HGMMA.
+  CHECK(r.mma_flops == 2ull * 64 * 8192 * 8192);
+  CHECK(r.op_counts[Opcode::HGMMA] == 256 * 4 * 16 * 4);
+  CHECK(r.op_counts[Opcode::STG] == 0);
+  // Each consumer warp reduces 16 rows x 256 fp32 = 128 RED of 32 lanes (one 128-byte row each), read back by
+  // as many LDS.32 after 64 STS.64 (2 per n8 block).
+  CHECK(r.op_counts[Opcode::RED] == 256 * 4 * 128);
+  CHECK(r.op_counts[Opcode::LDS] == 256 * 4 * 128);
+  CHECK(r.op_counts[Opcode::STS] == 256 * 4 * 64);
+  // Producers: 16 k-tiles x 20 LDGSTS (4 A + 16 B) per thread.
+  CHECK(r.op_counts[Opcode::LDGSTS] == 256 * 4 * 16 * 20);
+  CHECK(r.op_counts[Opcode::BAR] == 256 * 8 * (16 + 1));
+}
+
+TEST_CASE("gemm split-K decode 64x8192x8192 bf16 on sm_80 (A100, 108 SMs)", "[synth][gemm][splitk]") {
+  const GemmProblem p{64, 8192, 8192, DType::BF16};
+  const GemmTiling t = default_gemm_tiling("sm_80", p.dtype, p, kA100Sms);
+  // By hand: 64x128x32 tiles, 4 warps side by side (warp tiles 64x32: 64 accumulators + 48 fragment registers
+  // + 40 = 152 registers), 48 KiB: 3 CTAs per SM (163 KiB / 48 KiB; 65536 / (152*128) = 3), 324 CTA slots.
+  // 64 tiles < 108 SMs; 256 k-tiles. Fill: s >= 2, s <= 64. Cost waves x (ceil(256/s) + 4): s=2: 1x132,
+  // 5: 320 CTAs = 1 wave x 56, 6: 2x47, 10: 2x30, 11-15: 3 waves (>= 3x22), ...; -> split_k = 5.
+  CHECK(t.tile_m == 64);
+  CHECK(t.tile_n == 128);
+  CHECK(t.tile_k == 32);
+  CHECK(t.warps == 4);
+  CHECK_FALSE(t.warpgroup_mma);
+  CHECK(t.split_k == 5);
+  auto k = make_gemm_trace(p, t, "sm_80", kA100Sms)->open_kernel(0);
+  const KernelInfo& info = k->info();
+  CHECK(info.name == "warpsim_gemm_bf16_tn_64x128x32_s4_sm80_splitk5 (64x8192x8192)");
+  CHECK(info.grid == Dim3{64, 1, 5});
+  CHECK(info.grid.count() >= 108);
+  CHECK(info.registers_per_thread == 152);
+  CHECK(info.shared_mem_bytes == 4 * (64 + 128) * 32 * 2);
+
+  SplitCheck r = check_split_kernel(p, t, "sm_80", kA100Sms);
+  CHECK(r.mma_flops == 2ull * 64 * 8192 * 8192);
+  // splits of 256*z/5: 51, 51, 51, 51, 52 k-tiles; per warp and k-tile 2 k-steps x 4x4 HMMA
+  CHECK(r.op_counts[Opcode::HMMA] == 64ull * 4 * (4 * 51 + 52) * 2 * 16);
+  CHECK(r.op_counts[Opcode::STG] == 0);
+  // Each warp reduces 64 rows x 32 fp32: 64 RED of 32 lanes.
+  CHECK(r.op_counts[Opcode::RED] == 320 * 4 * 64);
+}
+
+TEST_CASE("gemm split-K ragged shapes, both structures, and uneven splits", "[synth][gemm][splitk]") {
+  // k = 1040: the last k-tile is partial; m, n ragged. Explicit split_k 3 and 4.
+  {
+    // sm_90, 128x256x64 (two consumer warpgroups), 17 k-tiles: splits [0,5) [5,11) [11,17)
+    const GemmProblem p{200, 136, 1040, DType::BF16};
+    GemmTiling t = default_gemm_tiling("sm_90", p.dtype);
+    t.split_k = 3;
+    SplitCheck r = check_split_kernel(p, t, "sm_90", kH100Sms);
+    CHECK(r.mma_flops == 2ull * 1 * 2 * 128 * 256 * 64 * 17);  // 2x1 tiles, whole (zero-filled) k-tiles
+  }
+  {
+    // sm_90, 64x48 tiles: 48 accumulator columns -> reduction passes of 16 fp32 columns, 2 rows per RED
+    const GemmProblem p{50, 200, 1040, DType::BF16};
+    GemmTiling t = default_gemm_tiling("sm_90", p.dtype);
+    t.tile_m = 64;
+    t.tile_n = 48;
+    t.warps = 8;
+    t.stages = 3;
+    t.split_k = 4;
+    REQUIRE(validate_gemm(p, t, kH100Sms).empty());
+    SplitCheck r = check_split_kernel(p, t, "sm_90", kH100Sms);
+    CHECK(r.mma_flops == 2ull * 5 * 64 * 48 * 64 * 17);
+  }
+  {
+    // sm_80, 64x128x32: 33 k-tiles in 4 splits of 8, 8, 8, 9
+    const GemmProblem p{50, 200, 1040, DType::F16};
+    GemmTiling t = default_gemm_tiling("sm_80", p.dtype);
+    t.tile_m = 64;
+    t.split_k = 4;
+    SplitCheck r = check_split_kernel(p, t, "sm_80", kA100Sms);
+    CHECK(r.mma_flops == 2ull * 2 * 64 * 128 * 32 * 33);
+  }
+  {
+    // as many splits as k-tiles: one k-tile per CTA (fewer than stages-1: the prologue copies only it)
+    const GemmProblem p{64, 64, 320, DType::BF16};
+    GemmTiling t = default_gemm_tiling("sm_80", p.dtype);
+    t.split_k = 10;
+    SplitCheck r = check_split_kernel(p, t, "sm_80", kA100Sms);
+    CHECK(r.mma_flops == 2ull * 128 * 128 * 320);
+  }
+  {
+    // the split_k = 1 path of the same checker: bf16 C written once
+    const GemmProblem p{200, 136, 1040, DType::BF16};
+    check_split_kernel(p, default_gemm_tiling("sm_90", p.dtype), "sm_90", kH100Sms);
+  }
+}
+
+TEST_CASE("gemm split-K validation", "[synth][gemm][splitk]") {
+  const GemmProblem p{64, 1024, 1024, DType::BF16};  // 16 k-tiles of 64 on sm_90
+  GemmTiling t = default_gemm_tiling("sm_90", p.dtype, p, kH100Sms);
+  t.split_k = 0;
+  CHECK(validate_gemm(p, t, kH100Sms).find("split_k") != std::string::npos);
+  t.split_k = 16;
+  CHECK(validate_gemm(p, t, kH100Sms).empty());
+  t.split_k = 17;
+  CHECK(validate_gemm(p, t, kH100Sms).find("k-tiles") != std::string::npos);
+  CHECK_THROWS_AS(make_gemm_trace(p, t, "sm_90", kH100Sms), InputError);
+}
+
+TEST_CASE("gemm split-K streams are deterministic and independent of the read batch size", "[synth][gemm][splitk]") {
+  const GemmProblem p{64, 8192, 8192, DType::BF16};
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    const GemmLimits& limits = std::string(arch) == "sm_80" ? kA100Sms : kH100Sms;
+    const GemmTiling t = default_gemm_tiling(arch, p.dtype, p, limits);
+    REQUIRE(t.split_k > 1);
+    auto k1 = make_gemm_trace(p, t, arch, limits)->open_kernel(0);
+    auto k2 = make_gemm_trace(p, t, arch, limits)->open_kernel(0);
+    const std::uint64_t n = k1->info().grid.count();
+    for (std::uint64_t cta : {std::uint64_t{0}, std::uint64_t{7}, n / 2 + 3, n - 1}) {
+      auto c1 = k1->open_cta(cta);
+      auto c2 = k2->open_cta(cta);
+      for (std::uint32_t w = 0; w < c1->num_warps(); ++w) {
+        std::vector<std::array<std::uint64_t, 32>> l1, l2;
+        auto s1 = c1->open_warp(w);
+        auto s2 = c2->open_warp(w);
+        const auto a = read_all(*s1, 1, &l1);
+        const auto b = read_all(*s2, 256, &l2);
+        REQUIRE(a.size() == b.size());
+        std::uint64_t mismatches = 0;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          mismatches += a[i].pc != b[i].pc || a[i].op != b[i].op || a[i].active_mask != b[i].active_mask ||
+                        a[i].dst != b[i].dst || a[i].src != b[i].src || a[i].aux != b[i].aux ||
+                        a[i].access_bytes != b[i].access_bytes || l1[i] != l2[i];
+        }
+        INFO(arch << " cta " << cta << " warp " << w);
+        CHECK(mismatches == 0);
+      }
+    }
+  }
+}
+
 namespace {
 
 // Chunks of 3 instructions whose lane offsets live in the chunk itself.

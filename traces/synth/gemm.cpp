@@ -5,7 +5,8 @@
 //  * Warp-specialised (sm_90, sm_100 for now): warpgroup 0 loads, the other warpgroups issue HGMMA from shared
 //    memory, CUTLASS 3's KernelTmaWarpSpecialized with TMA and mbarriers replaced (until they are modelled) by
 //    LDGSTS + LDGDEPBAR/DEPBAR and one CTA-wide BAR per k-tile.
-// Both share the setup code, the global-to-shared copy pattern, the CTA rasterisation and the epilogue.
+// Both share the setup code, the global-to-shared copy pattern, the CTA rasterisation and the epilogue, and both
+// support split-K (grid.z splits of the k-tiles, fp32 partial tiles reduced into C with RED).
 #include "traces/synth/gemm.h"
 
 #include <algorithm>
@@ -44,6 +45,9 @@ constexpr std::uint32_t kEpiMaxCols = 64;           // columns staged per pass (
 constexpr std::uint32_t kEpiPad = 16;               // staging row padding: the 8 rows of one STS hit distinct banks
 constexpr std::uint32_t kEpiStsBytes = 4;           // STS of a packed bf16x2 pair (mma accumulator layout)
 constexpr std::uint32_t kOutElems = kVecBytes / 2;  // bf16/f16 outputs per 16-byte store
+constexpr std::uint32_t kRedBytes = 4;              // split-K: RED.ADD.F32 of one fp32 element per lane
+constexpr std::uint32_t kRedMaxCols = kWarpSize;    // split-K epilogue pass: at most 32 fp32 columns (128 B rows)
+constexpr std::uint32_t kEpiStsF32Bytes = 8;        // split-K: STS.64 of an fp32 accumulator pair
 constexpr std::uint32_t kRegOverhead = 40;          // addresses, counters, epilogue temporaries (beyond acc + frags)
 constexpr std::uint32_t kProducerRegs = 40;         // CUTLASS's setmaxnreg for the load warpgroup
 constexpr std::uint32_t kConsumerRegOverhead = 104;
@@ -54,6 +58,7 @@ constexpr std::uint16_t kPredGuard = 249;
 constexpr std::uint16_t kPredRole = 250;
 constexpr std::uint16_t kFirstPredId = kPredLoop;
 constexpr std::uint32_t kMaxGridY = 65535;
+constexpr std::uint32_t kMaxGridZ = 65535;
 constexpr std::uint32_t kMinChunkInsts = 64;  // consumers batch k-tiles until a chunk has this many records
 
 // Instructions of the fixed code sections (kept in step with the emitters below; used to lay out the code).
@@ -72,6 +77,7 @@ bool is_hopper_arch(const std::string& arch) { return arch == "sm_90" || arch ==
 std::uint32_t elem_bytes(DType t) { return t == DType::FP8 ? 1u : 2u; }
 std::uint32_t mma_k_for(DType t) { return t == DType::FP8 ? 32u : 16u; }  // k of one MMA: 32 bytes of K
 constexpr std::uint32_t kOutBytes = 2;                                    // bf16 or f16 C
+constexpr std::uint32_t kWorkspaceBytes = 4;                              // fp32 C of a split-K kernel
 
 std::string dtype_tag(DType t) {
   switch (t) {
@@ -120,6 +126,7 @@ struct GemmPlan {
   std::uint32_t eb = 2;  // input element bytes
   std::uint64_t a_base = 0, b_base = 0, c_base = 0;
   std::uint32_t tiles_m = 0, tiles_n = 0, k_tiles = 0;
+  std::uint32_t split_k = 1;  // grid.z: CTA z reduces k-tiles [z*k_tiles/split_k, (z+1)*k_tiles/split_k)
   MmaShape mma{};
   std::uint32_t k_steps = 0;         // MMAs along K per k-tile
   std::uint32_t chunk_elems = 0;     // elements per 16-byte copy chunk
@@ -141,6 +148,10 @@ struct GemmPlan {
   // Epilogue (shared): passes of kEpiRows x epi_cols through a warp-private padded staging buffer.
   std::uint32_t epi_cols = 0, epi_lanes_per_row = 0, epi_rows_per_inst = 0, epi_insts = 0;
   std::uint32_t staging_pitch = 0, staging_bytes = 0;
+  // Split-K epilogue (C is an fp32 workspace): passes of kEpiRows x red_cols fp32 through the same kind of staging
+  // (pitch staging_pitch), read back with red_cols lanes per row (LDS.32, red_rows_per_inst rows per
+  // instruction) and reduced into C (RED.ADD.F32, 4 bytes per lane).
+  std::uint32_t red_cols = 0, red_rows_per_inst = 0, red_insts = 0;
 
   // Register ids.
   std::uint16_t r_acc = 0, r_afrag = 0, r_bfrag = 0;
@@ -167,6 +178,24 @@ struct GemmPlan {
     const std::uint32_t rows_per_line = std::max(1u, kSwizzleChunks / chunks_per_row);
     const std::uint32_t key = (row / rows_per_line) % kSwizzleChunks;
     return line * kSwizzleLineBytes + (slot ^ key) * kVecBytes;
+  }
+
+  // What linear CTA `cta_id` computes: its output tile (first rows of its A and B tiles) and its k-tiles
+  // [kt_begin, kt_end). CTAs z*tiles .. (z+1)*tiles-1 (grid.z = z) are split z, rasterised as without split-K.
+  struct CtaWork {
+    std::uint64_t a_row0 = 0, b_row0 = 0;
+    std::uint32_t kt_begin = 0, kt_end = 0;
+  };
+  CtaWork cta_work(std::uint64_t cta_id) const {
+    const std::uint64_t tiles = std::uint64_t{tiles_m} * tiles_n;
+    const std::uint64_t z = cta_id / tiles;
+    const GemmTileIndex tile = gemm_cta_tile(cta_id % tiles, tiles_m, tiles_n, t.swizzle_group);
+    CtaWork w;
+    w.a_row0 = std::uint64_t{tile.m} * t.tile_m;
+    w.b_row0 = std::uint64_t{tile.n} * t.tile_n;
+    w.kt_begin = static_cast<std::uint32_t>(z * k_tiles / split_k);
+    w.kt_end = static_cast<std::uint32_t>((z + 1) * k_tiles / split_k);
+    return w;
   }
 };
 
@@ -218,6 +247,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.tiles_m = static_cast<std::uint32_t>(ceil_div(p.m, t.tile_m));
   P.tiles_n = static_cast<std::uint32_t>(ceil_div(p.n, t.tile_n));
   P.k_tiles = static_cast<std::uint32_t>(ceil_div(p.k, t.tile_k));
+  P.split_k = t.split_k;
   P.chunk_elems = kVecBytes / P.eb;
   P.chunks_per_row = t.tile_k / P.chunk_elems;
   P.copy_group = std::min<std::uint32_t>(P.chunks_per_row, kWarpSize);
@@ -259,6 +289,12 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.epi_rows_per_inst = kWarpSize / P.epi_lanes_per_row;
   P.epi_insts = kEpiRows / P.epi_rows_per_inst;
   P.staging_pitch = P.epi_cols * kOutBytes + kEpiPad;
+  if (P.split_k > 1) {
+    P.red_cols = std::gcd(acc_cols, kRedMaxCols);
+    P.red_rows_per_inst = kWarpSize / P.red_cols;
+    P.red_insts = kEpiRows / P.red_rows_per_inst;
+    P.staging_pitch = P.red_cols * kWorkspaceBytes + kEpiPad;
+  }
   P.staging_bytes = kEpiRows * P.staging_pitch;
 
   // Register ids: accumulators, fragments, then scalars and epilogue temporaries.
@@ -283,7 +319,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.r_smem_r = take(1);
   P.r_count = take(1);
   P.r_cptr = take(1);
-  P.r_epi = take(P.epi_insts * 4);
+  P.r_epi = take(P.split_k > 1 ? P.red_insts : P.epi_insts * 4);  // LDS.32 (split-K) or LDS.128 destinations
   P.reg_ids_used = next;
 
   if (!P.warp_specialized) {
@@ -330,9 +366,11 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   KernelInfo& info = P.info;
   std::ostringstream name;
   name << "warpsim_gemm_" << dtype_tag(p.dtype) << "_tn_" << t.tile_m << 'x' << t.tile_n << 'x' << t.tile_k << "_s"
-       << t.stages << '_' << arch_tag(arch) << " (" << p.m << 'x' << p.n << 'x' << p.k << ')';
+       << t.stages << '_' << arch_tag(arch);
+  if (P.split_k > 1) name << "_splitk" << P.split_k;
+  name << " (" << p.m << 'x' << p.n << 'x' << p.k << ')';
   info.name = name.str();
-  info.grid = Dim3{P.tiles_n, P.tiles_m, 1};
+  info.grid = Dim3{P.tiles_n, P.tiles_m, P.split_k};
   info.block = Dim3{t.warps * kWarpSize, 1, 1};
   info.registers_per_thread = kernel_registers(t);
   info.shared_mem_bytes = shared_mem_bytes(p, t);
@@ -381,13 +419,13 @@ void emit_setup(InstChunk& c, const GemmPlan& P) {
   emit_alu(c, Opcode::MOV, P.r_count, {});
 }
 
-// LDGSTS number `it` (of a_copies or b_copies) of the copying warp `copy_warp` for k-tile `kt`. A warp's 32
-// chunks are consecutive in the tile, copy_group lanes per row: Strided2D over rows of the global matrix.
-// Lanes outside the matrix (ragged M/N/K) are masked; a copy with no lane left (or of a k-tile past the end,
-// which CUTLASS zero-fills) is not emitted, only its code slot kept.
+// LDGSTS number `it` (of a_copies or b_copies) of the copying warp `copy_warp` for (global) k-tile `kt`. A warp's
+// 32 chunks are consecutive in the tile, copy_group lanes per row: Strided2D over rows of the global matrix.
+// Lanes outside the matrix (ragged M/N/K) are masked; a copy with no lane left (or of a k-tile at or past the end
+// `kt_end` of the CTA's k-range, which CUTLASS zero-fills) is not emitted, only its code slot kept.
 void emit_copy(InstChunk& c, const GemmPlan& P, Operand op, std::uint64_t tile_row0, std::uint32_t copy_warp,
-               std::uint32_t it, std::uint32_t kt) {
-  if (kt >= P.k_tiles) {
+               std::uint32_t it, std::uint32_t kt, std::uint32_t kt_end) {
+  if (kt >= kt_end) {
     c.skip();
     return;
   }
@@ -428,21 +466,106 @@ void emit_copy(InstChunk& c, const GemmPlan& P, Operand op, std::uint64_t tile_r
 
 // Copy j of a k-tile's per-thread list: the A copies first, then the B copies.
 void emit_copy_index(InstChunk& c, const GemmPlan& P, std::uint64_t a_row0, std::uint64_t b_row0,
-                     std::uint32_t copy_warp, std::uint32_t j, std::uint32_t kt) {
+                     std::uint32_t copy_warp, std::uint32_t j, std::uint32_t kt, std::uint32_t kt_end) {
   if (j < P.a_copies)
-    emit_copy(c, P, Operand::A, a_row0, copy_warp, j, kt);
+    emit_copy(c, P, Operand::A, a_row0, copy_warp, j, kt, kt_end);
   else
-    emit_copy(c, P, Operand::B, b_row0, copy_warp, j - P.a_copies, kt);
+    emit_copy(c, P, Operand::B, b_row0, copy_warp, j - P.a_copies, kt, kt_end);
 }
 
-// One prologue stage: all copies of k-tile `kt`, the pointer advances, the commit.
+// One prologue stage: all copies of (global) k-tile `kt`, the pointer advances, the commit.
 void emit_prologue_stage(InstChunk& c, const GemmPlan& P, std::uint64_t a_row0, std::uint64_t b_row0,
-                         std::uint32_t copy_warp, std::uint32_t kt) {
-  for (std::uint32_t j = 0; j < P.a_copies + P.b_copies; ++j) emit_copy_index(c, P, a_row0, b_row0, copy_warp, j, kt);
+                         std::uint32_t copy_warp, std::uint32_t kt, std::uint32_t kt_end) {
+  for (std::uint32_t j = 0; j < P.a_copies + P.b_copies; ++j)
+    emit_copy_index(c, P, a_row0, b_row0, copy_warp, j, kt, kt_end);
   emit_alu(c, Opcode::IADD3, P.r_gptr_a, {P.r_gptr_a});
   emit_alu(c, Opcode::IADD3, P.r_gptr_b, {P.r_gptr_b});
   emit_alu(c, Opcode::IADD3, P.r_smem_w, {P.r_smem_w});
   emit_sync(c, Opcode::LDGDEPBAR, 0);
+}
+
+// Lanes on consecutive `bytes`-wide elements, `lanes_per_row` lanes per row of pitch `pitch` (Strided when the
+// whole warp covers one row).
+void set_row_lanes(WarpInst& inst, std::uint32_t lanes_per_row, std::uint32_t bytes, std::uint64_t pitch) {
+  inst.stride = static_cast<std::int32_t>(bytes);
+  if (lanes_per_row < kWarpSize) {
+    inst.addr_mode = AddrMode::Strided2D;
+    inst.group = static_cast<std::uint8_t>(lanes_per_row);
+    inst.group_stride = static_cast<std::int32_t>(pitch);
+  } else {
+    inst.addr_mode = AddrMode::Strided;
+  }
+}
+
+// Split-K epilogue: the warp's fp32 partial sums are added into the fp32 workspace C. Per pass of 16 rows x
+// red_cols (32 for 64-multiple accumulator widths: 128-byte rows): FMUL (alpha) per accumulator, STS.64 of the
+// accumulator pairs into the warp's padded staging rows, then per row group LDS.32 (red_cols lanes per row, one
+// fp32 each) and RED.ADD.F32 of the same elements into C (4 bytes per lane, consecutive lanes on consecutive
+// columns: one fully used 128-byte line per row). RED is fire-and-forget (no destination register): the stores
+// are acknowledged by L2, where the additions are performed.
+void emit_reduction_epilogue(InstChunk& c, const GemmPlan& P, std::uint64_t c_row0, std::uint64_t c_col0,
+                             std::uint32_t staging_base) {
+  const std::uint32_t blocks_per_pass = P.red_cols / kHmmaShape.n;
+  const std::uint32_t passes_n = P.n_ni / blocks_per_pass;
+  const std::uint64_t c_pitch = P.p.n * kWorkspaceBytes;
+  const std::uint32_t lanes_per_row = P.red_cols;  // one fp32 per lane
+  for (std::uint32_t mi = 0; mi < P.n_mi; ++mi) {
+    for (std::uint32_t pass = 0; pass < passes_n; ++pass) {
+      const std::uint32_t ni0 = pass * blocks_per_pass;
+      auto acc = [&](std::uint32_t ni, std::uint32_t e) {
+        return static_cast<std::uint16_t>(P.r_acc + (mi * P.n_ni + ni) * kHmmaAccRegs + e);
+      };
+      for (std::uint32_t ni = ni0; ni < ni0 + blocks_per_pass; ++ni)
+        for (std::uint32_t e = 0; e < kHmmaAccRegs; ++e) emit_alu(c, Opcode::FMUL, acc(ni, e), {acc(ni, e)});
+      for (std::uint32_t ni = ni0; ni < ni0 + blocks_per_pass; ++ni) {
+        for (std::uint32_t half = 0; half < 2; ++half) {
+          WarpInst& sts = c.emit(Opcode::STS);
+          sts.space = MemSpace::Shared;
+          sts.access_bytes = kEpiStsF32Bytes;
+          sts.addr_mode = AddrMode::Strided2D;
+          sts.group = 4;  // 4 lanes per accumulator row, an fp32 pair each
+          sts.stride = kEpiStsF32Bytes;
+          sts.group_stride = static_cast<std::int32_t>(P.staging_pitch);
+          sts.base =
+              staging_base + half * kLdsmRows * P.staging_pitch + (ni - ni0) * kHmmaShape.n * kWorkspaceBytes;
+          set_src(sts, {acc(ni, 2 * half), static_cast<std::uint16_t>(acc(ni, 2 * half) + 1)});
+        }
+      }
+      for (std::uint32_t j = 0; j < P.red_insts; ++j) {
+        WarpInst& lds = c.emit(Opcode::LDS);
+        lds.space = MemSpace::Shared;
+        lds.access_bytes = kRedBytes;
+        set_row_lanes(lds, lanes_per_row, kRedBytes, P.staging_pitch);
+        lds.base = staging_base + j * P.red_rows_per_inst * P.staging_pitch;
+        set_dst(lds, static_cast<std::uint16_t>(P.r_epi + j), 1);
+      }
+      emit_alu(c, Opcode::IADD3, P.r_cptr, {P.r_cptr});
+      for (std::uint32_t j = 0; j < P.red_insts; ++j) {
+        const std::uint64_t row = c_row0 + mi * kEpiRows + j * P.red_rows_per_inst;
+        const std::uint64_t col = c_col0 + pass * P.red_cols;
+        std::uint32_t mask = ~0u;
+        if (row + P.red_rows_per_inst > P.p.m || col + P.red_cols > P.p.n) {
+          mask = 0;
+          for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) {
+            const std::uint64_t r = row + lane / lanes_per_row;
+            const std::uint64_t cc = col + lane % lanes_per_row;
+            if (r < P.p.m && cc < P.p.n) mask |= 1u << lane;
+          }
+          if (mask == 0) {
+            c.skip();
+            continue;
+          }
+        }
+        WarpInst& red = c.emit(Opcode::RED);
+        red.active_mask = mask;
+        red.space = MemSpace::Global;
+        red.access_bytes = kRedBytes;
+        set_row_lanes(red, lanes_per_row, kRedBytes, c_pitch);
+        red.base = P.c_base + (row * P.p.n + col) * kWorkspaceBytes;
+        set_src(red, {static_cast<std::uint16_t>(P.r_epi + j), P.r_cptr});
+      }
+    }
+  }
 }
 
 // Epilogue of one computing warp whose accumulator tile (n_mi m16 blocks x n_ni n8 blocks, mma fragment layout:
@@ -451,8 +574,13 @@ void emit_prologue_stage(InstChunk& c, const GemmPlan& P, std::uint64_t a_row0, 
 // F2FP), STS the pairs into this warp's padded staging rows, read them back as LDS.128 (epi_lanes_per_row lanes
 // per row) and STG.128 full rows of C. The staging buffer is private to the warp, so no CTA barrier is needed
 // between passes; it reuses the pipeline's shared memory, which no warp reads any more at this point.
+// Split-K kernels (split_k > 1) end with emit_reduction_epilogue instead.
 void emit_epilogue(InstChunk& c, const GemmPlan& P, std::uint64_t c_row0, std::uint64_t c_col0,
                    std::uint32_t staging_base) {
+  if (P.split_k > 1) {
+    emit_reduction_epilogue(c, P, c_row0, c_col0, staging_base);
+    return;
+  }
   const std::uint32_t blocks_per_pass = P.epi_cols / kHmmaShape.n;
   const std::uint32_t passes_n = P.n_ni / blocks_per_pass;
   const std::uint64_t c_pitch = P.p.n * kOutBytes;
@@ -536,9 +664,12 @@ class MultistageWarp final : public WarpGenerator {
   MultistageWarp(std::shared_ptr<const GemmPlan> plan, std::uint64_t cta_id, std::uint32_t warp)
       : plan_(std::move(plan)), warp_(warp) {
     const GemmPlan& P = *plan_;
-    const GemmTileIndex tile = gemm_cta_tile(cta_id, P.tiles_m, P.tiles_n, P.t.swizzle_group);
-    a_row0_ = std::uint64_t{tile.m} * P.t.tile_m;
-    b_row0_ = std::uint64_t{tile.n} * P.t.tile_n;
+    const GemmPlan::CtaWork work = P.cta_work(cta_id);
+    a_row0_ = work.a_row0;
+    b_row0_ = work.b_row0;
+    kt_begin_ = work.kt_begin;
+    kt_end_ = work.kt_end;
+    n_kt_ = kt_end_ - kt_begin_;
     warp_row0_ = (warp % P.warps_m) * P.warp_tile_m;
     warp_col0_ = (warp / P.warps_m) * P.warp_tile_n;
   }
@@ -548,7 +679,8 @@ class MultistageWarp final : public WarpGenerator {
     switch (phase_) {
       case Phase::Prologue:
         emit_setup(c, P);
-        for (std::uint32_t s = 0; s + 1 < P.t.stages; ++s) emit_prologue_stage(c, P, a_row0_, b_row0_, warp_, s);
+        for (std::uint32_t s = 0; s + 1 < P.t.stages; ++s)
+          emit_prologue_stage(c, P, a_row0_, b_row0_, warp_, kt_begin_ + s, kt_end_);
         emit_sync(c, Opcode::DEPBAR, P.t.stages - 2);
         emit_sync(c, Opcode::BAR, 0);
         emit_fragment_loads(c, 0, 0, 0);
@@ -558,7 +690,7 @@ class MultistageWarp final : public WarpGenerator {
       case Phase::MainLoop:
         c.set_pc(loop_pc_);
         emit_k_tile(c);
-        if (++kt_ == P.k_tiles) phase_ = Phase::Epilogue;
+        if (++kt_ == n_kt_) phase_ = Phase::Epilogue;
         return true;
       case Phase::Epilogue:
         emit_epilogue(c, P, a_row0_ + warp_row0_, b_row0_ + warp_col0_, warp_ * P.staging_bytes);
@@ -581,10 +713,11 @@ class MultistageWarp final : public WarpGenerator {
     return static_cast<std::uint16_t>(plan_->r_bfrag + (buf * plan_->n_ni + ni) * kHmmaBRegs);
   }
 
-  // LDSM.x4 of k-step `ks` of k-tile `kt` into fragment buffer `buf`: n_mi for A, n_ni/2 for B.
+  // LDSM.x4 of k-step `ks` of the CTA's k-tile number `kt` (counted from its first) into fragment buffer `buf`:
+  // n_mi for A, n_ni/2 for B.
   void emit_fragment_loads(InstChunk& c, std::uint32_t kt, std::uint32_t ks, std::uint32_t buf) {
     const GemmPlan& P = *plan_;
-    if (kt >= P.k_tiles) {  // no next k-tile: CUTLASS's loads here read a stale stage and are never used
+    if (kt >= n_kt_) {  // no next k-tile: CUTLASS's loads here read a stale stage and are never used
       c.skip(P.frag_loads);
       return;
     }
@@ -608,7 +741,7 @@ class MultistageWarp final : public WarpGenerator {
     const std::uint32_t copies = P.a_copies + P.b_copies;
     const std::uint32_t copy_steps = P.k_steps - 1;  // copies go to k-steps 0..k_steps-2, before the commit
     const std::uint32_t copies_per_step = static_cast<std::uint32_t>(ceil_div(copies, copy_steps));
-    const std::uint32_t refill_kt = kt_ + P.t.stages - 1;
+    const std::uint32_t refill_kt = kt_begin_ + kt_ + P.t.stages - 1;  // global k-tile
     const std::uint32_t mmas = P.n_mi * P.n_ni;
     for (std::uint32_t s = 0; s < P.k_steps; ++s) {
       const std::uint64_t g = std::uint64_t{kt_} * P.k_steps + s;  // global k-step: picks the fragment buffer
@@ -632,7 +765,7 @@ class MultistageWarp final : public WarpGenerator {
         set_src(mma, {afrag(buf, mi), bfrag(buf, ni), acc});
         // Copy j goes after HMMA number ((j+1) * mmas) / (step_copies+1): evenly spread, none after the last.
         while (next_copy < step_copies && (std::uint64_t{next_copy} + 1) * mmas / (step_copies + 1) <= h + 1) {
-          emit_copy_index(c, P, a_row0_, b_row0_, warp_, first_copy + next_copy, refill_kt);
+          emit_copy_index(c, P, a_row0_, b_row0_, warp_, first_copy + next_copy, refill_kt, kt_end_);
           ++next_copy;
         }
       }
@@ -652,9 +785,11 @@ class MultistageWarp final : public WarpGenerator {
   std::shared_ptr<const GemmPlan> plan_;
   std::uint32_t warp_;
   std::uint64_t a_row0_ = 0, b_row0_ = 0;        // first global row of the CTA's A and B tiles
+  std::uint32_t kt_begin_ = 0, kt_end_ = 0;      // the CTA's global k-tiles (all of them without split-K)
+  std::uint32_t n_kt_ = 0;                       // kt_end_ - kt_begin_
   std::uint32_t warp_row0_ = 0, warp_col0_ = 0;  // warp tile origin in the CTA tile
   Phase phase_ = Phase::Prologue;
-  std::uint32_t kt_ = 0;
+  std::uint32_t kt_ = 0;  // k-tiles done, counted from kt_begin_ (stage = kt_ % stages)
   std::uint32_t loop_pc_ = 0;
 };
 
@@ -670,9 +805,12 @@ class WarpSpecializedWarp final : public WarpGenerator {
   WarpSpecializedWarp(std::shared_ptr<const GemmPlan> plan, std::uint64_t cta_id, std::uint32_t warp)
       : plan_(std::move(plan)), warp_(warp) {
     const GemmPlan& P = *plan_;
-    const GemmTileIndex tile = gemm_cta_tile(cta_id, P.tiles_m, P.tiles_n, P.t.swizzle_group);
-    a_row0_ = std::uint64_t{tile.m} * P.t.tile_m;
-    b_row0_ = std::uint64_t{tile.n} * P.t.tile_n;
+    const GemmPlan::CtaWork work = P.cta_work(cta_id);
+    a_row0_ = work.a_row0;
+    b_row0_ = work.b_row0;
+    kt_begin_ = work.kt_begin;
+    kt_end_ = work.kt_end;
+    n_kt_ = kt_end_ - kt_begin_;
     producer_ = warp < P.first_consumer_warp;
   }
 
@@ -684,7 +822,8 @@ class WarpSpecializedWarp final : public WarpGenerator {
         emit_alu(c, Opcode::ISETP, kPredRole, {P.r_tid});
         set_src(c.emit(Opcode::BRA), {kPredRole});
         if (producer_) {
-          for (std::uint32_t s = 0; s + 1 < P.t.stages; ++s) emit_prologue_stage(c, P, a_row0_, b_row0_, warp_, s);
+          for (std::uint32_t s = 0; s + 1 < P.t.stages; ++s)
+            emit_prologue_stage(c, P, a_row0_, b_row0_, warp_, kt_begin_ + s, kt_end_);
         } else {
           c.set_pc(P.consumer_pc);
         }
@@ -697,13 +836,13 @@ class WarpSpecializedWarp final : public WarpGenerator {
           emit_producer_k_tile(c);
           ++kt_;
         } else {
-          while (kt_ < P.k_tiles && c.size() < kMinChunkInsts) {
+          while (kt_ < n_kt_ && c.size() < kMinChunkInsts) {
             c.set_pc(loop_pc_);
             emit_consumer_k_tile(c);
             ++kt_;
           }
         }
-        if (kt_ == P.k_tiles) phase_ = Phase::Epilogue;
+        if (kt_ == n_kt_) phase_ = Phase::Epilogue;
         return true;
       case Phase::Epilogue:
         emit_sync(c, Opcode::BAR, 0);  // all HGMMA of the CTA issued: pipeline smem may be reused for staging
@@ -730,7 +869,7 @@ class WarpSpecializedWarp final : public WarpGenerator {
     emit_sync(c, Opcode::DEPBAR, P.t.stages - 2);
     emit_sync(c, Opcode::BAR, 0);
     for (std::uint32_t j = 0; j < P.a_copies + P.b_copies; ++j)
-      emit_copy_index(c, P, a_row0_, b_row0_, warp_, j, kt_ + P.t.stages - 1);
+      emit_copy_index(c, P, a_row0_, b_row0_, warp_, j, kt_begin_ + kt_ + P.t.stages - 1, kt_end_);
     emit_alu(c, Opcode::IADD3, P.r_gptr_a, {P.r_gptr_a});
     emit_alu(c, Opcode::IADD3, P.r_gptr_b, {P.r_gptr_b});
     emit_alu(c, Opcode::IADD3, P.r_smem_w, {P.r_smem_w});
@@ -762,8 +901,9 @@ class WarpSpecializedWarp final : public WarpGenerator {
   std::uint32_t warp_;
   bool producer_ = false;
   std::uint64_t a_row0_ = 0, b_row0_ = 0;
+  std::uint32_t kt_begin_ = 0, kt_end_ = 0, n_kt_ = 0;  // the CTA's global k-tiles
   Phase phase_ = Phase::Prologue;
-  std::uint32_t kt_ = 0;
+  std::uint32_t kt_ = 0;  // k-tiles done, counted from kt_begin_
   std::uint32_t loop_pc_ = 0;
 };
 
@@ -808,6 +948,60 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
   throw InputError("GEMM synthesizer: unknown architecture '" + arch + "' (expected sm_80, sm_90 or sm_100)");
 }
 
+namespace {
+
+// Split-K choice (README.md, "Tiling heuristic"). Estimated time of a split s, in k-tile times of one CTA:
+// waves(s) * (ceil(k_tiles / s) + stages), where a wave is sm_count * ctas_per_sm CTAs and `stages` k-tiles stand
+// for the pipeline fill and the epilogue every CTA pays. Candidates: no split, and every split that fills each
+// SM at least once (grid >= sm_count) while leaving each split at least `stages` k-tiles; when K is too short
+// for that, the largest split that keeps `stages` k-tiles per split. The cheapest wins, ties to the smaller split.
+std::uint32_t choose_split_k(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
+  if (limits.sm_count == 0) return 1;
+  if (p.m == 0 || p.n == 0 || p.k == 0) return 1;  // invalid: validate_gemm says so
+  const std::uint64_t tiles = ceil_div(p.m, t.tile_m) * ceil_div(p.n, t.tile_n);
+  if (tiles >= limits.sm_count) return 1;  // every SM has an output tile already
+  const std::uint64_t k_tiles = ceil_div(p.k, t.tile_k);
+  const std::uint64_t min_k_tiles = std::max<std::uint32_t>(2, t.stages);
+  const std::uint64_t s_max = std::min<std::uint64_t>(k_tiles / min_k_tiles, kMaxGridZ);
+  if (s_max < 2) return 1;
+
+  // CTAs per SM, as far as the limits tell (the per-SM shared memory is taken as the per-CTA limit: H100 and A100
+  // have 1 KiB more per SM, which their CTAs reserve).
+  std::uint64_t ctas_per_sm = 1;
+  const std::uint64_t smem = std::uint64_t{t.stages} * (t.tile_m + t.tile_n) * t.tile_k * elem_bytes(p.dtype);
+  const std::uint64_t regs = std::uint64_t{kernel_registers(t)} * t.warps * kWarpSize;
+  if (smem > 0 && regs > 0 && limits.shared_mem_per_cta > 0 && limits.registers_per_sm > 0)
+    ctas_per_sm = std::max<std::uint64_t>(1, std::min(limits.shared_mem_per_cta / smem, limits.registers_per_sm / regs));
+  const std::uint64_t slots = std::uint64_t{limits.sm_count} * ctas_per_sm;
+  auto cost = [&](std::uint64_t s) { return ceil_div(tiles * s, slots) * (ceil_div(k_tiles, s) + t.stages); };
+
+  const std::uint64_t s_fill = ceil_div(limits.sm_count, tiles);
+  std::uint64_t best = 1, best_cost = cost(1);
+  for (std::uint64_t s = std::max<std::uint64_t>(2, std::min(s_fill, s_max)); s <= s_max; ++s) {
+    const std::uint64_t c = cost(s);
+    if (c < best_cost) {
+      best = s;
+      best_cost = c;
+    }
+  }
+  return static_cast<std::uint32_t>(best);
+}
+
+}  // namespace
+
+GemmTiling default_gemm_tiling(const std::string& arch, DType dtype, const GemmProblem& problem,
+                               const GemmLimits& limits) {
+  GemmTiling t = default_gemm_tiling(arch, dtype);
+  if (problem.m <= 64) {
+    // Decode-like: a 64-row tile instead of 128 mostly padding. sm_90: one consumer warpgroup (64 x tile_n HGMMA)
+    // and the producer, 8 warps; sm_80: 64 x 128 with the 4 warps side by side (warp tiles 64 x 32).
+    t.tile_m = 64;
+    if (t.warpgroup_mma) t.warps = 2 * kWarpgroupWarps;
+  }
+  t.split_k = choose_split_k(problem, t, limits);
+  return t;
+}
+
 std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
   if (p.dtype != DType::BF16 && p.dtype != DType::F16 && p.dtype != DType::FP8)
     return "GEMM dtype must be bf16, f16 or fp8";
@@ -827,12 +1021,14 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
   if (p.m >= kMaxDim || p.n >= kMaxDim || p.k >= kMaxDim || p.m * p.k >= kMaxElems || p.n * p.k >= kMaxElems ||
       p.m * p.n >= kMaxElems)
     return "GEMM matrices too large (each must hold fewer than 2^40 elements)";
-  if (p.k * eb > 0x7fffffffull || p.n * kOutBytes > 0x7fffffffull) return "GEMM row pitch exceeds 2 GiB";
+  const std::uint32_t c_eb = t.split_k > 1 ? kWorkspaceBytes : kOutBytes;
+  if (p.k * eb > 0x7fffffffull || p.n * c_eb > 0x7fffffffull) return "GEMM row pitch exceeds 2 GiB";
 
   if (t.tile_m == 0 || t.tile_n == 0 || t.tile_k == 0 || t.warps == 0)
     return "GEMM tile sizes and warp count must be positive";
   if (t.stages < 2) return "GEMM pipeline needs at least 2 stages";
   if (t.swizzle_group == 0) return "GEMM swizzle_group must be at least 1";
+  if (t.split_k == 0) return "GEMM split_k must be at least 1";
   if (t.tile_k % mma_k != 0)
     return "GEMM tile_k=" + std::to_string(t.tile_k) + " must be a multiple of " + std::to_string(mma_k);
   const std::uint32_t chunks_per_row = t.tile_k * eb / kVecBytes;
@@ -841,6 +1037,12 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
            ": its 16-byte chunks per row must divide, or be a multiple of, the 32 lanes of a copy";
   if (ceil_div(p.n, t.tile_n) > 0x7fffffffull || ceil_div(p.m, t.tile_m) > kMaxGridY)
     return "GEMM grid too large (grid.y = ceil(m/tile_m) must be <= 65535)";
+  if (t.split_k > 1) {
+    const std::uint64_t k_tiles = ceil_div(p.k, t.tile_k);
+    if (t.split_k > k_tiles || t.split_k > kMaxGridZ)
+      return "GEMM split_k=" + std::to_string(t.split_k) + " exceeds the " + std::to_string(k_tiles) +
+             " k-tiles of k=" + std::to_string(p.k) + " (each split needs at least one; grid.z <= 65535)";
+  }
 
   std::uint32_t copy_threads = 0, acc_cols = 0;
   if (!t.warpgroup_mma) {
@@ -896,8 +1098,9 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
     return "GEMM shared memory " + std::to_string(smem) + " B per CTA (" + std::to_string(t.stages) + " stages x (" +
            std::to_string(t.tile_m) + "+" + std::to_string(t.tile_n) + ") x " + std::to_string(t.tile_k) + " x " +
            std::to_string(eb) + " B) exceeds the limit of " + std::to_string(limits.shared_mem_per_cta) + " B";
-  const std::uint32_t epi_cols = std::gcd(acc_cols, kEpiMaxCols);
-  const std::uint64_t staging = std::uint64_t{t.warps} * kEpiRows * (epi_cols * kOutBytes + kEpiPad);
+  const std::uint32_t epi_row_bytes =
+      t.split_k > 1 ? std::gcd(acc_cols, kRedMaxCols) * kWorkspaceBytes : std::gcd(acc_cols, kEpiMaxCols) * kOutBytes;
+  const std::uint64_t staging = std::uint64_t{t.warps} * kEpiRows * (epi_row_bytes + kEpiPad);
   if (staging > smem)
     return "GEMM epilogue staging (" + std::to_string(staging) + " B) does not fit in the pipeline's shared memory (" +
            std::to_string(smem) + " B): use more stages or a larger tile_k";

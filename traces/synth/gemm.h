@@ -24,20 +24,32 @@ struct GemmTiling {
   std::uint32_t warps = 0;                           // warps per CTA
   bool warpgroup_mma = false;       // false: sm_80 multistage (mma.sync); true: sm_90 warp-specialised (HGMMA)
   std::uint32_t swizzle_group = 1;  // CTA rasterisation: this many consecutive M-tiles share each N-tile column
+  // Split-K: grid.z = split_k CTAs share each output tile, CTA z reducing k-tiles
+  // [z*k_tiles/split_k, (z+1)*k_tiles/split_k). With split_k > 1 every CTA adds its fp32 partial tile into C with
+  // global reductions (RED.ADD.F32), so C is an fp32 workspace (zeroed before the kernel), not bf16/f16.
+  std::uint32_t split_k = 1;
 };
 
-// Defaults per architecture ("sm_80", "sm_90", "sm_100"; sm_100 uses the sm_90 structure for now). Throws
-// InputError for any other architecture. The tiling is not validated against the dtype (validate_gemm does).
-GemmTiling default_gemm_tiling(const std::string& arch, DType dtype);
-
 // Resource limits of the target GPU that a kernel must respect, taken from its config (`sm` section:
-// shared_memory_per_cta, registers, max_registers_per_thread).
-// H100: {227 KiB, 65536, 255}; A100: {163 KiB, 65536, 255}.
+// shared_memory_per_cta, registers, max_registers_per_thread, count).
+// H100: {227 KiB, 65536, 255, 132}; A100: {163 KiB, 65536, 255, 108}.
 struct GemmLimits {
   std::uint64_t shared_mem_per_cta = 0;        // largest shared-memory allocation of one CTA, in bytes
   std::uint32_t registers_per_sm = 0;          // 32-bit registers per SM: one CTA's registers must fit
   std::uint32_t max_registers_per_thread = 0;  // most registers one thread may use
+  std::uint32_t sm_count = 0;                  // SMs of the GPU (0 = unknown: the tiling heuristic never splits K)
 };
+
+// The large-GEMM tiling per architecture ("sm_80", "sm_90", "sm_100"; sm_100 uses the sm_90 structure for now),
+// split_k = 1, whatever the shape. Throws InputError for any other architecture. The tiling is not validated
+// against the dtype (validate_gemm does).
+GemmTiling default_gemm_tiling(const std::string& arch, DType dtype);
+
+// Shape-aware default, as a library heuristic would pick it (README.md, "Tiling heuristic"): the tiling above,
+// with a 64-row tile when problem.m <= 64 and split-K when the output tiles leave SMs of `limits.sm_count` idle
+// and K is deep enough. Large shapes (e.g. 4096^3, 2048^3 on H100/A100) get exactly the 2-argument tiling.
+GemmTiling default_gemm_tiling(const std::string& arch, DType dtype, const GemmProblem& problem,
+                               const GemmLimits& limits);
 
 // "" when the problem and tiling can be generated and one CTA fits within `limits`; otherwise one message saying
 // what is wrong.
