@@ -47,23 +47,18 @@ const char* kUsage =
     "`warpsim run` without options simulates a Llama-3-8B MLP GEMM (4096x14336x4096 bf16) on the H100 SXM.\n"
     "`warpsim <command> --help` describes a command's options.\n";
 
-std::string configs_dir() {
-  if (const char* env = std::getenv("WARPSIM_CONFIG_DIR")) return env;
-  return std::string(WARPSIM_SOURCE_DIR) + "/configs";
-}
-
 // "h100_sxm" or "h100_sxm.yaml" finds the shipped config; anything with a slash or an existing file is a path.
 std::string resolve_gpu_config(const std::string& name) {
   if (name.find('/') != std::string::npos || fs::exists(name)) return name;
-  std::string candidate = configs_dir() + "/" + name;
+  std::string candidate = shipped_configs_dir() + "/" + name;
   if (fs::exists(candidate)) return candidate;
   if (fs::exists(candidate + ".yaml")) return candidate + ".yaml";
   std::vector<std::string> known;
-  if (fs::is_directory(configs_dir()))
-    for (const auto& e : fs::directory_iterator(configs_dir()))
+  if (fs::is_directory(shipped_configs_dir()))
+    for (const auto& e : fs::directory_iterator(shipped_configs_dir()))
       if (e.path().extension() == ".yaml") known.push_back(e.path().stem().string());
   std::sort(known.begin(), known.end());
-  std::string msg = "cannot open GPU config '" + name + "': no such file, and no '" + name + ".yaml' in " + configs_dir();
+  std::string msg = "cannot open GPU config '" + name + "': no such file, and no '" + name + ".yaml' in " + shipped_configs_dir();
   std::string hint;
   for (const auto& k : known)  // "h100" -> "h100_sxm": a prefix says more than an edit distance
     if (k.rfind(name, 0) == 0) hint = hint.empty() ? k : hint;

@@ -1,6 +1,13 @@
 #include "sim/app/workloads.h"
 
+#include <cstdlib>
+
 namespace warpsim {
+
+std::string shipped_configs_dir() {
+  if (const char* env = std::getenv("WARPSIM_CONFIG_DIR")) return env;
+  return std::string(WARPSIM_SOURCE_DIR) + "/configs";
+}
 
 std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const Config& config) {
   const std::string arch = config.section("gpu").str("arch");

@@ -10,6 +10,9 @@
 
 namespace warpsim {
 
+// The shipped GPU configs: $WARPSIM_CONFIG_DIR, else the source tree's configs/.
+std::string shipped_configs_dir();
+
 // The default tiling for the config's `gpu.arch`, validated against its `sm` limits. Throws InputError.
 std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const Config& config);
 

@@ -62,11 +62,6 @@ struct Row {
   std::string error;
 };
 
-std::string configs_dir() {
-  if (const char* env = std::getenv("WARPSIM_CONFIG_DIR")) return env;
-  return std::string(WARPSIM_SOURCE_DIR) + "/configs";
-}
-
 const BenchCase* find_case(const std::string& name) {
   for (const auto& c : kCases)
     if (name == c.name) return &c;
@@ -87,7 +82,7 @@ Row run_case(const BenchCase& c, const Options& o) {
   row.name = c.name;
   const GemmProblem p = problem_of(c, o.quick);
   row.gemm = std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
-  const Config cfg = Config::load(configs_dir() + "/" + c.gpu + ".yaml", {}, Registry::instance());
+  const Config cfg = Config::load(shipped_configs_dir() + "/" + c.gpu + ".yaml", {}, Registry::instance());
   auto trace = make_gemm_for_gpu(p, cfg);
   Gpu gpu(cfg);
   RunOptions ro;
