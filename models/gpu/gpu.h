@@ -43,6 +43,9 @@ struct KernelResult {
 
 struct SimInfo {
   std::string driver;
+  std::string version;       // warpsim version and source revision
+  std::string config_files;  // the config and its bases, top first
+  std::string config_hash;   // FNV-1a of the resolved configuration: equal hashes, equal hardware
   double wall_s = 0.0;
   double warp_instructions_per_s = 0.0;
   double peak_rss_mb = 0.0;

@@ -15,6 +15,7 @@
 #include "sim/app/compare.h"
 #include "sim/app/report.h"
 #include "sim/app/workloads.h"
+#include "sim/stats/json.h"
 #include "sim/config/config.h"
 #include "sim/core/error.h"
 #include "sim/registry/registry.h"
@@ -110,6 +111,22 @@ GemmProblem parse_gemm_shape(const std::string& shape, const std::string& dtype)
 }
 
 // The synthesized kernel targets the config's architecture and respects its SM's resource limits.
+// FNV-1a over every parameter's value (not where it came from): two runs with equal hashes modelled the
+// same hardware.
+std::string config_hash(const Config& cfg) {
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](const std::string& s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  };
+  for (const auto& [section, params] : cfg.sections()) {
+    mix(section + ":" + params.impl() + ";");
+    for (const auto& [name, v] : params.values()) mix(name + "=" + JsonWriter::number(v.number) + v.text + (v.flag ? "1" : "0") + ";");
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
 // Creates the output directory (or checks an existing one) and that files can be written in it.
 void prepare_output_dir(const std::string& out) {
   std::error_code ec;
@@ -181,6 +198,9 @@ int cmd_run(int argc, char** argv) {
   opts.progress = !vm.count("no-progress");
   RunResult r = g.run(*source, driver == "systemc" ? Gpu::Driver(run_with_systemc) : Gpu::Driver(run_without_systemc), opts);
   r.sim.driver = driver;
+  r.sim.version = std::string("warpsim ") + WARPSIM_VERSION + " (" + WARPSIM_GIT_REVISION + ")";
+  for (const auto& f : cfg.files()) r.sim.config_files += (r.sim.config_files.empty() ? "" : ", ") + f;
+  r.sim.config_hash = config_hash(cfg);
   write_file(fs::path(out) / "stats.json", results_json(r));
   write_file(fs::path(out) / "stats.csv", results_csv(r));
   write_file(fs::path(out) / "config.resolved.yaml", cfg.resolved_yaml());

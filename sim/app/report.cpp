@@ -102,6 +102,9 @@ std::string results_json(const RunResult& r) {
   j.value("total_cycles", r.total_cycles);
   j.value("total_time_us", r.total_time_us);
   j.begin_object("sim");
+  j.value("version", r.sim.version);
+  j.value("config_files", r.sim.config_files);
+  j.value("config_hash", r.sim.config_hash);
   j.value("driver", r.sim.driver);
   j.value("wall_s", r.sim.wall_s);
   j.value("warp_instructions_per_s", r.sim.warp_instructions_per_s);
