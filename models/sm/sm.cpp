@@ -1,7 +1,9 @@
-// The SM model: four sub-partitions, each with a warp scheduler (GTO or LRR), a register scoreboard and
-// functional-unit pipes timed by per-class latency and issue interval; one LSU with L1 and shared memory;
-// CTA barriers and cp.async groups. Event-driven inside: a warp's earliest issue cycle is computed when its
-// state changes, and the SM is ticked only in cycles where something can happen.
+// The SM model: sub-partitions (sm.subpartitions), each with a warp scheduler (GTO or LRR), a register
+// scoreboard and functional-unit pipes timed by per-class (or per-opcode) latency and issue interval, the
+// tensor pipe by MMA shape and type; one LSU that coalesces into sectors and feeds L1 (cacheable loads, merged
+// per line in MSHRs), L2 directly (cp.async copies, atomics, stores acknowledged by L2) and shared memory;
+// CTA barriers per id, cp.async groups, and a drain at EXIT. Event-driven inside: a warp's earliest issue
+// cycle is computed when its state changes, and the SM is ticked only in cycles where something can happen.
 #include <boost/container/small_vector.hpp>
 
 #include <algorithm>
