@@ -651,6 +651,25 @@ void emit_epilogue(InstChunk& c, const GemmPlan& P, std::uint64_t c_row0, std::u
   }
 }
 
+// What every generated GEMM warp knows: the plan, its warp index, and its CTA's work (output tile and k-tiles).
+class GemmWarp : public WarpGenerator {
+ protected:
+  GemmWarp(std::shared_ptr<const GemmPlan> plan, std::uint64_t cta_id, std::uint32_t warp)
+      : plan_(std::move(plan)), warp_(warp) {
+    const GemmPlan::CtaWork work = plan_->cta_work(cta_id);
+    a_row0_ = work.a_row0;
+    b_row0_ = work.b_row0;
+    kt_begin_ = work.kt_begin;
+    kt_end_ = work.kt_end;
+    n_kt_ = kt_end_ - kt_begin_;
+  }
+  std::shared_ptr<const GemmPlan> plan_;
+  std::uint32_t warp_;
+  std::uint64_t a_row0_ = 0, b_row0_ = 0;  // first global row of the CTA's A and B tiles
+  std::uint32_t kt_begin_ = 0, kt_end_ = 0;  // the CTA's global k-tiles (all of them without split-K)
+  std::uint32_t n_kt_ = 0;                   // kt_end_ - kt_begin_
+};
+
 // ---- sm_80: CUTLASS MmaMultistage ---------------------------------------------------------------------------
 //
 //   setup; prologue: stages-1 x {LDGSTS of tile s, LDGDEPBAR}; DEPBAR stages-2; BAR; LDSM k-step 0
@@ -659,17 +678,11 @@ void emit_epilogue(InstChunk& c, const GemmPlan& P, std::uint64_t c_row0, std::u
 //     HMMA n_mi x n_ni (serpentine), the LDGSTS refilling stage (kt+stages-1) % stages spread among them
 //     at s == k_steps-2: LDGDEPBAR; DEPBAR stages-2; BAR  (so the last step's LDSM may read the next stage)
 //   loop tail; epilogue; EXIT
-class MultistageWarp final : public WarpGenerator {
+class MultistageWarp final : public GemmWarp {
  public:
   MultistageWarp(std::shared_ptr<const GemmPlan> plan, std::uint64_t cta_id, std::uint32_t warp)
-      : plan_(std::move(plan)), warp_(warp) {
+      : GemmWarp(std::move(plan), cta_id, warp) {
     const GemmPlan& P = *plan_;
-    const GemmPlan::CtaWork work = P.cta_work(cta_id);
-    a_row0_ = work.a_row0;
-    b_row0_ = work.b_row0;
-    kt_begin_ = work.kt_begin;
-    kt_end_ = work.kt_end;
-    n_kt_ = kt_end_ - kt_begin_;
     warp_row0_ = (warp % P.warps_m) * P.warp_tile_m;
     warp_col0_ = (warp / P.warps_m) * P.warp_tile_n;
   }
@@ -782,11 +795,6 @@ class MultistageWarp final : public WarpGenerator {
     emit_loop_tail(c, P);
   }
 
-  std::shared_ptr<const GemmPlan> plan_;
-  std::uint32_t warp_;
-  std::uint64_t a_row0_ = 0, b_row0_ = 0;        // first global row of the CTA's A and B tiles
-  std::uint32_t kt_begin_ = 0, kt_end_ = 0;      // the CTA's global k-tiles (all of them without split-K)
-  std::uint32_t n_kt_ = 0;                       // kt_end_ - kt_begin_
   std::uint32_t warp_row0_ = 0, warp_col0_ = 0;  // warp tile origin in the CTA tile
   Phase phase_ = Phase::Prologue;
   std::uint32_t kt_ = 0;  // k-tiles done, counted from kt_begin_ (stage = kt_ % stages)
@@ -800,18 +808,11 @@ class MultistageWarp final : public WarpGenerator {
 //   consumers (the others):  setup; per k-tile: BAR; 2 IADD3 (descriptors); k_steps x HGMMA; loop tail.
 //                            Then BAR; epilogue (16 rows x tile_n per warp); EXIT.
 // BAR k of every warp is the same CTA-wide barrier: the k-tile has landed and the stage consumed before it is free.
-class WarpSpecializedWarp final : public WarpGenerator {
+class WarpSpecializedWarp final : public GemmWarp {
  public:
   WarpSpecializedWarp(std::shared_ptr<const GemmPlan> plan, std::uint64_t cta_id, std::uint32_t warp)
-      : plan_(std::move(plan)), warp_(warp) {
-    const GemmPlan& P = *plan_;
-    const GemmPlan::CtaWork work = P.cta_work(cta_id);
-    a_row0_ = work.a_row0;
-    b_row0_ = work.b_row0;
-    kt_begin_ = work.kt_begin;
-    kt_end_ = work.kt_end;
-    n_kt_ = kt_end_ - kt_begin_;
-    producer_ = warp < P.first_consumer_warp;
+      : GemmWarp(std::move(plan), cta_id, warp) {
+    producer_ = warp < plan_->first_consumer_warp;
   }
 
   bool generate(InstChunk& c) override {
@@ -897,11 +898,7 @@ class WarpSpecializedWarp final : public WarpGenerator {
     emit_loop_tail(c, P);
   }
 
-  std::shared_ptr<const GemmPlan> plan_;
-  std::uint32_t warp_;
   bool producer_ = false;
-  std::uint64_t a_row0_ = 0, b_row0_ = 0;
-  std::uint32_t kt_begin_ = 0, kt_end_ = 0, n_kt_ = 0;  // the CTA's global k-tiles
   Phase phase_ = Phase::Prologue;
   std::uint32_t kt_ = 0;  // k-tiles done, counted from kt_begin_
   std::uint32_t loop_pc_ = 0;
