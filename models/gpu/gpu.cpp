@@ -2,16 +2,21 @@
 
 #include <sys/resource.h>
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
+#include <map>
 #include <string>
 
-#include "models/gpu/build_context.h"
+#include "models/gpu/kernel_scheduler.h"
 #include "models/sm/sm.h"
 #include "models/sm/stall_reason.h"
 #include "sim/core/error.h"
 #include "sim/registry/registry.h"
+#include "sim/slots/build_context.h"
+#include "sim/slots/memory.h"
 
 namespace warpsim {
 namespace {
@@ -52,185 +57,64 @@ double peak_rss_mb() {
 
 bool run_without_systemc(Simulation& sim, const std::function<bool()>& finished) { return sim.run(finished); }
 
-// Hands CTAs of the current kernel to SMs breadth-first (one per SM per pass, like the hardware's CTA
-// scheduler fills an empty GPU), moves to the next kernel when the last CTA finishes, and watches progress.
-class CtaDispatcher final : public Component {
- public:
-  CtaDispatcher(ClockDomain& domain, std::vector<StreamingMultiprocessor*> sms, const Params& sim_params,
-                BuildContext& ctx)
-      : Component("gpu.dispatcher", domain),
-        sms_(std::move(sms)),
-        ctx_(ctx),
-        watchdog_cycles_(sim_params.u64("watchdog_cycles")),
-        check_cycles_(sim_params.u64("progress_check_cycles")) {
-    for (auto* sm : sms_) sm->on_cta_done([this](unsigned sm_index, std::uint64_t cta) {
-        ++ctas_done_;
-        if (on_cta_end) on_cta_end(sm_index, cta, this->domain().now());
-        wake_next();
-      });
-  }
-
-  std::function<void(Cycle)> on_kernel_start, on_kernel_end;
-  std::function<void(unsigned sm, std::uint64_t cta, Cycle)> on_cta_start, on_cta_end;
-  std::function<bool()> next_kernel;  // opens the next kernel; false when there is none
-  KernelSource* kernel = nullptr;
-  std::uint64_t total_ctas = 0;
-  bool progress = true;
-  bool done = false;
-  std::function<std::uint64_t()> memory_progress;  // a count that grows while the memory system works
-  std::function<bool()> memory_pending;            // the memory system has work scheduled
-  std::size_t kernel_index = 0, kernel_count = 0;
-
-  Cycle tick(Cycle now) override {
-    if (!ctx_.error.empty() || stuck) return kSleep;
-    if (kernel && ctas_done_ == total_ctas) {
-      on_kernel_end(now);
-      kernel = nullptr;
-    }
-    if (!kernel) {
-      if (!next_kernel()) {
-        done = true;
-        return kSleep;
-      }
-      next_cta_ = ctas_done_ = 0;
-      on_kernel_start(now);
-      last_progress_cycle_ = now;
-      last_issued_ = issued();
-    }
-    dispatch();
-    if (now >= next_check_) check_progress(now);
-    next_check_ = std::max(next_check_, now + 1);
-    return std::min(next_check_, kSleep);
-  }
-
-  std::string describe_state() const override {
-    if (!kernel) return {};
-    return "kernel '" + kernel->info().name + "': " + std::to_string(next_cta_) + " of " + std::to_string(total_ctas) +
-           " CTAs launched, " + std::to_string(ctas_done_) + " finished";
-  }
-
- private:
-  void dispatch() {
-    bool launched = true;
-    while (launched && next_cta_ < total_ctas) {
-      launched = false;
-      for (std::size_t i = 0; i < sms_.size() && next_cta_ < total_ctas; ++i) {
-        StreamingMultiprocessor* sm = sms_[(rr_ + i) % sms_.size()];
-        if (!sm->can_launch()) continue;
-        sm->launch_cta(next_cta_, kernel->open_cta(next_cta_));
-        if (on_cta_start) on_cta_start(static_cast<unsigned>((rr_ + i) % sms_.size()), next_cta_, domain().now());
-        ++next_cta_;
-        launched = true;
-      }
-      rr_ = (rr_ + 1) % sms_.size();
-    }
-  }
-
-  std::uint64_t issued() const {
-    std::uint64_t n = 0;
-    for (auto* sm : sms_) n += sm->issued();
-    return n;
-  }
-
-  void check_progress(Cycle now) {
-    next_check_ = now + check_cycles_;
-    const std::uint64_t n = issued();
-    // Progress is an issued instruction, a finished CTA, or work done by the memory system (a slow but
-    // legal memory configuration can leave every warp waiting for a long time).
-    const std::uint64_t mem = memory_progress ? memory_progress() : 0;
-    if (n != last_issued_ || ctas_done_ != last_ctas_done_ || mem != last_memory_progress_) {
-      last_issued_ = n;
-      last_ctas_done_ = ctas_done_;
-      last_memory_progress_ = mem;
-      last_progress_cycle_ = now;
-    } else if (now - last_progress_cycle_ >= watchdog_cycles_) {
-      // Work still scheduled in the memory system (e.g. one access of a very slow memory) is slow progress,
-      // not a deadlock: a deadlock leaves nothing scheduled there.
-      if (memory_pending && memory_pending()) {
-        last_progress_cycle_ = now;
-      } else {
-        stuck = true;  // the run loop builds the diagnosis from every component's state
-        return;
-      }
-    }
-    if (!progress) return;
-    const auto wall = std::chrono::steady_clock::now();
-    if (wall - last_report_ < std::chrono::seconds(3)) return;
-    if (first_report_) {  // stay quiet during the first seconds: short runs print nothing
-      first_report_ = false;
-      last_report_ = wall;
-      return;
-    }
-    last_report_ = wall;
-    std::fprintf(stderr, "[warpsim] kernel %zu/%zu: %3.0f%% of %llu CTAs done, %llu SM cycles, %.1f M warp-instructions\n",
-                 kernel_index + 1, kernel_count, 100.0 * static_cast<double>(ctas_done_) / static_cast<double>(total_ctas),
-                 static_cast<unsigned long long>(total_ctas), static_cast<unsigned long long>(now), static_cast<double>(n) / 1e6);
-  }
-
- public:
-  bool stuck = false;
-
- private:
-  std::vector<StreamingMultiprocessor*> sms_;
-  BuildContext& ctx_;
-  Cycle watchdog_cycles_, check_cycles_;
-  std::uint64_t next_cta_ = 0, ctas_done_ = 0, last_ctas_done_ = 0, last_issued_ = 0, last_memory_progress_ = 0;
-  std::size_t rr_ = 0;
-  Cycle next_check_ = 0, last_progress_cycle_ = 0;
-  std::chrono::steady_clock::time_point last_report_ = std::chrono::steady_clock::now();
-  bool first_report_ = true;
-};
-
 struct Gpu::Impl {
   const Config config;  // a copy: the Gpu must not depend on the lifetime of the caller's Config
   Simulation sim;
   StatsRegistry stats;
-  BuildContext ctx{config, sim, stats};
+  ProbeRegistry probes;
+  BuildContext ctx{config, sim, stats, probes};
   std::string name;
+  // Built in dependency order; each slot's instances are published in ctx for the slots built after it.
+  std::unique_ptr<AddressMap> address_map;
   std::vector<std::unique_ptr<DramChannel>> dram;
-  std::vector<std::unique_ptr<L2Slice>> l2;
   std::unique_ptr<Interconnect> noc;
+  std::vector<std::unique_ptr<L2Slice>> l2;
   std::vector<std::unique_ptr<StreamingMultiprocessor>> sms;
-  std::unique_ptr<CtaDispatcher> dispatcher;
+  std::unique_ptr<KernelScheduler> scheduler;
   SmLimits limits;
 
-  explicit Impl(const Config& c) : config(c) {
+  // `count` instances of slot `section`, published under the section's name.
+  template <class Interface>
+  std::vector<std::unique_ptr<Interface>> build(const std::string& section, unsigned count) {
     const Registry& reg = Registry::instance();
+    const Params& params = config.section(section);
+    std::vector<std::unique_ptr<Interface>> parts;
+    std::vector<Interface*> published;
+    for (unsigned i = 0; i < count; ++i) {
+      parts.push_back(reg.create<Interface>(section, params, ctx, i));
+      published.push_back(parts.back().get());
+    }
+    ctx.publish<Interface>(section, published);
+    return parts;
+  }
+
+  explicit Impl(const Config& c) : config(c) {
     name = config.section("gpu").str("name");
     const Params& clocks = config.section("clocks");
-    ctx.sm_domain = &sim.add_domain("sm", clocks.real("sm"));
-    ctx.l2_domain = &sim.add_domain("l2", clocks.real("l2"));
-    ctx.hbm_domain = &sim.add_domain("hbm", clocks.real("hbm"));
-    const Params& hbm = config.section("hbm");
-    for (unsigned i = 0; i < hbm.u32("channels"); ++i) {
-      dram.push_back(reg.create<DramChannel>("hbm", hbm, ctx, i));
-      ctx.dram.push_back(dram.back().get());
+    ClockDomain& sm_domain = sim.add_domain("sm", clocks.real("sm"));
+    ClockDomain& l2_domain = sim.add_domain("l2", clocks.real("l2"));
+    ClockDomain& hbm_domain = sim.add_domain("hbm", clocks.real("hbm"));
+    address_map = std::move(build<AddressMap>("address_map", 1).front());
+    dram = build<DramChannel>("hbm", config.section("hbm").u32("channels"));
+    noc = std::move(build<Interconnect>("noc", 1).front());
+    l2 = build<L2Slice>("l2", config.section("l2").u32("slices"));
+    for (auto& slice : l2) {
+      noc->attach_slice(slice->index(), &slice->request_port());
+      for (auto& ch : dram) ch->attach_slice(slice->index(), &slice->dram_response_port());
     }
-    const Params& l2p = config.section("l2");
-    noc = reg.create<Interconnect>("noc", config.section("noc"), ctx, 0);
-    ctx.noc = noc.get();
-    for (unsigned i = 0; i < l2p.u32("slices"); ++i) {
-      l2.push_back(reg.create<L2Slice>("l2", l2p, ctx, i));
-      ctx.l2.push_back(l2.back().get());
-      noc->attach_slice(i, &l2.back()->request_port());
-      for (auto* ch : ctx.dram) ch->attach_slice(i, &l2.back()->dram_response_port());
-    }
-    const Params& smp = config.section("sm");
-    limits = SmLimits::from(smp);
+    limits = SmLimits::from(config.section("sm"));
+    sms = build<StreamingMultiprocessor>("sm", config.section("sm").u32("count"));
     std::vector<StreamingMultiprocessor*> sm_ptrs;
-    for (unsigned i = 0; i < smp.u32("count"); ++i) {
-      sms.push_back(reg.create<StreamingMultiprocessor>("sm", smp, ctx, i));
-      sm_ptrs.push_back(sms.back().get());
-    }
-    dispatcher = std::make_unique<CtaDispatcher>(*ctx.sm_domain, sm_ptrs, config.section("sim"), ctx);
-    dispatcher->memory_progress = [this] {
-      const StatSnapshot now = stats.snapshot();
-      const StatSnapshot zero(now.size(), 0);
-      return stats.sum("l2", "bytes_served", zero, now) + stats.sum("hbm", "requests", zero, now);
-    };
-    dispatcher->memory_pending = [this] {
-      return ctx.l2_domain->next_time() != kTimeNever || ctx.hbm_domain->next_time() != kTimeNever;
-    };
+    for (auto& sm : sms) sm_ptrs.push_back(sm.get());
+    scheduler = std::make_unique<KernelScheduler>(
+        ctx, sm_ptrs, limits,
+        [this] {
+          const StatSnapshot now = stats.snapshot();
+          const StatSnapshot zero(now.size(), 0);
+          return stats.sum("l2", "bytes_served", zero, now) + stats.sum("hbm", "requests", zero, now);
+        },
+        [&l2_domain, &hbm_domain] { return l2_domain.next_time() != kTimeNever || hbm_domain.next_time() != kTimeNever; });
+    (void)sm_domain;
   }
 
   std::string diagnosis() const {
@@ -244,7 +128,7 @@ struct Gpu::Impl {
       ++shown;
       d += "\n  " + c.path() + ": " + s;
     };
-    add(*dispatcher);
+    add(*scheduler);
     for (const auto& s : sms) add(*s);
     for (const auto& s : l2) add(*s);
     for (const auto& s : dram) add(*s);
@@ -255,11 +139,13 @@ struct Gpu::Impl {
 Gpu::Gpu(const Config& config) : impl_(std::make_unique<Impl>(config)) {}
 Gpu::~Gpu() = default;
 const StatsRegistry& Gpu::stats() const { return impl_->stats; }
+ProbeRegistry& Gpu::probes() { return impl_->probes; }
 const std::string& Gpu::name() const { return impl_->name; }
 
 namespace {
 
-// Per-kernel metrics from the counters' differences between kernel start and end, and the config's peaks.
+// Per-kernel results from the counters' differences between kernel start and end. The components' own metrics
+// (hit rates, utilisation of their peaks) come from the stats report; what is computed here crosses components.
 KernelResult summarize(const KernelInfo& info, const Occupancy& occ, const Config& cfg, const StatsRegistry& st,
                        const StatSnapshot& a, const StatSnapshot& b, Cycle start, Cycle end, const SmLimits& limits) {
   KernelResult k;
@@ -280,6 +166,12 @@ KernelResult summarize(const KernelInfo& info, const Occupancy& occ, const Confi
   const double cycles = std::max<double>(1.0, static_cast<double>(k.cycles));
   const double seconds = cycles / sm_hz;
   k.time_us = seconds * 1e6;
+  k.stats = st.report(a, b, seconds);
+  auto total = [&](const std::string& name) {
+    const StatValue* v = k.stats.find(name);
+    WARPSIM_ASSERT(v != nullptr, "no statistic '" + name + "' (every implementation of its slot must report it)");
+    return v;
+  };
   auto sum = [&](const char* kind, const std::string& name) { return st.sum(kind, name, a, b); };
   k.warp_instructions = sum("sm", "warp_instructions");
   k.thread_instructions = sum("sm", "thread_instructions");
@@ -289,15 +181,23 @@ KernelResult summarize(const KernelInfo& info, const Occupancy& occ, const Confi
   if (tensor_flops > 0) k.achieved_tflops = static_cast<double>(k.flops) / seconds / 1e12;
   k.dram_bytes_read = sum("hbm", "bytes_read");
   k.dram_bytes_written = sum("hbm", "bytes_written");
+  k.l2_dirty_bytes_at_end = sum("l2", "dirty_bytes");
   k.achieved_dram_gbps = static_cast<double>(k.dram_bytes_read + k.dram_bytes_written) / seconds / 1e9;
   const double active = static_cast<double>(sum("sm", "active_cycles"));
   k.occupancy = active > 0 ? static_cast<double>(sum("sm", "resident_warp_cycles")) / active / limits.max_warps : 0.0;
   const double l1_reads = static_cast<double>(sum("sm", "l1_read_sectors"));
   k.l1_hit_rate = l1_reads > 0 ? static_cast<double>(sum("sm", "l1_hit_sectors")) / l1_reads : 0.0;
-  const double l2_reads = static_cast<double>(sum("l2", "read_sectors"));
-  k.l2_hit_rate = l2_reads > 0 ? static_cast<double>(sum("l2", "read_hit_sectors")) / l2_reads : 0.0;
+  k.l2_hit_rate = total("l2.hit_rate")->value;
   const double pipe_capacity = cycles * sms * subs;
   const Params& l1 = cfg.section("l1");
+  // The interconnect's limit is its busiest port in each direction, SM side or slice side.
+  auto busiest = [&](const char* direction) {
+    const std::string d = direction;
+    double m = 0.0;
+    for (const char* kind : {"noc.sm_port.", "noc.slice_port."})
+      if (const StatValue* v = k.stats.find(kind + d)) m = std::max(m, v->max);
+    return m;
+  };
   k.utilization = {
       {"tensor", static_cast<double>(sum("sm", "pipe_busy_tensor")) / pipe_capacity},
       {"fp32", static_cast<double>(sum("sm", "pipe_busy_fp32")) / pipe_capacity},
@@ -305,13 +205,73 @@ KernelResult summarize(const KernelInfo& info, const Occupancy& occ, const Confi
       {"lsu", static_cast<double>(sum("sm", "lsu_busy_cycles")) / (cycles * sms)},
       {"l1", static_cast<double>(sum("sm", "l1_bytes")) / (cycles * sms * l1.u32("bandwidth"))},
       {"smem", static_cast<double>(sum("sm", "shared_bytes")) / (cycles * sms * cfg.section("smem").u32("bandwidth"))},
-      {"l2", static_cast<double>(sum("l2", "bytes_served")) / seconds / cfg.section("l2").real("bandwidth")},
-      {"dram", static_cast<double>(k.dram_bytes_read + k.dram_bytes_written) / seconds / cfg.section("hbm").real("bandwidth")},
+      {"l2", total("l2.utilization")->value},
+      {"noc_to_l2", busiest("to_l2_utilization")},
+      {"noc_to_sm", busiest("to_sm_utilization")},
+      {"dram", total("hbm.utilization")->value},
   };
   for (std::size_t i = 0; i < kStallNames.size(); ++i)
     k.stalls.emplace_back(std::string(kStallNames[i]), sum("sm", std::string(kStallNames[i])));
   return k;
 }
+
+// Per-kernel results and the CTA timeline, as an observer of the run.
+class ResultCollector final : public RunObserver {
+ public:
+  ResultCollector(RunResult& result, const Config& config, const StatsRegistry& stats, const KernelScheduler& scheduler,
+                  const SmLimits& limits)
+      : result_(result), config_(config), stats_(stats), scheduler_(scheduler), limits_(limits) {}
+
+  void kernel_started(const KernelLaunch& k) override {
+    at_start_ = stats_.snapshot();
+    start_cycle_ = k.cycle;
+  }
+  void kernel_finished(const KernelLaunch& k) override {
+    result_.kernels.push_back(summarize(*k.info, scheduler_.occupancy(), config_, stats_, at_start_, stats_.snapshot(),
+                                        start_cycle_, k.cycle, limits_));
+  }
+  // CTA residency: start recorded at launch, completed at finish.
+  void cta_started(std::size_t kernel, unsigned sm, std::uint64_t cta, Cycle now) override {
+    open_spans_[{sm, cta}] = result_.timeline.size();
+    result_.timeline.push_back(CtaSpan{static_cast<std::uint32_t>(kernel), sm, cta, now, now});
+  }
+  void cta_finished(std::size_t, unsigned sm, std::uint64_t cta, Cycle now) override {
+    auto it = open_spans_.find({sm, cta});
+    if (it == open_spans_.end()) return;
+    result_.timeline[it->second].end_cycle = now;
+    open_spans_.erase(it);
+  }
+
+ private:
+  RunResult& result_;
+  const Config& config_;
+  const StatsRegistry& stats_;
+  const KernelScheduler& scheduler_;
+  const SmLimits& limits_;
+  StatSnapshot at_start_;
+  Cycle start_cycle_ = 0;
+  std::map<std::pair<unsigned, std::uint64_t>, std::size_t> open_spans_;
+};
+
+// Progress lines with an estimate of the time left, through spdlog, at most every 3 seconds; quiet during the
+// first seconds, so short runs print nothing.
+class ProgressLog final : public RunObserver {
+ public:
+  void progress(const RunProgress& p) override {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::seconds(3)) return;
+    last_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double f = p.fraction();
+    const std::string eta = f > 0.0 ? fmt::format("{:.0f} s", elapsed * (1.0 - f) / f) : std::string("unknown");
+    spdlog::info("kernel {}/{}: {:3.0f}% of {} CTAs done, {} SM cycles, {:.1f} M warp-instructions, {:.1f} s elapsed, ETA {}",
+                 p.kernel + 1, p.kernels, p.ctas ? 100.0 * static_cast<double>(p.ctas_done) / static_cast<double>(p.ctas) : 0.0,
+                 p.ctas, p.cycle, static_cast<double>(p.warp_instructions) / 1e6, elapsed, eta);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
+};
 
 }  // namespace
 
@@ -320,77 +280,33 @@ RunResult Gpu::run(TraceSource& trace, const Driver& driver, const RunOptions& o
   RunResult result;
   result.gpu = g.name;
   result.trace = trace.description();
-  CtaDispatcher& d = *g.dispatcher;
-  d.progress = options.progress;
-  d.kernel_count = trace.num_kernels();
-  std::unique_ptr<KernelSource> kernel;
-  std::size_t next = 0;
-  Occupancy occ;
-  StatSnapshot at_start;
-  Cycle start_cycle = 0;
-
-  d.next_kernel = [&]() {
-    if (next >= trace.num_kernels()) return false;
-    kernel = trace.open_kernel(next);
-    d.kernel_index = next++;
-    const KernelInfo& info = kernel->info();
-    occ = compute_occupancy(info, g.limits);
-    if (occ.ctas_per_sm == 0) {
-      g.ctx.fail("kernel '" + info.name + "' cannot run on " + g.name + ": one CTA exceeds the SM's " + occ.limiter +
-                 " (block " + std::to_string(info.block.count()) + " threads, " + std::to_string(info.registers_per_thread) +
-                 " registers/thread, " + std::to_string(info.shared_mem_bytes) + " B shared memory)");
-      return false;
-    }
-    if (info.grid.count() == 0) {
-      g.ctx.fail("kernel '" + info.name + "' has an empty grid");
-      return false;
-    }
-    for (auto& sm : g.sms) sm->begin_kernel(info, occ);
-    d.kernel = kernel.get();
-    d.total_ctas = info.grid.count();
-    return true;
-  };
-  d.on_kernel_start = [&](Cycle now) {
-    at_start = g.stats.snapshot();
-    start_cycle = now;
-  };
-  d.on_kernel_end = [&](Cycle now) {
-    result.kernels.push_back(summarize(kernel->info(), occ, g.config, g.stats, at_start, g.stats.snapshot(), start_cycle, now, g.limits));
-  };
-
-  // CTA residency for the timeline: start recorded at launch, completed at finish.
-  std::map<std::pair<unsigned, std::uint64_t>, std::size_t> open_spans;
-  d.on_cta_start = [&](unsigned sm, std::uint64_t cta, Cycle now) {
-    open_spans[{sm, cta}] = result.timeline.size();
-    result.timeline.push_back(CtaSpan{static_cast<std::uint32_t>(d.kernel_index), sm, cta, now, now});
-  };
-  d.on_cta_end = [&](unsigned sm, std::uint64_t cta, Cycle now) {
-    auto it = open_spans.find({sm, cta});
-    if (it == open_spans.end()) return;
-    result.timeline[it->second].end_cycle = now;
-    open_spans.erase(it);
-  };
-  result.sm_clock_hz = static_cast<double>(g.ctx.sm_domain->frequency_hz());
+  result.sm_clock_hz = static_cast<double>(g.ctx.domain("sm").frequency_hz());
+  KernelScheduler& scheduler = *g.scheduler;
+  ResultCollector collector(result, g.config, g.stats, scheduler, g.limits);
+  ProgressLog progress;
+  std::vector<RunObserver*> observers{&collector};
+  if (options.progress) observers.push_back(&progress);
+  observers.insert(observers.end(), options.observers.begin(), options.observers.end());
+  scheduler.start(trace, observers);
 
   const auto wall_start = std::chrono::steady_clock::now();
-  d.wake_at(0);
-  const bool finished = driver(g.sim, [&]() { return d.done || d.stuck || !g.ctx.error.empty(); });
+  const bool finished = driver(g.sim, [&]() { return scheduler.done() || scheduler.stuck() || !g.ctx.error.empty(); });
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
-  if (d.stuck) throw SimulationError(g.diagnosis());
+  if (scheduler.stuck()) throw SimulationError(g.diagnosis());
   if (!g.ctx.error.empty()) throw InputError(g.ctx.error);
   if (!finished) throw SimulationError("simulation ran out of events before finishing: " + g.diagnosis());
 
+  std::uint64_t warp_instructions = 0;
   for (const auto& k : result.kernels) {
     result.total_cycles += k.cycles;
     result.total_time_us += k.time_us;
+    warp_instructions += k.warp_instructions;
   }
-  std::uint64_t warp_instructions = 0;
-  for (const auto& k : result.kernels) warp_instructions += k.warp_instructions;
   result.sim.wall_s = wall;
   result.sim.warp_instructions_per_s = wall > 0 ? static_cast<double>(warp_instructions) / wall : 0.0;
   result.sim.peak_rss_mb = peak_rss_mb();
-  result.sim.simulated_cycles = g.ctx.sm_domain->now();
+  result.sim.simulated_cycles = g.ctx.domain("sm").now();
   for (const auto& dom : g.sim.domains()) result.sim.domain_ticks.emplace_back(dom->name(), dom->ticks());
   return result;
 }

@@ -1,6 +1,7 @@
-// A whole GPU assembled from a validated Config (MGPUSim-style builder): clock domains, HBM channels, L2
-// slices, the crossbar, SMs and the CTA dispatcher. run() replays every kernel of a trace source, one after
-// another, and returns per-kernel results.
+// A whole GPU assembled from a validated Config (MGPUSim-style builder): clock domains, then each slot's
+// implementation as the config names it (address map, DRAM channels, interconnect, L2 slices, SMs), and the
+// kernel scheduler. run() replays every kernel of a trace source, one after another, and returns per-kernel
+// results; observers (RunObserver) see kernels, CTAs and progress as they happen.
 #pragma once
 
 #include <functional>
@@ -10,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "models/gpu/run_observer.h"
 #include "sim/config/config.h"
+#include "sim/core/probe.h"
 #include "sim/core/simulation.h"
 #include "sim/stats/stats.h"
 #include "sim/trace/source.h"
@@ -34,11 +37,15 @@ struct KernelResult {
   std::uint64_t flops = 0;                  // useful work (kernel info), or tensor operations counted
   std::optional<double> achieved_tflops;    // only for kernels that do matrix math
   std::uint64_t dram_bytes_read = 0, dram_bytes_written = 0;
+  // Modified data the kernel leaves in L2: DRAM receives it later, when it is evicted (then counted as the
+  // writing kernel's successor's dram_bytes_written), as on the hardware, which does not flush L2 between kernels.
+  std::uint64_t l2_dirty_bytes_at_end = 0;
   double achieved_dram_gbps = 0.0;
   double occupancy = 0.0;                   // achieved: resident warps per active cycle / max warps
   double l1_hit_rate = 0.0, l2_hit_rate = 0.0;
   std::vector<std::pair<std::string, double>> utilization;   // unit -> fraction of peak
   std::vector<std::pair<std::string, std::uint64_t>> stalls; // Nsight warp state -> warp-cycles
+  StatReport stats;  // every component's counters and metrics: totals per kind, and per instance
 };
 
 struct SimInfo {
@@ -73,7 +80,8 @@ struct RunResult {
 };
 
 struct RunOptions {
-  bool progress = true;  // progress lines on stderr for runs longer than a few seconds
+  bool progress = true;  // progress lines with an ETA on stderr (spdlog) for runs longer than a few seconds
+  std::vector<RunObserver*> observers;  // more observers of the run, told after the built-in ones
 };
 
 class Gpu {
@@ -91,6 +99,8 @@ class Gpu {
   RunResult run(TraceSource& trace, const Driver& driver, const RunOptions& options = {});
 
   const StatsRegistry& stats() const;
+  // Every probe point of the built GPU by name, to listen to before run().
+  ProbeRegistry& probes();
   const std::string& name() const;
 
  private:

@@ -1,7 +1,8 @@
 // L2 slice: sectored, set-associative, write-back with write-allocate (sector writes need no fetch).
 // Requests arrive from the crossbar; a hit answers after `hit_latency`; misses merge per line in MSHRs and
-// fetch only the missing sectors from the HBM channel that owns the address. The slice's data port moves
-// `bandwidth / (slices * l2 clock)` bytes per cycle, so aggregate L2 bandwidth is a config figure.
+// fetch only the missing sectors from the DRAM channel the address map names. The slice's data port moves
+// `bandwidth / (slices * l2 clock)` bytes per cycle, so aggregate L2 bandwidth is a config figure. A DRAM
+// channel whose queue is full pushes back: requests for it wait here, in order, until it has room.
 #include <boost/container/small_vector.hpp>
 
 #include <algorithm>
@@ -9,10 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "models/gpu/build_context.h"
+#include <deque>
+
 #include "models/mem/sector_cache.h"
 #include "sim/core/flat_map.h"
 #include "sim/registry/registry.h"
+#include "sim/slots/build_context.h"
+#include "sim/slots/memory.h"
 
 namespace warpsim {
 namespace {
@@ -21,23 +25,22 @@ class SectoredL2Slice final : public L2Slice {
  public:
   static Schema schema() {
     Schema s("l2", "sectored", "L2 cache slices: sectored set-associative write-back cache with MSHRs");
-    s.quantity("size", ParamType::Size, std::nullopt, "total L2 capacity over all slices", 1024, 4ull << 30);
-    s.uint("slices", "slices", std::nullopt, "number of L2 slices; lines are hashed across them", 1, 4096);
-    s.quantity("line_size", ParamType::Size, std::nullopt, "cache line size", 32, 4096);
-    s.quantity("sector_size", ParamType::Size, std::nullopt, "sector size (unit of fills and of DRAM traffic)", 8, 4096);
     s.uint("assoc", "ways", std::nullopt, "associativity", 1, 1024);
     s.uint("hit_latency", "cycles", std::nullopt, "L2-clock cycles a hit spends in the slice", 1, 100000);
-    s.quantity("bandwidth", ParamType::Bandwidth, std::nullopt, "aggregate L2 bandwidth over all slices", 1e6);
     s.uint("mshrs_per_slice", "lines", std::nullopt, "outstanding missed lines per slice", 1, 1 << 20);
     return s;
   }
 
   SectoredL2Slice(BuildContext& ctx, const Params& p, unsigned index)
-      : L2Slice("gpu.l2[" + std::to_string(index) + "]", *ctx.l2_domain),
-        index_(index),
-        ctx_(ctx),
-        in_(path() + ".in", 1, static_cast<std::size_t>(-1)),
-        dram_in_(path() + ".dram_in", 1, static_cast<std::size_t>(-1)) {
+      : L2Slice(ctx, index),
+        noc_(ctx.get<Interconnect>("noc")),
+        address_map_(ctx.get<AddressMap>("address_map")),
+        dram_(ctx.all<DramChannel>("hbm")),
+        backlog_(dram_.size()),
+        // The crossbar times its deliveries by port reservations and the SMs' MSHRs bound what is in flight.
+        in_(path() + ".in", 1, Port<MemRequest>::kUnbounded),
+        // At most mshrs_per_slice lines are outstanding, each answered at most once per sector.
+        dram_in_(path() + ".dram_in", 1, Port<MemRequest>::kUnbounded) {
     const std::uint32_t slices = p.u32("slices");
     const std::uint32_t line = p.u32("line_size"), sector = p.u32("sector_size");
     if (line % sector != 0 || line / sector > 32) p.fail("line_size", "must be a multiple of sector_size, at most 32 sectors");
@@ -48,19 +51,16 @@ class SectoredL2Slice final : public L2Slice {
     mshr_limit_ = p.u32("mshrs_per_slice");
     in_.bind(nullptr, this);
     dram_in_.bind(nullptr, this);
-    StatGroup g(ctx.stats, path(), "l2");
-    g.add("read_sectors", "sectors", "sectors read by SMs", read_sectors_)
-        .add("read_hit_sectors", "sectors", "read sectors that hit", read_hit_sectors_)
-        .add("write_sectors", "sectors", "sectors written by SMs", write_sectors_)
-        .add("bytes_served", "bytes", "bytes moved through the slice data port", bytes_served_)
-        .add("dram_read_bytes", "bytes", "bytes fetched from DRAM", dram_read_bytes_)
-        .add("dram_write_bytes", "bytes", "dirty bytes written back to DRAM", dram_write_bytes_);
+    in_.add_probes(ctx.probes);
+    StatGroup(ctx.stats, path(), "l2")
+        .add("dram_backpressure_waits", "requests", "DRAM requests that found their channel's queue full and waited in the slice", backpressure_waits_);
   }
 
   Port<MemRequest>& request_port() override { return in_; }
   Port<MemRequest>& dram_response_port() override { return dram_in_; }
 
   Cycle tick(Cycle now) override {
+    if (backlogged_) drain_backlog();
     while (dram_in_.ready()) {
       fill(dram_in_.front(), now);
       dram_in_.pop();
@@ -70,12 +70,14 @@ class SectoredL2Slice final : public L2Slice {
       access(in_.front(), now);
       in_.pop();
     }
+    counters_.dirty_bytes = cache_.dirty_sectors() * cache_.sector_bytes();  // every cache change happens in a tick
     return in_.ready() && mshrs_.size() < mshr_limit_ ? now + 1 : kSleep;
   }
 
   std::string describe_state() const override {
-    if (mshrs_.empty() && !in_.occupancy()) return {};
-    return std::to_string(mshrs_.size()) + " lines missing, " + std::to_string(in_.occupancy()) + " requests queued";
+    if (mshrs_.empty() && !in_.occupancy() && !backlogged_) return {};
+    return std::to_string(mshrs_.size()) + " lines missing, " + std::to_string(in_.occupancy()) + " requests queued, " +
+           std::to_string(backlogged_) + " waiting for a full DRAM queue";
   }
 
  private:
@@ -93,30 +95,36 @@ class SectoredL2Slice final : public L2Slice {
   // Reserves the data port for `bytes`; returns the cycle the transfer ends.
   double use_data_port(Cycle now, std::uint32_t bytes) {
     data_free_ = std::max(data_free_, static_cast<double>(now)) + bytes / bytes_per_cycle_;
-    bytes_served_ += bytes;
+    counters_.bytes_served += bytes;
     return data_free_;
   }
 
   void respond(const MemRequest& req, Cycle now) {
     if (req.op == MemOp::Atomic) writeback(cache_.fill(req.line_addr, req.sector_mask, /*dirty=*/true), now);
     const double done = use_data_port(now, req.bytes) + static_cast<double>(hit_latency_);
-    ctx_.noc->send_response(req, domain().time_of(static_cast<Cycle>(std::ceil(done))));
+    noc_.send_response(req, domain().time_of(static_cast<Cycle>(std::ceil(done))));
   }
 
   // Reads and atomics (a read-modify-write done here, answered with the old data) look the line up; writes
   // allocate it dirty and are acknowledged.
   void access(const MemRequest& req, Cycle now) {
     if (req.op == MemOp::Write) {
-      write_sectors_ += sectors(req);
+      counters_.write_sectors += sectors(req);
+      notify_access(req, req.sector_mask, now);
       const double written = use_data_port(now, req.bytes) + static_cast<double>(hit_latency_);
       writeback(cache_.fill(req.line_addr, req.sector_mask, /*dirty=*/true), now);
-      ctx_.noc->send_response(req, domain().time_of(static_cast<Cycle>(std::ceil(written))));  // the ack
+      noc_.send_response(req, domain().time_of(static_cast<Cycle>(std::ceil(written))));  // the ack
       return;
     }
-    read_sectors_ += sectors(req);
+    counters_.read_sectors += sectors(req);  // atomics too: they read the line
+    if (req.op == MemOp::Atomic) counters_.atomic_sectors += sectors(req);
     const std::uint32_t hit = cache_.lookup(req.line_addr, req.sector_mask);
-    read_hit_sectors_ += static_cast<std::uint32_t>(__builtin_popcount(hit));
     const std::uint32_t missing = req.sector_mask & ~hit;
+    const Mshr* pending = missing ? mshrs_.find(req.line_addr) : nullptr;
+    const std::uint32_t in_flight = pending ? missing & pending->requested : 0;
+    counters_.read_hit_sectors += static_cast<std::uint32_t>(__builtin_popcount(hit | in_flight));
+    counters_.read_inflight_hit_sectors += static_cast<std::uint32_t>(__builtin_popcount(in_flight));
+    notify_access(req, hit | in_flight, now);
     if (!missing) {
       respond(req, now);
       return;
@@ -130,9 +138,9 @@ class SectoredL2Slice final : public L2Slice {
       fetch.op = MemOp::Read;
       fetch.sector_mask = to_fetch;
       fetch.bytes = static_cast<std::uint32_t>(__builtin_popcount(to_fetch)) * cache_.sector_bytes();
-      fetch.slice = static_cast<std::uint16_t>(index_);
-      dram_read_bytes_ += fetch.bytes;
-      dram_for(req.line_addr)->request_port().send_at(fetch, domain().now_fs(), domain().now_fs());
+      fetch.slice = static_cast<std::uint16_t>(index());
+      counters_.dram_read_bytes += fetch.bytes;
+      send_to_dram(fetch);
     }
   }
 
@@ -161,25 +169,51 @@ class SectoredL2Slice final : public L2Slice {
     wb.sector_mask = ev.dirty_mask;
     wb.bytes = static_cast<std::uint32_t>(__builtin_popcount(ev.dirty_mask)) * cache_.sector_bytes();
     wb.op = MemOp::Write;
-    wb.slice = static_cast<std::uint16_t>(index_);
-    dram_write_bytes_ += wb.bytes;
-    dram_for(ev.line_addr)->request_port().send_at(wb, domain().now_fs(), domain().now_fs());
+    wb.slice = static_cast<std::uint16_t>(index());
+    counters_.dram_write_bytes += wb.bytes;
+    send_to_dram(wb);
   }
 
-  DramChannel* dram_for(std::uint64_t line_addr) const {
-    return ctx_.dram[hash_interleave(line_addr, cache_.line_bytes(), static_cast<unsigned>(ctx_.dram.size()))];
+  // Sends now if the channel's queue has room and nothing for it is waiting; else waits in this slice, in order.
+  void send_to_dram(const MemRequest& req) {
+    const unsigned ch = address_map_.dram_location(req.line_addr).channel;
+    Port<MemRequest>& port = dram_[ch]->request_port();
+    std::deque<MemRequest>& waiting = backlog_[ch];
+    if (waiting.empty() && port.can_send()) {
+      port.send_at(req, domain().now_fs(), domain().now_fs());
+      return;
+    }
+    waiting.push_back(req);
+    ++backlogged_;
+    ++backpressure_waits_;
+    port.wait_for_space(this);
   }
 
-  unsigned index_;
-  BuildContext& ctx_;
+  void drain_backlog() {
+    for (std::size_t ch = 0; ch < backlog_.size(); ++ch) {
+      std::deque<MemRequest>& waiting = backlog_[ch];
+      Port<MemRequest>& port = dram_[ch]->request_port();
+      while (!waiting.empty() && port.can_send()) {
+        port.send_at(waiting.front(), domain().now_fs(), domain().now_fs());
+        waiting.pop_front();
+        --backlogged_;
+      }
+      if (!waiting.empty()) port.wait_for_space(this);
+    }
+  }
+
+  Interconnect& noc_;
+  const AddressMap& address_map_;
+  const std::vector<DramChannel*>& dram_;
+  std::vector<std::deque<MemRequest>> backlog_;  // per DRAM channel: requests waiting for room in its queue
+  std::size_t backlogged_ = 0;
+  std::uint64_t backpressure_waits_ = 0;
   Port<MemRequest> in_, dram_in_;
   SectorCache cache_;
   Cycle hit_latency_ = 1;
   double bytes_per_cycle_ = 1.0, data_free_ = 0.0;
   std::size_t mshr_limit_ = 1;
   FlatMap64<Mshr> mshrs_;  // by line address
-  std::uint64_t read_sectors_ = 0, read_hit_sectors_ = 0, write_sectors_ = 0, bytes_served_ = 0,
-                dram_read_bytes_ = 0, dram_write_bytes_ = 0;
 };
 
 WARPSIM_REGISTER_COMPONENT(L2Slice, SectoredL2Slice, "l2", "sectored",

@@ -52,6 +52,7 @@ SectorCache::Eviction SectorCache::fill(std::uint64_t line_addr, std::uint32_t s
       ev.valid = true;
       ev.line_addr = tags_[victim] * line_bytes_;
       ev.dirty_mask = state_[victim].dirty;
+      dirty_sectors_ -= static_cast<std::uint64_t>(__builtin_popcount(ev.dirty_mask));
     }
     tags_[victim] = line_addr / line_bytes_;
     state_[victim] = WayState{};
@@ -59,7 +60,10 @@ SectorCache::Eviction SectorCache::fill(std::uint64_t line_addr, std::uint32_t s
   }
   WayState& way = state_[static_cast<std::size_t>(i)];
   way.valid |= sector_mask;
-  if (dirty) way.dirty |= sector_mask;
+  if (dirty) {
+    dirty_sectors_ += static_cast<std::uint64_t>(__builtin_popcount(sector_mask & ~way.dirty));
+    way.dirty |= sector_mask;
+  }
   way.last_use = ++use_clock_;
   return ev;
 }
@@ -70,6 +74,7 @@ void SectorCache::invalidate(std::uint64_t line_addr, std::uint32_t sector_mask)
   if (i < 0) return;
   WayState& way = state_[static_cast<std::size_t>(i)];
   way.valid &= ~sector_mask;
+  dirty_sectors_ -= static_cast<std::uint64_t>(__builtin_popcount(way.dirty & sector_mask));
   way.dirty &= ~sector_mask;
 }
 

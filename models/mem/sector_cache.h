@@ -25,6 +25,8 @@ class SectorCache {
   std::uint32_t line_bytes() const noexcept { return line_bytes_; }
   std::uint32_t sector_bytes() const noexcept { return sector_bytes_; }
   std::uint64_t num_sets() const noexcept { return sets_; }
+  // Modified sectors held now (not yet written back): what a write-back cache still owes memory.
+  std::uint64_t dirty_sectors() const noexcept { return dirty_sectors_; }
 
   // Sectors of `sector_mask` present in the cache; a hit on any sector refreshes the line's LRU position.
   std::uint32_t lookup(std::uint64_t line_addr, std::uint32_t sector_mask);
@@ -50,6 +52,7 @@ class SectorCache {
   std::uint32_t line_bytes_ = 128, sector_bytes_ = 32, assoc_ = 0, set_index_divisor_ = 1;
   std::uint64_t sets_ = 0;
   std::uint64_t use_clock_ = 0;
+  std::uint64_t dirty_sectors_ = 0;
   std::vector<std::uint64_t> tags_;  // sets_ * assoc_, kNoTag when the way holds no line
   std::vector<WayState> state_;      // sets_ * assoc_
 };

@@ -7,18 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "models/gpu/build_context.h"
 #include "sim/registry/registry.h"
+#include "sim/slots/build_context.h"
+#include "sim/slots/memory.h"
 
 namespace warpsim {
-
-unsigned hash_interleave(std::uint64_t addr, std::uint64_t granularity, unsigned ways) {
-  std::uint64_t chunk = addr / granularity;
-  // XOR-fold higher bits into the low ones so power-of-two strides do not camp on one slice/channel.
-  std::uint64_t h = chunk ^ (chunk >> 7) ^ (chunk >> 13) ^ (chunk >> 19);
-  return static_cast<unsigned>(h % ways);
-}
-
 namespace {
 
 class Crossbar final : public Interconnect {
@@ -31,30 +24,48 @@ class Crossbar final : public Interconnect {
     return s;
   }
 
+  // Ports are counted per direction: "to_l2" (requests and store data, SM -> slice) and "to_sm" (read data and
+  // acknowledgements, slice -> SM). Utilisation of a port in a direction is its bytes against port_bandwidth per
+  // L2 cycle; the busiest port (the `max` of the metric in stats.json) is what limits the traffic.
   Crossbar(BuildContext& ctx, const Params& p, unsigned)
-      : domain_(*ctx.l2_domain),
+      : domain_(ctx.domain("l2")),
         latency_(p.u64("latency")),
         port_bw_(p.u32("port_bandwidth")),
-        control_bytes_(p.u32("control_bytes")),
-        slices_(ctx.config.section("l2").u32("slices")),
-        line_bytes_(ctx.config.section("l2").u32("line_size")) {}
-
-  void attach_sm(unsigned sm, Port<MemRequest>* port) override { endpoint(sm_ports_, sm).port = port; }
-  void attach_slice(unsigned slice, Port<MemRequest>* port) override { endpoint(slice_ports_, slice).port = port; }
-  unsigned slice_of(std::uint64_t line_addr) const override {
-    return hash_interleave(line_addr, line_bytes_, slices_);
+        control_bytes_(p.u32("control_bytes")) {
+    const unsigned sms = ctx.config.section("sm").u32("count"), slices = ctx.config.section("l2").u32("slices");
+    sm_ports_.resize(sms);
+    slice_ports_.resize(slices);
+    const double port_peak = static_cast<double>(port_bw_) * static_cast<double>(domain_.frequency_hz());
+    auto register_port = [&](Endpoint& e, const std::string& kind, unsigned i) {
+      StatGroup g(ctx.stats, kind + "[" + std::to_string(i) + "]", kind);
+      g.add("to_l2_bytes", "bytes", "bytes through the port towards L2 (request headers and store data)", e.to_l2_bytes)
+          .add("to_sm_bytes", "bytes", "bytes through the port towards the SMs (read data and acknowledgements)", e.to_sm_bytes)
+          .utilization("to_l2_utilization", "to_l2_bytes", port_peak, "port busy towards L2 (noc.port_bandwidth per L2 cycle)")
+          .utilization("to_sm_utilization", "to_sm_bytes", port_peak, "port busy towards the SMs (noc.port_bandwidth per L2 cycle)");
+    };
+    for (unsigned i = 0; i < sms; ++i) register_port(sm_ports_[i], "noc.sm_port", i);
+    for (unsigned i = 0; i < slices; ++i) register_port(slice_ports_[i], "noc.slice_port", i);
   }
+
+  void attach_sm(unsigned sm, Port<MemRequest>* port) override { sm_ports_.at(sm).port = port; }
+  void attach_slice(unsigned slice, Port<MemRequest>* port) override { slice_ports_.at(slice).port = port; }
 
   void send_request(MemRequest req, TimeFs now) override {
     const std::uint32_t bytes = control_bytes_ + (req.op == MemOp::Read ? 0 : req.bytes);
+    Endpoint& src = sm_ports_[req.sm];
     Endpoint& dst = slice_ports_[req.slice];
-    const double arrive = traverse(now, bytes, sm_ports_[req.sm].out_free, dst.in_free);
+    src.to_l2_bytes += bytes;
+    dst.to_l2_bytes += bytes;
+    const double arrive = traverse(now, bytes, src.out_free, dst.in_free);
     dst.port->send_at(req, domain_.time_of(static_cast<Cycle>(std::ceil(arrive))), now);
   }
   void send_response(MemRequest req, TimeFs now) override {
     const std::uint32_t bytes = req.op == MemOp::Read ? req.bytes : control_bytes_;  // a write ack carries no data
+    Endpoint& src = slice_ports_[req.slice];
     Endpoint& dst = sm_ports_[req.sm];
-    const double arrive = traverse(now, bytes, slice_ports_[req.slice].out_free, dst.in_free);
+    src.to_sm_bytes += bytes;
+    dst.to_sm_bytes += bytes;
+    const double arrive = traverse(now, bytes, src.out_free, dst.in_free);
     dst.port->send_at(req, domain_.time_of(static_cast<Cycle>(std::ceil(arrive))), now);
   }
 
@@ -73,17 +84,13 @@ class Crossbar final : public Interconnect {
   ClockDomain& domain_;
   Cycle latency_;
   std::uint32_t port_bw_, control_bytes_;
-  unsigned slices_;
-  std::uint32_t line_bytes_;
-  // An SM or slice port: where messages for it go, and until when (L2 cycles) each direction is reserved.
+  // An SM or slice port: where messages for it go, until when (L2 cycles) each direction is reserved, and the
+  // bytes it carried each way. Sized once: the stats registry holds pointers to the counters.
   struct Endpoint {
     Port<MemRequest>* port = nullptr;
     double out_free = 0.0, in_free = 0.0;
+    std::uint64_t to_l2_bytes = 0, to_sm_bytes = 0;
   };
-  static Endpoint& endpoint(std::vector<Endpoint>& v, unsigned i) {
-    if (i >= v.size()) v.resize(i + 1);
-    return v[i];
-  }
   std::vector<Endpoint> sm_ports_, slice_ports_;
 };
 

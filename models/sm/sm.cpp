@@ -14,7 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "models/gpu/build_context.h"
+#include "sim/slots/build_context.h"
+#include "sim/slots/memory.h"
 #include "models/mem/sector_cache.h"
 #include "models/sm/coalescer.h"
 #include "models/sm/scheduler_policy.h"
@@ -167,12 +168,16 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
   }
 
   SubpartitionedSm(BuildContext& ctx, const Params& p, unsigned index)
-      : StreamingMultiprocessor("gpu.sm[" + std::to_string(index) + "]", *ctx.sm_domain),
+      : StreamingMultiprocessor("sm[" + std::to_string(index) + "]", ctx.domain("sm")),
         index_(index),
         ctx_(ctx),
-        responses_(path() + ".responses", 1, static_cast<std::size_t>(-1)) {
+        noc_(ctx.get<Interconnect>("noc")),
+        address_map_(ctx.get<AddressMap>("address_map")),
+        // Bounded by this SM's own MSHRs and store records: every response answers a request it sent.
+        responses_(path() + ".responses", 1, Port<MemRequest>::kUnbounded) {
     read_spec(p, ctx.config.section("l1"), ctx.config.section("smem"));
     responses_.bind(nullptr, this);
+    responses_.add_probes(ctx.probes);
     // L1-bypassing lines only complete their instruction later: taken when sent, no tick at arrival.
     responses_.take_on_send([this](const MemRequest& resp, Cycle arrival) {
       if (!resp.bypass_l1) return false;
@@ -184,7 +189,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
       }
       return true;
     });
-    ctx.noc->attach_sm(index, &responses_);
+    ctx.get<Interconnect>("noc").attach_sm(index, &responses_);
     subs_.resize(spec_.subpartitions);
     for (auto& sp : subs_) sp.pipe_free.fill(0);
     warps_.resize(spec_.limits.max_warps);
@@ -951,9 +956,9 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
     req.sm = static_cast<std::uint16_t>(index_);
     req.id = record;
     req.bypass_l1 = bypass_l1;
-    req.slice = static_cast<std::uint16_t>(ctx_.noc->slice_of(line.line_addr));
+    req.slice = static_cast<std::uint16_t>(address_map_.slice_of(line.line_addr));
     ++l2_requests_;
-    ctx_.noc->send_request(req, domain().time_of(when));
+    noc_.send_request(req, domain().time_of(when));
   }
 
   void on_response(const MemRequest& resp, Cycle now) {
@@ -1033,6 +1038,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor {
 
   unsigned index_;
   BuildContext& ctx_;
+  Interconnect& noc_;
+  const AddressMap& address_map_;
   SmSpec spec_;
   Port<MemRequest> responses_;
   std::vector<SubPartition> subs_;

@@ -270,10 +270,11 @@ int cmd_describe(int argc, char** argv) {
   for (const auto& s : sections) {
     if (!section.empty() && s != section) continue;
     for (const ComponentType* t : reg.implementations(s)) {
-      const Schema sch = t->schema();
+      const Schema sch = reg.schema(*t);
       std::cout << s << ":";
       if (reg.implementations(s).size() > 1 || t->factory.has_value()) std::cout << "  (impl: " << t->impl << ")";
       std::cout << "\n  " << sch.description() << "\n";
+      if (sch.params().empty()) std::cout << "  (no parameters of its own)\n";
       for (const ParamSpec& p : sch.params()) {
         std::string type = param_type_name(p.type);
         if (p.type == ParamType::Choice) {

@@ -53,6 +53,7 @@ const std::vector<KernelField>& kernel_fields() {
        [](const KernelResult& k) -> FieldValue { return k.achieved_tflops ? FieldValue{*k.achieved_tflops} : FieldValue{}; }},
       {"dram_bytes_read", [](const KernelResult& k) -> FieldValue { return k.dram_bytes_read; }},
       {"dram_bytes_written", [](const KernelResult& k) -> FieldValue { return k.dram_bytes_written; }},
+      {"l2_dirty_bytes_at_end", [](const KernelResult& k) -> FieldValue { return k.l2_dirty_bytes_at_end; }},
       {"achieved_dram_gbps", [](const KernelResult& k) -> FieldValue { return k.achieved_dram_gbps; }},
       {"occupancy", [](const KernelResult& k) -> FieldValue { return k.occupancy; }},
       {"theoretical_occupancy", [](const KernelResult& k) -> FieldValue { return k.theoretical_occupancy; }},

@@ -207,12 +207,24 @@ class Loader {
   std::vector<std::string> files;  // read so far: top-level file, then bases
 
  private:
-  // Deep merge of two documents, except that a section whose `impl:` changes starts afresh: the parameters of
-  // the old implementation mean nothing to the new one.
+  // Deep merge of two documents, except that a section whose `impl:` changes keeps only the parameters its slot
+  // shares between implementations (hbm.bandwidth, hbm.channels): the old implementation's own mean nothing to
+  // the new one.
   void merge_document(TreeNode& base, TreeNode overlay) const {
     for (const TreeEntry& entry : overlay.entries) {
       TreeNode* existing = base.find(entry.key);
-      if (existing && switches_impl(entry.key, *existing, entry.value)) *existing = TreeNode{};
+      if (!existing || !switches_impl(entry.key, *existing, entry.value)) continue;
+      const SlotDeclaration* slot = registry_.slot(entry.key);
+      std::vector<std::string> keep;  // top-level keys of the shared parameters ("pipes" of "pipes.fp32.latency")
+      if (slot && slot->shared_schema) {
+        const Schema shared = slot->shared_schema();
+        for (const ParamSpec& p : shared.params()) keep.push_back(config_detail::split_dotted(p.name).front());
+      }
+      std::vector<TreeEntry> kept;
+      if (existing->kind == TreeNode::Kind::Map)
+        for (TreeEntry& e : existing->entries)
+          if (std::find(keep.begin(), keep.end(), e.key) != keep.end()) kept.push_back(std::move(e));
+      existing->entries = std::move(kept);
     }
     config_detail::merge_into(base, std::move(overlay));
   }
@@ -267,7 +279,7 @@ class Validator {
   const Schema& schema_of(const ComponentType* type) {
     auto it = schemas_.find(type);
     if (it == schemas_.end()) {
-      it = schemas_.emplace(type, type->schema ? type->schema() : Schema(type->section, type->impl, "")).first;
+      it = schemas_.emplace(type, registry_.schema(*type)).first;
     }
     return it->second;
   }

@@ -53,6 +53,18 @@ const ParamSpec* Schema::find(const std::string& name) const noexcept {
 
 // A schema is written by a model author, so a bad declaration is a programming error: it aborts at the first
 // call of the model's schema() (every config load calls them all) instead of surfacing as a user's config error.
+Schema& Schema::append(const Schema& other) {
+  for (const ParamSpec& p : other.params_) {
+    for (const ParamSpec& mine : params_)
+      WARPSIM_ASSERT(mine.name != p.name, other.impl_ + " redeclares " + section_ + "." + p.name +
+                                              ", a parameter its slot already declares for every implementation");
+    params_.push_back(p);
+  }
+  impl_ = other.impl_;
+  if (!other.description_.empty()) description_ = other.description_;
+  return *this;
+}
+
 Schema& Schema::add(ParamSpec p, std::optional<double> default_value) {
   const std::string what = section_ + "." + p.name;
   WARPSIM_ASSERT(!p.name.empty() && p.name.front() != '.' && p.name.back() != '.' &&

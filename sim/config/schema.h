@@ -56,6 +56,10 @@ class Schema {
   Schema& quantity(std::string name, ParamType type, std::optional<std::string> def, std::string desc,
                    double min = 0.0, double max = std::numeric_limits<double>::infinity());
 
+  // Adds another schema's parameters after these (a slot's shared parameters, then an implementation's own):
+  // the description and implementation name become `other`'s. Asserts that no name is declared twice.
+  Schema& append(const Schema& other);
+
   const std::string& section() const noexcept { return section_; }
   const std::string& impl() const noexcept { return impl_; }
   const std::string& description() const noexcept { return description_; }

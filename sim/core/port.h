@@ -5,7 +5,11 @@
 // crossbar's bandwidth reservations) still favours earlier components within one cycle.
 //
 //   sender:   if (port.can_send()) port.send(msg);      // wakes the receiver at the delivery cycle
+//             else port.wait_for_space(this);           // back-pressure: woken when the receiver pops
 //   receiver: while (port.ready()) { use(port.front()); port.pop(); }   // pop wakes a sender that was blocked
+//
+// Ports are bounded: the capacity is part of the receiver's contract (a DRAM controller's queue depth, say).
+// `Port::kUnbounded` is allowed only where something else bounds the traffic, and says so at its use.
 #pragma once
 
 #include <cstdint>
@@ -13,15 +17,26 @@
 #include <deque>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "sim/core/component.h"
 #include "sim/core/error.h"
+#include "sim/core/probe.h"
 
 namespace warpsim {
+
+// What a port's probe points report: the message, and the receiver cycle it is (was) due.
+template <class T>
+struct PortEvent {
+  const T& msg;
+  Cycle delivery;
+};
 
 template <class T>
 class Port {
  public:
+  static constexpr std::size_t kUnbounded = static_cast<std::size_t>(-1);
+
   // latency: receiver-domain cycles from send to availability (>= 1). capacity: messages in flight + queued.
   Port(std::string name, Cycle latency, std::size_t capacity)
       : name_(std::move(name)), latency_(latency), capacity_(capacity) {
@@ -40,15 +55,18 @@ class Port {
   void take_on_send(std::function<bool(const T&, Cycle)> handler) { on_send_ = std::move(handler); }
 
   bool can_send() const noexcept { return queue_.size() < capacity_; }
+  // A sender that found the port full asks to be woken when a message leaves it (any number of senders).
+  void wait_for_space(Component* sender) {
+    if (std::find(waiting_senders_.begin(), waiting_senders_.end(), sender) == waiting_senders_.end())
+      waiting_senders_.push_back(sender);
+  }
   void send(T msg) {
     WARPSIM_ASSERT(can_send(), "port '" + name_ + "' overflow");
     ClockDomain& rx = receiver_->domain();
     // Delivery counts from the receiver cycle in progress when the sender acts.
     Cycle deliver = rx.cycle_at_or_before(sender_->domain().now_fs()) + latency_;
     if (!queue_.empty() && queue_.back().ready > deliver) deliver = queue_.back().ready;  // FIFO order
-    queue_.push_back(Entry{deliver, std::move(msg)});
-    ++sent_;
-    receiver_->wake_at(deliver);
+    enqueue(std::move(msg), deliver);
   }
 
   // Delivery at the first receiver cycle starting at or after `earliest` (global time), and at least one
@@ -60,12 +78,11 @@ class Port {
     Cycle deliver = std::max(rx.cycle_at_or_after(earliest), rx.cycle_at_or_before(now) + 1);
     if (on_send_ && on_send_(msg, deliver)) {
       ++sent_;
+      if (sent_probe_.active()) sent_probe_.notify(PortEvent<T>{msg, deliver});
       return;
     }
     if (!queue_.empty() && queue_.back().ready > deliver) deliver = queue_.back().ready;
-    queue_.push_back(Entry{deliver, std::move(msg)});
-    ++sent_;
-    receiver_->wake_at(deliver);
+    enqueue(std::move(msg), deliver);
   }
 
   bool ready() const noexcept {
@@ -74,16 +91,36 @@ class Port {
   T& front() { return queue_.front().msg; }
   void pop() {
     const bool was_full = !can_send();
+    if (received_probe_.active()) received_probe_.notify(PortEvent<T>{queue_.front().msg, queue_.front().ready});
     queue_.pop_front();
-    if (was_full && sender_) sender_->wake_at(sender_->domain().cycle_at_or_before(receiver_->domain().now_fs()) + 1);
+    if (!was_full) return;
+    const TimeFs now = receiver_->domain().now_fs();
+    if (sender_) sender_->wake_at(sender_->domain().cycle_at_or_before(now) + 1);
+    for (Component* s : waiting_senders_) s->wake_at(s->domain().cycle_at_or_before(now) + 1);
+    waiting_senders_.clear();
   }
   // Cycle at which the front message becomes available (kSleep when empty).
   Cycle front_ready() const noexcept { return queue_.empty() ? kSleep : queue_.front().ready; }
   std::size_t occupancy() const noexcept { return queue_.size(); }
   std::uint64_t messages_sent() const noexcept { return sent_; }
   const std::string& name() const noexcept { return name_; }
+  std::size_t capacity() const noexcept { return capacity_; }
+  // Probe points: every message sent (with its delivery cycle), every message taken by the receiver.
+  ProbePoint<PortEvent<T>>& sent_probe() noexcept { return sent_probe_; }
+  ProbePoint<PortEvent<T>>& received_probe() noexcept { return received_probe_; }
+  void add_probes(ProbeRegistry& probes) {
+    probes.add(name_ + ".send", sent_probe_);
+    probes.add(name_ + ".receive", received_probe_);
+  }
 
  private:
+  void enqueue(T msg, Cycle deliver) {
+    if (sent_probe_.active()) sent_probe_.notify(PortEvent<T>{msg, deliver});
+    queue_.push_back(Entry{deliver, std::move(msg)});
+    ++sent_;
+    receiver_->wake_at(deliver);
+  }
+
   struct Entry {
     Cycle ready;
     T msg;
@@ -95,6 +132,8 @@ class Port {
   Component* receiver_ = nullptr;
   std::deque<Entry> queue_;
   std::function<bool(const T&, Cycle)> on_send_;
+  std::vector<Component*> waiting_senders_;
+  ProbePoint<PortEvent<T>> sent_probe_, received_probe_;
   std::uint64_t sent_ = 0;
 };
 

@@ -1,7 +1,9 @@
 // Registry of component implementations, after Ramulator 2's interface/implementation factory and SST's
-// self-documenting ELI. A config section (e.g. `hbm:`) names a slot; its `impl:` key picks an implementation
-// (the first one registered for the slot is the default). Each implementation registers its Schema, so that
-// configs are validated against it and `warpsim describe` prints it.
+// self-documenting ELI. A config section (e.g. `hbm:`) names a slot; its `impl:` key picks an implementation.
+// A slot is declared once (declare_slot): the parameters every implementation shares (e.g. `hbm.channels`,
+// `hbm.bandwidth`) and the name of its default implementation. Each implementation registers its own Schema
+// on top, so that configs are validated against the union and `warpsim describe` prints it. Sections that only
+// hold parameters (`gpu:`, `clocks:`) register one schema and no factory.
 #pragma once
 
 #include <any>
@@ -24,7 +26,15 @@ struct ComponentType {
   std::any factory;         // Factory<Interface>, see below; empty for sections that only hold parameters
 };
 
-class BuildContext;  // models/gpu: domains, stats registry, sibling lookup
+// What every implementation of a slot shares (declared once, next to the slot's interface in sim/slots).
+struct SlotDeclaration {
+  std::string section;
+  std::string default_impl;  // named explicitly: registration order never decides
+  std::string description;
+  Schema (*shared_schema)() = nullptr;
+};
+
+class BuildContext;  // sim/slots: domains, stats, probes, named lookups of the parts already built
 
 template <class Interface>
 using Factory = std::function<std::unique_ptr<Interface>(BuildContext&, const Params&, unsigned index)>;
@@ -34,8 +44,13 @@ class Registry {
   static Registry& instance();
 
   void add(ComponentType type);
-  // nullptr when unknown. impl "" means the slot's default implementation.
+  void declare_slot(SlotDeclaration slot);
+  // nullptr when unknown. impl "" means the slot's default implementation (its declared default, or the only
+  // implementation of a section that declares no slot).
   const ComponentType* find(const std::string& section, const std::string& impl = "") const;
+  const SlotDeclaration* slot(const std::string& section) const;
+  // The parameters of an implementation: its slot's shared ones first, then its own.
+  Schema schema(const ComponentType& type) const;
   std::vector<std::string> sections() const;  // in registration order
   std::vector<const ComponentType*> implementations(const std::string& section) const;
 
@@ -51,6 +66,7 @@ class Registry {
  private:
   [[noreturn]] static void missing_factory(const std::string& section, const std::string& impl);
   std::vector<ComponentType> types_;
+  std::vector<SlotDeclaration> slots_;
 };
 
 namespace detail {
@@ -65,7 +81,8 @@ struct Registrar {
 #define WARPSIM_CONCAT(a, b) WARPSIM_CONCAT_(a, b)
 
 // Registers `Class` (constructor `Class(BuildContext&, const Params&, unsigned index)`, static
-// `Schema schema()`) as implementation `impl` of config section `section`, built through `Interface`.
+// `Schema schema()` with the parameters it adds to its slot's shared ones) as implementation `impl` of config
+// section `section`, built through `Interface`.
 #define WARPSIM_REGISTER_COMPONENT(Interface, Class, section, impl, description)                       \
   static ::warpsim::detail::Registrar WARPSIM_CONCAT(warpsim_registrar_, __LINE__){                    \
       ::warpsim::ComponentType{section, impl, description, &Class::schema,                             \

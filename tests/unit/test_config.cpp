@@ -66,14 +66,32 @@ Schema ideal_memory_schema() {
   return s;
 }
 
+// Parameters every `hbm` implementation shares (the slot's contract).
+Schema dram_shared_schema() {
+  Schema s("hbm", "", "device memory");
+  s.uint("channels", "channels", 8, "independent channels", 1, 4096);
+  return s;
+}
+
 Registry test_registry() {
   Registry reg;
   reg.add(ComponentType{"gpu", "gpu", "the whole GPU", &gpu_schema, {}});
   reg.add(ComponentType{"clocks", "clocks", "clock domains", &clocks_schema, {}});
   reg.add(ComponentType{"sm", "sm", "streaming multiprocessor", &sm_schema, {}});
   reg.add(ComponentType{"l1", "l1", "L1 data cache", &l1_schema, {}});
-  reg.add(ComponentType{"hbm", "hbm3", "HBM3", &hbm3_schema, {}});  // first: the default
+  reg.add(ComponentType{"hbm", "hbm3", "HBM3", &hbm3_schema, {}});
   reg.add(ComponentType{"hbm", "ideal", "fixed latency", &ideal_memory_schema, {}});
+  reg.declare_slot(SlotDeclaration{"hbm", "hbm3", "device memory", nullptr});
+  return reg;
+}
+
+// The same sections, with the default registered last and parameters every `hbm` implementation shares.
+Registry slot_registry() {
+  Registry reg;
+  reg.add(ComponentType{"gpu", "gpu", "the whole GPU", &gpu_schema, {}});
+  reg.add(ComponentType{"hbm", "ideal", "fixed latency", &ideal_memory_schema, {}});
+  reg.add(ComponentType{"hbm", "hbm3", "HBM3", &hbm3_schema, {}});
+  reg.declare_slot(SlotDeclaration{"hbm", "hbm3", "device memory", &dram_shared_schema});
   return reg;
 }
 
@@ -509,7 +527,7 @@ TEST_CASE("SourceLoc::str", "[config][params]") {
   CHECK_FALSE(SourceLoc::command_line("sm.count=144").is_default());
 }
 
-TEST_CASE("Registry finds implementations, the first one being the default", "[registry]") {
+TEST_CASE("Registry finds implementations; a slot's declaration names its default", "[registry]") {
   const Registry reg = test_registry();
   CHECK(reg.sections() == std::vector<std::string>{"gpu", "clocks", "sm", "l1", "hbm"});
   REQUIRE(reg.find("hbm") != nullptr);
@@ -524,4 +542,37 @@ TEST_CASE("Registry finds implementations, the first one being the default", "[r
   CHECK(impls[1]->impl == "ideal");
   CHECK(reg.implementations("dram").empty());
   CHECK(reg.find("sm")->schema().find("count")->max == 1024.0);
+  // Registered last, still the default: the declaration decides.
+  const Registry slots = slot_registry();
+  CHECK(slots.find("hbm")->impl == "hbm3");
+  // Every implementation gets the slot's shared parameters first, then its own.
+  const Schema ideal = slots.schema(*slots.find("hbm", "ideal"));
+  REQUIRE(ideal.params().size() == 2);
+  CHECK(ideal.params()[0].name == "channels");
+  CHECK(ideal.params()[1].name == "latency_ns");
+  CHECK(ideal.impl() == "ideal");
+}
+
+TEST_CASE("A config selects an implementation and validates the slot's shared parameters", "[registry]") {
+  const Registry reg = slot_registry();
+  const Config ideal = Config::parse("hbm: {impl: ideal, latency_ns: 100, channels: 3}\n", "cfg.yaml", {}, reg);
+  CHECK(ideal.section("hbm").impl() == "ideal");
+  CHECK(ideal.section("hbm").u32("channels") == 3);
+  const Config def = Config::parse("hbm: {bandwidth: 1TB/s}\n", "cfg.yaml", {}, reg);
+  CHECK(def.section("hbm").impl() == "hbm3");
+  CHECK(def.section("hbm").u32("channels") == 8);  // the shared default
+}
+
+TEST_CASE("Switching implementation in a derived config keeps the slot's shared parameters", "[registry]") {
+  const Registry reg = slot_registry();
+  TempDir dir;
+  dir.write("base.yaml", "hbm:\n  channels: 5\n  bandwidth: 2TB/s\n");
+  const std::string top = dir.write("top.yaml", "base: base.yaml\nhbm:\n  impl: ideal\n  latency_ns: 90\n");
+  const Config c = Config::load(top, {}, reg);
+  CHECK(c.section("hbm").impl() == "ideal");
+  CHECK(c.section("hbm").u32("channels") == 5);  // shared: carried over
+  CHECK(c.section("hbm").real("latency_ns") == 90.0);
+  // hbm3's own `bandwidth` was dropped with the switch: naming it for `ideal` is an error, not a silent default.
+  const std::string bad = dir.write("bad.yaml", "base: base.yaml\nhbm:\n  impl: ideal\n  latency_ns: 90\n  bandwidth: 1TB/s\n");
+  CHECK_THROWS_AS(Config::load(bad, {}, reg), ConfigError);
 }

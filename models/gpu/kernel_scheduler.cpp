@@ -1,0 +1,142 @@
+#include "models/gpu/kernel_scheduler.h"
+
+#include <algorithm>
+#include <string>
+
+#include "sim/slots/build_context.h"
+
+namespace warpsim {
+
+KernelScheduler::KernelScheduler(BuildContext& ctx, std::vector<StreamingMultiprocessor*> sms, SmLimits limits,
+                                 std::function<std::uint64_t()> memory_progress,
+                                 std::function<bool()> memory_pending)
+    : Component("kernel_scheduler", ctx.domain("sm")),
+      ctx_(ctx),
+      sms_(std::move(sms)),
+      limits_(limits),
+      memory_progress_(std::move(memory_progress)),
+      memory_pending_(std::move(memory_pending)),
+      watchdog_cycles_(ctx.config.section("sim").u64("watchdog_cycles")),
+      check_cycles_(ctx.config.section("sim").u64("progress_check_cycles")) {
+  for (auto* sm : sms_)
+    sm->on_cta_done([this](unsigned sm_index, std::uint64_t cta) {
+      ++ctas_done_;
+      for (RunObserver* o : observers_) o->cta_finished(kernel_index_, sm_index, cta, domain().now());
+      wake_next();
+    });
+}
+
+void KernelScheduler::start(TraceSource& trace, std::vector<RunObserver*> observers) {
+  trace_ = &trace;
+  observers_ = std::move(observers);
+  next_kernel_ = 0;
+  done_ = stuck_ = false;
+  kernel_.reset();
+  wake_at(domain().now());
+}
+
+KernelLaunch KernelScheduler::launch(Cycle now) const {
+  return KernelLaunch{kernel_index_, trace_->num_kernels(), &kernel_->info(), now};
+}
+
+Cycle KernelScheduler::tick(Cycle now) {
+  if (!ctx_.error.empty() || stuck_ || !trace_) return kSleep;
+  if (kernel_ && ctas_done_ == total_ctas_) {
+    for (RunObserver* o : observers_) o->kernel_finished(launch(now));
+    kernel_.reset();
+  }
+  if (!kernel_) {
+    if (!open_next_kernel(now)) {
+      done_ = true;
+      return kSleep;
+    }
+    next_cta_ = ctas_done_ = 0;
+    for (RunObserver* o : observers_) o->kernel_started(launch(now));
+    last_progress_cycle_ = now;
+    last_issued_ = issued();
+  }
+  dispatch();
+  if (now >= next_check_) check_progress(now);
+  next_check_ = std::max(next_check_, now + 1);
+  return std::min(next_check_, kSleep);
+}
+
+bool KernelScheduler::open_next_kernel(Cycle) {
+  if (next_kernel_ >= trace_->num_kernels()) return false;
+  kernel_index_ = next_kernel_++;
+  std::unique_ptr<KernelSource> k = trace_->open_kernel(kernel_index_);
+  const KernelInfo& info = k->info();
+  occupancy_ = compute_occupancy(info, limits_);
+  if (occupancy_.ctas_per_sm == 0) {
+    ctx_.fail("kernel '" + info.name + "' cannot run on " + ctx_.config.section("gpu").str("name") +
+              ": one CTA exceeds the SM's " + occupancy_.limiter + " (block " + std::to_string(info.block.count()) +
+              " threads, " + std::to_string(info.registers_per_thread) + " registers/thread, " +
+              std::to_string(info.shared_mem_bytes) + " B shared memory)");
+    return false;
+  }
+  if (info.grid.count() == 0) {
+    ctx_.fail("kernel '" + info.name + "' has an empty grid");
+    return false;
+  }
+  for (auto* sm : sms_) sm->begin_kernel(info, occupancy_);
+  total_ctas_ = info.grid.count();
+  kernel_ = std::move(k);
+  return true;
+}
+
+// Breadth-first, one CTA per SM per pass, as the hardware's CTA scheduler fills an empty GPU.
+void KernelScheduler::dispatch() {
+  bool launched = true;
+  while (launched && next_cta_ < total_ctas_) {
+    launched = false;
+    for (std::size_t i = 0; i < sms_.size() && next_cta_ < total_ctas_; ++i) {
+      const std::size_t s = (rr_ + i) % sms_.size();
+      StreamingMultiprocessor* sm = sms_[s];
+      if (!sm->can_launch()) continue;
+      sm->launch_cta(next_cta_, kernel_->open_cta(next_cta_));
+      for (RunObserver* o : observers_) o->cta_started(kernel_index_, static_cast<unsigned>(s), next_cta_, domain().now());
+      ++next_cta_;
+      launched = true;
+    }
+    rr_ = (rr_ + 1) % sms_.size();
+  }
+}
+
+std::uint64_t KernelScheduler::issued() const {
+  std::uint64_t n = 0;
+  for (auto* sm : sms_) n += sm->issued();
+  return n;
+}
+
+void KernelScheduler::check_progress(Cycle now) {
+  next_check_ = now + check_cycles_;
+  const std::uint64_t n = issued();
+  // Progress is an issued instruction, a finished CTA, or work done by the memory system (a slow but legal
+  // memory configuration can leave every warp waiting for a long time).
+  const std::uint64_t mem = memory_progress_ ? memory_progress_() : 0;
+  if (n != last_issued_ || ctas_done_ != last_ctas_done_ || mem != last_memory_progress_) {
+    last_issued_ = n;
+    last_ctas_done_ = ctas_done_;
+    last_memory_progress_ = mem;
+    last_progress_cycle_ = now;
+  } else if (now - last_progress_cycle_ >= watchdog_cycles_) {
+    // Work still scheduled in the memory system (e.g. one access of a very slow memory) is slow progress, not a
+    // deadlock: a deadlock leaves nothing scheduled there.
+    if (memory_pending_ && memory_pending_()) {
+      last_progress_cycle_ = now;
+    } else {
+      stuck_ = true;  // the run loop builds the diagnosis from every component's state
+      return;
+    }
+  }
+  const RunProgress p{kernel_index_, trace_->num_kernels(), ctas_done_, total_ctas_, now, n};
+  for (RunObserver* o : observers_) o->progress(p);
+}
+
+std::string KernelScheduler::describe_state() const {
+  if (!kernel_) return {};
+  return "kernel '" + kernel_->info().name + "': " + std::to_string(next_cta_) + " of " + std::to_string(total_ctas_) +
+         " CTAs launched, " + std::to_string(ctas_done_) + " finished";
+}
+
+}  // namespace warpsim

@@ -1,0 +1,61 @@
+// The GPU's front end: takes the kernels of a trace one after another, hands each kernel's CTAs to SMs as they
+// have room, and watches that the run makes progress. What happens around it (results, timeline, progress
+// display) hangs off RunObserver.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "models/gpu/run_observer.h"
+#include "models/sm/sm.h"
+#include "sim/core/component.h"
+#include "sim/trace/source.h"
+
+namespace warpsim {
+
+class BuildContext;
+
+class KernelScheduler final : public Component {
+ public:
+  // `memory_progress`: a count that grows while the memory system works; `memory_pending`: it has work scheduled.
+  KernelScheduler(BuildContext& ctx, std::vector<StreamingMultiprocessor*> sms, SmLimits limits,
+                  std::function<std::uint64_t()> memory_progress, std::function<bool()> memory_pending);
+
+  // Starts replaying `trace` at the current cycle; observers are told of everything that happens.
+  void start(TraceSource& trace, std::vector<RunObserver*> observers);
+  bool done() const noexcept { return done_; }
+  bool stuck() const noexcept { return stuck_; }
+  const Occupancy& occupancy() const noexcept { return occupancy_; }
+
+  Cycle tick(Cycle now) override;
+  std::string describe_state() const override;
+
+ private:
+  bool open_next_kernel(Cycle now);
+  void dispatch();
+  std::uint64_t issued() const;
+  void check_progress(Cycle now);
+  KernelLaunch launch(Cycle now) const;
+
+  BuildContext& ctx_;
+  std::vector<StreamingMultiprocessor*> sms_;
+  SmLimits limits_;
+  std::function<std::uint64_t()> memory_progress_;
+  std::function<bool()> memory_pending_;
+  Cycle watchdog_cycles_, check_cycles_;
+
+  TraceSource* trace_ = nullptr;
+  std::vector<RunObserver*> observers_;
+  std::unique_ptr<KernelSource> kernel_;
+  Occupancy occupancy_;
+  std::size_t next_kernel_ = 0, kernel_index_ = 0;
+  std::uint64_t total_ctas_ = 0, next_cta_ = 0, ctas_done_ = 0;
+  std::size_t rr_ = 0;
+  bool done_ = false, stuck_ = false;
+  // watchdog
+  Cycle next_check_ = 0, last_progress_cycle_ = 0;
+  std::uint64_t last_issued_ = 0, last_ctas_done_ = 0, last_memory_progress_ = 0;
+};
+
+}  // namespace warpsim

@@ -1,0 +1,45 @@
+#include "sim/slots/slots.h"
+
+#include "sim/registry/registry.h"
+
+namespace warpsim {
+namespace {
+
+constexpr auto kRequired = std::nullopt;  // every hardware number comes from the GPU's config, with its source
+
+Schema address_map_shared() {
+  return Schema("address_map", "", "which L2 slice and which DRAM channel own each line");
+}
+
+Schema noc_shared() { return Schema("noc", "", "SM-to-L2 interconnect"); }
+
+Schema l2_shared() {
+  Schema s("l2", "", "L2 cache slices");
+  s.quantity("size", ParamType::Size, kRequired, "total L2 capacity over all slices", 1024, 4ull << 30);
+  s.uint("slices", "slices", kRequired, "number of L2 slices; lines are spread over them by the address map", 1, 4096);
+  s.quantity("line_size", ParamType::Size, kRequired, "cache line size", 32, 4096);
+  s.quantity("sector_size", ParamType::Size, kRequired, "sector size (unit of fills and of DRAM traffic)", 8, 4096);
+  s.quantity("bandwidth", ParamType::Bandwidth, kRequired, "aggregate L2 bandwidth over all slices", 1e6);
+  return s;
+}
+
+Schema hbm_shared() {
+  Schema s("hbm", "", "device memory (HBM) channels");
+  s.quantity("capacity", ParamType::Size, kRequired, "device memory capacity (informative; traces are not bounds-checked against it)", 1.0);
+  s.quantity("bandwidth", ParamType::Bandwidth, kRequired, "peak DRAM bandwidth of the whole device", 1e6);
+  s.uint("channels", "channels", kRequired, "independent channels; addresses interleave across them", 1, 4096);
+  s.quantity("access_granularity", ParamType::Size, kRequired, "bytes moved per access (a sector)", 1, 4096);
+  return s;
+}
+
+}  // namespace
+
+void declare_gpu_slots(Registry& r) {
+  r.declare_slot({"address_map", "xor_fold", "address mapping: line -> L2 slice, DRAM channel", &address_map_shared});
+  r.declare_slot({"noc", "crossbar", "SM <-> L2 interconnect", &noc_shared});
+  r.declare_slot({"l2", "sectored", "L2 cache slices", &l2_shared});
+  r.declare_slot({"hbm", "hbm_simple", "DRAM channels", &hbm_shared});
+  r.declare_slot({"sm", "subpartitioned", "streaming multiprocessors", nullptr});
+}
+
+}  // namespace warpsim
