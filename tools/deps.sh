@@ -7,6 +7,7 @@ PACKAGES=(
   libboost-dev libboost-program-options-dev # Boost: CLI parsing, small containers
   libyaml-cpp-dev                           # GPU configs
   libspdlog-dev libfmt-dev                  # logging and formatting
+  nlohmann-json3-dev                        # stats.json: writing, and reading back (compare)
   catch2                                    # tests (v2)
   libzstd-dev                               # trace compression
   xz-utils                                  # reading Accel-Sim .traceg.xz traces

@@ -142,7 +142,8 @@ ParamValue parse_value(const ParamSpec& spec, const TreeNode& node, const std::s
 // Follows `base:` chains and applies overrides, producing one merged tree.
 class Loader {
  public:
-  explicit Loader(const Registry& registry) : registry_(registry) {}
+  Loader(const Registry& registry, std::vector<std::string> config_dirs)
+      : registry_(registry), config_dirs_(std::move(config_dirs)) {}
 
   // `doc` is the parsed file `display_name`, whose bases are looked up relative to `dir`.
   TreeNode resolve(TreeNode doc, const std::string& display_name, const fs::path& identity, const fs::path& dir) {
@@ -158,7 +159,7 @@ class Loader {
       fail_at(base_node->where, kBaseKey, "expected the name of a config file, got " + describe_node(*base_node));
     }
     const SourceLoc base_where = base_node->where;
-    const fs::path base_path = (dir / base_node->scalar).lexically_normal();
+    const fs::path base_path = base_file(base_node->scalar, base_where, dir);
     const fs::path base_identity = identify(base_path);
     chain_.emplace_back(identity, display_name);
     if (std::any_of(chain_.begin(), chain_.end(), [&](const auto& link) { return link.first == base_identity; })) {
@@ -176,6 +177,19 @@ class Loader {
     doc.erase(kBaseKey);
     merge_document(merged, std::move(doc));
     return merged;
+  }
+
+  // A named base from the config directories; a path relative to the including file's directory.
+  fs::path base_file(const std::string& base, const SourceLoc& where, const fs::path& dir) const {
+    if (!is_config_name(base)) return (dir / base).lexically_normal();
+    const std::string found = find_named_config(base, config_dirs_);
+    if (found.empty()) {
+      fail_at(where, kBaseKey,
+              "no config named '" + base + "' (looked for " + base + ".yaml in " +
+                  (config_dirs_.empty() ? std::string("no config directories") : join(config_dirs_)) +
+                  "); write a path such as ./" + base + ".yaml for a file next to this one");
+    }
+    return fs::path(found).lexically_normal();
   }
 
   // Merges "section.key=value" overrides over `doc`, later ones winning.
@@ -244,6 +258,7 @@ class Loader {
   }
 
   const Registry& registry_;
+  const std::vector<std::string> config_dirs_;
   std::vector<std::pair<fs::path, std::string>> chain_;  // files being resolved: identity, name for messages
 };
 
@@ -476,13 +491,29 @@ fs::path parent_dir(const std::string& path) { return fs::path(path).parent_path
 
 }  // namespace
 
-Config Config::load(const std::string& path, const std::vector<std::string>& overrides, const Registry& registry) {
-  return parse(read_config_file(path, ""), path, overrides, registry, parent_dir(path).string());
+bool is_config_name(const std::string& text) {
+  const std::string suffix = ".yaml";
+  const bool has_suffix = text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return !text.empty() && text.find('/') == std::string::npos && !has_suffix;
+}
+
+std::string find_named_config(const std::string& name, const std::vector<std::string>& dirs) {
+  for (const std::string& dir : dirs) {
+    const fs::path candidate = fs::path(dir) / (name + ".yaml");
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec)) return candidate.string();
+  }
+  return "";
+}
+
+Config Config::load(const std::string& path, const std::vector<std::string>& overrides, const Registry& registry,
+                    const std::vector<std::string>& config_dirs) {
+  return parse(read_config_file(path, ""), path, overrides, registry, parent_dir(path).string(), config_dirs);
 }
 
 Config Config::parse(const std::string& yaml_text, const std::string& name, const std::vector<std::string>& overrides,
-                     const Registry& registry, const std::string& base_dir) {
-  Loader loader(registry);
+                     const Registry& registry, const std::string& base_dir, const std::vector<std::string>& config_dirs) {
+  Loader loader(registry, config_dirs);
   loader.files.push_back(name);
   // `name` is a path when called from load(); otherwise a label, and then only bases can form a cycle.
   std::error_code ignored;

@@ -15,15 +15,17 @@ class Registry;
 
 class Config {
  public:
-  // Loads `path`, following `base:` (relative to the including file), merges `overrides` ("a.b=v", applied in
-  // order, last wins), and validates against `registry`. Throws ConfigError.
+  // Loads `path`, following `base:`, merges `overrides` ("a.b=v", applied in order, last wins), and validates
+  // against `registry`. Throws ConfigError. A `base:` that is a config name (is_config_name: `base: h100_sxm`)
+  // is looked up in `config_dirs` (the caller's search path, e.g. the shipped configs); any other `base:` is a
+  // path relative to the including file.
   static Config load(const std::string& path, const std::vector<std::string>& overrides,
-                     const Registry& registry);
-  // Same, from YAML text; `name` stands in for the file name in messages. `base:` is resolved relative to
-  // `base_dir`.
+                     const Registry& registry, const std::vector<std::string>& config_dirs = {});
+  // Same, from YAML text; `name` stands in for the file name in messages. A `base:` path is resolved relative
+  // to `base_dir`.
   static Config parse(const std::string& yaml_text, const std::string& name,
                       const std::vector<std::string>& overrides, const Registry& registry,
-                      const std::string& base_dir = ".");
+                      const std::string& base_dir = ".", const std::vector<std::string>& config_dirs = {});
 
   // Validated parameters of a section; every registered section exists (defaults filled in).
   const Params& section(const std::string& name) const;
@@ -49,6 +51,12 @@ class Config {
   std::vector<std::string> files_;
   std::map<std::string, SectionLayout> layouts_;
 };
+
+// True for a config *name* such as "h100_sxm" (no path separator, no ".yaml"), which is looked up in a list of
+// config directories rather than as a path.
+bool is_config_name(const std::string& text);
+// `<dir>/<name>.yaml` for the first of `dirs` that has it; "" when none has.
+std::string find_named_config(const std::string& name, const std::vector<std::string>& dirs);
 
 // Unit parsing, shared with the CLI (e.g. `warpsim synth` sizes). Return false when `text` is not a valid
 // quantity of that type; `error` then says what was expected.

@@ -2,9 +2,9 @@
 // subprocess and read what it wrote:
 //   - run_warpsim(): run it, capturing stdout, stderr and the exit status;
 //   - TempDir: a scratch directory removed afterwards;
-//   - json::raw/number/string/without_member: a tiny purpose-built reader for stats.json (no JSON library is
-//     available): it walks the text structurally (strings, objects, arrays) to find one value by a path such as
-//     "kernels[0].utilization.tensor";
+//   - json::raw/number/string/without_member: a tiny purpose-built reader for stats.json, independent of the JSON
+//     library the simulator writes with: it walks the text structurally (strings, objects, arrays) to find one
+//     value by a path such as "kernels[0].utilization.tensor";
 //   - read_flat_yaml() + parse_si(): the simple, indentation-nested YAML that `warpsim config` and
 //     config.resolved.yaml print, flattened to dotted keys, and its unit suffixes (GHz, TB/s, KiB, ...).
 // None of this calls simulator code: the tests derive their expectations independently.
@@ -89,7 +89,8 @@ struct CmdResult {
 };
 
 // Runs argv[0] (a path) with the arguments, stdout and stderr each redirected to a file, and waits for it.
-inline CmdResult run_command(const std::vector<std::string>& argv) {
+// `cwd`: the directory it runs in ("" = this process's).
+inline CmdResult run_command(const std::vector<std::string>& argv, const std::string& cwd = "") {
   TempDir capture;
   const std::string out_path = capture / "stdout", err_path = capture / "stderr";
   posix_spawn_file_actions_t actions;
@@ -97,6 +98,7 @@ inline CmdResult run_command(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
@@ -119,10 +121,10 @@ inline CmdResult run_command(const std::vector<std::string>& argv) {
 }
 
 // `warpsim ARGS...`
-inline CmdResult run_warpsim(const std::vector<std::string>& args) {
+inline CmdResult run_warpsim(const std::vector<std::string>& args, const std::string& cwd = "") {
   std::vector<std::string> argv{warpsim_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run_command(argv);
+  return run_command(argv, cwd);
 }
 
 // The whole command line and its output, for INFO() when a check fails.

@@ -520,7 +520,8 @@ TEST_CASE("gemm CTA rasterisation groups M-tiles around each N-tile", "[synth][g
 
 namespace {
 
-// H100 and A100 with their SM counts (sm.count: 132 and 108), as sim/app/workloads.cpp fills them.
+// H100 and A100 with their SM counts (sm.count: 132 and 108), as make_gemm_for_gpu
+// (traces/synth/gemm_synthesizer.cpp) fills them.
 constexpr GemmLimits kH100Sms{227 * 1024, 65536, 255, 132};
 constexpr GemmLimits kA100Sms{163 * 1024, 65536, 255, 108};
 

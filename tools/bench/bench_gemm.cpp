@@ -22,12 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "models/gpu/gpu.h"
-#include "sim/config/config.h"
-#include "sim/registry/registry.h"
-#include "sim/sc/sc_driver.h"
-#include "sim/app/workloads.h"
-#include "traces/synth/gemm.h"
+#include <spdlog/spdlog.h>
+
+#include "app/run_one.h"
 
 namespace {
 
@@ -68,36 +65,28 @@ const BenchCase* find_case(const std::string& name) {
   return nullptr;
 }
 
-GemmProblem problem_of(const BenchCase& c, bool quick) {
-  GemmProblem p;
-  p.m = quick ? c.m / 2 : c.m;
-  p.n = quick ? c.n / 2 : c.n;
-  p.k = c.k;
-  p.dtype = DType::BF16;
-  return p;
-}
-
 Row run_case(const BenchCase& c, const Options& o) {
   Row row;
   row.name = c.name;
-  const GemmProblem p = problem_of(c, o.quick);
-  row.gemm = std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
-  const Config cfg = Config::load(shipped_configs_dir() + "/" + c.gpu + ".yaml", {}, Registry::instance());
-  auto trace = make_gemm_for_gpu(p, cfg);
-  Gpu gpu(cfg);
-  RunOptions ro;
-  ro.progress = false;
-  const RunResult r =
-      gpu.run(*trace, o.driver == "plain" ? Gpu::Driver(run_without_systemc) : Gpu::Driver(run_with_systemc), ro);
-  for (const auto& k : r.kernels) {
-    row.warp_instructions += static_cast<double>(k.warp_instructions);
-    row.thread_instructions += static_cast<double>(k.thread_instructions);
+  const std::uint64_t m = o.quick ? c.m / 2 : c.m, n = o.quick ? c.n / 2 : c.n, k = c.k;
+  row.gemm = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  RunSpec spec;
+  spec.gpu = c.gpu;
+  spec.workload.synthesizer = "gemm";
+  spec.workload.synth_keys = {{"m", std::to_string(m)}, {"n", std::to_string(n)}, {"k", std::to_string(k)}, {"dtype", "bf16"}};
+  spec.driver = o.driver;
+  spec.progress = false;
+  const RunOutcome run = run_one(spec);
+  const RunResult& r = run.result;
+  for (const auto& kr : r.kernels) {
+    row.warp_instructions += static_cast<double>(kr.warp_instructions);
+    row.thread_instructions += static_cast<double>(kr.thread_instructions);
   }
   row.time_us = r.total_time_us;
-  row.tflops = r.total_time_us > 0 ? 2.0 * p.m * p.n * p.k / (r.total_time_us * 1e-6) / 1e12 : 0;
-  const double peak = static_cast<double>(cfg.section("sm").u64("count")) *
-                      static_cast<double>(cfg.section("sm").u64("tensor.flops_per_cycle.bf16")) *
-                      cfg.section("clocks").real("sm");
+  row.tflops = r.total_time_us > 0 ? 2.0 * m * n * k / (r.total_time_us * 1e-6) / 1e12 : 0;
+  const Params& sm = run.config.section("sm");
+  const double peak = static_cast<double>(sm.u64("count")) * static_cast<double>(sm.u64("tensor.flops_per_cycle.bf16")) *
+                      run.config.section("clocks").real("sm");
   row.peak_fraction = peak > 0 ? row.tflops * 1e12 / peak : 0;
   row.wall_s = r.sim.wall_s;
   row.sim_cycles = static_cast<double>(r.sim.simulated_cycles);
@@ -177,6 +166,7 @@ int usage(int rc) {
 }
 
 int bench_main(int argc, char** argv) {
+  spdlog::set_level(spdlog::level::warn);  // no "GPU config ..." lines between the table's rows
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

@@ -5,7 +5,8 @@
 
 One row per kernel: on the left, where the warps spent their cycles (Nsight warp states, as a share of
 warp-cycles), one bar per run; on the right, how busy each unit was (fraction of peak). Runs are labelled by
-their directory name, so several design candidates can be compared side by side.
+their directory name, or by as many trailing path components as it takes to tell runs apart (a/h100 and
+b/h100), so several design candidates can be compared side by side.
 """
 import argparse
 import json
@@ -22,8 +23,24 @@ def load(path):
         sys.exit(f"plot_stats: cannot read {file}: {e}")
     if "kernels" not in stats:
         sys.exit(f"plot_stats: {file} is not a warpsim stats.json (no 'kernels')")
-    label = os.path.basename(os.path.normpath(path if os.path.isdir(path) else os.path.dirname(path))) or file
-    return label, stats
+    return stats
+
+
+def run_labels(paths):
+    """One label per run: the shortest trailing part of its directory's path that no other run shares."""
+    dirs = [os.path.abspath(p if os.path.isdir(p) else os.path.dirname(p) or ".") for p in paths]
+    parts = [d.strip(os.sep).split(os.sep) for d in dirs]
+    labels = []
+    for i, p in enumerate(parts):
+        for n in range(1, len(p) + 1):
+            suffix = p[-n:]
+            if all(q[-n:] != suffix for j, q in enumerate(parts) if j != i):
+                break
+        else:  # the same directory as another run: its name, numbered below
+            suffix = p[-1:]
+        labels.append(os.path.join(*suffix) if suffix else os.sep)
+    # The same directory given twice (e.g. once as DIR, once as DIR/stats.json) still gets two bars.
+    return [f"{label} [{i}]" if labels.count(label) > 1 else label for i, label in enumerate(labels)]
 
 
 def main(argv):
@@ -41,7 +58,7 @@ def main(argv):
             os.execv("/usr/bin/python3", ["/usr/bin/python3", os.path.abspath(__file__)] + argv)
         sys.exit("plot_stats: needs matplotlib (Debian package python3-matplotlib; tools/deps.sh installs it)")
 
-    runs = [load(p) for p in args.runs]
+    runs = list(zip(run_labels(args.runs), (load(p) for p in args.runs)))
     n_kernels = max(len(s["kernels"]) for _, s in runs)
     fig, axes = plt.subplots(n_kernels, 2, figsize=(13, 1.2 + 0.9 * len(runs) * n_kernels + 1.5 * n_kernels),
                              squeeze=False)

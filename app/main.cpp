@@ -2,9 +2,9 @@
 // before the SystemC kernel starts, and hands over to SystemC's start-up (which calls sc_main) as its main would.
 #include <cstdlib>
 
-#include "sim/app/commands.h"
+#include "app/commands.h"
 
-// Declared in sysc/kernel/sc_externs.h (not included: keeps SystemC headers out of sim/app).
+// Declared in sysc/kernel/sc_externs.h (not included: keeps SystemC headers out of the application).
 extern "C" int sc_elab_and_sim(int argc, char* argv[]);
 
 extern "C" int sc_main(int argc, char** argv) { return warpsim::warpsim_main(argc, argv); }

@@ -1,5 +1,7 @@
 // `warpsim compare`: design candidates side by side. Reads the stats.json of several runs and prints, per
-// kernel, time, throughput and the main utilisations of each run and its speed-up over the first.
+// kernel (matched across runs by name, grid and block, not by position), time, throughput and the main
+// utilisations of each run and its speed-up over the first; then the kernels some run lacks, and a totals row
+// per run.
 #pragma once
 
 #include <string>

@@ -1,0 +1,383 @@
+#include "app/commands.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/program_options.hpp>
+#include <algorithm>
+#include <set>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "app/compare.h"
+#include "app/gpu_configs.h"
+#include "app/report.h"
+#include "app/run_one.h"
+#include "sim/config/config.h"
+#include "sim/core/error.h"
+#include "sim/registry/registry.h"
+#include "sim/trace/trace_file.h"
+#include "traces/readers/registry.h"
+#include "traces/synth/registry.h"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace warpsim {
+namespace {
+
+// The default workload of `warpsim run`: the MLP up-projection of Llama-3-8B (hidden 4096, intermediate
+// 14336) over a 4096-token prefill, in bf16.
+constexpr const char* kDefaultGemm = "4096x14336x4096";
+constexpr const char* kDefaultDtype = "bf16";
+constexpr const char* kDefaultGpu = "h100_sxm";
+
+const char* kUsage =
+    "usage: warpsim <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run        simulate a trace or a synthesized kernel on a GPU config; writes stats.json, stats.csv,\n"
+    "             config.resolved.yaml, timeline.json\n"
+    "  synth      synthesize a kernel trace (`warpsim synth --help` lists the kinds and their keys)\n"
+    "  describe   list every config parameter (type, unit, range, default, description), optionally of one section\n"
+    "  config     print the fully resolved configuration of a GPU config\n"
+    "  compare    compare runs (stats.json files or output directories): time, speed-up, utilisation\n"
+    "\n"
+    "`warpsim run` without options simulates a Llama-3-8B MLP GEMM (4096x14336x4096 bf16) on the H100 SXM.\n"
+    "`warpsim <command> --help` describes a command's options.\n"
+    "GPU configs: a name (h100_sxm) is a shipped config, from $WARPSIM_CONFIG_DIR when set, else from\n"
+    "<warpsim>/../share/warpsim/configs or the source tree's configs/; anything else is a YAML path.\n";
+
+// Creates the output directory (or checks an existing one) and that files can be written in it.
+void prepare_output_dir(const std::string& out) {
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+    throw InputError(fmt::format("--out: '{}' exists and is not a directory", out));
+  fs::create_directories(out, ec);
+  if (ec) throw InputError(fmt::format("--out: cannot create directory '{}': {}", out, ec.message()));
+  const fs::path probe = fs::path(out) / ".warpsim-write-test";
+  std::ofstream f(probe);
+  if (!f) throw InputError(fmt::format("--out: cannot write in '{}'", out));
+  f.close();
+  fs::remove(probe, ec);
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) throw InputError(fmt::format("cannot write '{}'", path.string()));
+}
+
+// Parses a command's options. Without `positional`, a command takes no positional arguments, and a stray one
+// (`warpsim run a100_sxm`) is an error rather than silently ignored. Returns false after printing --help.
+bool parse(const std::string& command, int argc, char** argv, po::options_description& desc,
+           po::variables_map& vm, const std::string& usage, const po::positional_options_description* positional = nullptr) {
+  desc.add_options()("help,h", "show this help");
+  po::command_line_parser parser(argc, argv);
+  parser.options(desc);
+  if (positional) parser.positional(*positional);
+  const po::parsed_options parsed = parser.run();
+  if (!positional) {
+    const std::vector<std::string> stray = po::collect_unrecognized(parsed.options, po::include_positional);
+    if (!stray.empty())
+      throw InputError(fmt::format("{}: unexpected argument '{}': options are written --name value (see warpsim {} --help)",
+                                   command, stray.front(), command));
+  }
+  po::store(parsed, vm);
+  if (vm.count("help")) {
+    fmt::print("{}\n\n{}\n", usage, fmt::streamed(desc));
+    return false;
+  }
+  po::notify(vm);
+  return true;
+}
+
+// One parameter (of a config section or a synthesizer): "  name   type [unit] in [min, max]   default X|required"
+// and the description on the next line.
+std::string describe_param(const ParamSpec& p) {
+  std::string type = param_type_name(p.type);
+  if (p.type == ParamType::Choice) type += fmt::format(" {{{}}}", fmt::join(p.choices, "|"));
+  if (!p.unit.empty() && p.type != ParamType::Frequency && p.type != ParamType::Bandwidth && p.type != ParamType::Size)
+    type += fmt::format(" [{}]", p.unit);
+  // Ranges other than the type's own limits (Schema's defaults: [0, 2^32-1] for UInt, [0, inf) otherwise).
+  const bool numeric = p.type != ParamType::Choice && p.type != ParamType::String && p.type != ParamType::Bool;
+  const double type_max = p.type == ParamType::UInt ? static_cast<double>(std::numeric_limits<std::uint32_t>::max())
+                                                    : std::numeric_limits<double>::infinity();
+  if (numeric && (p.min > 0 || p.max < type_max)) {
+    const std::string max = std::isinf(p.max) ? "inf" : format_quantity(p.max, p.type);
+    type += fmt::format(" in [{}, {}]", format_quantity(p.min, p.type), max);
+  }
+  const std::string fallback = p.default_text ? "default " + *p.default_text : std::string("required");
+  return fmt::format("  {:<37} {:<21} {}\n      {}\n", p.name, type, fallback, p.description);
+}
+
+// --- run ----------------------------------------------------------------------------------------------------
+
+// "MxNxK" -> the gemm synthesizer's keys (which validates the numbers).
+std::map<std::string, std::string> gemm_shape_keys(const std::string& shape, const std::string& dtype) {
+  const auto x1 = shape.find('x'), x2 = x1 == std::string::npos ? x1 : shape.find('x', x1 + 1);
+  if (x2 == std::string::npos || shape.find('x', x2 + 1) != std::string::npos)
+    throw InputError(fmt::format("--gemm: expected MxNxK (e.g. 4096x4096x4096), got '{}'", shape));
+  return {{"m", shape.substr(0, x1)}, {"n", shape.substr(x1 + 1, x2 - x1 - 1)}, {"k", shape.substr(x2 + 1)}, {"dtype", dtype}};
+}
+
+// "key=value" pairs of --synth-key.
+std::map<std::string, std::string> synth_key_values(const std::vector<std::string>& assignments) {
+  std::map<std::string, std::string> keys;
+  for (const std::string& a : assignments) {
+    const auto eq = a.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError(fmt::format("--synth-key: expected KEY=VALUE (e.g. --synth-key m=4096), got '{}'", a));
+    keys[a.substr(0, eq)] = a.substr(eq + 1);
+  }
+  return keys;
+}
+
+int cmd_run(int argc, char** argv) {
+  po::options_description desc("options");
+  RunSpec spec;
+  std::string gemm, dtype, out;
+  std::vector<std::string> synth_keys;
+  desc.add_options()
+      ("gpu", po::value(&spec.gpu)->default_value(kDefaultGpu), "GPU config: a shipped name (a100_sxm, h100_sxm, ...) or a YAML path")
+      ("trace", po::value(&spec.workload.trace_file), "trace file to replay (format recognised by its contents: native .wst, traces/FORMAT.md)")
+      ("gemm", po::value(&gemm), "shorthand for --synth gemm: a GEMM MxNxK (the default workload when none is given)")
+      ("dtype", po::value(&dtype), "data type of --gemm: bf16 (default), fp16, fp8")
+      ("synth", po::value(&spec.workload.synthesizer), "run a registered synthesizer of this kind (see `warpsim synth --help`)")
+      ("synth-key", po::value(&synth_keys)->composing(), "a key of --synth, KEY=VALUE, e.g. --synth-key m=4096 (repeatable)")
+      ("set", po::value(&spec.overrides)->composing(), "override a config value, e.g. --set sm.count=144 (repeatable)")
+      ("out", po::value(&out)->default_value("warpsim-out"), "output directory")
+      ("driver", po::value(&spec.driver)->default_value("systemc"), "simulation driver: systemc, or plain (C++ loop, same results)")
+      ("no-progress", "no progress lines on stderr")
+      ("quiet,q", "do not print the summary");
+  po::variables_map vm;
+  if (!parse("run", argc, argv, desc, vm,
+             "usage: warpsim run [--gpu CONFIG] [--trace FILE | --gemm MxNxK [--dtype T] | --synth KIND --synth-key K=V ...]\n"
+             "                   [--set k=v ...] [--out DIR]"))
+    return 0;
+  const int workloads = !spec.workload.trace_file.empty() + !gemm.empty() + !spec.workload.synthesizer.empty();
+  if (workloads > 1) throw InputError("--trace, --gemm and --synth are alternatives; give one");
+  if (!dtype.empty() && (!spec.workload.trace_file.empty() || !spec.workload.synthesizer.empty()))
+    throw InputError("--dtype goes with --gemm (with --synth, write --synth-key dtype=...)");
+  if (!synth_keys.empty() && spec.workload.synthesizer.empty()) throw InputError("--synth-key needs --synth KIND");
+  if (!spec.workload.synthesizer.empty()) {
+    spec.workload.synth_keys = synth_key_values(synth_keys);
+  } else if (spec.workload.trace_file.empty()) {
+    spec.workload.synthesizer = "gemm";
+    spec.workload.synth_keys = gemm_shape_keys(gemm.empty() ? kDefaultGemm : gemm, dtype.empty() ? kDefaultDtype : dtype);
+  }
+  spec.progress = !vm.count("no-progress");
+
+  PreparedRun prepared = prepare_run(spec);
+  prepare_output_dir(out);  // after the inputs are checked, before the run: a bad --out should not cost a simulation
+  const RunOutcome run = simulate(std::move(prepared));
+  write_file(fs::path(out) / "stats.json", results_json(run.result));
+  write_file(fs::path(out) / "stats.csv", results_csv(run.result));
+  write_file(fs::path(out) / "config.resolved.yaml", run.config.resolved_yaml());
+  write_file(fs::path(out) / "timeline.json", results_timeline(run.result));
+  if (!vm.count("quiet"))
+    fmt::print("{}  results in {}/ (stats.json, stats.csv, config.resolved.yaml, timeline.json for ui.perfetto.dev)\n",
+               results_summary(run.result), out);
+  return 0;
+}
+
+// --- synth --------------------------------------------------------------------------------------------------
+
+std::string synthesizer_help(const SynthesizerInfo& info) {
+  std::string text = fmt::format("{}: {}\n", info.name, info.description);
+  for (const ParamSpec& key : info.keys) text += describe_param(key);
+  return text;
+}
+
+void add_synth_common_options(po::options_description& desc, std::string& gpu, std::string& output) {
+  desc.add_options()
+      ("gpu", po::value(&gpu)->default_value(kDefaultGpu), "GPU config whose architecture and limits the kernel targets")
+      ("output,o", po::value(&output), "write the trace to this file (native format); without it, print a summary");
+}
+
+int cmd_synth(int argc, char** argv) {
+  const SynthRegistry& synths = SynthRegistry::instance();
+  std::string gpu, output;
+  const std::string usage = "usage: warpsim synth KIND [--KEY VALUE ...] [--gpu CONFIG] [-o FILE]";
+  if (argc < 2 || argv[1][0] == '-') {  // no KIND: only --help makes sense
+    po::options_description desc("options");
+    add_synth_common_options(desc, gpu, output);
+    po::variables_map vm;
+    if (!parse("synth", argc, argv, desc, vm, usage)) {
+      fmt::print("kinds and their keys (--KEY VALUE):\n\n");
+      for (const std::string& kind : synths.kinds()) fmt::print("{}\n", synthesizer_help(*synths.find(kind)));
+      return 0;
+    }
+    throw InputError(fmt::format("synth: expected a synthesizer kind first ({}), e.g. warpsim synth gemm --m 4096 ...",
+                                 fmt::join(synths.kinds(), ", ")));
+  }
+  const SynthesizerInfo& info = synths.get(argv[1]);
+  // The kind's keys become options: the KIND takes argv[0]'s place, which program_options skips.
+  po::options_description desc(fmt::format("keys of {}", info.name));
+  for (const ParamSpec& key : info.keys) desc.add_options()(key.name.c_str(), po::value<std::string>(), key.description.c_str());
+  add_synth_common_options(desc, gpu, output);
+  po::variables_map vm;
+  try {
+    if (!parse("synth " + info.name, argc - 1, argv + 1, desc, vm, usage)) return 0;
+  } catch (const po::unknown_option& e) {
+    std::vector<std::string> names;
+    for (const ParamSpec& key : info.keys) names.push_back("--" + key.name);
+    const std::string hint = did_you_mean(e.get_option_name(), names);
+    throw InputError(fmt::format("synth {}: unknown key '{}'{}", info.name, e.get_option_name(),
+                                 hint.empty() ? fmt::format(" (keys: {})", fmt::join(names, ", ")) : "; did you mean '" + hint + "'?"));
+  }
+  std::map<std::string, std::string> given;
+  for (const ParamSpec& key : info.keys)
+    if (vm.count(key.name)) given[key.name] = vm[key.name].as<std::string>();
+  const Config config = load_gpu_config(gpu, {});
+  auto source = synths.make(info.name, given, config);
+  const std::unique_ptr<KernelSource> first_kernel = source->open_kernel(0);
+  const KernelInfo& kernel = first_kernel->info();
+  fmt::print("{}: grid {}x{}x{}, block {} threads, {} registers/thread, {} B shared memory, {}\n", kernel.name,
+             kernel.grid.x, kernel.grid.y, kernel.grid.z, kernel.block.count(), kernel.registers_per_thread,
+             kernel.shared_mem_bytes, kernel.target_arch);
+  if (!output.empty()) {
+    const TraceWriteStats st = write_trace(output, *source);
+    fmt::print("wrote {}: {} warp-instructions, {} bytes ({:g} B/instruction)\n", output, st.instructions, st.file_bytes,
+               st.instructions ? static_cast<double>(st.file_bytes) / static_cast<double>(st.instructions) : 0.0);
+  }
+  return 0;
+}
+
+// --- describe, config, compare ------------------------------------------------------------------------------
+
+// The counters and metrics of the components of `section` (kinds "l2", "noc.sm_port", ...), once per kind.
+std::string describe_counters(const StatsRegistry& stats, const std::string& section) {
+  std::string out;
+  std::set<std::string> seen;
+  auto of_section = [&](const std::string& kind) { return kind == section || kind.rfind(section + ".", 0) == 0; };
+  for (const StatEntry& e : stats.entries())
+    if (of_section(e.kind) && seen.insert(e.kind + "." + e.name).second)
+      out += fmt::format("  {:<40}{:<22}{}\n      {}\n", e.kind + "." + e.name, e.gauge ? "gauge" : "counter",
+                         "[" + e.unit + "]", e.description);
+  for (const MetricEntry& m : stats.metrics())
+    if (of_section(m.kind) && seen.insert(m.kind + "." + m.name).second)
+      out += fmt::format("  {:<40}{:<22}{}\n      {}\n", m.kind + "." + m.name, "metric",
+                         m.denominator.empty() ? "[" + m.numerator + " / peak]" : "[" + m.numerator + " / " + m.denominator + "]",
+                         m.description);
+  return out;
+}
+
+int cmd_describe(int argc, char** argv) {
+  po::options_description desc("options");
+  std::string section, gpu;
+  desc.add_options()
+      ("section", po::value(&section), "only this config section (e.g. sm, l2, hbm)")
+      ("gpu", po::value(&gpu)->default_value(kDefaultGpu), "GPU config whose built components list their counters");
+  po::positional_options_description pos;
+  pos.add("section", 1);
+  po::variables_map vm;
+  if (!parse("describe", argc, argv, desc, vm, "usage: warpsim describe [SECTION] [--gpu CONFIG]", &pos)) return 0;
+  const Registry& reg = Registry::instance();
+  const auto sections = reg.sections();
+  if (!section.empty() && std::find(sections.begin(), sections.end(), section) == sections.end()) {
+    const std::string hint = did_you_mean(section, sections);
+    throw InputError(fmt::format("describe: unknown section '{}'{}", section, hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+  }
+  // Counters and metrics are registered by the components as they are built: build the GPU to list them.
+  const Config cfg = load_gpu_config(gpu, {});
+  const Gpu built(cfg);
+  for (const auto& s : sections) {
+    if (!section.empty() && s != section) continue;
+    for (const ComponentType* t : reg.implementations(s)) {
+      const Schema schema = reg.schema(*t);  // the slot's shared parameters, then the implementation's own
+      const bool named_impl = reg.implementations(s).size() > 1 || t->factory.has_value();
+      fmt::print("{}:{}\n  {}\n", s, named_impl ? fmt::format("  (impl: {})", t->impl) : "", schema.description());
+      if (schema.params().empty()) fmt::print("  (no parameters of its own)\n");
+      for (const ParamSpec& p : schema.params()) fmt::print("{}", describe_param(p));
+      fmt::print("\n");
+    }
+    const std::string counters = describe_counters(built.stats(), s);
+    if (!counters.empty())
+      fmt::print("{} statistics (as built for {}, impl {}; per instance and summed per kind in stats.json):\n{}\n", s,
+                 cfg.section("gpu").str("name"), cfg.section(s).impl(), counters);
+  }
+  return 0;
+}
+
+int cmd_config(int argc, char** argv) {
+  po::options_description desc("options");
+  std::string gpu;
+  std::vector<std::string> sets;
+  desc.add_options()
+      ("gpu", po::value(&gpu)->default_value(kDefaultGpu), "GPU config name or path")
+      ("set", po::value(&sets)->composing(), "override a value (repeatable)");
+  po::variables_map vm;
+  if (!parse("config", argc, argv, desc, vm, "usage: warpsim config [--gpu CONFIG] [--set k=v ...]")) return 0;
+  fmt::print("{}", load_gpu_config(gpu, sets).resolved_yaml());
+  return 0;
+}
+
+int cmd_compare(int argc, char** argv) {
+  po::options_description desc("options");
+  std::vector<std::string> runs;
+  desc.add_options()("runs", po::value(&runs)->composing(), "stats.json files or run output directories, baseline first");
+  po::positional_options_description pos;
+  pos.add("runs", -1);
+  po::variables_map vm;
+  if (!parse("compare", argc, argv, desc, vm, "usage: warpsim compare BASELINE_DIR_OR_STATS_JSON OTHER...", &pos)) return 0;
+  fmt::print("{}", compare_runs(runs));
+  return 0;
+}
+
+// Messages on stderr as "warpsim: <level>: <message>", the form the error messages always had.
+void set_up_logging() {
+  auto logger = spdlog::stderr_color_mt("warpsim");
+  logger->set_pattern("warpsim: %^%l%$: %v");
+  spdlog::set_default_logger(logger);
+}
+
+}  // namespace
+
+int warpsim_main(int argc, char** argv) {
+  if (!spdlog::get("warpsim")) set_up_logging();
+  const std::vector<std::string> commands{"run", "synth", "describe", "config", "compare"};
+  try {
+    if (argc < 2) {
+      fmt::print(stderr, "{}", kUsage);
+      return 2;
+    }
+    const std::string cmd = argv[1];
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+      fmt::print("{}", kUsage);
+      return 0;
+    }
+    if (cmd == "--version") {
+      fmt::print("warpsim {}\n", WARPSIM_VERSION);
+      return 0;
+    }
+    if (cmd == "run") return cmd_run(argc - 1, argv + 1);
+    if (cmd == "synth") return cmd_synth(argc - 1, argv + 1);
+    if (cmd == "describe") return cmd_describe(argc - 1, argv + 1);
+    if (cmd == "config") return cmd_config(argc - 1, argv + 1);
+    if (cmd == "compare") return cmd_compare(argc - 1, argv + 1);
+    const std::string hint = did_you_mean(cmd, commands);
+    spdlog::error("unknown command '{}'{}", cmd, hint.empty() ? "" : "; did you mean '" + hint + "'?");
+    fmt::print(stderr, "\n{}", kUsage);
+    return 2;
+  } catch (const po::error& e) {
+    spdlog::error("{} (see --help)", e.what());
+    return 2;
+  } catch (const InputError& e) {
+    spdlog::error("{}", e.what());
+    return 2;
+  } catch (const SimulationError& e) {
+    spdlog::error("simulation stopped: {}", e.what());
+    return 3;
+  } catch (const std::exception& e) {
+    spdlog::critical("internal error: {}", e.what());
+    return 70;
+  }
+}
+
+}  // namespace warpsim

@@ -1,0 +1,228 @@
+#include "app/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <variant>
+#include <vector>
+
+namespace warpsim {
+namespace {
+
+// Keys in the order they are written (the stats.json layout people read), not sorted.
+using Json = nlohmann::ordered_json;
+
+std::string dim(const Dim3& d) { return fmt::format("{}x{}x{}", d.x, d.y, d.z); }
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
+// Shortest text that reads back as the same double (as the JSON writer prints it).
+std::string csv_number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : ""; }
+
+// Every per-kernel scalar, once: the JSON object and the CSV row are both written from this table.
+using FieldValue = std::variant<std::monostate, std::string, double, std::uint64_t>;
+struct KernelField {
+  const char* name;
+  FieldValue (*get)(const KernelResult&);
+};
+
+const std::vector<KernelField>& kernel_fields() {
+  static const std::vector<KernelField> fields = {
+      {"name", [](const KernelResult& k) -> FieldValue { return k.name; }},
+      {"grid", [](const KernelResult& k) -> FieldValue { return dim(k.grid); }},
+      {"block", [](const KernelResult& k) -> FieldValue { return dim(k.block); }},
+      {"registers_per_thread", [](const KernelResult& k) -> FieldValue { return std::uint64_t{k.registers_per_thread}; }},
+      {"shared_mem_bytes", [](const KernelResult& k) -> FieldValue { return std::uint64_t{k.shared_mem_bytes}; }},
+      {"start_cycle", [](const KernelResult& k) -> FieldValue { return k.start_cycle; }},
+      {"cycles", [](const KernelResult& k) -> FieldValue { return k.cycles; }},
+      {"time_us", [](const KernelResult& k) -> FieldValue { return k.time_us; }},
+      {"warp_instructions", [](const KernelResult& k) -> FieldValue { return k.warp_instructions; }},
+      {"thread_instructions", [](const KernelResult& k) -> FieldValue { return k.thread_instructions; }},
+      {"ipc", [](const KernelResult& k) -> FieldValue { return k.ipc; }},
+      {"flops", [](const KernelResult& k) -> FieldValue { return k.flops; }},
+      {"achieved_tflops",
+       [](const KernelResult& k) -> FieldValue { return k.achieved_tflops ? FieldValue{*k.achieved_tflops} : FieldValue{}; }},
+      {"dram_bytes_read", [](const KernelResult& k) -> FieldValue { return k.dram_bytes_read; }},
+      {"dram_bytes_written", [](const KernelResult& k) -> FieldValue { return k.dram_bytes_written; }},
+      {"l2_dirty_bytes_at_end", [](const KernelResult& k) -> FieldValue { return k.l2_dirty_bytes_at_end; }},
+      {"achieved_dram_gbps", [](const KernelResult& k) -> FieldValue { return k.achieved_dram_gbps; }},
+      {"occupancy", [](const KernelResult& k) -> FieldValue { return k.occupancy; }},
+      {"theoretical_occupancy", [](const KernelResult& k) -> FieldValue { return k.theoretical_occupancy; }},
+      {"ctas_per_sm", [](const KernelResult& k) -> FieldValue { return std::uint64_t{k.ctas_per_sm}; }},
+      {"occupancy_limiter", [](const KernelResult& k) -> FieldValue { return k.occupancy_limiter; }},
+      {"l1_hit_rate", [](const KernelResult& k) -> FieldValue { return k.l1_hit_rate; }},
+      {"l2_hit_rate", [](const KernelResult& k) -> FieldValue { return k.l2_hit_rate; }},
+  };
+  return fields;
+}
+
+// NaN and infinities become null (JSON has no such numbers); nlohmann writes them so too.
+Json to_json(const FieldValue& v) {
+  return std::visit(
+      [](const auto& x) -> Json {
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) return nullptr;
+        else return x;
+      },
+      v);
+}
+
+std::string csv_text(const FieldValue& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return csv_field(*s);
+  if (const auto* d = std::get_if<double>(&v)) return csv_number(*d);
+  if (const auto* u = std::get_if<std::uint64_t>(&v)) return std::to_string(*u);
+  return {};
+}
+
+template <class Pairs>
+Json object_of(const Pairs& pairs) {
+  Json o = Json::object();
+  for (const auto& [key, value] : pairs) o[key] = value;
+  return o;
+}
+
+std::string percent(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
+
+// Counters as integers, metrics as fractions.
+Json stat_number(const StatValue& v, double x) {
+  if (v.is_counter) return static_cast<std::uint64_t>(x);
+  return x;
+}
+
+// Every component's statistics for one kernel: totals per kind ("l2.read_sectors", "l2.hit_rate"), the largest
+// instance's value of each (the busiest port, the hottest slice), and every instance ("l2.slice[3].hit_rate").
+void add_statistics(Json& kernel, const StatReport& report) {
+  Json totals = Json::object(), largest = Json::object(), instances = Json::object();
+  for (const StatValue& v : report.totals) {
+    totals[v.name] = stat_number(v, v.value);
+    largest[v.name] = stat_number(v, v.max);
+  }
+  for (const StatValue& v : report.instances) instances[v.name] = stat_number(v, v.value);
+  kernel["counters"] = std::move(totals);
+  kernel["counters_max_instance"] = std::move(largest);
+  kernel["instances"] = std::move(instances);
+}
+
+}  // namespace
+
+std::string results_json(const RunResult& r) {
+  Json j;
+  j["schema_version"] = 1;
+  j["gpu"] = r.gpu;
+  j["trace"] = r.trace;
+  j["kernels"] = Json::array();
+  for (const auto& k : r.kernels) {
+    Json kernel;
+    for (const KernelField& f : kernel_fields()) kernel[f.name] = to_json(f.get(k));
+    kernel["utilization"] = object_of(k.utilization);
+    kernel["stalls"] = object_of(k.stalls);
+    add_statistics(kernel, k.stats);
+    j["kernels"].push_back(std::move(kernel));
+  }
+  // Units of every statistic, once per run (the descriptions: `warpsim describe`).
+  Json units = Json::object();
+  if (!r.kernels.empty())
+    for (const StatValue& v : r.kernels.front().stats.totals) units[v.name] = v.unit;
+  j["statistics_units"] = std::move(units);
+  j["total_cycles"] = r.total_cycles;
+  j["total_time_us"] = r.total_time_us;
+  Json sim;
+  sim["version"] = r.sim.version;
+  sim["config_files"] = r.sim.config_files;
+  sim["config_hash"] = r.sim.config_hash;
+  sim["driver"] = r.sim.driver;
+  sim["wall_s"] = r.sim.wall_s;
+  sim["warp_instructions_per_s"] = r.sim.warp_instructions_per_s;
+  sim["peak_rss_mb"] = r.sim.peak_rss_mb;
+  sim["simulated_sm_cycles"] = r.sim.simulated_cycles;
+  sim["domain_ticks"] = object_of(r.sim.domain_ticks);
+  j["sim"] = std::move(sim);
+  return j.dump(2) + "\n";
+}
+
+// One row per kernel: the same fields as stats.json, utilisation and stalls flattened.
+std::string results_csv(const RunResult& r) {
+  std::string o = "gpu";
+  for (const KernelField& f : kernel_fields()) o += fmt::format(",{}", f.name);
+  if (!r.kernels.empty()) {
+    for (const auto& u : r.kernels[0].utilization) o += ",utilization_" + u.first;
+    for (const auto& s : r.kernels[0].stalls) o += "," + s.first;
+  }
+  o += "\n";
+  for (const auto& k : r.kernels) {
+    o += csv_field(r.gpu);
+    for (const KernelField& f : kernel_fields()) o += "," + csv_text(f.get(k));
+    for (const auto& u : k.utilization) o += "," + csv_number(u.second);
+    for (const auto& s : k.stalls) o += fmt::format(",{}", s.second);
+    o += "\n";
+  }
+  return o;
+}
+
+std::string results_summary(const RunResult& r) {
+  std::string o = fmt::format("warpsim: {}, {} kernel(s) from {}\n", r.gpu, r.kernels.size(), r.trace);
+  for (const auto& k : r.kernels) {
+    o += fmt::format("\n  {}\n", k.name);
+    o += fmt::format("    grid {}, block {}, {} CTA/SM (limited by {})\n", dim(k.grid), dim(k.block), k.ctas_per_sm,
+                     k.occupancy_limiter);
+    o += fmt::format("    time        {:.2f} us  ({} SM cycles)\n", k.time_us, k.cycles);
+    if (k.achieved_tflops) o += fmt::format("    throughput  {:.1f} TFLOP/s\n", *k.achieved_tflops);
+    o += fmt::format("    DRAM        {:.1f} MB read, {:.1f} MB written, {:.0f} GB/s\n", k.dram_bytes_read / 1e6,
+                     k.dram_bytes_written / 1e6, k.achieved_dram_gbps);
+    o += fmt::format("    IPC         {:.2f} warp-inst/cycle/SM, occupancy {} (theoretical {})\n", k.ipc,
+                     percent(k.occupancy), percent(k.theoretical_occupancy));
+    o += fmt::format("    hit rates   L1 {}, L2 {}\n", percent(k.l1_hit_rate), percent(k.l2_hit_rate));
+    o += "    utilization";
+    for (const auto& [unit, v] : k.utilization) o += fmt::format(" {} {}", unit, percent(v));
+    o += "\n";
+    std::uint64_t total = 0;
+    for (const auto& s : k.stalls) total += s.second;
+    auto sorted = k.stalls;
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    o += "    warp states";
+    int shown = 0;
+    for (const auto& [reason, v] : sorted) {
+      if (shown++ == 4 || v == 0) break;
+      o += fmt::format(" {} {}", reason, percent(total ? static_cast<double>(v) / total : 0.0));
+    }
+    o += "\n";
+  }
+  o += fmt::format("\n  total {:.2f} us; simulated in {:.2f} s ({:.1f} M warp-instructions/s, peak RSS {:.0f} MB)\n",
+                   r.total_time_us, r.sim.wall_s, r.sim.warp_instructions_per_s / 1e6, r.sim.peak_rss_mb);
+  return o;
+}
+
+std::string results_timeline(const RunResult& r) {
+  const double us_per_cycle = r.sm_clock_hz > 0 ? 1e6 / r.sm_clock_hz : 0.0;
+  Json events = Json::array();
+  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", r.gpu + " kernels"}}}});
+  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", r.gpu + " SMs"}}}});
+  for (const auto& k : r.kernels) {
+    events.push_back({{"name", k.name}, {"cat", "kernel"}, {"ph", "X"}, {"pid", 0}, {"tid", 0},
+                      {"ts", static_cast<double>(k.start_cycle) * us_per_cycle}, {"dur", k.time_us},
+                      {"args", {{"cycles", k.cycles}}}});
+  }
+  std::uint32_t max_sm = 0;
+  for (const auto& c : r.timeline) max_sm = std::max(max_sm, c.sm);
+  for (std::uint32_t sm = 0; !r.timeline.empty() && sm <= max_sm; ++sm)
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", sm}, {"args", {{"name", fmt::format("SM {}", sm)}}}});
+  for (const auto& c : r.timeline) {
+    const std::string kernel = c.kernel < r.kernels.size() ? r.kernels[c.kernel].name : fmt::format("kernel {}", c.kernel);
+    events.push_back({{"name", fmt::format("CTA {}", c.cta)}, {"cat", "cta"}, {"ph", "X"}, {"pid", 1}, {"tid", c.sm},
+                      {"ts", static_cast<double>(c.start_cycle) * us_per_cycle},
+                      {"dur", static_cast<double>(c.end_cycle - c.start_cycle) * us_per_cycle},
+                      {"args", {{"kernel", kernel}, {"cycles", c.end_cycle - c.start_cycle}}}});
+  }
+  // One event per line: large timelines stay readable and diffable without the bulk of full indentation.
+  std::string out = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
+  for (std::size_t i = 0; i < events.size(); ++i) out += (i ? ",\n" : "") + events[i].dump();
+  return out + "\n]}\n";
+}
+
+}  // namespace warpsim

@@ -1,0 +1,55 @@
+// One simulation, from what to run to its results: the entry point that `warpsim run`, the benchmark and,
+// later, `validate`, `sweep` and `llm` share. Command-specific concerns (output files, printing) stay with
+// the callers.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/gpu/gpu.h"
+#include "sim/config/config.h"
+#include "sim/trace/source.h"
+
+namespace warpsim {
+
+// What runs: a trace file (its reader chosen by traces/readers/registry.h) or a registered synthesizer.
+struct WorkloadSpec {
+  std::string trace_file;                          // set: replay this file
+  std::string synthesizer;                         // otherwise: this kind (traces/synth/registry.h) ...
+  std::map<std::string, std::string> synth_keys;   // ... with these keys (validated against its declaration)
+};
+
+struct RunSpec {
+  std::string gpu = "h100_sxm";        // config name or YAML path (app/gpu_configs.h)
+  std::vector<std::string> overrides;  // "section.key=value", as --set
+  WorkloadSpec workload;
+  std::string driver = "systemc";      // "systemc", or "plain" (C++ loop, same results)
+  bool progress = true;                // progress lines on stderr
+};
+
+// A run whose inputs were all checked (config loaded, workload opened) and that has not simulated yet.
+struct PreparedRun {
+  RunSpec spec;
+  Config config;
+  std::unique_ptr<TraceSource> workload;
+};
+
+// The results and what the report writers need beside them.
+struct RunOutcome {
+  Config config;     // the resolved configuration (config.resolved.yaml)
+  RunResult result;  // per-kernel results; result.sim carries driver, version, config files and hash
+};
+
+// Every input error (config, workload, driver name) is thrown here as InputError, before any simulation.
+PreparedRun prepare_run(const RunSpec& spec);
+// Simulates a prepared run. Throws SimulationError when the simulation stops making progress.
+RunOutcome simulate(PreparedRun run);
+// prepare_run, then simulate.
+RunOutcome run_one(const RunSpec& spec);
+
+// FNV-1a over every resolved parameter value: two runs with equal hashes modelled the same hardware.
+std::string config_hash(const Config& config);
+
+}  // namespace warpsim

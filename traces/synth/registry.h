@@ -1,0 +1,80 @@
+// Registry of workload synthesizers: each kind (gemm, later attention, norms, ...) registers its name, what it
+// generates, the keys it takes (declared as config parameters are: name, type, unit, default, range,
+// description) and a factory. `warpsim synth KIND --key value` and `warpsim run --synth KIND` look kinds up
+// here, so a new synthesizer is one file with one WARPSIM_REGISTER_SYNTHESIZER.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/config/schema.h"
+#include "sim/trace/source.h"
+
+namespace warpsim {
+
+class Config;
+
+// The validated keys of one synthesizer call: every declared key is present (given, or its default).
+class SynthArgs {
+ public:
+  SynthArgs(std::string kind, std::map<std::string, std::string> values, std::map<std::string, double> numbers)
+      : kind_(std::move(kind)), values_(std::move(values)), numbers_(std::move(numbers)) {}
+  const std::string& kind() const noexcept { return kind_; }
+  // The value as written (a Choice or String key, or any key for messages).
+  const std::string& text(const std::string& key) const;
+  // A numeric key (UInt, Real, Size, ...) in base units.
+  double number(const std::string& key) const;
+  std::uint64_t u64(const std::string& key) const { return static_cast<std::uint64_t>(number(key)); }
+
+ private:
+  std::string kind_;
+  std::map<std::string, std::string> values_;
+  std::map<std::string, double> numbers_;
+};
+
+// The target GPU is passed as its Config so that a synthesizer can fit its kernel to the architecture and the
+// SM's resource limits.
+using SynthFactory = std::function<std::unique_ptr<TraceSource>(const SynthArgs&, const Config&)>;
+
+struct SynthesizerInfo {
+  std::string name;         // the KIND on the command line
+  std::string description;  // one line: what the kernel is
+  std::vector<ParamSpec> keys;
+  SynthFactory factory;
+};
+
+class SynthRegistry {
+ public:
+  static SynthRegistry& instance();
+
+  void add(SynthesizerInfo info);  // asserts that the name is new
+  const SynthesizerInfo* find(const std::string& kind) const;
+  // The registered kind, or InputError naming `kind` with a did-you-mean (or the known kinds).
+  const SynthesizerInfo& get(const std::string& kind) const;
+  std::vector<std::string> kinds() const;  // sorted
+
+  // Checks `given` (key -> text) against the kind's keys: unknown keys (with a did-you-mean), missing required
+  // keys, wrong types, out-of-range values and choices each throw InputError naming "KIND KEY". Fills defaults.
+  SynthArgs validate(const std::string& kind, const std::map<std::string, std::string>& given) const;
+  // validate(), then the kind's factory.
+  std::unique_ptr<TraceSource> make(const std::string& kind, const std::map<std::string, std::string>& given,
+                                    const Config& config) const;
+
+ private:
+  std::map<std::string, SynthesizerInfo> kinds_;
+};
+
+namespace detail {
+struct SynthRegistration {
+  explicit SynthRegistration(SynthesizerInfo info) { SynthRegistry::instance().add(std::move(info)); }
+};
+}  // namespace detail
+
+// At namespace scope in the synthesizer's own file: WARPSIM_REGISTER_SYNTHESIZER(gemm, make_gemm_info());
+#define WARPSIM_REGISTER_SYNTHESIZER(id, info_expr) \
+  static const ::warpsim::detail::SynthRegistration warpsim_synth_registration_##id{info_expr}
+
+}  // namespace warpsim
