@@ -6,11 +6,11 @@
 namespace warpsim::synth {
 namespace {
 
-constexpr std::uint32_t kStoreMaxCols = 64;      // 128 B of bf16 per staged row
+constexpr std::uint32_t kStoreMaxCols = 64;          // 128 B of bf16 per staged row
 constexpr std::uint32_t kReduceMaxCols = kWarpSize;  // 128 B of fp32: one lane per column
-constexpr std::uint32_t kPackedPairBytes = 4;    // STS of a packed bf16x2 pair
-constexpr std::uint32_t kFp32PairBytes = 8;      // STS.64 of an fp32 pair
-constexpr std::uint32_t kFragLanesPerRow = 4;    // mma fragment layout: 4 lanes per accumulator row
+constexpr std::uint32_t kPackedPairBytes = 4;        // STS of a packed bf16x2 pair
+constexpr std::uint32_t kFp32PairBytes = 8;          // STS.64 of an fp32 pair
+constexpr std::uint32_t kFragLanesPerRow = 4;        // mma fragment layout: 4 lanes per accumulator row
 
 StagedEpilogue make_epilogue(bool reduce_f32, std::uint32_t out_elem_bytes, std::uint32_t pass_cols,
                              std::uint32_t readback_lane_bytes) {
@@ -51,8 +51,10 @@ void emit_staged_epilogue(InstChunk& c, const StagedEpilogue& epi, const MmaAccu
           emit_alu(c, Opcode::FMUL, acc.reg(mi, ni, e), {acc.reg(mi, ni, e)});
       if (!epi.reduce_f32)  // F2FP packs of the pairs (e = 0,1 and 2,3), as FMUL
         for (std::uint32_t ni = ni0; ni < ni_end; ++ni)
-          for (std::uint32_t half = 0; half < 2; ++half)
-            emit_alu(c, Opcode::FMUL, acc.reg(mi, ni, 2 * half), {acc.reg(mi, ni, 2 * half), acc.reg(mi, ni, 2 * half + 1)});
+          for (std::uint32_t half = 0; half < 2; ++half) {
+            const std::uint16_t lo = acc.reg(mi, ni, 2 * half);
+            emit_alu(c, Opcode::FMUL, lo, {lo, reg(lo + 1u)});
+          }
       for (std::uint32_t ni = ni0; ni < ni_end; ++ni) {
         for (std::uint32_t half = 0; half < 2; ++half) {  // rows 0-7, then 8-15 of the block
           const LaneRows staging{staging_base + half * kLdsmRows * epi.staging_pitch +

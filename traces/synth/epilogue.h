@@ -42,7 +42,8 @@ struct StagedEpilogue {
 
   std::uint32_t staging_bytes() const { return kEpilogueRows * staging_pitch; }  // per warp
   std::uint32_t regs_per_readback() const { return readback_lane_bytes / 4; }
-  std::uint32_t readback_regs() const { return readback_insts * regs_per_readback(); }  // ids it needs from readback_reg
+  // Register ids the read-back needs, from emit_staged_epilogue's readback_reg.
+  std::uint32_t readback_regs() const { return readback_insts * regs_per_readback(); }
 };
 
 // The epilogue of one warp: `acc` goes to `out` at (row0, col0) through the staging rows at staging_base
