@@ -33,8 +33,8 @@ using namespace synth;
 constexpr std::uint64_t kABase = 0x7f0000000000ull;  // A's address; B and C follow, each 1 MiB aligned
 constexpr std::uint64_t kMatrixAlign = 1ull << 20;
 constexpr MmaShape kHmmaShape = kMmaSyncShape;  // mma.sync.m16n8k16 (bf16/f16)
-constexpr std::uint32_t kFragBuffers = 2;   // fragments are double-buffered: k-step s+1 loads during s
-constexpr std::uint32_t kHgmmaM = 64;  // wgmma M per warpgroup
+constexpr std::uint32_t kFragBuffers = 2;       // fragments are double-buffered: k-step s+1 loads during s
+constexpr std::uint32_t kHgmmaM = 64;           // wgmma M per warpgroup
 constexpr std::uint32_t kHgmmaMaxN = 256;
 constexpr std::uint32_t kHgmmaAccIds = 4;           // register ids standing for a warp's HGMMA accumulator block
 constexpr std::uint32_t kOutElems = kVecBytes / 2;  // bf16/f16 outputs per 16-byte store
@@ -119,7 +119,7 @@ struct GemmPlan {
   KernelInfo info;
   bool warp_specialized = false;
 
-  std::uint32_t eb = 2;  // input element bytes
+  std::uint32_t eb = 2;    // input element bytes
   RowMajorMatrix a, b, c;  // c: bf16/f16, or the fp32 workspace with split-K
   std::uint32_t tiles_m = 0, tiles_n = 0, k_tiles = 0;
   std::uint32_t split_k = 1;  // grid.z: CTA z reduces k-tiles [z*k_tiles/split_k, (z+1)*k_tiles/split_k)
