@@ -6,7 +6,9 @@
 //    memory, CUTLASS 3's KernelTmaWarpSpecialized with TMA and mbarriers replaced (until they are modelled) by
 //    LDGSTS + LDGDEPBAR/DEPBAR and one CTA-wide BAR per k-tile.
 // Both share the setup code, the global-to-shared copy pattern, the CTA rasterisation and the epilogue, and both
-// support split-K (grid.z splits of the k-tiles, fp32 partial tiles reduced into C with RED).
+// support split-K (grid.z splits of the k-tiles, fp32 partial tiles reduced into C with RED). The instruction
+// emitters, address patterns, epilogue and phase machine are the reusable pieces of emit.h, epilogue.h and
+// tile_pipeline.h; this file says what is GEMM-specific.
 #include "traces/synth/gemm.h"
 
 #include <algorithm>
@@ -17,37 +19,25 @@
 #include <vector>
 
 #include "sim/core/error.h"
+#include "traces/synth/emit.h"
+#include "traces/synth/epilogue.h"
 #include "traces/synth/generated.h"
+#include "traces/synth/tile_pipeline.h"
 
 namespace warpsim {
 namespace {
 
+using namespace synth;
+
 // ---- layout and hardware constants --------------------------------------------------------------------------
 constexpr std::uint64_t kABase = 0x7f0000000000ull;  // A's address; B and C follow, each 1 MiB aligned
 constexpr std::uint64_t kMatrixAlign = 1ull << 20;
-constexpr std::uint32_t kVecBytes = 16;      // LDGSTS (cp.async.cg 16), LDSM rows, LDS.128/STG.128 per lane
-constexpr std::uint32_t kSwizzleChunks = 8;  // XOR swizzle over 8 x 16 B = 128 B (all 32 banks)
-constexpr std::uint32_t kSwizzleLineBytes = kSwizzleChunks * kVecBytes;
-constexpr std::uint32_t kLdsmRows = 8;      // ldmatrix: each 8x8 matrix is 8 rows of 16 B
-constexpr std::uint32_t kLdsmMatrices = 4;  // .x4: lanes 8q..8q+7 address the rows of matrix q
-constexpr MmaShape kHmmaShape{16, 8, 16};   // mma.sync.m16n8k16 (bf16/f16)
-constexpr std::uint32_t kHmmaAccRegs = 4;   // 16x8 fp32 accumulator block / 32 lanes
-constexpr std::uint32_t kHmmaARegs = 4;     // 16x16 A fragment (ldmatrix.x4)
-constexpr std::uint32_t kHmmaBRegs = 2;     // 16x8 B fragment (half of an ldmatrix.x4)
-constexpr std::uint32_t kFragBuffers = 2;   // fragments are double-buffered: k-step s+1 loads during s
-constexpr std::uint32_t kWarpgroupWarps = 4;
-constexpr std::uint32_t kWarpgroupThreads = kWarpgroupWarps * kWarpSize;
-constexpr std::uint32_t kHgmmaM = 64;  // wgmma M per warpgroup
+constexpr MmaShape kHmmaShape = kMmaSyncShape;  // mma.sync.m16n8k16 (bf16/f16)
+constexpr std::uint32_t kFragBuffers = 2;       // fragments are double-buffered: k-step s+1 loads during s
+constexpr std::uint32_t kHgmmaM = 64;           // wgmma M per warpgroup
 constexpr std::uint32_t kHgmmaMaxN = 256;
 constexpr std::uint32_t kHgmmaAccIds = 4;           // register ids standing for a warp's HGMMA accumulator block
-constexpr std::uint32_t kEpiRows = 16;              // accumulator rows of one epilogue pass (one m16 row block)
-constexpr std::uint32_t kEpiMaxCols = 64;           // columns staged per pass (128 B of bf16 per row)
-constexpr std::uint32_t kEpiPad = 16;               // staging row padding: the 8 rows of one STS hit distinct banks
-constexpr std::uint32_t kEpiStsBytes = 4;           // STS of a packed bf16x2 pair (mma accumulator layout)
 constexpr std::uint32_t kOutElems = kVecBytes / 2;  // bf16/f16 outputs per 16-byte store
-constexpr std::uint32_t kRedBytes = 4;              // split-K: RED.ADD.F32 of one fp32 element per lane
-constexpr std::uint32_t kRedMaxCols = kWarpSize;    // split-K epilogue pass: at most 32 fp32 columns (128 B rows)
-constexpr std::uint32_t kEpiStsF32Bytes = 8;        // split-K: STS.64 of an fp32 accumulator pair
 constexpr std::uint32_t kRegOverhead = 40;          // addresses, counters, epilogue temporaries (beyond acc + frags)
 constexpr std::uint32_t kProducerRegs = 40;         // CUTLASS's setmaxnreg for the load warpgroup
 constexpr std::uint32_t kConsumerRegOverhead = 104;
@@ -92,6 +82,12 @@ std::string dtype_tag(DType t) {
   }
 }
 
+// The epilogue of a warp whose accumulator tile is `acc_cols` wide: bf16/f16 stores, or fp32 reductions into the
+// split-K workspace.
+StagedEpilogue gemm_epilogue(std::uint32_t acc_cols, std::uint32_t split_k) {
+  return split_k > 1 ? StagedEpilogue::reduce_fp32(acc_cols) : StagedEpilogue::store_16bit(acc_cols);
+}
+
 // Warp grid of the multistage structure: the factorisation of `warps` with the squarest warp tile that still
 // divides the CTA tile into m16 rows and pairs of n8 columns (one ldmatrix.x4 of B). False when none exists.
 bool multistage_warp_layout(const GemmTiling& t, std::uint32_t& warps_m, std::uint32_t& warps_n) {
@@ -123,18 +119,17 @@ struct GemmPlan {
   KernelInfo info;
   bool warp_specialized = false;
 
-  std::uint32_t eb = 2;  // input element bytes
-  std::uint64_t a_base = 0, b_base = 0, c_base = 0;
+  std::uint32_t eb = 2;    // input element bytes
+  RowMajorMatrix a, b, c;  // c: bf16/f16, or the fp32 workspace with split-K
   std::uint32_t tiles_m = 0, tiles_n = 0, k_tiles = 0;
   std::uint32_t split_k = 1;  // grid.z: CTA z reduces k-tiles [z*k_tiles/split_k, (z+1)*k_tiles/split_k)
   MmaShape mma{};
   std::uint32_t k_steps = 0;         // MMAs along K per k-tile
   std::uint32_t chunk_elems = 0;     // elements per 16-byte copy chunk
   std::uint32_t chunks_per_row = 0;  // 16-byte chunks per tile row (tile_k elements)
-  std::uint32_t copy_group = 0;      // lanes per tile row in one LDGSTS (Strided2D group)
+  CoalescedTileCopy a_copy, b_copy;  // per k-tile, by the copying threads (all, or the producer warpgroup)
   std::uint32_t a_tile_bytes = 0, stage_bytes = 0;
-  std::uint32_t copy_threads = 0;            // threads sharing the copies (all, or the producer warpgroup)
-  std::uint32_t a_copies = 0, b_copies = 0;  // LDGSTS per copying thread per k-tile
+  std::uint32_t copies() const { return a_copy.copies_per_thread + b_copy.copies_per_thread; }
 
   // Multistage warp grid (warp tile = accumulator tile of one warp).
   std::uint32_t warps_m = 0, warps_n = 0, warp_tile_m = 0, warp_tile_n = 0, n_mi = 0, n_ni = 0;
@@ -145,39 +140,25 @@ struct GemmPlan {
   std::uint32_t first_consumer_warp = 0;  // 0 for multistage (every warp computes)
   std::uint32_t consumer_pc = 0;          // code address of the consumer branch
 
-  // Epilogue (shared): passes of kEpiRows x epi_cols through a warp-private padded staging buffer.
-  std::uint32_t epi_cols = 0, epi_lanes_per_row = 0, epi_rows_per_inst = 0, epi_insts = 0;
-  std::uint32_t staging_pitch = 0, staging_bytes = 0;
-  // Split-K epilogue (C is an fp32 workspace): passes of kEpiRows x red_cols fp32 through the same kind of staging
-  // (pitch staging_pitch), read back with red_cols lanes per row (LDS.32, red_rows_per_inst rows per
-  // instruction) and reduced into C (RED.ADD.F32, 4 bytes per lane).
-  std::uint32_t red_cols = 0, red_rows_per_inst = 0, red_insts = 0;
+  // Epilogue (shared): passes of 16 rows through a warp-private padded staging buffer (epilogue.h).
+  StagedEpilogue epi;
 
   // Register ids.
   std::uint16_t r_acc = 0, r_afrag = 0, r_bfrag = 0;
   std::uint16_t r_tid = 0, r_cta_x = 0, r_cta_y = 0, r_lin = 0, r_tile_m = 0, r_tile_n = 0;
   std::uint16_t r_gptr_a = 0, r_gptr_b = 0, r_smem_w = 0, r_smem_r = 0, r_count = 0, r_cptr = 0;
-  std::uint16_t r_epi = 0;  // LDS.128 destinations of one pass (4 per instruction)
+  std::uint16_t r_epi = 0;  // destinations of the epilogue's shared-memory read-back
   std::uint16_t reg_ids_used = 0;
 
   // ldmatrix lane offsets (multistage): [warp][operand][fragment][k-step] -> 32 offsets from the stage base.
   std::vector<std::array<std::int32_t, kWarpSize>> ldsm;
   std::uint32_t ldsm_frags = 0;  // max(n_mi, n_ni/2): fragment slots per operand
 
-  const std::int32_t* ldsm_offsets(std::uint32_t warp, Operand op, std::uint32_t frag, std::uint32_t ks) const {
-    const std::size_t i = ((std::size_t{warp} * 2 + static_cast<std::size_t>(op)) * ldsm_frags + frag) * k_steps + ks;
-    return ldsm[i].data();
+  std::size_t ldsm_index(std::uint32_t warp, Operand op, std::uint32_t frag, std::uint32_t ks) const {
+    return ((std::size_t{warp} * 2 + static_cast<std::size_t>(op)) * ldsm_frags + frag) * k_steps + ks;
   }
-
-  // Byte offset, within an operand tile in shared memory, of 16-byte chunk `chunk` of tile row `row`. The tile is
-  // a sequence of 128-byte lines; a chunk's slot in its line is XORed with the line's row group, so the 8 rows an
-  // ldmatrix phase reads (same logical chunk) land in 8 different bank groups.
-  std::uint32_t swizzled_offset(std::uint32_t row, std::uint32_t chunk) const {
-    const std::uint32_t linear = row * chunks_per_row + chunk;
-    const std::uint32_t line = linear / kSwizzleChunks, slot = linear % kSwizzleChunks;
-    const std::uint32_t rows_per_line = std::max(1u, kSwizzleChunks / chunks_per_row);
-    const std::uint32_t key = (row / rows_per_line) % kSwizzleChunks;
-    return line * kSwizzleLineBytes + (slot ^ key) * kVecBytes;
+  const std::int32_t* ldsm_offsets(std::uint32_t warp, Operand op, std::uint32_t frag, std::uint32_t ks) const {
+    return ldsm[ldsm_index(warp, op, frag, ks)].data();
   }
 
   // What linear CTA `cta_id` computes: its output tile (first rows of its A and B tiles) and its k-tiles
@@ -201,7 +182,7 @@ struct GemmPlan {
 
 std::uint32_t multistage_acc_regs(std::uint32_t wtm, std::uint32_t wtn) { return wtm * wtn / kWarpSize; }
 std::uint32_t multistage_frag_regs(std::uint32_t wtm, std::uint32_t wtn) {
-  return kFragBuffers * ((wtm / kHmmaShape.m) * kHmmaARegs + (wtn / kHmmaShape.n) * kHmmaBRegs);
+  return kFragBuffers * ((wtm / kHmmaShape.m) * kMmaARegs + (wtn / kHmmaShape.n) * kMmaBRegs);
 }
 std::uint32_t consumer_acc_regs(std::uint32_t tile_n) { return kHgmmaM * tile_n / kWarpgroupThreads; }
 
@@ -241,21 +222,24 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.t = t;
   P.warp_specialized = t.warpgroup_mma;
   P.eb = elem_bytes(p.dtype);
-  P.a_base = kABase;
-  P.b_base = round_up(P.a_base + p.m * p.k * P.eb, kMatrixAlign);
-  P.c_base = round_up(P.b_base + p.n * p.k * P.eb, kMatrixAlign);
+  P.split_k = t.split_k;
+  const std::uint64_t a_base = kABase;
+  const std::uint64_t b_base = round_up(a_base + p.m * p.k * P.eb, kMatrixAlign);
+  const std::uint64_t c_base = round_up(b_base + p.n * p.k * P.eb, kMatrixAlign);
+  P.a = RowMajorMatrix{a_base, p.m, p.k, P.eb};
+  P.b = RowMajorMatrix{b_base, p.n, p.k, P.eb};  // stored N x K
+  P.c = RowMajorMatrix{c_base, p.m, p.n, P.split_k > 1 ? kWorkspaceBytes : kOutBytes};
   P.tiles_m = static_cast<std::uint32_t>(ceil_div(p.m, t.tile_m));
   P.tiles_n = static_cast<std::uint32_t>(ceil_div(p.n, t.tile_n));
   P.k_tiles = static_cast<std::uint32_t>(ceil_div(p.k, t.tile_k));
-  P.split_k = t.split_k;
   P.chunk_elems = kVecBytes / P.eb;
   P.chunks_per_row = t.tile_k / P.chunk_elems;
-  P.copy_group = std::min<std::uint32_t>(P.chunks_per_row, kWarpSize);
   P.a_tile_bytes = t.tile_m * t.tile_k * P.eb;
   P.stage_bytes = (t.tile_m + t.tile_n) * t.tile_k * P.eb;
 
   std::uint32_t acc_regs = 0, frag_regs = 0;
   std::uint32_t acc_cols = 0;  // accumulator tile width of one computing warp
+  std::uint32_t copy_threads = 0;
   if (!P.warp_specialized) {
     P.mma = kHmmaShape;
     multistage_warp_layout(t, P.warps_m, P.warps_n);
@@ -264,7 +248,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
     P.n_mi = P.warp_tile_m / kHmmaShape.m;
     P.n_ni = P.warp_tile_n / kHmmaShape.n;
     P.frag_loads = P.n_mi + P.n_ni / 2;
-    P.copy_threads = t.warps * kWarpSize;
+    copy_threads = t.warps * kWarpSize;
     acc_regs = multistage_acc_regs(P.warp_tile_m, P.warp_tile_n);
     frag_regs = multistage_frag_regs(P.warp_tile_m, P.warp_tile_n);
     acc_cols = P.warp_tile_n;
@@ -273,7 +257,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
                      static_cast<std::uint16_t>(mma_k_for(p.dtype))};
     P.consumer_warpgroups = t.tile_m / kHgmmaM;
     P.first_consumer_warp = kWarpgroupWarps;
-    P.copy_threads = kWarpgroupThreads;
+    copy_threads = kWarpgroupThreads;
     acc_regs = consumer_acc_regs(t.tile_n);
     // In the wgmma accumulator layout each warp holds 16 rows x tile_n: the same per-(m16, n8) fragments as mma.sync.
     P.n_mi = 1;
@@ -281,46 +265,29 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
     acc_cols = t.tile_n;
   }
   P.k_steps = t.tile_k / P.mma.k;
-  P.a_copies = t.tile_m * P.chunks_per_row / P.copy_threads;
-  P.b_copies = t.tile_n * P.chunks_per_row / P.copy_threads;
-
-  P.epi_cols = std::gcd(acc_cols, kEpiMaxCols);
-  P.epi_lanes_per_row = P.epi_cols / kOutElems;
-  P.epi_rows_per_inst = kWarpSize / P.epi_lanes_per_row;
-  P.epi_insts = kEpiRows / P.epi_rows_per_inst;
-  P.staging_pitch = P.epi_cols * kOutBytes + kEpiPad;
-  if (P.split_k > 1) {
-    P.red_cols = std::gcd(acc_cols, kRedMaxCols);
-    P.red_rows_per_inst = kWarpSize / P.red_cols;
-    P.red_insts = kEpiRows / P.red_rows_per_inst;
-    P.staging_pitch = P.red_cols * kWorkspaceBytes + kEpiPad;
-  }
-  P.staging_bytes = kEpiRows * P.staging_pitch;
+  P.a_copy = CoalescedTileCopy(t.tile_m, t.tile_k * P.eb, copy_threads);
+  P.b_copy = CoalescedTileCopy(t.tile_n, t.tile_k * P.eb, copy_threads);
+  P.epi = gemm_epilogue(acc_cols, P.split_k);
 
   // Register ids: accumulators, fragments, then scalars and epilogue temporaries.
-  std::uint16_t next = 0;
-  auto take = [&next](std::uint32_t count) {
-    const std::uint16_t first = next;
-    next = static_cast<std::uint16_t>(next + count);
-    return first;
-  };
-  P.r_acc = take(acc_regs);
-  P.r_afrag = take(frag_regs ? kFragBuffers * P.n_mi * kHmmaARegs : 0);
-  P.r_bfrag = take(frag_regs ? kFragBuffers * P.n_ni * kHmmaBRegs : 0);
-  P.r_tid = take(1);
-  P.r_cta_x = take(1);
-  P.r_cta_y = take(1);
-  P.r_lin = take(1);
-  P.r_tile_m = take(1);
-  P.r_tile_n = take(1);
-  P.r_gptr_a = take(1);
-  P.r_gptr_b = take(1);
-  P.r_smem_w = take(1);
-  P.r_smem_r = take(1);
-  P.r_count = take(1);
-  P.r_cptr = take(1);
-  P.r_epi = take(P.split_k > 1 ? P.red_insts : P.epi_insts * 4);  // LDS.32 (split-K) or LDS.128 destinations
-  P.reg_ids_used = next;
+  RegisterAllocator regs;
+  P.r_acc = regs.take(acc_regs);
+  P.r_afrag = regs.take(frag_regs ? kFragBuffers * P.n_mi * kMmaARegs : 0);
+  P.r_bfrag = regs.take(frag_regs ? kFragBuffers * P.n_ni * kMmaBRegs : 0);
+  P.r_tid = regs.take();
+  P.r_cta_x = regs.take();
+  P.r_cta_y = regs.take();
+  P.r_lin = regs.take();
+  P.r_tile_m = regs.take();
+  P.r_tile_n = regs.take();
+  P.r_gptr_a = regs.take();
+  P.r_gptr_b = regs.take();
+  P.r_smem_w = regs.take();
+  P.r_smem_r = regs.take();
+  P.r_count = regs.take();
+  P.r_cptr = regs.take();
+  P.r_epi = regs.take(P.epi.readback_regs());
+  P.reg_ids_used = regs.used();
 
   if (!P.warp_specialized) {
     P.ldsm_frags = std::max(P.n_mi, P.n_ni / 2);
@@ -330,33 +297,21 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
       const std::uint32_t row0 = (w % P.warps_m) * P.warp_tile_m;  // CUTLASS: warp m index fastest
       const std::uint32_t col0 = (w / P.warps_m) * P.warp_tile_n;
       for (std::uint32_t ks = 0; ks < P.k_steps; ++ks) {
-        for (std::uint32_t mi = 0; mi < P.n_mi; ++mi) {
-          auto& lanes = P.ldsm[((std::size_t{w} * 2 + 0) * P.ldsm_frags + mi) * P.k_steps + ks];
-          for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) {
-            // A x4: matrices (m0-7,k0-7), (m8-15,k0-7), (m0-7,k8-15), (m8-15,k8-15) -> a0..a3.
-            const std::uint32_t q = lane / kLdsmRows, r = lane % kLdsmRows;
-            const std::uint32_t row = row0 + mi * kHmmaShape.m + (q % 2) * kLdsmRows + r;
-            const std::uint32_t chunk = ks * chunks_per_kstep + q / 2;
-            lanes[lane] = static_cast<std::int32_t>(P.swizzled_offset(row, chunk));
-          }
-        }
-        for (std::uint32_t pair = 0; pair < P.n_ni / 2; ++pair) {
-          auto& lanes = P.ldsm[((std::size_t{w} * 2 + 1) * P.ldsm_frags + pair) * P.k_steps + ks];
-          for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) {
-            // B x4 (B stored N x K, no transpose): (n0-7,k0-7), (n0-7,k8-15) -> b0,b1 of the even n8 block,
-            // (n8-15,k0-7), (n8-15,k8-15) -> b0,b1 of the odd one.
-            const std::uint32_t q = lane / kLdsmRows, r = lane % kLdsmRows;
-            const std::uint32_t row = col0 + pair * 2 * kHmmaShape.n + (q / 2) * kLdsmRows + r;
-            const std::uint32_t chunk = ks * chunks_per_kstep + q % 2;
-            lanes[lane] = static_cast<std::int32_t>(P.a_tile_bytes + P.swizzled_offset(row, chunk));
-          }
-        }
+        const std::uint32_t chunk0 = ks * chunks_per_kstep;
+        // A x4: a0..a3 of the m16 x k16 block (A tile first in the stage).
+        for (std::uint32_t mi = 0; mi < P.n_mi; ++mi)
+          P.ldsm[P.ldsm_index(w, Operand::A, mi, ks)] = ldmatrix_x4_offsets(
+              0, row0 + mi * kHmmaShape.m, chunk0, P.chunks_per_row, LdsmOrder::RowHalvesFirst);
+        // B x4 (B stored N x K, no transpose): b0,b1 of the even n8 block, then of the odd one.
+        for (std::uint32_t pair = 0; pair < P.n_ni / 2; ++pair)
+          P.ldsm[P.ldsm_index(w, Operand::B, pair, ks)] =
+              ldmatrix_x4_offsets(P.a_tile_bytes, col0 + pair * 2 * kHmmaShape.n, chunk0, P.chunks_per_row,
+                                  LdsmOrder::ChunksFirst);
       }
     }
-    static_assert(kLdsmMatrices * kLdsmRows == kWarpSize, "ldmatrix.x4 takes one row address per lane");
   } else {
     // The producer branch comes first in the code; its length fixes where the consumer branch starts.
-    const std::uint32_t copies = P.a_copies + P.b_copies;
+    const std::uint32_t copies = P.copies();
     const std::uint32_t producer_insts = kSetupInsts + kRoleDispatchInsts +
                                          (t.stages - 1) * (copies + kPrologueIntInsts + 1) +
                                          (2 + copies + kPrologueIntInsts + 1 + kLoopTailInsts) + 2;
@@ -379,29 +334,9 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   return plan;
 }
 
-// ---- instruction emitters shared by both structures -------------------------------------------------------
+// ---- GEMM code sections shared by both structures -------------------------------------------------------------
 
-void set_src(WarpInst& inst, std::initializer_list<std::uint16_t> regs) {
-  std::size_t i = 0;
-  for (std::uint16_t r : regs) inst.src[i++] = r;
-  inst.num_src = static_cast<std::uint8_t>(i);
-}
-void set_dst(WarpInst& inst, std::uint16_t first, std::uint32_t count) {
-  for (std::uint32_t i = 0; i < count; ++i) inst.dst[i] = static_cast<std::uint16_t>(first + i);
-  inst.num_dst = static_cast<std::uint8_t>(count);
-}
-void emit_alu(InstChunk& c, Opcode op, std::uint16_t dst, std::initializer_list<std::uint16_t> src) {
-  WarpInst& inst = c.emit(op);
-  set_dst(inst, dst, 1);
-  set_src(inst, src);
-}
-void emit_sync(InstChunk& c, Opcode op, std::uint32_t aux) { c.emit(op).aux = aux; }
-void emit_loop_tail(InstChunk& c, const GemmPlan& P) {
-  emit_alu(c, Opcode::IADD3, P.r_count, {P.r_count});
-  emit_alu(c, Opcode::ISETP, kPredLoop, {P.r_count});
-  WarpInst& bra = c.emit(Opcode::BRA);
-  set_src(bra, {kPredLoop});
-}
+void emit_loop_tail(InstChunk& c, const GemmPlan& P) { synth::emit_loop_tail(c, P.r_count, kPredLoop); }
 
 // Thread/CTA ids, CTA tile from the rasterisation, per-thread copy pointers and shared-memory addresses.
 void emit_setup(InstChunk& c, const GemmPlan& P) {
@@ -419,255 +354,65 @@ void emit_setup(InstChunk& c, const GemmPlan& P) {
   emit_alu(c, Opcode::MOV, P.r_count, {});
 }
 
-// LDGSTS number `it` (of a_copies or b_copies) of the copying warp `copy_warp` for (global) k-tile `kt`. A warp's
-// 32 chunks are consecutive in the tile, copy_group lanes per row: Strided2D over rows of the global matrix.
+// LDGSTS number `it` (of the operand's copies per thread) of the copying warp `copy_warp` for (global) k-tile `kt`.
 // Lanes outside the matrix (ragged M/N/K) are masked; a copy with no lane left (or of a k-tile at or past the end
 // `kt_end` of the CTA's k-range, which CUTLASS zero-fills) is not emitted, only its code slot kept.
-void emit_copy(InstChunk& c, const GemmPlan& P, Operand op, std::uint64_t tile_row0, std::uint32_t copy_warp,
-               std::uint32_t it, std::uint32_t kt, std::uint32_t kt_end) {
+void emit_operand_copy(InstChunk& c, const GemmPlan& P, Operand op, std::uint64_t tile_row0, std::uint32_t copy_warp,
+                       std::uint32_t it, std::uint32_t kt, std::uint32_t kt_end) {
   if (kt >= kt_end) {
     c.skip();
     return;
   }
-  const std::uint64_t rows = op == Operand::A ? P.p.m : P.p.n;
-  const std::uint32_t tile_rows = op == Operand::A ? P.t.tile_m : P.t.tile_n;
-  const std::uint32_t first_chunk = it * P.copy_threads + copy_warp * kWarpSize;
-  const std::uint32_t row = first_chunk / P.chunks_per_row, col = first_chunk % P.chunks_per_row;
-  const std::uint64_t k0 = std::uint64_t{kt} * P.t.tile_k;
-  std::uint32_t mask = ~0u;
-  if (tile_row0 + tile_rows > rows || k0 + P.t.tile_k > P.p.k) {
-    mask = 0;
-    for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) {
-      const std::uint64_t grow = tile_row0 + row + lane / P.copy_group;
-      const std::uint64_t kel = k0 + std::uint64_t{col + lane % P.copy_group} * P.chunk_elems;
-      if (grow < rows && kel < P.p.k) mask |= 1u << lane;
-    }
-    if (mask == 0) {
-      c.skip();
-      return;
-    }
-  }
-  WarpInst& inst = c.emit(Opcode::LDGSTS);
-  inst.active_mask = mask;
-  inst.space = MemSpace::Global;
-  inst.access_bytes = kVecBytes;
-  inst.base = (op == Operand::A ? P.a_base : P.b_base) +
-              ((tile_row0 + row) * P.p.k + k0 + std::uint64_t{col} * P.chunk_elems) * P.eb;
-  inst.stride = kVecBytes;
-  if (P.copy_group < kWarpSize) {
-    inst.addr_mode = AddrMode::Strided2D;
-    inst.group = static_cast<std::uint8_t>(P.copy_group);
-    inst.group_stride = static_cast<std::int32_t>(P.p.k * P.eb);
-  } else {
-    inst.addr_mode = AddrMode::Strided;  // the whole warp copies along one row
-  }
-  set_src(inst, {op == Operand::A ? P.r_gptr_a : P.r_gptr_b, P.r_smem_w});
-}
-
-// Copy j of a k-tile's per-thread list: the A copies first, then the B copies.
-void emit_copy_index(InstChunk& c, const GemmPlan& P, std::uint64_t a_row0, std::uint64_t b_row0,
-                     std::uint32_t copy_warp, std::uint32_t j, std::uint32_t kt, std::uint32_t kt_end) {
-  if (j < P.a_copies)
-    emit_copy(c, P, Operand::A, a_row0, copy_warp, j, kt, kt_end);
-  else
-    emit_copy(c, P, Operand::B, b_row0, copy_warp, j - P.a_copies, kt, kt_end);
-}
-
-// One prologue stage: all copies of (global) k-tile `kt`, the pointer advances, the commit.
-void emit_prologue_stage(InstChunk& c, const GemmPlan& P, std::uint64_t a_row0, std::uint64_t b_row0,
-                         std::uint32_t copy_warp, std::uint32_t kt, std::uint32_t kt_end) {
-  for (std::uint32_t j = 0; j < P.a_copies + P.b_copies; ++j)
-    emit_copy_index(c, P, a_row0, b_row0, copy_warp, j, kt, kt_end);
-  emit_alu(c, Opcode::IADD3, P.r_gptr_a, {P.r_gptr_a});
-  emit_alu(c, Opcode::IADD3, P.r_gptr_b, {P.r_gptr_b});
-  emit_alu(c, Opcode::IADD3, P.r_smem_w, {P.r_smem_w});
-  emit_sync(c, Opcode::LDGDEPBAR, 0);
-}
-
-// Lanes on consecutive `bytes`-wide elements, `lanes_per_row` lanes per row of pitch `pitch` (Strided when the
-// whole warp covers one row).
-void set_row_lanes(WarpInst& inst, std::uint32_t lanes_per_row, std::uint32_t bytes, std::uint64_t pitch) {
-  inst.stride = static_cast<std::int32_t>(bytes);
-  if (lanes_per_row < kWarpSize) {
-    inst.addr_mode = AddrMode::Strided2D;
-    inst.group = static_cast<std::uint8_t>(lanes_per_row);
-    inst.group_stride = static_cast<std::int32_t>(pitch);
-  } else {
-    inst.addr_mode = AddrMode::Strided;
-  }
-}
-
-// Split-K epilogue: the warp's fp32 partial sums are added into the fp32 workspace C. Per pass of 16 rows x
-// red_cols (32 for 64-multiple accumulator widths: 128-byte rows): FMUL (alpha) per accumulator, STS.64 of the
-// accumulator pairs into the warp's padded staging rows, then per row group LDS.32 (red_cols lanes per row, one
-// fp32 each) and RED.ADD.F32 of the same elements into C (4 bytes per lane, consecutive lanes on consecutive
-// columns: one fully used 128-byte line per row). RED is fire-and-forget (no destination register): the stores
-// are acknowledged by L2, where the additions are performed.
-void emit_reduction_epilogue(InstChunk& c, const GemmPlan& P, std::uint64_t c_row0, std::uint64_t c_col0,
-                             std::uint32_t staging_base) {
-  const std::uint32_t blocks_per_pass = P.red_cols / kHmmaShape.n;
-  const std::uint32_t passes_n = P.n_ni / blocks_per_pass;
-  const std::uint64_t c_pitch = P.p.n * kWorkspaceBytes;
-  const std::uint32_t lanes_per_row = P.red_cols;  // one fp32 per lane
-  for (std::uint32_t mi = 0; mi < P.n_mi; ++mi) {
-    for (std::uint32_t pass = 0; pass < passes_n; ++pass) {
-      const std::uint32_t ni0 = pass * blocks_per_pass;
-      auto acc = [&](std::uint32_t ni, std::uint32_t e) {
-        return static_cast<std::uint16_t>(P.r_acc + (mi * P.n_ni + ni) * kHmmaAccRegs + e);
-      };
-      for (std::uint32_t ni = ni0; ni < ni0 + blocks_per_pass; ++ni)
-        for (std::uint32_t e = 0; e < kHmmaAccRegs; ++e) emit_alu(c, Opcode::FMUL, acc(ni, e), {acc(ni, e)});
-      for (std::uint32_t ni = ni0; ni < ni0 + blocks_per_pass; ++ni) {
-        for (std::uint32_t half = 0; half < 2; ++half) {
-          WarpInst& sts = c.emit(Opcode::STS);
-          sts.space = MemSpace::Shared;
-          sts.access_bytes = kEpiStsF32Bytes;
-          sts.addr_mode = AddrMode::Strided2D;
-          sts.group = 4;  // 4 lanes per accumulator row, an fp32 pair each
-          sts.stride = kEpiStsF32Bytes;
-          sts.group_stride = static_cast<std::int32_t>(P.staging_pitch);
-          sts.base =
-              staging_base + half * kLdsmRows * P.staging_pitch + (ni - ni0) * kHmmaShape.n * kWorkspaceBytes;
-          set_src(sts, {acc(ni, 2 * half), static_cast<std::uint16_t>(acc(ni, 2 * half) + 1)});
-        }
-      }
-      for (std::uint32_t j = 0; j < P.red_insts; ++j) {
-        WarpInst& lds = c.emit(Opcode::LDS);
-        lds.space = MemSpace::Shared;
-        lds.access_bytes = kRedBytes;
-        set_row_lanes(lds, lanes_per_row, kRedBytes, P.staging_pitch);
-        lds.base = staging_base + j * P.red_rows_per_inst * P.staging_pitch;
-        set_dst(lds, static_cast<std::uint16_t>(P.r_epi + j), 1);
-      }
-      emit_alu(c, Opcode::IADD3, P.r_cptr, {P.r_cptr});
-      for (std::uint32_t j = 0; j < P.red_insts; ++j) {
-        const std::uint64_t row = c_row0 + mi * kEpiRows + j * P.red_rows_per_inst;
-        const std::uint64_t col = c_col0 + pass * P.red_cols;
-        std::uint32_t mask = ~0u;
-        if (row + P.red_rows_per_inst > P.p.m || col + P.red_cols > P.p.n) {
-          mask = 0;
-          for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) {
-            const std::uint64_t r = row + lane / lanes_per_row;
-            const std::uint64_t cc = col + lane % lanes_per_row;
-            if (r < P.p.m && cc < P.p.n) mask |= 1u << lane;
-          }
-          if (mask == 0) {
-            c.skip();
-            continue;
-          }
-        }
-        WarpInst& red = c.emit(Opcode::RED);
-        red.active_mask = mask;
-        red.space = MemSpace::Global;
-        red.access_bytes = kRedBytes;
-        set_row_lanes(red, lanes_per_row, kRedBytes, c_pitch);
-        red.base = P.c_base + (row * P.p.n + col) * kWorkspaceBytes;
-        set_src(red, {static_cast<std::uint16_t>(P.r_epi + j), P.r_cptr});
-      }
-    }
-  }
-}
-
-// Epilogue of one computing warp whose accumulator tile (n_mi m16 blocks x n_ni n8 blocks, mma fragment layout:
-// lane holds rows lane/4 and lane/4+8, columns 2*(lane%4)+{0,1} of each block) starts at CTA row `row0`, column
-// `col0`. Per pass of 16 rows x epi_cols: FMUL (alpha) per accumulator, pack pairs to bf16 (FMUL stands for
-// F2FP), STS the pairs into this warp's padded staging rows, read them back as LDS.128 (epi_lanes_per_row lanes
-// per row) and STG.128 full rows of C. The staging buffer is private to the warp, so no CTA barrier is needed
-// between passes; it reuses the pipeline's shared memory, which no warp reads any more at this point.
-// Split-K kernels (split_k > 1) end with emit_reduction_epilogue instead.
-void emit_epilogue(InstChunk& c, const GemmPlan& P, std::uint64_t c_row0, std::uint64_t c_col0,
-                   std::uint32_t staging_base) {
-  if (P.split_k > 1) {
-    emit_reduction_epilogue(c, P, c_row0, c_col0, staging_base);
+  const CoalescedTileCopy& copy = op == Operand::A ? P.a_copy : P.b_copy;
+  const RowMajorMatrix& matrix = op == Operand::A ? P.a : P.b;
+  const CoalescedTileCopy::Chunk at = copy.first_chunk(it, copy_warp);
+  const std::uint64_t row = tile_row0 + at.row;
+  const std::uint64_t col = std::uint64_t{kt} * P.t.tile_k + std::uint64_t{at.chunk} * P.chunk_elems;
+  const std::uint32_t mask = matrix_lane_mask(matrix, row, col, copy.lanes_per_row, P.chunk_elems);
+  if (mask == 0) {
+    c.skip();
     return;
   }
-  const std::uint32_t blocks_per_pass = P.epi_cols / kHmmaShape.n;
-  const std::uint32_t passes_n = P.n_ni / blocks_per_pass;
-  const std::uint64_t c_pitch = P.p.n * kOutBytes;
-  for (std::uint32_t mi = 0; mi < P.n_mi; ++mi) {
-    for (std::uint32_t pass = 0; pass < passes_n; ++pass) {
-      const std::uint32_t ni0 = pass * blocks_per_pass;
-      auto acc = [&](std::uint32_t ni, std::uint32_t e) {
-        return static_cast<std::uint16_t>(P.r_acc + (mi * P.n_ni + ni) * kHmmaAccRegs + e);
-      };
-      for (std::uint32_t ni = ni0; ni < ni0 + blocks_per_pass; ++ni)
-        for (std::uint32_t e = 0; e < kHmmaAccRegs; ++e) emit_alu(c, Opcode::FMUL, acc(ni, e), {acc(ni, e)});
-      for (std::uint32_t ni = ni0; ni < ni0 + blocks_per_pass; ++ni)
-        for (std::uint32_t half = 0; half < 2; ++half)
-          emit_alu(c, Opcode::FMUL, acc(ni, 2 * half), {acc(ni, 2 * half), acc(ni, 2 * half + 1)});
-      for (std::uint32_t ni = ni0; ni < ni0 + blocks_per_pass; ++ni) {
-        for (std::uint32_t half = 0; half < 2; ++half) {
-          WarpInst& sts = c.emit(Opcode::STS);
-          sts.space = MemSpace::Shared;
-          sts.access_bytes = kEpiStsBytes;
-          sts.addr_mode = AddrMode::Strided2D;
-          sts.group = 4;  // 4 lanes per accumulator row, 2 bf16 each
-          sts.stride = kEpiStsBytes;
-          sts.group_stride = static_cast<std::int32_t>(P.staging_pitch);
-          sts.base = staging_base + half * kLdsmRows * P.staging_pitch + (ni - ni0) * kHmmaShape.n * kOutBytes;
-          set_src(sts, {acc(ni, 2 * half)});
-        }
-      }
-      for (std::uint32_t j = 0; j < P.epi_insts; ++j) {
-        WarpInst& lds = c.emit(Opcode::LDS);
-        lds.space = MemSpace::Shared;
-        lds.access_bytes = kVecBytes;
-        lds.addr_mode = AddrMode::Strided2D;
-        lds.group = static_cast<std::uint8_t>(P.epi_lanes_per_row);
-        lds.stride = kVecBytes;
-        lds.group_stride = static_cast<std::int32_t>(P.staging_pitch);
-        lds.base = staging_base + j * P.epi_rows_per_inst * P.staging_pitch;
-        set_dst(lds, static_cast<std::uint16_t>(P.r_epi + 4 * j), 4);
-      }
-      emit_alu(c, Opcode::IADD3, P.r_cptr, {P.r_cptr});
-      for (std::uint32_t j = 0; j < P.epi_insts; ++j) {
-        const std::uint64_t row = c_row0 + mi * kEpiRows + j * P.epi_rows_per_inst;
-        const std::uint64_t col = c_col0 + pass * P.epi_cols;
-        std::uint32_t mask = ~0u;
-        if (row + P.epi_rows_per_inst > P.p.m || col + P.epi_cols > P.p.n) {
-          mask = 0;
-          for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) {
-            const std::uint64_t r = row + lane / P.epi_lanes_per_row;
-            const std::uint64_t cc = col + (lane % P.epi_lanes_per_row) * kOutElems;
-            if (r < P.p.m && cc < P.p.n) mask |= 1u << lane;  // n % 8 == 0: a 16-byte store is all in or out
-          }
-          if (mask == 0) {
-            c.skip();
-            continue;
-          }
-        }
-        WarpInst& stg = c.emit(Opcode::STG);
-        stg.active_mask = mask;
-        stg.space = MemSpace::Global;
-        stg.access_bytes = kVecBytes;
-        stg.addr_mode = AddrMode::Strided2D;
-        stg.group = static_cast<std::uint8_t>(P.epi_lanes_per_row);
-        stg.stride = kVecBytes;
-        stg.group_stride = static_cast<std::int32_t>(c_pitch);
-        stg.base = P.c_base + (row * P.p.n + col) * kOutBytes;
-        set_src(stg, {static_cast<std::uint16_t>(P.r_epi + 4 * j), P.r_cptr});
-      }
-    }
-  }
+  emit_async_copy(c, matrix_lanes(matrix, row, col, copy.lanes_per_row, P.chunk_elems), mask,
+                  op == Operand::A ? P.r_gptr_a : P.r_gptr_b, P.r_smem_w);
 }
 
-// What every generated GEMM warp knows: the plan, its warp index, and its CTA's work (output tile and k-tiles).
-class GemmWarp : public WarpGenerator {
- protected:
-  GemmWarp(std::shared_ptr<const GemmPlan> plan, std::uint64_t cta_id, std::uint32_t warp)
-      : plan_(std::move(plan)), warp_(warp) {
-    const GemmPlan::CtaWork work = plan_->cta_work(cta_id);
-    a_row0_ = work.a_row0;
-    b_row0_ = work.b_row0;
-    kt_begin_ = work.kt_begin;
-    kt_end_ = work.kt_end;
-    n_kt_ = kt_end_ - kt_begin_;
+// What every generated GEMM warp knows: the plan, its warp index, its CTA's output tile and k-tiles.
+struct GemmWarpContext {
+  GemmWarpContext(std::shared_ptr<const GemmPlan> plan_in, std::uint64_t cta_id, std::uint32_t warp_in)
+      : plan(std::move(plan_in)), warp(warp_in) {
+    const GemmPlan::CtaWork work = plan->cta_work(cta_id);
+    a_row0 = work.a_row0;
+    b_row0 = work.b_row0;
+    k_tiles = PipelineTiles{work.kt_begin, work.kt_end, plan->t.stages};
   }
-  std::shared_ptr<const GemmPlan> plan_;
-  std::uint32_t warp_;
-  std::uint64_t a_row0_ = 0, b_row0_ = 0;  // first global row of the CTA's A and B tiles
-  std::uint32_t kt_begin_ = 0, kt_end_ = 0;  // the CTA's global k-tiles (all of them without split-K)
-  std::uint32_t n_kt_ = 0;                   // kt_end_ - kt_begin_
+
+  // Copy j of a k-tile's per-thread list (the A copies first, then the B copies) of global k-tile `kt`.
+  void emit_copy(InstChunk& c, std::uint32_t j, std::uint32_t kt) const {
+    const GemmPlan& P = *plan;
+    if (j < P.a_copy.copies_per_thread)
+      emit_operand_copy(c, P, Operand::A, a_row0, warp, j, kt, k_tiles.end);
+    else
+      emit_operand_copy(c, P, Operand::B, b_row0, warp, j - P.a_copy.copies_per_thread, kt, k_tiles.end);
+  }
+  // A whole stage of the copying warp (prologue, and the producer's refill): every copy of global k-tile `kt`,
+  // the pointer advances, the commit.
+  void emit_stage_fill(InstChunk& c, std::uint32_t kt) const {
+    const GemmPlan& P = *plan;
+    for (std::uint32_t j = 0; j < P.copies(); ++j) emit_copy(c, j, kt);
+    emit_alu(c, Opcode::IADD3, P.r_gptr_a, {P.r_gptr_a});
+    emit_alu(c, Opcode::IADD3, P.r_gptr_b, {P.r_gptr_b});
+    emit_alu(c, Opcode::IADD3, P.r_smem_w, {P.r_smem_w});
+    emit_async_commit(c);
+  }
+  void emit_prologue_fills(InstChunk& c) const {
+    for (std::uint32_t s = 0; s + 1 < k_tiles.stages; ++s) emit_stage_fill(c, k_tiles.prologue_tile(s));
+  }
+
+  std::shared_ptr<const GemmPlan> plan;
+  std::uint32_t warp;
+  std::uint64_t a_row0 = 0, b_row0 = 0;  // first global row of the CTA's A and B tiles
+  PipelineTiles k_tiles;                 // the CTA's global k-tiles (all of them without split-K)
 };
 
 // ---- sm_80: CUTLASS MmaMultistage ---------------------------------------------------------------------------
@@ -678,128 +423,103 @@ class GemmWarp : public WarpGenerator {
 //     HMMA n_mi x n_ni (serpentine), the LDGSTS refilling stage (kt+stages-1) % stages spread among them
 //     at s == k_steps-2: LDGDEPBAR; DEPBAR stages-2; BAR  (so the last step's LDSM may read the next stage)
 //   loop tail; epilogue; EXIT
-class MultistageWarp final : public GemmWarp {
+class MultistageWarp final : public TilePipelineWarp<MultistageWarp> {
  public:
   MultistageWarp(std::shared_ptr<const GemmPlan> plan, std::uint64_t cta_id, std::uint32_t warp)
-      : GemmWarp(std::move(plan), cta_id, warp) {
-    const GemmPlan& P = *plan_;
-    warp_row0_ = (warp % P.warps_m) * P.warp_tile_m;
-    warp_col0_ = (warp / P.warps_m) * P.warp_tile_n;
-  }
+      : MultistageWarp(GemmWarpContext(std::move(plan), cta_id, warp)) {}
 
-  bool generate(InstChunk& c) override {
-    const GemmPlan& P = *plan_;
-    switch (phase_) {
-      case Phase::Prologue:
-        emit_setup(c, P);
-        for (std::uint32_t s = 0; s + 1 < P.t.stages; ++s)
-          emit_prologue_stage(c, P, a_row0_, b_row0_, warp_, kt_begin_ + s, kt_end_);
-        emit_sync(c, Opcode::DEPBAR, P.t.stages - 2);
-        emit_sync(c, Opcode::BAR, 0);
-        emit_fragment_loads(c, 0, 0, 0);
-        loop_pc_ = c.pc();
-        phase_ = Phase::MainLoop;
-        return true;
-      case Phase::MainLoop:
-        c.set_pc(loop_pc_);
-        emit_k_tile(c);
-        if (++kt_ == n_kt_) phase_ = Phase::Epilogue;
-        return true;
-      case Phase::Epilogue:
-        emit_epilogue(c, P, a_row0_ + warp_row0_, b_row0_ + warp_col0_, warp_ * P.staging_bytes);
-        c.emit(Opcode::EXIT);
-        phase_ = Phase::Done;
-        return true;
-      case Phase::Done:
-        break;
-    }
-    return false;
+  void emit_prologue(InstChunk& c) {
+    const GemmPlan& P = *g_.plan;
+    emit_setup(c, P);
+    g_.emit_prologue_fills(c);
+    emit_async_wait(c, P.t.stages - 2);
+    emit_barrier(c, 0);
+    emit_fragment_loads(c, 0, 0, 0);
+  }
+  void emit_iteration(InstChunk& c, std::uint32_t kt);
+  void emit_epilogue(InstChunk& c) {
+    const GemmPlan& P = *g_.plan;
+    emit_staged_epilogue(c, P.epi, MmaAccumulatorTile{P.r_acc, P.n_mi, P.n_ni}, P.c, g_.a_row0 + warp_row0_,
+                         g_.b_row0 + warp_col0_, g_.warp * P.epi.staging_bytes(), P.r_epi, P.r_cptr);
+    c.emit(Opcode::EXIT);
   }
 
  private:
-  enum class Phase { Prologue, MainLoop, Epilogue, Done };
+  explicit MultistageWarp(GemmWarpContext g) : TilePipelineWarp(g.k_tiles), g_(std::move(g)) {
+    const GemmPlan& P = *g_.plan;
+    warp_row0_ = (g_.warp % P.warps_m) * P.warp_tile_m;
+    warp_col0_ = (g_.warp / P.warps_m) * P.warp_tile_n;
+  }
 
   std::uint16_t afrag(std::uint32_t buf, std::uint32_t mi) const {
-    return static_cast<std::uint16_t>(plan_->r_afrag + (buf * plan_->n_mi + mi) * kHmmaARegs);
+    return static_cast<std::uint16_t>(g_.plan->r_afrag + (buf * g_.plan->n_mi + mi) * kMmaARegs);
   }
   std::uint16_t bfrag(std::uint32_t buf, std::uint32_t ni) const {
-    return static_cast<std::uint16_t>(plan_->r_bfrag + (buf * plan_->n_ni + ni) * kHmmaBRegs);
+    return static_cast<std::uint16_t>(g_.plan->r_bfrag + (buf * g_.plan->n_ni + ni) * kMmaBRegs);
   }
 
   // LDSM.x4 of k-step `ks` of the CTA's k-tile number `kt` (counted from its first) into fragment buffer `buf`:
   // n_mi for A, n_ni/2 for B.
   void emit_fragment_loads(InstChunk& c, std::uint32_t kt, std::uint32_t ks, std::uint32_t buf) {
-    const GemmPlan& P = *plan_;
-    if (kt >= n_kt_) {  // no next k-tile: CUTLASS's loads here read a stale stage and are never used
+    const GemmPlan& P = *g_.plan;
+    if (kt >= tiles().iterations()) {  // no next k-tile: CUTLASS's loads here read a stale stage, never used
       c.skip(P.frag_loads);
       return;
     }
-    const std::uint64_t stage_base = std::uint64_t{kt % P.t.stages} * P.stage_bytes;
-    auto ldsm = [&](Operand op, std::uint32_t frag, std::uint16_t dst) {
-      WarpInst& inst = c.emit(Opcode::LDSM);
-      inst.space = MemSpace::Shared;
-      inst.access_bytes = kVecBytes;
-      inst.addr_mode = AddrMode::Deltas;
-      inst.base = stage_base;
-      inst.deltas = P.ldsm_offsets(warp_, op, frag, ks);  // owned by the plan, which outlives the stream
-      set_dst(inst, dst, kLdsmMatrices);
-      set_src(inst, {P.r_smem_r});
-    };
-    for (std::uint32_t mi = 0; mi < P.n_mi; ++mi) ldsm(Operand::A, mi, afrag(buf, mi));
-    for (std::uint32_t pair = 0; pair < P.n_ni / 2; ++pair) ldsm(Operand::B, pair, bfrag(buf, 2 * pair));
+    const std::uint64_t stage_base = std::uint64_t{tiles().stage_of(kt)} * P.stage_bytes;
+    // The offsets are owned by the plan, which outlives the stream.
+    for (std::uint32_t mi = 0; mi < P.n_mi; ++mi)
+      emit_ldmatrix_x4(c, stage_base, P.ldsm_offsets(g_.warp, Operand::A, mi, ks), afrag(buf, mi), P.r_smem_r);
+    for (std::uint32_t pair = 0; pair < P.n_ni / 2; ++pair)
+      emit_ldmatrix_x4(c, stage_base, P.ldsm_offsets(g_.warp, Operand::B, pair, ks), bfrag(buf, 2 * pair),
+                       P.r_smem_r);
   }
 
-  void emit_k_tile(InstChunk& c) {
-    const GemmPlan& P = *plan_;
-    const std::uint32_t copies = P.a_copies + P.b_copies;
-    const std::uint32_t copy_steps = P.k_steps - 1;  // copies go to k-steps 0..k_steps-2, before the commit
-    const std::uint32_t copies_per_step = static_cast<std::uint32_t>(ceil_div(copies, copy_steps));
-    const std::uint32_t refill_kt = kt_begin_ + kt_ + P.t.stages - 1;  // global k-tile
-    const std::uint32_t mmas = P.n_mi * P.n_ni;
-    for (std::uint32_t s = 0; s < P.k_steps; ++s) {
-      const std::uint64_t g = std::uint64_t{kt_} * P.k_steps + s;  // global k-step: picks the fragment buffer
-      const std::uint32_t buf = static_cast<std::uint32_t>(g % kFragBuffers);
-      const bool last_step = s + 1 == P.k_steps;
-      emit_fragment_loads(c, last_step ? kt_ + 1 : kt_, last_step ? 0 : s + 1, 1 - buf);
+  GemmWarpContext g_;
+  std::uint32_t warp_row0_ = 0, warp_col0_ = 0;  // warp tile origin in the CTA tile
+};
 
-      const std::uint32_t first_copy = std::min(copies, s * copies_per_step);
-      const std::uint32_t end_copy = last_step ? first_copy : std::min(copies, first_copy + copies_per_step);
-      const std::uint32_t step_copies = end_copy - first_copy;
-      std::uint32_t next_copy = 0;
-      for (std::uint32_t h = 0; h < mmas; ++h) {
-        // Serpentine over n within each m row, as CUTLASS's warp-level MMA (keeps A and B fragments in use).
-        const std::uint32_t mi = h / P.n_ni;
-        const std::uint32_t ni = (mi % 2) ? P.n_ni - 1 - h % P.n_ni : h % P.n_ni;
-        const std::uint16_t acc = static_cast<std::uint16_t>(P.r_acc + (mi * P.n_ni + ni) * kHmmaAccRegs);
-        WarpInst& mma = c.emit(Opcode::HMMA);
-        mma.dtype = P.p.dtype;
-        mma.mma = P.mma;
-        set_dst(mma, acc, kHmmaAccRegs);
-        set_src(mma, {afrag(buf, mi), bfrag(buf, ni), acc});
-        // Copy j goes after HMMA number ((j+1) * mmas) / (step_copies+1): evenly spread, none after the last.
-        while (next_copy < step_copies && (std::uint64_t{next_copy} + 1) * mmas / (step_copies + 1) <= h + 1) {
-          emit_copy_index(c, P, a_row0_, b_row0_, warp_, first_copy + next_copy, refill_kt, kt_end_);
-          ++next_copy;
-        }
-      }
-      if (s + 2 == P.k_steps) {
-        emit_alu(c, Opcode::IADD3, P.r_gptr_a, {P.r_gptr_a});
-        emit_alu(c, Opcode::IADD3, P.r_gptr_b, {P.r_gptr_b});
-        emit_sync(c, Opcode::LDGDEPBAR, 0);
-        emit_sync(c, Opcode::DEPBAR, P.t.stages - 2);  // the next k-tile's stage has landed (own copies)
-        emit_sync(c, Opcode::BAR, 0);                  // ... and everyone's; the stage read last is free
-        emit_alu(c, Opcode::IADD3, P.r_smem_w, {P.r_smem_w});
-        emit_alu(c, Opcode::IADD3, P.r_smem_r, {P.r_smem_r});
+void MultistageWarp::emit_iteration(InstChunk& c, std::uint32_t kt) {
+  const GemmPlan& P = *g_.plan;
+  const std::uint32_t copies = P.copies();
+  const std::uint32_t copy_steps = P.k_steps - 1;  // copies go to k-steps 0..k_steps-2, before the commit
+  const std::uint32_t copies_per_step = static_cast<std::uint32_t>(ceil_div(copies, copy_steps));
+  const std::uint32_t refill_kt = tiles().refill_tile(kt);  // global k-tile
+  const std::uint32_t mmas = P.n_mi * P.n_ni;
+  for (std::uint32_t s = 0; s < P.k_steps; ++s) {
+    const std::uint64_t g = std::uint64_t{kt} * P.k_steps + s;  // global k-step: picks the fragment buffer
+    const std::uint32_t buf = static_cast<std::uint32_t>(g % kFragBuffers);
+    const bool last_step = s + 1 == P.k_steps;
+    emit_fragment_loads(c, last_step ? kt + 1 : kt, last_step ? 0 : s + 1, 1 - buf);
+
+    const std::uint32_t first_copy = std::min(copies, s * copies_per_step);
+    const std::uint32_t end_copy = last_step ? first_copy : std::min(copies, first_copy + copies_per_step);
+    const std::uint32_t step_copies = end_copy - first_copy;
+    std::uint32_t next_copy = 0;
+    for (std::uint32_t h = 0; h < mmas; ++h) {
+      // Serpentine over n within each m row, as CUTLASS's warp-level MMA (keeps A and B fragments in use).
+      const std::uint32_t mi = h / P.n_ni;
+      const std::uint32_t ni = (mi % 2) ? P.n_ni - 1 - h % P.n_ni : h % P.n_ni;
+      const std::uint16_t acc = static_cast<std::uint16_t>(P.r_acc + (mi * P.n_ni + ni) * kMmaAccRegs);
+      emit_hmma(c, P.p.dtype, P.mma, acc, kMmaAccRegs, afrag(buf, mi), bfrag(buf, ni));
+      // Copy j goes after HMMA number ((j+1) * mmas) / (step_copies+1): evenly spread, none after the last.
+      while (next_copy < step_copies && (std::uint64_t{next_copy} + 1) * mmas / (step_copies + 1) <= h + 1) {
+        g_.emit_copy(c, first_copy + next_copy, refill_kt);
+        ++next_copy;
       }
     }
-    emit_loop_tail(c, P);
+    if (s + 2 == P.k_steps) {
+      emit_alu(c, Opcode::IADD3, P.r_gptr_a, {P.r_gptr_a});
+      emit_alu(c, Opcode::IADD3, P.r_gptr_b, {P.r_gptr_b});
+      emit_async_commit(c);
+      emit_async_wait(c, P.t.stages - 2);  // the next k-tile's stage has landed (own copies)
+      emit_barrier(c, 0);                  // ... and everyone's; the stage read last is free
+      emit_alu(c, Opcode::IADD3, P.r_smem_w, {P.r_smem_w});
+      emit_alu(c, Opcode::IADD3, P.r_smem_r, {P.r_smem_r});
+    }
   }
-
-  std::uint32_t warp_row0_ = 0, warp_col0_ = 0;  // warp tile origin in the CTA tile
-  Phase phase_ = Phase::Prologue;
-  std::uint32_t kt_ = 0;  // k-tiles done, counted from kt_begin_ (stage = kt_ % stages)
-  std::uint32_t loop_pc_ = 0;
-};
+  emit_loop_tail(c, P);
+}
 
 // ---- sm_90: warp-specialised, warpgroup MMA -----------------------------------------------------------------
 //
@@ -808,79 +528,58 @@ class MultistageWarp final : public GemmWarp {
 //   consumers (the others):  setup; per k-tile: BAR; 2 IADD3 (descriptors); k_steps x HGMMA; loop tail.
 //                            Then BAR; epilogue (16 rows x tile_n per warp); EXIT.
 // BAR k of every warp is the same CTA-wide barrier: the k-tile has landed and the stage consumed before it is free.
-class WarpSpecializedWarp final : public GemmWarp {
+class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
  public:
   WarpSpecializedWarp(std::shared_ptr<const GemmPlan> plan, std::uint64_t cta_id, std::uint32_t warp)
-      : GemmWarp(std::move(plan), cta_id, warp) {
-    producer_ = warp < plan_->first_consumer_warp;
-  }
+      : WarpSpecializedWarp(GemmWarpContext(std::move(plan), cta_id, warp)) {}
 
-  bool generate(InstChunk& c) override {
-    const GemmPlan& P = *plan_;
-    switch (phase_) {
-      case Phase::Prologue:
-        emit_setup(c, P);
-        emit_alu(c, Opcode::ISETP, kPredRole, {P.r_tid});
-        set_src(c.emit(Opcode::BRA), {kPredRole});
-        if (producer_) {
-          for (std::uint32_t s = 0; s + 1 < P.t.stages; ++s)
-            emit_prologue_stage(c, P, a_row0_, b_row0_, warp_, kt_begin_ + s, kt_end_);
-        } else {
-          c.set_pc(P.consumer_pc);
-        }
-        loop_pc_ = c.pc();
-        phase_ = Phase::MainLoop;
-        return true;
-      case Phase::MainLoop:
-        if (producer_) {
-          c.set_pc(loop_pc_);
-          emit_producer_k_tile(c);
-          ++kt_;
-        } else {
-          while (kt_ < n_kt_ && c.size() < kMinChunkInsts) {
-            c.set_pc(loop_pc_);
-            emit_consumer_k_tile(c);
-            ++kt_;
-          }
-        }
-        if (kt_ == n_kt_) phase_ = Phase::Epilogue;
-        return true;
-      case Phase::Epilogue:
-        emit_sync(c, Opcode::BAR, 0);  // all HGMMA of the CTA issued: pipeline smem may be reused for staging
-        if (!producer_) {
-          const std::uint32_t consumer = warp_ - P.first_consumer_warp;
-          const std::uint64_t row0 = a_row0_ + consumer * kEpiRows;  // warpgroup g, warp q: rows 64g + 16q
-          emit_epilogue(c, P, row0, b_row0_, consumer * P.staging_bytes);
-        }
-        c.emit(Opcode::EXIT);
-        WARPSIM_ASSERT(!producer_ || c.pc() == P.consumer_pc, "producer code length out of step with the layout");
-        phase_ = Phase::Done;
-        return true;
-      case Phase::Done:
-        break;
+  void emit_prologue(InstChunk& c) {
+    const GemmPlan& P = *g_.plan;
+    emit_setup(c, P);
+    emit_alu(c, Opcode::ISETP, kPredRole, {P.r_tid});
+    emit_branch(c, kPredRole);
+    if (producer_)
+      g_.emit_prologue_fills(c);
+    else
+      c.set_pc(P.consumer_pc);
+  }
+  void emit_iteration(InstChunk& c, std::uint32_t kt) {
+    if (producer_)
+      emit_producer_k_tile(c, kt);
+    else
+      emit_consumer_k_tile(c);
+  }
+  void emit_epilogue(InstChunk& c) {
+    const GemmPlan& P = *g_.plan;
+    emit_barrier(c, 0);  // all HGMMA of the CTA issued: pipeline smem may be reused for staging
+    if (!producer_) {
+      const std::uint32_t consumer = g_.warp - P.first_consumer_warp;
+      const std::uint64_t row0 = g_.a_row0 + consumer * kEpilogueRows;  // warpgroup g, warp q: rows 64g + 16q
+      emit_staged_epilogue(c, P.epi, MmaAccumulatorTile{P.r_acc, P.n_mi, P.n_ni}, P.c, row0, g_.b_row0,
+                           consumer * P.epi.staging_bytes(), P.r_epi, P.r_cptr);
     }
-    return false;
+    c.emit(Opcode::EXIT);
+    WARPSIM_ASSERT(!producer_ || c.pc() == P.consumer_pc, "producer code length out of step with the layout");
   }
 
  private:
-  enum class Phase { Prologue, MainLoop, Epilogue, Done };
+  // Consumers batch k-tiles (10 records each) into chunks of at least kMinChunkInsts.
+  explicit WarpSpecializedWarp(GemmWarpContext g)
+      : TilePipelineWarp(g.k_tiles, g.warp < g.plan->first_consumer_warp ? 0 : kMinChunkInsts),
+        g_(std::move(g)),
+        producer_(g_.warp < g_.plan->first_consumer_warp) {}
 
-  void emit_producer_k_tile(InstChunk& c) {
-    const GemmPlan& P = *plan_;
-    emit_sync(c, Opcode::DEPBAR, P.t.stages - 2);
-    emit_sync(c, Opcode::BAR, 0);
-    for (std::uint32_t j = 0; j < P.a_copies + P.b_copies; ++j)
-      emit_copy_index(c, P, a_row0_, b_row0_, warp_, j, kt_begin_ + kt_ + P.t.stages - 1, kt_end_);
-    emit_alu(c, Opcode::IADD3, P.r_gptr_a, {P.r_gptr_a});
-    emit_alu(c, Opcode::IADD3, P.r_gptr_b, {P.r_gptr_b});
-    emit_alu(c, Opcode::IADD3, P.r_smem_w, {P.r_smem_w});
-    emit_sync(c, Opcode::LDGDEPBAR, 0);
+  void emit_producer_k_tile(InstChunk& c, std::uint32_t kt) {
+    const GemmPlan& P = *g_.plan;
+    emit_async_wait(c, P.t.stages - 2);
+    emit_barrier(c, 0);
+    g_.emit_stage_fill(c, tiles().refill_tile(kt));
     emit_loop_tail(c, P);
   }
 
   void emit_consumer_k_tile(InstChunk& c) {
-    const GemmPlan& P = *plan_;
-    emit_sync(c, Opcode::BAR, 0);
+    const GemmPlan& P = *g_.plan;
+    emit_barrier(c, 0);
     emit_alu(c, Opcode::IADD3, P.r_smem_r, {P.r_smem_r});  // A descriptor of this stage
     emit_alu(c, Opcode::IADD3, P.r_smem_w, {P.r_smem_w});  // B descriptor (the producer's pointer reg is free)
     // Four ids stand for the warp's accumulator block, spread over it so the epilogue's first FMUL waits.
@@ -888,20 +587,12 @@ class WarpSpecializedWarp final : public GemmWarp {
     std::array<std::uint16_t, kHgmmaAccIds> acc{};
     for (std::uint32_t i = 0; i < kHgmmaAccIds; ++i)
       acc[i] = static_cast<std::uint16_t>(P.r_acc + i * (acc_regs / kHgmmaAccIds));
-    for (std::uint32_t s = 0; s < P.k_steps; ++s) {
-      WarpInst& mma = c.emit(Opcode::HGMMA);
-      mma.dtype = P.p.dtype;
-      mma.mma = P.mma;
-      for (std::uint32_t i = 0; i < kHgmmaAccIds; ++i) mma.dst[i] = mma.src[i] = acc[i];
-      mma.num_dst = mma.num_src = kHgmmaAccIds;
-    }
+    for (std::uint32_t s = 0; s < P.k_steps; ++s) emit_hgmma(c, P.p.dtype, P.mma, acc);
     emit_loop_tail(c, P);
   }
 
+  GemmWarpContext g_;
   bool producer_ = false;
-  Phase phase_ = Phase::Prologue;
-  std::uint32_t kt_ = 0;  // k-tiles done, counted from kt_begin_
-  std::uint32_t loop_pc_ = 0;
 };
 
 }  // namespace
@@ -1095,9 +786,7 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
     return "GEMM shared memory " + std::to_string(smem) + " B per CTA (" + std::to_string(t.stages) + " stages x (" +
            std::to_string(t.tile_m) + "+" + std::to_string(t.tile_n) + ") x " + std::to_string(t.tile_k) + " x " +
            std::to_string(eb) + " B) exceeds the limit of " + std::to_string(limits.shared_mem_per_cta) + " B";
-  const std::uint32_t epi_row_bytes =
-      t.split_k > 1 ? std::gcd(acc_cols, kRedMaxCols) * kWorkspaceBytes : std::gcd(acc_cols, kEpiMaxCols) * kOutBytes;
-  const std::uint64_t staging = std::uint64_t{t.warps} * kEpiRows * (epi_row_bytes + kEpiPad);
+  const std::uint64_t staging = std::uint64_t{t.warps} * gemm_epilogue(acc_cols, t.split_k).staging_bytes();
   if (staging > smem)
     return "GEMM epilogue staging (" + std::to_string(staging) + " B) does not fit in the pipeline's shared memory (" +
            std::to_string(smem) + " B): use more stages or a larger tile_k";

@@ -1,0 +1,93 @@
+// Staged accumulator epilogue (see epilogue.h).
+#include "traces/synth/epilogue.h"
+
+#include <numeric>
+
+namespace warpsim::synth {
+namespace {
+
+constexpr std::uint32_t kStoreMaxCols = 64;          // 128 B of bf16 per staged row
+constexpr std::uint32_t kReduceMaxCols = kWarpSize;  // 128 B of fp32: one lane per column
+constexpr std::uint32_t kPackedPairBytes = 4;        // STS of a packed bf16x2 pair
+constexpr std::uint32_t kFp32PairBytes = 8;          // STS.64 of an fp32 pair
+constexpr std::uint32_t kFragLanesPerRow = 4;        // mma fragment layout: 4 lanes per accumulator row
+
+StagedEpilogue make_epilogue(bool reduce_f32, std::uint32_t out_elem_bytes, std::uint32_t pass_cols,
+                             std::uint32_t readback_lane_bytes) {
+  StagedEpilogue e;
+  e.reduce_f32 = reduce_f32;
+  e.out_elem_bytes = out_elem_bytes;
+  e.pass_cols = pass_cols;
+  e.staging_pitch = pass_cols * out_elem_bytes + kEpiloguePad;
+  e.readback_lane_bytes = readback_lane_bytes;
+  e.readback_lanes_per_row = pass_cols * out_elem_bytes / readback_lane_bytes;
+  e.readback_rows_per_inst = kWarpSize / e.readback_lanes_per_row;
+  e.readback_insts = kEpilogueRows / e.readback_rows_per_inst;
+  return e;
+}
+
+}  // namespace
+
+StagedEpilogue StagedEpilogue::store_16bit(std::uint32_t tile_cols) {
+  return make_epilogue(false, 2, std::gcd(tile_cols, kStoreMaxCols), kVecBytes);
+}
+StagedEpilogue StagedEpilogue::reduce_fp32(std::uint32_t tile_cols) {
+  return make_epilogue(true, 4, std::gcd(tile_cols, kReduceMaxCols), 4);
+}
+
+void emit_staged_epilogue(InstChunk& c, const StagedEpilogue& epi, const MmaAccumulatorTile& acc,
+                          const RowMajorMatrix& out, std::uint64_t row0, std::uint64_t col0,
+                          std::uint32_t staging_base, std::uint16_t readback_reg, std::uint16_t out_ptr) {
+  const std::uint32_t blocks_per_pass = epi.pass_cols / kMmaSyncShape.n;
+  const std::uint32_t passes_n = acc.n_blocks / blocks_per_pass;
+  const std::uint32_t sts_bytes = epi.reduce_f32 ? kFp32PairBytes : kPackedPairBytes;
+  const std::uint32_t lane_elems = epi.readback_lane_bytes / epi.out_elem_bytes;
+  const std::uint32_t regs_per_load = epi.regs_per_readback();
+  for (std::uint32_t mi = 0; mi < acc.m_blocks; ++mi) {
+    for (std::uint32_t pass = 0; pass < passes_n; ++pass) {
+      const std::uint32_t ni0 = pass * blocks_per_pass, ni_end = ni0 + blocks_per_pass;
+      for (std::uint32_t ni = ni0; ni < ni_end; ++ni)
+        for (std::uint32_t e = 0; e < kMmaAccRegs; ++e)
+          emit_alu(c, Opcode::FMUL, acc.reg(mi, ni, e), {acc.reg(mi, ni, e)});
+      if (!epi.reduce_f32)  // F2FP packs of the pairs (e = 0,1 and 2,3), as FMUL
+        for (std::uint32_t ni = ni0; ni < ni_end; ++ni)
+          for (std::uint32_t half = 0; half < 2; ++half) {
+            const std::uint16_t lo = acc.reg(mi, ni, 2 * half);
+            emit_alu(c, Opcode::FMUL, lo, {lo, reg(lo + 1u)});
+          }
+      for (std::uint32_t ni = ni0; ni < ni_end; ++ni) {
+        for (std::uint32_t half = 0; half < 2; ++half) {  // rows 0-7, then 8-15 of the block
+          const LaneRows staging{staging_base + half * kLdsmRows * epi.staging_pitch +
+                                     (ni - ni0) * kMmaSyncShape.n * epi.out_elem_bytes,
+                                 sts_bytes, kFragLanesPerRow, epi.staging_pitch};
+          const std::uint16_t pair = acc.reg(mi, ni, 2 * half);
+          if (epi.reduce_f32)
+            emit_store(c, Opcode::STS, MemSpace::Shared, staging, kFullMask, {pair, reg(pair + 1u)});
+          else
+            emit_store(c, Opcode::STS, MemSpace::Shared, staging, kFullMask, {pair});
+        }
+      }
+      for (std::uint32_t j = 0; j < epi.readback_insts; ++j) {
+        const LaneRows staged{staging_base + j * epi.readback_rows_per_inst * epi.staging_pitch,
+                              epi.readback_lane_bytes, epi.readback_lanes_per_row, epi.staging_pitch};
+        emit_load(c, Opcode::LDS, MemSpace::Shared, staged, kFullMask, reg(readback_reg + j * regs_per_load),
+                  regs_per_load, {});
+      }
+      emit_alu(c, Opcode::IADD3, out_ptr, {out_ptr});
+      for (std::uint32_t j = 0; j < epi.readback_insts; ++j) {
+        const std::uint64_t row = row0 + mi * kEpilogueRows + j * epi.readback_rows_per_inst;
+        const std::uint64_t col = col0 + pass * epi.pass_cols;
+        const std::uint32_t mask = matrix_lane_mask(out, row, col, epi.readback_lanes_per_row, lane_elems);
+        if (mask == 0) {
+          c.skip();
+          continue;
+        }
+        emit_store(c, epi.reduce_f32 ? Opcode::RED : Opcode::STG, MemSpace::Global,
+                   matrix_lanes(out, row, col, epi.readback_lanes_per_row, lane_elems), mask,
+                   {reg(readback_reg + j * regs_per_load), out_ptr});
+      }
+    }
+  }
+}
+
+}  // namespace warpsim::synth

@@ -1,0 +1,57 @@
+// Epilogue piece for synthesizers whose warps end holding an mma accumulator tile (GEMM, attention's O, ...):
+// the tile is scaled, staged through warp-private shared memory and written to a row-major matrix in full
+// 128-byte rows, either stored as 16-bit values (STG.128) or added as fp32 (RED.ADD.F32, split-K style).
+#pragma once
+
+#include <cstdint>
+
+#include "traces/synth/emit.h"
+
+namespace warpsim::synth {
+
+// One warp's accumulator tile in the mma.sync fragment layout: m_blocks x n_blocks blocks of 16x8 fp32, block
+// (mi, ni) in the kMmaAccRegs registers from first_reg + (mi*n_blocks + ni)*kMmaAccRegs; in each block lane l
+// holds rows l/4 and l/4+8, columns 2*(l%4)+{0,1} (registers e = 0,1 and 2,3).
+struct MmaAccumulatorTile {
+  std::uint16_t first_reg = 0;
+  std::uint32_t m_blocks = 0, n_blocks = 0;
+  std::uint16_t reg(std::uint32_t mi, std::uint32_t ni, std::uint32_t e) const {
+    return static_cast<std::uint16_t>(first_reg + (mi * n_blocks + ni) * kMmaAccRegs + e);
+  }
+};
+
+inline constexpr std::uint32_t kEpilogueRows = 16;  // accumulator rows of one pass (one m16 block row)
+inline constexpr std::uint32_t kEpiloguePad = 16;   // staging row padding: the 8 rows of one STS hit distinct banks
+
+// Shape of the passes of 16 rows x `pass_cols` columns that a warp writes its tile in. Per pass: FMUL (alpha) per
+// accumulator; for 16-bit output an FMUL per pair standing for the F2FP pack; STS of the pairs into the staging
+// rows (pitch staging_pitch); read back `readback_insts` loads of readback_lanes_per_row lanes per row; IADD3 of
+// the output pointer; then one STG.128 (16-bit output) or RED of 4 bytes (fp32 reduction) per load.
+struct StagedEpilogue {
+  bool reduce_f32 = false;  // RED.ADD.F32 into an fp32 matrix instead of STG of 16-bit values
+  std::uint32_t out_elem_bytes = 0;
+  std::uint32_t pass_cols = 0;        // gcd(tile width, 64) for 16-bit output, gcd(tile width, 32) for fp32
+  std::uint32_t staging_pitch = 0;    // pass_cols * out_elem_bytes + kEpiloguePad
+  std::uint32_t readback_lane_bytes = 0;  // 16 (LDS.128, 8 bf16) or 4 (LDS.32, one fp32)
+  std::uint32_t readback_lanes_per_row = 0, readback_rows_per_inst = 0, readback_insts = 0;
+
+  // 16-bit output (bf16/f16) of a `tile_cols`-wide accumulator tile.
+  static StagedEpilogue store_16bit(std::uint32_t tile_cols);
+  // fp32 reduction into the output (split-K partial sums) of a `tile_cols`-wide accumulator tile.
+  static StagedEpilogue reduce_fp32(std::uint32_t tile_cols);
+
+  std::uint32_t staging_bytes() const { return kEpilogueRows * staging_pitch; }  // per warp
+  std::uint32_t regs_per_readback() const { return readback_lane_bytes / 4; }
+  // Register ids the read-back needs, from emit_staged_epilogue's readback_reg.
+  std::uint32_t readback_regs() const { return readback_insts * regs_per_readback(); }
+};
+
+// The epilogue of one warp: `acc` goes to `out` at (row0, col0) through the staging rows at staging_base
+// (private to the warp: no CTA barrier between passes). Lanes outside `out` are masked; a store with no lane left
+// is not emitted (its code slot is kept). Registers: readback_reg.. receive the loads (readback_regs() of them),
+// out_ptr is the output pointer advanced per pass.
+void emit_staged_epilogue(InstChunk& c, const StagedEpilogue& epi, const MmaAccumulatorTile& acc,
+                          const RowMajorMatrix& out, std::uint64_t row0, std::uint64_t col0,
+                          std::uint32_t staging_base, std::uint16_t readback_reg, std::uint16_t out_ptr);
+
+}  // namespace warpsim::synth
