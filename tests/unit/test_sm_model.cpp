@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "models/gpu/gpu.h"
-#include "models/sm/coalescer.h"
-#include "models/sm/scheduler_policy.h"
+#include "models/sm/memory/coalescer.h"
+#include "models/sm/scheduler/warp_scheduler.h"
 #include "models/sm/sm.h"
 #include "sim/config/config.h"
 #include "sim/core/error.h"
@@ -415,51 +415,85 @@ TEST_CASE("occupancy: H100 limits, hand-computed", "[sm][occupancy]") {
   }
 }
 
-// ==== pick_warp() ==================================================================================================
+// ==== scheduler policies ============================================================================================
 
-TEST_CASE("pick_warp: GTO keeps the greedy warp while eligible, else the oldest eligible", "[sm][scheduler]") {
-  const std::vector<std::uint32_t> warps = {7, 3, 5, 1};  // age order: 7 oldest
-  std::vector<bool> ok(8, true);
-  auto eligible = [&](std::uint32_t w) { return static_cast<bool>(ok[w]); };
-  SchedulerState st;
-  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 7);  // no greedy yet: oldest
-  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 7);  // greedy
-  ok[7] = false;
-  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 3);  // oldest eligible
-  ok[7] = true;
-  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 3);  // stays greedy although 7 is older
-  ok[3] = false;
-  ok[7] = false;
-  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 5);
-  std::fill(ok.begin(), ok.end(), false);
-  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == kNoWarp);
-  CHECK(st.greedy == 5);  // unchanged by a cycle without a pick
-  ok[1] = true;
-  ok[5] = true;
-  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 5);
-  // A greedy warp that left the list (exited) is not picked even if the predicate would accept it.
-  const std::vector<std::uint32_t> fewer = {1};
-  CHECK(pick_warp(SchedulerPolicy::Gto, fewer, eligible, st) == 1);
+namespace {
+
+// One scheduling decision of `policy` over `warps` (age order) at cycle 10: warp slot w is eligible when ok[w]
+// (operands ready at cycle 10), else its operands are ready only at cycle 11.
+std::uint32_t pick(WarpSchedulerPolicy& policy, const std::vector<std::uint32_t>& warps, const std::vector<bool>& ok) {
+  std::vector<Warp> table(ok.size());
+  for (std::size_t w = 0; w < ok.size(); ++w) table[w].ready_cycle = ok[w] ? 10 : 11;
+  const PipeFreeTimes pipes_free{};
+  return policy.pick(IssueCandidates(warps, table.data(), pipes_free, 10, /*lsu_has_room=*/true));
 }
 
-TEST_CASE("pick_warp: LRR rotates through eligible warps in list order", "[sm][scheduler]") {
+}  // namespace
+
+TEST_CASE("scheduler: GTO keeps the greedy warp while eligible, else the oldest eligible", "[sm][scheduler]") {
+  const auto gto = make_scheduler_policy("gto");
+  REQUIRE(gto);
+  const std::vector<std::uint32_t> warps = {7, 3, 5, 1};  // age order: 7 oldest
+  std::vector<bool> ok(8, true);
+  CHECK(pick(*gto, warps, ok) == 7);  // no greedy yet: oldest
+  CHECK(pick(*gto, warps, ok) == 7);  // greedy
+  ok[7] = false;
+  CHECK(pick(*gto, warps, ok) == 3);  // oldest eligible
+  ok[7] = true;
+  CHECK(pick(*gto, warps, ok) == 3);  // stays greedy although 7 is older
+  ok[3] = false;
+  ok[7] = false;
+  CHECK(pick(*gto, warps, ok) == 5);
+  std::fill(ok.begin(), ok.end(), false);
+  CHECK(pick(*gto, warps, ok) == kNoWarp);
+  ok[1] = true;
+  ok[5] = true;
+  CHECK(pick(*gto, warps, ok) == 5);  // still greedy on 5: a cycle without a pick does not reset it
+  // A greedy warp that left the list (exited) is not picked even if the predicate would accept it.
+  const std::vector<std::uint32_t> fewer = {1};
+  CHECK(pick(*gto, fewer, ok) == 1);
+}
+
+TEST_CASE("scheduler: LRR rotates through eligible warps in list order", "[sm][scheduler]") {
+  const auto lrr = make_scheduler_policy("lrr");
+  REQUIRE(lrr);
   const std::vector<std::uint32_t> warps = {0, 4, 8, 12};
   std::vector<bool> ok(16, true);
-  auto eligible = [&](std::uint32_t w) { return static_cast<bool>(ok[w]); };
-  SchedulerState st;
   std::vector<std::uint32_t> seq;
-  for (int i = 0; i < 6; ++i) seq.push_back(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st));
+  for (int i = 0; i < 6; ++i) seq.push_back(pick(*lrr, warps, ok));
   CHECK(seq == std::vector<std::uint32_t>{0, 4, 8, 12, 0, 4});
   ok[8] = false;  // next would be 8: skipped
-  CHECK(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st) == 12);
-  CHECK(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st) == 0);
+  CHECK(pick(*lrr, warps, ok) == 12);
+  CHECK(pick(*lrr, warps, ok) == 0);
   std::fill(ok.begin(), ok.end(), false);
-  const std::size_t before = st.rr_next;
-  CHECK(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st) == kNoWarp);
-  CHECK(st.rr_next == before);
+  CHECK(pick(*lrr, warps, ok) == kNoWarp);
+  std::fill(ok.begin(), ok.end(), true);
+  CHECK(pick(*lrr, warps, ok) == 4);  // a cycle without a pick does not move the position
+  std::fill(ok.begin(), ok.end(), false);
   ok[0] = true;  // only warp 0: picked every time
-  CHECK(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st) == 0);
-  CHECK(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st) == 0);
+  CHECK(pick(*lrr, warps, ok) == 0);
+  CHECK(pick(*lrr, warps, ok) == 0);
+  // Warps removed: a position past the end of the shorter list starts over at the front.
+  const std::vector<std::uint32_t> three = {0, 4, 8};
+  std::fill(ok.begin(), ok.end(), true);
+  CHECK(pick(*lrr, three, ok) == 4);
+  CHECK(pick(*lrr, three, ok) == 8);  // position now 3
+  const std::vector<std::uint32_t> two = {0, 4};
+  lrr->warps_removed(two.size());
+  CHECK(pick(*lrr, two, ok) == 0);
+}
+
+TEST_CASE("scheduler: the shipped policies are registered and listed in the sm schema", "[sm][scheduler][config]") {
+  const auto names = scheduler_policy_names();
+  CHECK(std::find(names.begin(), names.end(), "gto") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "lrr") != names.end());
+  CHECK(make_scheduler_policy("no-such-policy") == nullptr);
+  const ComponentType* sm = Registry::instance().find("sm");
+  REQUIRE(sm);
+  const Schema schema = sm->schema();
+  const ParamSpec* policy = schema.find("scheduler.policy");
+  REQUIRE(policy);
+  CHECK(policy->choices == names);
 }
 
 // ==== end to end: scoreboard, pipes, memory, barriers, tensor cores =================================================
