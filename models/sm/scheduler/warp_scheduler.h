@@ -17,12 +17,19 @@ inline constexpr std::uint32_t kNoWarp = ~0u;
 
 // The warps of one sub-partition at one scheduling decision, read-only. A policy asks eligible() only for the
 // warps it considers (most decisions look at one or two); the test is inline, so that asking costs what it
-// cost before policies were separate files.
+// cost before policies were separate files. The SM keeps one per sub-partition and only moves it to the
+// current cycle (at()) before each decision.
 class IssueCandidates {
  public:
-  IssueCandidates(const std::vector<std::uint32_t>& warps, const Warp* warp_table, const PipeFreeTimes& pipe_free,
-                  Cycle now, bool lsu_has_room)
-      : warps_(warps), table_(warp_table), pipe_free_(pipe_free), now_(now), lsu_has_room_(lsu_has_room) {}
+  IssueCandidates(const std::vector<std::uint32_t>& warps, const Warp* warp_table, const PipeFreeTimes& pipe_free)
+      : warps_(warps), table_(warp_table), pipe_free_(pipe_free) {}
+
+  // The decision at cycle `now`, with or without room in the LSU queue for a memory instruction.
+  const IssueCandidates& at(Cycle now, bool lsu_has_room) {
+    now_ = now;
+    lsu_has_room_ = lsu_has_room;
+    return *this;
+  }
 
   // Warp slots in age order, oldest first.
   const std::vector<std::uint32_t>& warps() const noexcept { return warps_; }
@@ -40,8 +47,8 @@ class IssueCandidates {
   const std::vector<std::uint32_t>& warps_;
   const Warp* table_;
   const PipeFreeTimes& pipe_free_;
-  Cycle now_;
-  bool lsu_has_room_;
+  Cycle now_ = 0;
+  bool lsu_has_room_ = true;
 };
 
 class WarpSchedulerPolicy {
