@@ -11,7 +11,7 @@
 #include <string>
 
 #include "models/gpu/kernel_scheduler.h"
-#include "models/sm/sm.h"
+#include "sim/slots/sm.h"
 #include "models/sm/stall_reason.h"
 #include "sim/core/error.h"
 #include "sim/registry/registry.h"
@@ -162,7 +162,6 @@ KernelResult summarize(const KernelInfo& info, const Occupancy& occ, const Confi
   const Params& sm = cfg.section("sm");
   const double sm_hz = cfg.section("clocks").real("sm");
   const double sms = sm.u32("count");
-  const double subs = sm.u32("subpartitions");
   const double cycles = std::max<double>(1.0, static_cast<double>(k.cycles));
   const double seconds = cycles / sm_hz;
   k.time_us = seconds * 1e6;
@@ -185,11 +184,8 @@ KernelResult summarize(const KernelInfo& info, const Occupancy& occ, const Confi
   k.achieved_dram_gbps = static_cast<double>(k.dram_bytes_read + k.dram_bytes_written) / seconds / 1e9;
   const double active = static_cast<double>(sum("sm", "active_cycles"));
   k.occupancy = active > 0 ? static_cast<double>(sum("sm", "resident_warp_cycles")) / active / limits.max_warps : 0.0;
-  const double l1_reads = static_cast<double>(sum("sm", "l1_read_sectors"));
-  k.l1_hit_rate = l1_reads > 0 ? static_cast<double>(sum("sm", "l1_hit_sectors")) / l1_reads : 0.0;
+  k.l1_hit_rate = total("sm.l1_hit_rate")->value;
   k.l2_hit_rate = total("l2.hit_rate")->value;
-  const double pipe_capacity = cycles * sms * subs;
-  const Params& l1 = cfg.section("l1");
   // The interconnect's limit is its busiest port in each direction, SM side or slice side.
   auto busiest = [&](const char* direction) {
     const std::string d = direction;
@@ -199,12 +195,12 @@ KernelResult summarize(const KernelInfo& info, const Occupancy& occ, const Confi
     return m;
   };
   k.utilization = {
-      {"tensor", static_cast<double>(sum("sm", "pipe_busy_tensor")) / pipe_capacity},
-      {"fp32", static_cast<double>(sum("sm", "pipe_busy_fp32")) / pipe_capacity},
-      {"int", static_cast<double>(sum("sm", "pipe_busy_int")) / pipe_capacity},
-      {"lsu", static_cast<double>(sum("sm", "lsu_busy_cycles")) / (cycles * sms)},
-      {"l1", static_cast<double>(sum("sm", "l1_bytes")) / (cycles * sms * l1.u32("bandwidth"))},
-      {"smem", static_cast<double>(sum("sm", "shared_bytes")) / (cycles * sms * cfg.section("smem").u32("bandwidth"))},
+      {"tensor", total("sm.tensor_utilization")->value},
+      {"fp32", total("sm.fp32_utilization")->value},
+      {"int", total("sm.int_utilization")->value},
+      {"lsu", total("sm.lsu_utilization")->value},
+      {"l1", total("sm.l1_utilization")->value},
+      {"smem", total("sm.smem_utilization")->value},
       {"l2", total("l2.utilization")->value},
       {"noc_to_l2", busiest("to_l2_utilization")},
       {"noc_to_sm", busiest("to_sm_utilization")},

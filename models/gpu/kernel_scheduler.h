@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "models/gpu/run_observer.h"
-#include "models/sm/sm.h"
+#include "sim/slots/sm.h"
 #include "sim/core/component.h"
 #include "sim/trace/source.h"
 

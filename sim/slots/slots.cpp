@@ -32,6 +32,17 @@ Schema hbm_shared() {
   return s;
 }
 
+Schema l1_shared() {
+  Schema s("l1", "", "per-SM L1 data cache");
+  s.quantity("unified_size", ParamType::Size, kRequired, "L1 + shared memory SRAM per SM; L1 gets what resident CTAs' shared memory leaves", 0, 64ull << 20);
+  s.quantity("line_size", ParamType::Size, kRequired, "cache line size (power of two; equal to l2.line_size)", 32, 4096);
+  s.quantity("sector_size", ParamType::Size, kRequired, "sector size (power of two; equal to l2.sector_size)", 8, 4096);
+  s.uint("hit_latency", "cycles", kRequired, "SM cycles, load-to-use of an L1 hit", 1, 10000);
+  s.uint("bandwidth", "B/cycle", kRequired, "bytes per SM cycle through the L1 data path for global/local accesses", 1, 4096);
+  s.uint("mshrs", "lines", kRequired, "outstanding missed lines per SM", 1, 1 << 20);
+  return s;
+}
+
 }  // namespace
 
 void declare_gpu_slots(Registry& r) {
@@ -40,6 +51,7 @@ void declare_gpu_slots(Registry& r) {
   r.declare_slot({"l2", "sectored", "L2 cache slices", &l2_shared});
   r.declare_slot({"hbm", "hbm_simple", "DRAM channels", &hbm_shared});
   r.declare_slot({"sm", "subpartitioned", "streaming multiprocessors", nullptr});
+  r.declare_slot({"l1", "sectored", "L1 data cache of each SM", &l1_shared});
 }
 
 }  // namespace warpsim

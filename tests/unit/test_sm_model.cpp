@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "models/gpu/gpu.h"
-#include "models/sm/coalescer.h"
-#include "models/sm/scheduler_policy.h"
-#include "models/sm/sm.h"
+#include "sim/slots/async_copy.h"
+#include "models/sm/memory/coalescer.h"
+#include "sim/slots/l1_cache.h"
+#include "models/sm/scheduler/warp_scheduler.h"
+#include "sim/slots/sm.h"
 #include "sim/config/config.h"
 #include "sim/core/error.h"
 #include "sim/registry/registry.h"
@@ -415,51 +417,86 @@ TEST_CASE("occupancy: H100 limits, hand-computed", "[sm][occupancy]") {
   }
 }
 
-// ==== pick_warp() ==================================================================================================
+// ==== scheduler policies ============================================================================================
 
-TEST_CASE("pick_warp: GTO keeps the greedy warp while eligible, else the oldest eligible", "[sm][scheduler]") {
-  const std::vector<std::uint32_t> warps = {7, 3, 5, 1};  // age order: 7 oldest
-  std::vector<bool> ok(8, true);
-  auto eligible = [&](std::uint32_t w) { return static_cast<bool>(ok[w]); };
-  SchedulerState st;
-  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 7);  // no greedy yet: oldest
-  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 7);  // greedy
-  ok[7] = false;
-  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 3);  // oldest eligible
-  ok[7] = true;
-  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 3);  // stays greedy although 7 is older
-  ok[3] = false;
-  ok[7] = false;
-  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 5);
-  std::fill(ok.begin(), ok.end(), false);
-  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == kNoWarp);
-  CHECK(st.greedy == 5);  // unchanged by a cycle without a pick
-  ok[1] = true;
-  ok[5] = true;
-  CHECK(pick_warp(SchedulerPolicy::Gto, warps, eligible, st) == 5);
-  // A greedy warp that left the list (exited) is not picked even if the predicate would accept it.
-  const std::vector<std::uint32_t> fewer = {1};
-  CHECK(pick_warp(SchedulerPolicy::Gto, fewer, eligible, st) == 1);
+namespace {
+
+// One scheduling decision of `policy` over `warps` (age order) at cycle 10: warp slot w is eligible when ok[w]
+// (operands ready at cycle 10), else its operands are ready only at cycle 11.
+std::uint32_t pick(WarpSchedulerPolicy& policy, const std::vector<std::uint32_t>& warps, const std::vector<bool>& ok) {
+  std::vector<Warp> table(ok.size());
+  for (std::size_t w = 0; w < ok.size(); ++w) table[w].ready_cycle = ok[w] ? 10 : 11;
+  const PipeFreeTimes pipes_free{};
+  IssueCandidates candidates(warps, table.data(), pipes_free);
+  return policy.pick(candidates.at(10, /*lsu_has_room=*/true));
 }
 
-TEST_CASE("pick_warp: LRR rotates through eligible warps in list order", "[sm][scheduler]") {
+}  // namespace
+
+TEST_CASE("scheduler: GTO keeps the greedy warp while eligible, else the oldest eligible", "[sm][scheduler]") {
+  const auto gto = make_scheduler_policy("gto");
+  REQUIRE(gto);
+  const std::vector<std::uint32_t> warps = {7, 3, 5, 1};  // age order: 7 oldest
+  std::vector<bool> ok(8, true);
+  CHECK(pick(*gto, warps, ok) == 7);  // no greedy yet: oldest
+  CHECK(pick(*gto, warps, ok) == 7);  // greedy
+  ok[7] = false;
+  CHECK(pick(*gto, warps, ok) == 3);  // oldest eligible
+  ok[7] = true;
+  CHECK(pick(*gto, warps, ok) == 3);  // stays greedy although 7 is older
+  ok[3] = false;
+  ok[7] = false;
+  CHECK(pick(*gto, warps, ok) == 5);
+  std::fill(ok.begin(), ok.end(), false);
+  CHECK(pick(*gto, warps, ok) == kNoWarp);
+  ok[1] = true;
+  ok[5] = true;
+  CHECK(pick(*gto, warps, ok) == 5);  // still greedy on 5: a cycle without a pick does not reset it
+  // A greedy warp that left the list (exited) is not picked even if the predicate would accept it.
+  const std::vector<std::uint32_t> fewer = {1};
+  CHECK(pick(*gto, fewer, ok) == 1);
+}
+
+TEST_CASE("scheduler: LRR rotates through eligible warps in list order", "[sm][scheduler]") {
+  const auto lrr = make_scheduler_policy("lrr");
+  REQUIRE(lrr);
   const std::vector<std::uint32_t> warps = {0, 4, 8, 12};
   std::vector<bool> ok(16, true);
-  auto eligible = [&](std::uint32_t w) { return static_cast<bool>(ok[w]); };
-  SchedulerState st;
   std::vector<std::uint32_t> seq;
-  for (int i = 0; i < 6; ++i) seq.push_back(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st));
+  for (int i = 0; i < 6; ++i) seq.push_back(pick(*lrr, warps, ok));
   CHECK(seq == std::vector<std::uint32_t>{0, 4, 8, 12, 0, 4});
   ok[8] = false;  // next would be 8: skipped
-  CHECK(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st) == 12);
-  CHECK(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st) == 0);
+  CHECK(pick(*lrr, warps, ok) == 12);
+  CHECK(pick(*lrr, warps, ok) == 0);
   std::fill(ok.begin(), ok.end(), false);
-  const std::size_t before = st.rr_next;
-  CHECK(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st) == kNoWarp);
-  CHECK(st.rr_next == before);
+  CHECK(pick(*lrr, warps, ok) == kNoWarp);
+  std::fill(ok.begin(), ok.end(), true);
+  CHECK(pick(*lrr, warps, ok) == 4);  // a cycle without a pick does not move the position
+  std::fill(ok.begin(), ok.end(), false);
   ok[0] = true;  // only warp 0: picked every time
-  CHECK(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st) == 0);
-  CHECK(pick_warp(SchedulerPolicy::Lrr, warps, eligible, st) == 0);
+  CHECK(pick(*lrr, warps, ok) == 0);
+  CHECK(pick(*lrr, warps, ok) == 0);
+  // Warps removed: a position past the end of the shorter list starts over at the front.
+  const std::vector<std::uint32_t> three = {0, 4, 8};
+  std::fill(ok.begin(), ok.end(), true);
+  CHECK(pick(*lrr, three, ok) == 4);
+  CHECK(pick(*lrr, three, ok) == 8);  // position now 3
+  const std::vector<std::uint32_t> two = {0, 4};
+  lrr->warps_removed(two.size());
+  CHECK(pick(*lrr, two, ok) == 0);
+}
+
+TEST_CASE("scheduler: the shipped policies are registered and listed in the sm schema", "[sm][scheduler][config]") {
+  const auto names = scheduler_policy_names();
+  CHECK(std::find(names.begin(), names.end(), "gto") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "lrr") != names.end());
+  CHECK(make_scheduler_policy("no-such-policy") == nullptr);
+  const ComponentType* sm = Registry::instance().find("sm");
+  REQUIRE(sm);
+  const Schema schema = sm->schema();
+  const ParamSpec* policy = schema.find("scheduler.policy");
+  REQUIRE(policy);
+  CHECK(policy->choices == names);
 }
 
 // ==== end to end: scoreboard, pipes, memory, barriers, tensor cores =================================================
@@ -618,19 +655,6 @@ TEST_CASE("e2e (5): two warps meet at a barrier", "[sm][e2e][barrier]") {
   }
 }
 
-TEST_CASE("e2e (6): GTO and LRR agree for one warp", "[sm][e2e][scheduler]") {
-  const Config gto = small_h100();
-  const Config lrr = small_h100({"sm.scheduler.policy=lrr"});
-  const std::vector<std::vector<WarpInst>> one_warp = {
-      {ldg(5, 0x10000), ffma(1, 1, 2, 3), ffma(1, 1, 2, 3), ffma(6, 5, 1, 3), ffma(9, 2, 3, 4), ffma(10, 2, 3, 4)}};
-  const KernelResult a = run_warps(gto, one_warp);
-  const KernelResult b = run_warps(lrr, one_warp);
-  CHECK(a.cycles == b.cycles);
-  CHECK(a.stalls == b.stalls);
-  CHECK(a.warp_instructions == b.warp_instructions);
-  CHECK(a.dram_bytes_read == b.dram_bytes_read);
-}
-
 TEST_CASE("e2e (6): two warps on one sub-partition: GTO runs one to the end first, LRR alternates", "[sm][e2e][scheduler]") {
   // 5 warps: warps 0 and 4 share sub-partition 0 (warp index % 4) and each issue N independent FFMAs; warps
   // 1..3 are empty (they retire at once on their own sub-partitions).
@@ -655,6 +679,80 @@ TEST_CASE("e2e (6): two warps on one sub-partition: GTO runs one to the end firs
   CHECK(stall_sum(l) >= 8 * n - 5);
   CHECK(stall_sum(l) <= 8 * n + 20);
   CHECK(stall(g, "selected") == stall(l, "selected"));  // same instructions and retirements
+}
+
+// ==== a third scheduler policy, registered here: extending the scheduler is one file =========================
+
+namespace {
+
+// Oldest first, never greedy: always the oldest eligible warp, even if a younger one issued last.
+class OldestFirst final : public WarpSchedulerPolicy {
+ public:
+  static inline std::uint64_t picks = 0;  // warps picked by any instance, so that a test can see it ran
+  std::uint32_t pick(const IssueCandidates& c) override {
+    for (std::uint32_t w : c.warps())
+      if (c.eligible(w)) {
+        ++picks;
+        return w;
+      }
+    return kNoWarp;
+  }
+};
+
+WARPSIM_REGISTER_SCHEDULER_POLICY(OldestFirst, "oldest", "oldest first, never greedy (registered by a unit test)");
+
+}  // namespace
+
+TEST_CASE("scheduler: a policy registered in another file is selectable and runs", "[sm][e2e][scheduler]") {
+  const auto names = scheduler_policy_names();
+  CHECK(std::find(names.begin(), names.end(), "oldest") != names.end());
+  // Warps 0 and 4 share sub-partition 0. Warp 0 loads from DRAM, then runs an FFMA on the result and n0
+  // independent FFMAs; warp 4 runs n4 independent FFMAs. Both use the one FP32 pipe (issue interval 2).
+  // GTO sticks with warp 4 once warp 0 blocks on its load, so warp 0 resumes only after warp 4 is done
+  // (~2 n4 cycles); oldest-first switches back to warp 0 as soon as its data arrives (one DRAM latency,
+  // ~1000 cycles, well under 2 n4), so warp 0 retires ~2 n4 - latency cycles earlier. Resident warp-cycles
+  // (the sum of all warp states) show it; the pipe-bound total time is the same.
+  const int n0 = 50, n4 = 2000;
+  std::vector<WarpInst> w0 = {ldg(5, 0x10000), ffma(6, 5, 2, 3)};
+  for (const WarpInst& in : independent_ffmas(n0)) w0.push_back(in);
+  const std::vector<std::vector<WarpInst>> warps = {w0, {}, {}, {}, independent_ffmas(n4)};
+  const KernelResult g = run_warps(small_h100(), warps);
+  const std::uint64_t picks_before = OldestFirst::picks;
+  const KernelResult o = run_warps(small_h100({"sm.scheduler.policy=oldest"}), warps);
+  INFO("gto: " << stalls_str(g));
+  INFO("oldest: " << stalls_str(o));
+  CHECK(OldestFirst::picks - picks_before >= o.warp_instructions);  // every issue was its decision
+  CHECK(o.warp_instructions == g.warp_instructions);
+  CHECK(o.cycles >= 2u * (n0 + n4 + 1));
+  CHECK(o.cycles <= g.cycles + 10);
+  CHECK(stall_sum(o) + n4 / 2 < stall_sum(g));
+}
+
+TEST_CASE("scheduler: one warp runs the same under every registered policy", "[sm][e2e][scheduler]") {
+  const std::vector<std::vector<WarpInst>> one_warp = {
+      {ldg(5, 0x10000), ffma(1, 1, 2, 3), ffma(1, 1, 2, 3), ffma(6, 5, 1, 3), ffma(9, 2, 3, 4), ffma(10, 2, 3, 4)}};
+  const KernelResult gto = run_warps(small_h100(), one_warp);
+  for (const std::string& policy : scheduler_policy_names()) {
+    INFO("policy " << policy);
+    const KernelResult r = run_warps(small_h100({"sm.scheduler.policy=" + policy}), one_warp);
+    CHECK(r.cycles == gto.cycles);
+    CHECK(r.stalls == gto.stalls);
+    CHECK(r.warp_instructions == gto.warp_instructions);
+    CHECK(r.dram_bytes_read == gto.dram_bytes_read);
+  }
+}
+
+TEST_CASE("config: an unknown scheduler policy is an error naming the key and the known policies", "[sm][config][scheduler]") {
+  try {
+    (void)small_h100({"sm.scheduler.policy=fifo"});
+    FAIL("an unknown policy was accepted");
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK_THAT(what, Contains("sm.scheduler.policy"));
+    CHECK_THAT(what, Contains("fifo"));
+    for (const std::string& policy : scheduler_policy_names()) CHECK_THAT(what, Contains("'" + policy + "'"));
+  }
 }
 
 TEST_CASE("e2e stall accounting: cycles held back by a busy pipe are math_pipe_throttle, not not_selected",
@@ -925,6 +1023,96 @@ TEST_CASE("e2e: L1 read sectors are counted once even when the LSU waits for an 
     CHECK(r.l1_hit_rate == 0.0);  // cold: no sector may be counted as a hit
     CHECK(r.dram_bytes_read == 32u * 32u);
   }
+}
+
+// ==== the SM's slots: an L1 implementation and an asynchronous copy engine, each registered here ==============
+
+namespace {
+
+// An L1 that never holds anything, with the shipped L1's parameters: selected with `l1.impl: uncached`.
+class UncachedL1 final : public L1Cache {
+ public:
+  static Schema schema() { return Registry::instance().find("l1", "sectored")->schema(); }
+  UncachedL1(BuildContext&, const Params& l1, unsigned) {
+    geometry_ = Geometry{l1.u32("line_size"), l1.u32("sector_size"), l1.u64("hit_latency"), l1.u32("bandwidth"), l1.u32("mshrs")};
+  }
+  void begin_kernel(std::uint64_t) override {}
+  std::uint32_t lookup(std::uint64_t, std::uint32_t) override { return 0; }
+  void fill(std::uint64_t, std::uint32_t) override {}
+  void invalidate(std::uint64_t, std::uint32_t) override {}
+};
+
+// A copy engine that, when `async_copy.take_ldgsts` is set, takes LDGSTS instructions from the LSU and
+// completes each `async_copy.latency` cycles after issue without any memory traffic. Off by default, so that
+// it leaves every other test alone.
+class FixedLatencyCopyEngine final : public AsyncCopyEngine {
+ public:
+  static Schema schema() {
+    Schema s("async_copy", "fixed_latency", "test engine: LDGSTS done after a fixed latency, no traffic");
+    s.boolean("take_ldgsts", false, "take LDGSTS instructions instead of the LSU");
+    s.uint("latency", "cycles", 100, "cycles from issue to completion", 1, 100000);
+    return s;
+  }
+  FixedLatencyCopyEngine(BuildContext&, const Params& p, unsigned)
+      : take_ldgsts_(p.boolean("take_ldgsts")), latency_(p.u64("latency")) {}
+  bool handles(const WarpInst& in) const override { return take_ldgsts_ && in.op == Opcode::LDGSTS; }
+  void start(const WarpInst&, std::uint32_t record, std::uint32_t, Cycle now, AsyncCopyCompletions& done) override {
+    done.copy_done(record, now + latency_);
+  }
+  bool receive_response(const MemRequest&, Cycle) override { return false; }
+
+ private:
+  bool take_ldgsts_;
+  Cycle latency_;
+};
+WARPSIM_REGISTER_COMPONENT(AsyncCopyEngine, FixedLatencyCopyEngine, "async_copy", "fixed_latency", "test copy engine");
+
+WarpInst op_only(Opcode op, std::uint32_t aux = 0) {
+  WarpInst in;
+  in.op = op;
+  in.aux = aux;
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("slots: the L1 is created through the registry; l1.impl picks the implementation", "[sm][e2e][mem][slots]") {
+  // The same line loaded twice, the second time after the first has arrived: the shipped L1 hits, the
+  // uncached one misses again (and goes to L2, where it hits).
+  // Registered when the test runs rather than at static initialisation: the first implementation registered
+  // for a slot is its default, and static initialisation order across files is the link order.
+  {
+    WARPSIM_REGISTER_COMPONENT(L1Cache, UncachedL1, "l1", "uncached", "L1 that never hits (registered by a unit test)");
+  }
+  const std::vector<std::vector<WarpInst>> warps = {{ldg(5, 0x20000), ffma(6, 5, 2, 3), ldg(7, 0x20000), ffma(8, 7, 2, 3)}};
+  const KernelResult sectored = run_warps(small_h100(), warps);
+  // Switching `impl` drops the file's values for the section: give the uncached L1 the same ones.
+  std::vector<std::string> uncached_l1 = {"l1.impl=uncached"};
+  const Config shipped = small_h100();
+  const Schema l1_schema = Registry::instance().find("l1", "sectored")->schema();
+  for (const ParamSpec& spec : l1_schema.params())
+    uncached_l1.push_back("l1." + spec.name + "=" + std::to_string(shipped.section("l1").u64(spec.name)) +
+                          (spec.type == ParamType::Size ? "B" : ""));
+  const KernelResult uncached = run_warps(small_h100(uncached_l1), warps);
+  CHECK(sectored.l1_hit_rate == 0.5);  // 1 of the 2 sectors looked up
+  CHECK(uncached.l1_hit_rate == 0.0);
+  CHECK(uncached.cycles > sectored.cycles);
+  CHECK(uncached.dram_bytes_read == sectored.dram_bytes_read);  // the second miss hits in L2
+}
+
+TEST_CASE("slots: an asynchronous copy engine takes instructions from the LSU and completes them", "[sm][e2e][mem][slots]") {
+  // LDGSTS, commit it as a group, wait for the group: DEPBAR holds the warp until the copy is complete.
+  const std::vector<std::vector<WarpInst>> warps = {
+      {mem_inst(Opcode::LDGSTS, 0x30000, 4, 4), op_only(Opcode::LDGDEPBAR), op_only(Opcode::DEPBAR, 0), ffma(6, 2, 3, 4)}};
+  const KernelResult lsu = run_warps(small_h100(), warps);
+  const KernelResult engine = run_warps(small_h100({"async_copy.take_ldgsts=true", "async_copy.latency=300"}), warps);
+  INFO("lsu: " << stalls_str(lsu));
+  INFO("engine: " << stalls_str(engine));
+  CHECK(lsu.dram_bytes_read > 0);      // the LSU fetched the line from DRAM
+  CHECK(engine.dram_bytes_read == 0);  // the engine moved nothing through L2
+  CHECK(engine.cycles >= 300);         // DEPBAR waited for copy_done
+  CHECK(engine.cycles <= 300 + 20);
+  CHECK(stall(engine, "stall_long_scoreboard") >= 300 - 5);
 }
 
 TEST_CASE("config: L1 and L2 must agree on line and sector sizes", "[sm][config]") {

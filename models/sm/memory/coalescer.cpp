@@ -1,4 +1,5 @@
-#include "models/sm/coalescer.h"
+// LSU address coalescing (see coalescer.h): lanes to lines and sector masks, in order of first touch.
+#include "models/sm/memory/coalescer.h"
 
 namespace warpsim {
 

@@ -1,0 +1,564 @@
+// The SM core (implementation `subpartitioned` of slot `sm`): sub-partitions (sm.subpartitions), each with a
+// warp scheduler (a registered policy, models/sm/scheduler/), a register scoreboard and execution pipes
+// (models/sm/exec/); CTA residency, barriers per id, cp.async groups and a drain at EXIT. Memory instructions go
+// to the memory pipeline (models/sm/memory/), which reports back when their data is complete. Event-driven
+// inside: a warp's earliest issue cycle is computed when its state changes, and the SM is ticked only in cycles
+// where something can happen.
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/slots/build_context.h"
+#include "models/sm/core/warp.h"
+#include "models/sm/exec/pipes.h"
+#include "models/sm/memory/memory_pipeline.h"
+#include "models/sm/scheduler/warp_scheduler.h"
+#include "sim/slots/sm.h"
+#include "models/sm/stall_reason.h"
+#include "sim/core/error.h"
+#include "sim/registry/registry.h"
+
+namespace warpsim {
+namespace {
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPipelineClient {
+ public:
+  // Every hardware number is required: it comes from the GPU's config, where its source is named.
+  static Schema schema() {
+    Schema s("sm", "subpartitioned", "streaming multiprocessor: sub-partitions with warp schedulers, scoreboard, pipes; LSU with L1 and shared memory");
+    const auto req = std::nullopt;
+    s.uint("count", "SMs", req, "number of SMs", 1, 4096);
+    s.uint("subpartitions", "", req, "processing blocks per SM, each with its own scheduler and pipes", 1, 16);
+    s.uint("max_warps", "warps", req, "resident warps per SM", 1, 1024);
+    s.uint("max_threads", "threads", req, "resident threads per SM", 32, 65536);
+    s.uint("max_ctas", "CTAs", req, "resident CTAs per SM", 1, 1024);
+    s.uint("registers", "registers", req, "32-bit registers per SM", 1024, 1 << 24);
+    s.uint("register_alloc_unit", "registers", req, "per-warp register allocation granularity", 1, 65536);
+    s.uint("max_registers_per_thread", "registers", req, "most registers one thread may use", 1, 255);
+    s.quantity("shared_memory", ParamType::Size, req, "shared memory per SM usable by CTAs", 0, 1ull << 30);
+    s.quantity("shared_memory_per_cta", ParamType::Size, req, "largest shared-memory allocation of one CTA", 0, 1ull << 30);
+    s.quantity("cta_reserved_shared_memory", ParamType::Size, req, "shared memory the system reserves per CTA", 0, 1ull << 20);
+    s.uint("lsu_queue_depth", "instructions", req, "memory instructions that can wait for the LSU per SM (MIO queue depth)", 1, 4096);
+    // Built when a config is loaded, after every policy has registered itself.
+    std::string policies;
+    for (const auto& p : scheduler_policies()) policies += (policies.empty() ? "" : ", ") + p.name + " (" + p.description + ")";
+    s.choice("scheduler.policy", scheduler_policy_names(), req, "warp scheduling policy: " + policies);
+    ExecutionTiming::declare(s);
+    return s;
+  }
+
+  SubpartitionedSm(BuildContext& ctx, const Params& p, unsigned index)
+      : StreamingMultiprocessor("sm[" + std::to_string(index) + "]", ctx.domain("sm")),
+        index_(index),
+        ctx_(ctx),
+        timing_(ctx),
+        limits_(SmLimits::from(p)) {
+    subpartitions_ = p.u32("subpartitions");
+    const std::string policy = p.str("scheduler.policy");
+    if (!make_scheduler_policy(policy))  // the schema's choice list prevents this unless a policy unregistered
+      p.fail("scheduler.policy", "unknown policy '" + policy + "'; known: " + join_names(scheduler_policy_names()));
+    timing_.read(p);
+    mem_ = std::make_unique<MemoryPipeline>(*this, ctx, p, index, static_cast<MemoryPipelineClient&>(*this));
+    warps_.resize(limits_.max_warps);  // never resized again: the sub-partitions' candidate views point into it
+    subs_.resize(subpartitions_);
+    for (auto& sp : subs_) {
+      sp.pipe_free.fill(0);
+      sp.policy = make_scheduler_policy(policy);
+      sp.candidates.emplace(sp.warps, warps_.data(), sp.pipe_free);
+    }
+    for (std::uint32_t i = 0; i < warps_.size(); ++i) free_warps_.push_back(static_cast<std::uint32_t>(warps_.size()) - 1 - i);
+    register_stats(ctx.stats);
+  }
+
+  // ---- StreamingMultiprocessor -------------------------------------------------------------------------------
+  void begin_kernel(const KernelInfo& k, const Occupancy& occ) override {
+    timing_.begin_kernel(k, subpartitions_);
+    // Shared memory and L1 share one SRAM: L1 keeps what the resident CTAs' shared memory leaves.
+    mem_->begin_kernel(std::uint64_t{occ.ctas_per_sm} * occ.shared_memory_per_cta);
+    max_ctas_ = occ.ctas_per_sm;
+    kernel_ = &k;
+  }
+
+  bool can_launch() const override { return resident_ctas_ < max_ctas_; }
+  std::uint32_t resident_ctas() const override { return resident_ctas_; }
+  std::uint64_t issued() const override { return warp_instructions_; }
+
+  void launch_cta(std::uint64_t cta_id, std::unique_ptr<CtaSource> src) override {
+    const Cycle now = domain().now();
+    std::uint32_t slot = 0;
+    while (slot < ctas_.size() && ctas_[slot].active) ++slot;
+    if (slot == ctas_.size()) ctas_.emplace_back();
+    Cta& cta = ctas_[slot];
+    cta = Cta{};
+    cta.active = true;
+    cta.id = cta_id;
+    const std::uint32_t nwarps = src->num_warps();
+    WARPSIM_ASSERT(nwarps <= free_warps_.size(), "CTA launched without free warp slots");
+    account_residency(now);
+    for (std::uint32_t w = 0; w < nwarps; ++w) {
+      const std::uint32_t ws = free_warps_.back();
+      free_warps_.pop_back();
+      Warp& warp = warps_[ws];
+      warp.reset();
+      warp.cta = slot;
+      warp.sp = w % static_cast<std::uint32_t>(subs_.size());
+      warp.stream = src->open_warp(w);
+      warp.acct_since = now;
+      warp.ready_cycle = now;
+      cta.warps.push_back(ws);
+      subs_[w % subs_.size()].warps.push_back(ws);
+      evaluate(warp, now);
+      wake_sub(subs_[w % subs_.size()], now);
+    }
+    cta.live_warps = nwarps;
+    cta.source = std::move(src);
+    resident_warps_ += nwarps;
+    ++resident_ctas_;
+    ++ctas_launched_;
+    wake_at(now + 1);
+  }
+
+  // ---- Component ---------------------------------------------------------------------------------------------
+  Cycle tick(Cycle now) override {
+    mem_->advance(now, [this](const MemRecord& r, Cycle t) { finish_memory(r, t); });
+    for (auto& sp : subs_)
+      if (sp.next <= now) schedule(sp, now);
+    Cycle next = kSleep;
+    for (const auto& sp : subs_) next = std::min(next, sp.next);
+    next = std::min(next, mem_->next_event());
+    return next <= now ? now + 1 : next;
+  }
+
+  std::string describe_state() const override {
+    if (!resident_ctas_) return {};
+    // Warps by state, and the instruction the first warp in each state is stuck at.
+    std::array<int, 6> count{};
+    std::array<std::string, 6> example;
+    for (const auto& sp : subs_)
+      for (std::uint32_t ws : sp.warps) {
+        const Warp& w = warps_[ws];
+        const auto b = static_cast<std::size_t>(w.block);
+        if (count[b]++ == 0 && w.pos < w.len)
+          example[b] = std::string(opcode_info(w.buf[w.pos].op).name) + " pc=" + std::to_string(w.buf[w.pos].pc);
+      }
+    std::string s = std::to_string(resident_ctas_) + " CTAs resident;";
+    for (std::size_t b = 0; b < count.size(); ++b)
+      if (count[b]) s += " " + std::to_string(count[b]) + " warps " + block_name(static_cast<Block>(b)) +
+                         (example[b].empty() ? "" : " (e.g. at " + example[b] + ")") + ";";
+    return s + " " + mem_->describe_state();
+  }
+
+ private:
+  struct SubPartition {
+    std::vector<std::uint32_t> warps;  // warp slots in age order
+    PipeFreeTimes pipe_free{};
+    std::unique_ptr<WarpSchedulerPolicy> policy;  // one instance per sub-partition: it keeps its own state
+    std::optional<IssueCandidates> candidates;    // what `policy` sees (refers to this sub-partition's members)
+    Cycle next = kSleep;
+  };
+
+  void register_stats(StatsRegistry& stats) {
+    StatGroup g(stats, path(), "sm");
+    g.add("warp_instructions", "warp-instructions", "warp-instructions issued", warp_instructions_)
+        .add("thread_instructions", "thread-instructions", "active lanes of issued instructions", thread_instructions_);
+    timing_.add_stats(g);
+    g.add("active_cycles", "cycles", "cycles with at least one resident warp", active_cycles_)
+        .add("resident_warp_cycles", "warp-cycles", "sum over cycles of resident warps (occupancy numerator)", resident_warp_cycles_)
+        .add("ctas_launched", "CTAs", "CTAs launched", ctas_launched_);
+    mem_->add_stats(g);
+    const double subpartition_cycles_per_s = static_cast<double>(domain().frequency_hz()) * subpartitions_;
+    for (std::size_t i = 0; i < kPipeNames.size(); ++i) {
+      const std::string pipe = kPipeNames[i];
+      g.add("pipe_busy_" + pipe, "cycles", "sub-partition cycles the " + pipe + " pipe was busy", pipe_busy_[i])
+          .utilization(pipe + "_utilization", "pipe_busy_" + pipe, subpartition_cycles_per_s,
+                       "busy cycles of the " + pipe + " pipes against sub-partition cycles (sm__pipe_" + pipe + "_cycles_active)");
+    }
+    for (std::size_t i = 0; i < kStallNames.size(); ++i)
+      g.add(std::string(kStallNames[i]), "warp-cycles", "warp-cycles in state " + std::string(kStallNames[i]), stalls_[i]);
+  }
+
+  // ---- warp state --------------------------------------------------------------------------------------------
+  static const char* block_name(Block b) {
+    switch (b) {
+      case Block::None: return "ready or waiting on a fixed latency";
+      case Block::MemDep: return "waiting for memory data";
+      case Block::Barrier: return "waiting at barrier";
+      case Block::DepBar: return "waiting for cp.async groups";
+      case Block::Drain: return "draining at EXIT (memory operations in flight)";
+      case Block::Exited: return "exited";
+    }
+    return "?";
+  }
+
+  // Stall accounting: each warp's state holds from acct_since until the next change; changes happen at issue,
+  // at scheduler ticks and at wake-up events, so idle cycles cost nothing to account.
+  void close_interval(Warp& w, Cycle t) {
+    if (t > w.acct_since) {
+      stalls_[static_cast<std::size_t>(w.acct_reason)] += t - w.acct_since;
+      w.acct_since = t;
+    }
+  }
+  void set_reason(Warp& w, Cycle t, StallReason r) {
+    close_interval(w, t);
+    w.acct_reason = r;
+  }
+  static bool is_dependency(StallReason r) {
+    return r == StallReason::Wait || r == StallReason::LongScoreboard || r == StallReason::ShortScoreboard ||
+           r == StallReason::Drain;
+  }
+  // A warp whose operands became ready at ready_cycle, in a stretch where its sub-partition was not ticked
+  // because nothing could issue: from ready_cycle on it was held back by a busy pipe.
+  void settle_dependency(Warp& w) {
+    if (is_dependency(w.acct_reason) && w.ready_cycle > w.acct_since) {
+      close_interval(w, w.ready_cycle);
+      w.acct_reason = throttle_reason(w);
+    }
+  }
+
+  // Head instruction, refilling the fetch buffer from the trace; nullptr at the end of the stream.
+  const WarpInst* head(Warp& w) {
+    if (w.pos == w.len) {
+      if (w.stream_end) return nullptr;
+      w.len = static_cast<std::uint32_t>(w.stream->read(w.buf.data(), w.buf.size()));
+      w.pos = 0;
+      if (w.len == 0) {
+        w.stream_end = true;
+        return nullptr;
+      }
+    }
+    return &w.buf[w.pos];
+  }
+
+  bool depbar_satisfied(Warp& w, std::uint32_t allowed) {
+    while (!w.groups.empty() && w.groups.front() == 0) {
+      w.groups.pop_front();
+      ++w.groups_retired;
+    }
+    if (w.groups.size() <= allowed) return true;
+    for (std::size_t i = 0; i + allowed < w.groups.size(); ++i)
+      if (w.groups[i] != 0) return false;
+    return true;
+  }
+
+  bool pipe_busy(const Warp& w, Cycle t) const {
+    return w.head_pipe != Pipe::None && subs_[w.sp].pipe_free[static_cast<std::size_t>(w.head_pipe)] > t;
+  }
+
+  // Computes when the head instruction can issue, from time `earliest` on, and labels the wait.
+  void evaluate(Warp& w, Cycle earliest) {
+    const WarpInst* in = head(w);
+    w.head_pipe = in ? pipe_of(op_class(in->op)) : Pipe::None;
+    w.head_ldst = w.head_pipe == Pipe::Ldst;
+    if (!in || in->op == Opcode::EXIT) {
+      evaluate_exit(w, earliest);
+      return;
+    }
+    if (in->op == Opcode::DEPBAR && !depbar_satisfied(w, in->aux)) {
+      w.block = Block::DepBar;
+      set_reason(w, earliest, StallReason::LongScoreboard);
+      return;
+    }
+    Cycle ready = earliest;
+    StallReason why = StallReason::Wait;
+    auto check = [&](std::uint16_t r) {
+      if (r >= kRegs - 1) return true;  // kNoReg or RZ
+      if (w.reg_ready[r] == kPending) {
+        why = w.reg_reason[r];
+        return false;
+      }
+      if (w.reg_ready[r] > ready) {
+        ready = w.reg_ready[r];
+        why = w.reg_reason[r];
+      }
+      return true;
+    };
+    bool known = true;
+    for (int i = 0; i < in->num_src && known; ++i) known = check(in->src[i]);
+    for (int i = 0; i < in->num_dst && known; ++i) known = check(in->dst[i]);
+    if (!known) {
+      w.block = Block::MemDep;
+      set_reason(w, earliest, why);
+      return;
+    }
+    w.block = Block::None;
+    w.ready_cycle = ready;
+    w.dep_reason = why;
+    StallReason label = StallReason::NotSelected;
+    if (ready > earliest) label = why;
+    else if (pipe_busy(w, earliest)) label = throttle_reason(w);
+    set_reason(w, earliest, label);
+  }
+
+  // EXIT (or the end of the stream) retires only when the warp's memory operations have completed and its
+  // last results are written, as the hardware drains a warp before freeing it.
+  void evaluate_exit(Warp& w, Cycle earliest) {
+    bool async_pending = w.open_group != 0;
+    for (std::uint32_t g : w.groups) async_pending |= g != 0;
+    if (w.loads_in_flight || w.stores_in_flight || async_pending) {
+      w.block = Block::Drain;
+      set_reason(w, earliest, StallReason::Drain);
+      return;
+    }
+    Cycle ready = earliest;
+    for (Cycle r : w.reg_ready) ready = std::max(ready, r);
+    w.block = Block::None;
+    w.ready_cycle = ready;
+    w.dep_reason = StallReason::Drain;
+    set_reason(w, earliest, ready > earliest ? StallReason::Drain : StallReason::NotSelected);
+  }
+
+  void wake_sub(SubPartition& sp, Cycle at) {
+    sp.next = std::min(sp.next, at);
+    wake_at(std::max(at, domain().now() + 1));
+  }
+  SubPartition& sub_of(std::uint32_t warp_slot) { return subs_[warps_[warp_slot].sp]; }
+  void unblock(std::uint32_t warp_slot, Cycle t) {
+    Warp& w = warps_[warp_slot];
+    evaluate(w, t);
+    wake_sub(sub_of(warp_slot), std::max(t, w.ready_cycle));
+  }
+
+  // ---- issue -------------------------------------------------------------------------------------------------
+  Cycle issue_time(const SubPartition& sp, const Warp& w) const { return earliest_issue(w, sp.pipe_free); }
+
+  // Inlined into tick() as it was before policies were separate files: a call per decision costs ~1% of a run.
+  [[gnu::always_inline]] inline void schedule(SubPartition& sp, Cycle now) {
+    sp.next = kSleep;
+    if (sp.warps.empty()) return;
+    const std::uint32_t pick = sp.policy->pick(sp.candidates->at(now, mem_->has_room()));
+    const auto pipe_free_before = sp.pipe_free;
+    if (pick != kNoWarp) issue(sp, pick, now);
+    // Account this cycle for the others and find when this sub-partition next has something to do.
+    const bool lsu_room = mem_->has_room();
+    for (std::uint32_t ws : sp.warps) {
+      Warp& w = warps_[ws];
+      if (w.block != Block::None || ws == pick) continue;
+      const bool waits_for_lsu = w.head_ldst && !lsu_room;
+      const Cycle t = issue_time(sp, w);
+      if (w.ready_cycle <= now) {  // operands ready: a busy pipe, a full LSU queue, or another warp won
+        settle_dependency(w);
+        const bool pipe_was_busy =
+            w.head_pipe != Pipe::None && pipe_free_before[static_cast<std::size_t>(w.head_pipe)] > now;
+        StallReason r = StallReason::NotSelected;
+        if (waits_for_lsu || pipe_was_busy) r = throttle_reason(w);
+        set_reason(w, now, r);
+        // From the next cycle on (until this sub-partition runs again) it waits for its pipe, if busy.
+        if (!waits_for_lsu) set_reason(w, now + 1, pipe_busy(w, now + 1) ? throttle_reason(w) : StallReason::NotSelected);
+      }
+      if (!waits_for_lsu) sp.next = std::min(sp.next, std::max(t, now + 1));  // else lsu_has_room_again wakes us
+    }
+    if (pick != kNoWarp && warps_[pick].block == Block::None)
+      sp.next = std::min(sp.next, std::max(issue_time(sp, warps_[pick]), now + 1));
+    // Remove warps that exited this cycle.
+    const std::size_t before = sp.warps.size();
+    sp.warps.erase(std::remove_if(sp.warps.begin(), sp.warps.end(), [&](std::uint32_t ws) { return warps_[ws].block == Block::Exited; }), sp.warps.end());
+    if (sp.warps.size() != before) sp.policy->warps_removed(sp.warps.size());
+  }
+
+  // Held back by a busy unit: Nsight calls it mio_throttle / lg_throttle for the memory pipe (shared and
+  // global/local instructions), math_pipe_throttle for the others.
+  StallReason throttle_reason(const Warp& w) const {
+    if (!w.head_ldst) return StallReason::MathPipeThrottle;
+    return w.buf[w.pos].space == MemSpace::Shared ? StallReason::MioThrottle : StallReason::LgThrottle;
+  }
+
+  void issue(SubPartition& sp, std::uint32_t ws, Cycle now) {
+    Warp& w = warps_[ws];
+    const WarpInst* in = head(w);
+    settle_dependency(w);
+    set_reason(w, now, StallReason::Selected);
+    set_reason(w, now + 1, StallReason::Wait);
+    if (!in) {
+      exit_warp(ws, now);
+      return;
+    }
+    ++warp_instructions_;
+    thread_instructions_ += static_cast<std::uint64_t>(in->active_lanes());
+    const OpClass cls = op_class(in->op);
+    const Pipe pipe = pipe_of(cls);
+    Cycle result = now + 1;
+    StallReason result_reason = StallReason::Wait;
+    if (pipe != Pipe::None) {
+      const std::size_t pi = static_cast<std::size_t>(pipe);
+      Cycle interval = 0, latency = 0;
+      timing_.timing(*in, pipe, interval, latency);
+      sp.pipe_free[pi] = now + interval;
+      pipe_busy_[pi] += interval;
+      result = now + latency;
+      if (cls == OpClass::Sfu) result_reason = StallReason::ShortScoreboard;
+    }
+    switch (cls) {
+      case OpClass::Ldst:
+        issue_memory(w, ws, *in, now);
+        break;
+      case OpClass::Sync:
+        if (in->op == Opcode::BAR) {
+          ++w.pos;
+          arrive_barrier(ws, in->aux, now);
+          return;
+        }
+        if (in->op == Opcode::LDGDEPBAR) {
+          w.groups.push_back(w.open_group);
+          w.open_group = 0;
+        }
+        break;
+      case OpClass::Exit:
+        ++w.pos;
+        exit_warp(ws, now);
+        return;
+      default:
+        for (int i = 0; i < in->num_dst; ++i)
+          if (in->dst[i] < kRegs - 1) {
+            w.reg_ready[in->dst[i]] = result;
+            w.reg_reason[in->dst[i]] = result_reason;
+          }
+        break;
+    }
+    ++w.pos;
+    evaluate(w, now + 1);
+  }
+
+  // ---- memory instructions: the scoreboard side ----------------------------------------------------------------
+  // Every record is completed exactly once, so the warp's in-flight counts are raised here unconditionally and
+  // lowered in finish_memory.
+  void issue_memory(Warp& w, std::uint32_t ws, const WarpInst& in, Cycle now) {
+    const MemKind kind = mem_->issue(ws, in, w.open_group_seq(), now);
+    if (kind == MemKind::Store || kind == MemKind::SharedStore) ++w.stores_in_flight;
+    if (kind == MemKind::AsyncCopy) ++w.open_group;
+    if (writes_registers(kind)) {
+      for (int i = 0; i < in.num_dst; ++i)
+        if (in.dst[i] < kRegs - 1) {
+          w.reg_ready[in.dst[i]] = kPending;
+          w.reg_reason[in.dst[i]] = kind == MemKind::SharedLoad ? StallReason::ShortScoreboard : StallReason::LongScoreboard;
+        }
+      ++w.loads_in_flight;
+    }
+  }
+
+  // The memory pipeline has all data of record `r` at cycle `t`.
+  void finish_memory(const MemRecord& r, Cycle t) {
+    Warp& w = warps_[r.warp];
+    switch (r.kind) {
+      case MemKind::Load:
+      case MemKind::SharedLoad:
+      case MemKind::Atomic:
+        --w.loads_in_flight;
+        for (std::uint16_t d : r.dst)
+          if (d < kRegs - 1) w.reg_ready[d] = t;
+        break;
+      case MemKind::Store:
+      case MemKind::SharedStore:
+        --w.stores_in_flight;
+        break;
+      case MemKind::AsyncCopy: {
+        if (r.group == w.open_group_seq()) --w.open_group;
+        else --w.groups[r.group - w.groups_retired];
+        break;
+      }
+    }
+    if (w.block == Block::MemDep || w.block == Block::DepBar || w.block == Block::Drain) unblock(r.warp, t);
+  }
+
+  // MemoryPipelineClient
+  void lsu_has_room_again(Cycle at) override {
+    for (auto& sp : subs_) wake_sub(sp, at);
+  }
+  void mbarrier_transaction(std::uint32_t warp_slot, std::uint64_t mbarrier, std::uint32_t bytes, Cycle at) override {
+    (void)warp_slot;
+    (void)bytes;
+    (void)at;
+    ctx_.fail("kernel '" + kernel_->name + "': an asynchronous copy completed on mbarrier " + std::to_string(mbarrier) +
+              ", but mbarrier waits are not modelled yet");
+  }
+
+  // ---- barriers and CTA residency -----------------------------------------------------------------------------
+  // BAR id: waits until every live warp of the CTA has arrived at barrier `id` (a named barrier with a
+  // thread count is not expressible in the trace format yet).
+  void arrive_barrier(std::uint32_t ws, std::uint32_t id, Cycle now) {
+    Warp& w = warps_[ws];
+    Cta& cta = ctas_[w.cta];
+    if (id >= kBarriers) {
+      ctx_.fail("kernel '" + kernel_->name + "': BAR with barrier id " + std::to_string(id) + "; ids 0.." +
+                std::to_string(kBarriers - 1) + " exist");
+      id = 0;
+    }
+    w.block = Block::Barrier;
+    w.barrier = id;
+    set_reason(w, now + 1, StallReason::Barrier);
+    ++cta.barrier_arrived[id];
+    release_barriers_if_complete(cta, now);
+  }
+
+  void release_barriers_if_complete(Cta& cta, Cycle now) {
+    for (std::uint32_t id = 0; id < kBarriers; ++id) {
+      if (cta.barrier_arrived[id] == 0 || cta.barrier_arrived[id] < cta.live_warps) continue;
+      cta.barrier_arrived[id] = 0;
+      for (std::uint32_t ws : cta.warps)
+        if (warps_[ws].block == Block::Barrier && warps_[ws].barrier == id) unblock(ws, now + 1);
+    }
+  }
+
+  void exit_warp(std::uint32_t ws, Cycle now) {
+    Warp& w = warps_[ws];
+    close_interval(w, now + 1);
+    w.block = Block::Exited;
+    Cta& cta = ctas_[w.cta];
+    account_residency(now + 1);
+    --cta.live_warps;
+    --resident_warps_;
+    w.stream.reset();
+    release_barriers_if_complete(cta, now);
+    if (cta.live_warps == 0) finish_cta(w.cta);
+  }
+
+  void finish_cta(std::uint32_t slot) {
+    Cta& cta = ctas_[slot];
+    cta.active = false;
+    for (std::uint32_t ws : cta.warps) free_warps_.push_back(ws);
+    cta.source.reset();
+    --resident_ctas_;
+    if (cta_done_) cta_done_(index_, cta.id);
+  }
+
+  void account_residency(Cycle now) {
+    if (now > residency_since_) {
+      resident_warp_cycles_ += std::uint64_t{resident_warps_} * (now - residency_since_);
+      if (resident_warps_) active_cycles_ += now - residency_since_;
+    }
+    residency_since_ = std::max(residency_since_, now);
+  }
+
+  unsigned index_;
+  BuildContext& ctx_;
+  ExecutionTiming timing_;
+  SmLimits limits_;
+  unsigned subpartitions_ = 0;
+  std::unique_ptr<MemoryPipeline> mem_;
+  std::vector<SubPartition> subs_;
+  std::vector<Warp> warps_;
+  std::vector<std::uint32_t> free_warps_;
+  std::vector<Cta> ctas_;
+  std::uint32_t resident_ctas_ = 0, resident_warps_ = 0, max_ctas_ = 0;
+  Cycle residency_since_ = 0;
+  const KernelInfo* kernel_ = nullptr;
+  // stats
+  std::uint64_t warp_instructions_ = 0, thread_instructions_ = 0, active_cycles_ = 0, resident_warp_cycles_ = 0,
+                ctas_launched_ = 0;
+  std::array<std::uint64_t, kTimedPipes> pipe_busy_{};
+  std::array<std::uint64_t, kStallNames.size()> stalls_{};
+};
+
+WARPSIM_REGISTER_COMPONENT(StreamingMultiprocessor, SubpartitionedSm, "sm", "subpartitioned",
+                           "SM with sub-partitioned warp schedulers, scoreboard, pipes, LSU/L1/shared memory");
+
+}  // namespace
+}  // namespace warpsim

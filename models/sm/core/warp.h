@@ -1,0 +1,95 @@
+// State the SM core keeps per resident warp (fetch buffer, register scoreboard, what it is blocked on, stall
+// accounting, cp.async groups) and per resident CTA (its warps and barrier arrivals).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "models/sm/exec/pipes.h"
+#include "models/sm/stall_reason.h"
+#include "sim/core/types.h"
+#include "sim/trace/inst.h"
+#include "sim/trace/source.h"
+
+namespace warpsim {
+
+inline constexpr int kRegs = 256;          // architectural registers per thread tracked by the scoreboard (R255 = RZ)
+inline constexpr Cycle kPending = kSleep;  // register written by an instruction whose completion time is not known yet
+inline constexpr std::size_t kFetchBatch = 32;
+inline constexpr std::uint32_t kBarriers = 16;  // named barriers per CTA (PTX bar.sync 0..15)
+
+// What a warp waits for besides fixed latencies and pipes (those are in ready_cycle and the pipes' free times).
+enum class Block : std::uint8_t { None, MemDep, Barrier, DepBar, Drain, Exited };
+
+struct Warp {
+  // What the scheduler reads every time it looks at the warp comes first, in one cache line; the fetch
+  // buffer and the scoreboard arrays follow.
+  Cycle ready_cycle = 0;
+  Block block = Block::None;
+  Pipe head_pipe = Pipe::None;  // of the head instruction, cached when it becomes the head
+  bool head_ldst = false;
+  StallReason dep_reason = StallReason::Wait;
+  StallReason acct_reason = StallReason::Wait;  // stall accounting: reason in force since acct_since
+  bool stream_end = false;
+  std::uint32_t pos = 0, len = 0;
+  std::uint32_t sp = 0;  // sub-partition
+  std::uint32_t cta = 0;
+  std::uint32_t barrier = 0;  // id of the barrier it waits at
+  Cycle acct_since = 0;
+  std::uint32_t loads_in_flight = 0;
+  std::uint32_t stores_in_flight = 0;  // store lines not yet acknowledged by L2
+  // cp.async groups: LDGSTS instructions still in flight per committed group, oldest first, plus the open group
+  std::uint32_t open_group = 0;
+  std::uint64_t groups_retired = 0;  // sequence number of groups.front()
+  std::deque<std::uint32_t> groups;
+  std::unique_ptr<WarpStream> stream;
+  std::array<WarpInst, kFetchBatch> buf{};
+  std::array<Cycle, kRegs> reg_ready{};
+  std::array<StallReason, kRegs> reg_reason{};
+
+  // Sequence number of the open cp.async group (the one LDGSTS issued now joins).
+  std::uint64_t open_group_seq() const { return groups_retired + groups.size(); }
+
+  void reset() {
+    stream.reset();
+    pos = len = 0;
+    stream_end = false;
+    reg_ready.fill(0);
+    reg_reason.fill(StallReason::Wait);
+    ready_cycle = 0;
+    block = Block::None;
+    groups.clear();
+    groups_retired = 0;
+    open_group = 0;
+    loads_in_flight = 0;
+    stores_in_flight = 0;
+  }
+};
+
+using PipeFreeTimes = std::array<Cycle, static_cast<std::size_t>(Pipe::Count)>;  // per sub-partition
+
+// Cycle from which the warp could issue if its scheduler picked it, given its sub-partition's pipes (kSleep
+// while it waits for an event: memory data, a barrier, cp.async groups, the drain at EXIT).
+inline Cycle earliest_issue(const Warp& w, const PipeFreeTimes& pipe_free) {
+  if (w.block != Block::None) return kSleep;
+  if (w.pos == w.len) return w.ready_cycle;  // end of stream: retires as soon as it is picked
+  const Pipe p = w.head_pipe;
+  Cycle t = w.ready_cycle;
+  if (p != Pipe::None) t = std::max(t, pipe_free[static_cast<std::size_t>(p)]);
+  return t;
+}
+
+struct Cta {
+  bool active = false;
+  std::uint64_t id = 0;
+  std::vector<std::uint32_t> warps;
+  std::uint32_t live_warps = 0;
+  std::array<std::uint32_t, kBarriers> barrier_arrived{};  // per barrier id
+  std::unique_ptr<CtaSource> source;
+};
+
+}  // namespace warpsim

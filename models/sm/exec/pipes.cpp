@@ -1,0 +1,110 @@
+// Execution-pipe and tensor-core timing (see pipes.h). All numbers come from the GPU's config.
+#include "models/sm/exec/pipes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "sim/slots/build_context.h"
+
+namespace warpsim {
+
+namespace {
+
+// Opcodes whose timing can be overridden one by one: those of the fixed-latency pipes. Tensor instructions are
+// timed from their shape and the tensor throughput; memory instructions by the LSU and memory system.
+bool has_opcode_override(Opcode op) {
+  const OpClass c = op_class(op);
+  return c == OpClass::Int || c == OpClass::Fp32 || c == OpClass::Fp64 || c == OpClass::Sfu || c == OpClass::Branch;
+}
+
+constexpr std::array<DType, 6> kTensorTypes = {DType::F16, DType::BF16, DType::TF32, DType::FP8, DType::I8, DType::F64};
+
+}  // namespace
+
+void ExecutionTiming::declare(Schema& s) {
+  const auto req = std::nullopt;
+  // Fixed-latency pipes; the tensor pipe is timed from tensor.* and the MMA shape, the LSU by the memory system.
+  for (std::size_t i = 0; i < kPipeNames.size(); ++i) {
+    const std::string pipe = kPipeNames[i];
+    if (pipe == "tensor") continue;
+    if (pipe != "ldst")
+      s.uint("pipes." + pipe + ".latency", "cycles", req, "cycles from issue to a dependent instruction's issue, " + pipe + " pipe", 1, 10000);
+    s.uint("pipes." + pipe + ".issue_interval", "cycles", req, "cycles the " + pipe + " pipe of a sub-partition is busy per warp-instruction", 1, 10000);
+  }
+  for (std::size_t o = 0; o < static_cast<std::size_t>(Opcode::Count); ++o) {
+    const Opcode op = static_cast<Opcode>(o);
+    if (!has_opcode_override(op)) continue;
+    const std::string name(opcode_info(op).name);
+    s.uint("opcodes." + name + ".latency", "cycles", 0, "latency of " + name + " if it differs from its pipe's (0 = the pipe's)", 0, 10000);
+    s.uint("opcodes." + name + ".issue_interval", "cycles", 0, "issue interval of " + name + " if it differs from its pipe's (0 = the pipe's)", 0, 10000);
+  }
+  s.uint("tensor.latency", "cycles", req, "cycles from issue of an m16n8k16 MMA to its result; larger MMAs add their extra pipe occupancy", 1, 10000);
+  for (DType t : kTensorTypes)
+    s.uint("tensor.flops_per_cycle." + std::string(dtype_name(t)), "FLOP/cycle", req,
+           "dense tensor-core " + std::string(dtype_name(t)) + " operations per cycle per SM (0 = unsupported)", 0, 1 << 20);
+}
+
+void ExecutionTiming::read(const Params& p) {
+  for (std::size_t i = 0; i < kPipeNames.size(); ++i) {
+    const std::string pipe = kPipeNames[i];
+    if (pipe == "tensor") continue;  // timed by tensor_timing()
+    if (pipe != "ldst") pipe_latency_[i] = p.u64("pipes." + pipe + ".latency");
+    pipe_interval_[i] = p.u64("pipes." + pipe + ".issue_interval");
+  }
+  for (std::size_t o = 0; o < static_cast<std::size_t>(Opcode::Count); ++o) {
+    const Opcode op = static_cast<Opcode>(o);
+    const Pipe pipe = pipe_of(op_class(op));
+    if (pipe == Pipe::None) continue;
+    op_latency_[o] = pipe_latency_[static_cast<std::size_t>(pipe)];
+    op_interval_[o] = pipe_interval_[static_cast<std::size_t>(pipe)];
+    if (!has_opcode_override(op)) continue;
+    const std::string key = "opcodes." + std::string(opcode_info(op).name);
+    if (const auto v = p.u64(key + ".latency")) op_latency_[o] = v;
+    if (const auto v = p.u64(key + ".issue_interval")) op_interval_[o] = v;
+  }
+  tensor_latency_ = p.u64("tensor.latency");
+  for (DType t : kTensorTypes)
+    tensor_flops_per_cycle_[static_cast<std::size_t>(t)] = static_cast<double>(p.u64("tensor.flops_per_cycle." + std::string(dtype_name(t))));
+}
+
+void ExecutionTiming::begin_kernel(const KernelInfo& k, unsigned subpartitions) {
+  const double per_sp = 1.0 / subpartitions;
+  tensor_rate_.fill(0.0);
+  last_mma_ = LastMma{};
+  for (DType t : kTensorTypes) tensor_rate_[static_cast<std::size_t>(t)] = tensor_flops_per_cycle_[static_cast<std::size_t>(t)] * per_sp;
+  kernel_ = &k;
+}
+
+void ExecutionTiming::add_stats(StatGroup& g) const {
+  g.add("tensor_flops", "FLOP", "tensor-core operations performed", tensor_flops_);
+}
+
+// Tensor pipe occupancy from the instruction's work and the SM's tensor throughput for its type; the result
+// latency grows by the extra occupancy over the m16n8k16 instruction the configured latency refers to.
+void ExecutionTiming::tensor_timing(const WarpInst& in, Cycle& interval, Cycle& latency) {
+  const double rate = tensor_rate_[static_cast<std::size_t>(in.dtype)];
+  const bool tensor_type = std::find(kTensorTypes.begin(), kTensorTypes.end(), in.dtype) != kTensorTypes.end();
+  if (!tensor_type || rate <= 0.0 || mma_flops_per_warp(in) == 0) {
+    std::string why = !tensor_type ? std::string(dtype_name(in.dtype)) + " is not a tensor-core operand type"
+                      : mma_flops_per_warp(in) == 0 ? "its MMA shape is empty"
+                      : "this GPU's sm.tensor.flops_per_cycle." + std::string(dtype_name(in.dtype)) + " is 0 (unsupported)";
+    ctx_.fail("kernel '" + kernel_->name + "' has a " + std::string(opcode_info(in.op).name) + " on " +
+              std::string(dtype_name(in.dtype)) + " operands, but " + why);
+    interval = latency = 1;
+    return;
+  }
+  const std::uint64_t flops = mma_flops_per_warp(in);
+  tensor_flops_ += flops;
+  if (in.dtype == last_mma_.dtype && flops == last_mma_.flops) {
+    interval = last_mma_.interval;
+    latency = last_mma_.latency;
+    return;
+  }
+  interval = std::max<Cycle>(1, static_cast<Cycle>(std::ceil(static_cast<double>(flops) / rate)));
+  const Cycle reference = std::max<Cycle>(1, static_cast<Cycle>(std::ceil(2.0 * 16 * 8 * 16 / rate)));
+  latency = tensor_latency_ + (interval > reference ? interval - reference : 0);
+  last_mma_ = LastMma{in.dtype, flops, interval, latency};
+}
+
+}  // namespace warpsim

@@ -1,0 +1,78 @@
+// Execution pipes of a sub-partition and their timing: per-class latency and issue interval from
+// `sm.pipes.<pipe>.*`, per-opcode overrides from `sm.opcodes.<OP>.*`, and the tensor pipe timed from the MMA's
+// work (shape and operand type) and the SM's tensor throughput for that type.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "sim/config/params.h"
+#include "sim/config/schema.h"
+#include "sim/core/types.h"
+#include "sim/stats/stats.h"
+#include "sim/trace/inst.h"
+#include "sim/trace/source.h"
+
+namespace warpsim {
+
+class BuildContext;
+
+// Pipes a warp-instruction can occupy, one of each per sub-partition.
+enum class Pipe : std::uint8_t { Int, Fp32, Fp64, Sfu, Tensor, Ldst, Branch, None, Count };
+inline constexpr std::size_t kTimedPipes = 7;  // Int .. Branch
+inline constexpr std::array<const char*, kTimedPipes> kPipeNames = {"int", "fp32", "fp64", "sfu", "tensor", "ldst", "branch"};
+
+inline Pipe pipe_of(OpClass c) {
+  switch (c) {
+    case OpClass::Int: return Pipe::Int;
+    case OpClass::Fp32: return Pipe::Fp32;
+    case OpClass::Fp64: return Pipe::Fp64;
+    case OpClass::Sfu: return Pipe::Sfu;
+    case OpClass::Tensor: return Pipe::Tensor;
+    case OpClass::Ldst: return Pipe::Ldst;
+    case OpClass::Branch: return Pipe::Branch;
+    default: return Pipe::None;
+  }
+}
+
+class ExecutionTiming {
+ public:
+  // Declares the timing keys of the `sm` section (pipes.*, opcodes.*, tensor.*).
+  static void declare(Schema& s);
+
+  explicit ExecutionTiming(BuildContext& ctx) : ctx_(ctx) {}
+  void read(const Params& sm);
+  // Tensor throughput per sub-partition for the kernel's run; the kernel is named in error messages.
+  void begin_kernel(const KernelInfo& k, unsigned subpartitions);
+  void add_stats(StatGroup& g) const;
+
+  // Cycles `in` keeps its pipe busy, and cycles until its result can be used. `pipe` is pipe_of(op_class(in.op))
+  // and not Pipe::None. An MMA this GPU cannot execute fails the run (BuildContext::fail) and takes 1 cycle.
+  void timing(const WarpInst& in, Pipe pipe, Cycle& interval, Cycle& latency) {
+    interval = op_interval_[static_cast<std::size_t>(in.op)];
+    latency = op_latency_[static_cast<std::size_t>(in.op)];
+    if (pipe == Pipe::Tensor) tensor_timing(in, interval, latency);
+  }
+
+ private:
+  void tensor_timing(const WarpInst& in, Cycle& interval, Cycle& latency);
+
+  BuildContext& ctx_;
+  const KernelInfo* kernel_ = nullptr;
+  std::array<Cycle, kTimedPipes> pipe_latency_{}, pipe_interval_{};
+  // Per-opcode timing (the pipe's unless overridden by sm.opcodes.<OP>.*), indexed by Opcode.
+  std::array<Cycle, static_cast<std::size_t>(Opcode::Count)> op_latency_{}, op_interval_{};
+  Cycle tensor_latency_ = 0;
+  std::array<double, 8> tensor_flops_per_cycle_{};  // per SM, indexed by DType
+  std::array<double, 8> tensor_rate_{};             // per sub-partition, for the current kernel
+  // Kernels repeat one MMA shape and type: the last timing is remembered.
+  struct LastMma {
+    DType dtype = DType::None;
+    std::uint64_t flops = 0;
+    Cycle interval = 0, latency = 0;
+  } last_mma_;
+  std::uint64_t tensor_flops_ = 0;
+};
+
+}  // namespace warpsim
