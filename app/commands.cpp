@@ -258,11 +258,11 @@ std::string describe_counters(const StatsRegistry& stats, const std::string& sec
   auto of_section = [&](const std::string& kind) { return kind == section || kind.rfind(section + ".", 0) == 0; };
   for (const StatEntry& e : stats.entries())
     if (of_section(e.kind) && seen.insert(e.kind + "." + e.name).second)
-      out += fmt::format("  {:<40}{:<22}{}\n      {}\n", e.kind + "." + e.name, e.gauge ? "gauge" : "counter",
+      out += fmt::format("    {:<40}{:<10}{}\n        {}\n", e.kind + "." + e.name, e.gauge ? "gauge" : "counter",
                          "[" + e.unit + "]", e.description);
   for (const MetricEntry& m : stats.metrics())
     if (of_section(m.kind) && seen.insert(m.kind + "." + m.name).second)
-      out += fmt::format("  {:<40}{:<22}{}\n      {}\n", m.kind + "." + m.name, "metric",
+      out += fmt::format("    {:<40}{:<10}{}\n        {}\n", m.kind + "." + m.name, "metric",
                          m.denominator.empty() ? "[" + m.numerator + " / peak]" : "[" + m.numerator + " / " + m.denominator + "]",
                          m.description);
   return out;
@@ -299,7 +299,7 @@ int cmd_describe(int argc, char** argv) {
     }
     const std::string counters = describe_counters(built.stats(), s);
     if (!counters.empty())
-      fmt::print("{} statistics (as built for {}, impl {}; per instance and summed per kind in stats.json):\n{}\n", s,
+      fmt::print("  statistics of {} (as built for {}, impl {}; in stats.json summed per kind and per instance):\n{}\n", s,
                  cfg.section("gpu").str("name"), cfg.section(s).impl(), counters);
   }
   return 0;

@@ -2,6 +2,7 @@
 """Runs a README example exactly as written, so that the README stays true.
 
     run_readme_example.py --warpsim BUILD/warpsim NAME
+    run_readme_example.py --files      # every block after `<!-- readme-file: PATH -->` is that file, verbatim
 
 Finds the ```sh block that follows `<!-- readme-example: NAME -->` in README.md and runs its lines, one by
 one, with bash in a scratch directory laid out like the source tree (`build/warpsim` is the given binary;
@@ -34,11 +35,34 @@ def example_lines(name):
     sys.exit(f"run_readme_example: the code block after '{marker}' does not end")
 
 
+def check_files():
+    """Each code block after `<!-- readme-file: PATH -->` must equal the file PATH of the source tree."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    checked = failures = 0
+    for i, line in enumerate(lines):
+        if not line.startswith("<!-- readme-file: "):
+            continue
+        path = line[len("<!-- readme-file: "):].removesuffix(" -->").strip()
+        end = next(j for j in range(i + 2, len(lines)) if lines[j].startswith("```"))
+        block = "\n".join(lines[i + 2:end]) + "\n"
+        checked += 1
+        if not (ROOT / path).exists() or (ROOT / path).read_text() != block:
+            failures += 1
+            print(f"README.md:{i + 1}: the block differs from {path}")
+    print(f"readme files: {checked - failures} passed, {failures} failed")
+    return 1 if failures or not checked else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--warpsim", required=True)
-    ap.add_argument("name")
+    ap.add_argument("--warpsim")
+    ap.add_argument("--files", action="store_true", help="check the README's copies of source files")
+    ap.add_argument("name", nargs="?")
     args = ap.parse_args()
+    if args.files:
+        return check_files()
+    if not args.warpsim or not args.name:
+        ap.error("--warpsim and NAME are required (or --files)")
     with tempfile.TemporaryDirectory() as work:
         os.makedirs(os.path.join(work, "build"))
         os.symlink(os.path.abspath(args.warpsim), os.path.join(work, "build", "warpsim"))

@@ -120,16 +120,13 @@ class SectoredL2Slice final : public L2Slice {
     if (req.op == MemOp::Atomic) counters_.atomic_sectors += sectors(req);
     const std::uint32_t hit = cache_.lookup(req.line_addr, req.sector_mask);
     const std::uint32_t missing = req.sector_mask & ~hit;
-    const Mshr* pending = missing ? mshrs_.find(req.line_addr) : nullptr;
-    const std::uint32_t in_flight = pending ? missing & pending->requested : 0;
-    counters_.read_hit_sectors += static_cast<std::uint32_t>(__builtin_popcount(hit | in_flight));
-    counters_.read_inflight_hit_sectors += static_cast<std::uint32_t>(__builtin_popcount(in_flight));
-    notify_access(req, hit | in_flight, now);
     if (!missing) {
+      count_read_hits(req, hit, 0, now);
       respond(req, now);
       return;
     }
     Mshr& m = mshrs_.insert(req.line_addr);
+    count_read_hits(req, hit, missing & m.requested, now);  // sectors an earlier miss already asked DRAM for
     m.waiting.push_back(Waiter{req, missing});
     const std::uint32_t to_fetch = missing & ~m.requested;
     if (to_fetch) {
@@ -142,6 +139,12 @@ class SectoredL2Slice final : public L2Slice {
       counters_.dram_read_bytes += fetch.bytes;
       send_to_dram(fetch);
     }
+  }
+
+  void count_read_hits(const MemRequest& req, std::uint32_t hit, std::uint32_t in_flight, Cycle now) {
+    counters_.read_hit_sectors += static_cast<std::uint32_t>(__builtin_popcount(hit | in_flight));
+    counters_.read_inflight_hit_sectors += static_cast<std::uint32_t>(__builtin_popcount(in_flight));
+    notify_access(req, hit | in_flight, now);
   }
 
   void fill(const MemRequest& resp, Cycle now) {

@@ -7,9 +7,8 @@
 //   observer:   probes.listen<DramAccess>("hbm.channel[*].access", [&](const DramAccess& a) { ... });
 #pragma once
 
-#include <fnmatch.h>
-
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <typeindex>
 #include <vector>
@@ -41,15 +40,16 @@ class ProbeRegistry {
     entries_.push_back(Entry{std::move(name), std::type_index(typeid(Event)), &point});
   }
 
-  // Attaches `listener` to every point whose name matches `pattern` (shell glob: '*' and '?'; write '[' as
-  // '\[' or use '*'), and returns how many matched. A match with another event type is a programming error.
+  // Attaches `listener` to every point whose name matches `pattern` ('*' stands for any run of characters, '?'
+  // for one; brackets are literal, so "l2.slice[*].access" is every slice) and returns how many it attached to.
+  // A match carrying another event type than the listener expects is a programming error (std::logic_error).
   template <class Event>
   std::size_t listen(const std::string& pattern, typename ProbePoint<Event>::Listener listener) {
     std::size_t matched = 0;
     for (const Entry& e : entries_) {
-      if (fnmatch(pattern.c_str(), e.name.c_str(), 0) != 0) continue;
-      WARPSIM_ASSERT(e.type == std::type_index(typeid(Event)),
-                     "probe point '" + e.name + "' carries another event type than the listener expects");
+      if (!wildcard_match(pattern, e.name)) continue;
+      if (e.type != std::type_index(typeid(Event)))
+        throw std::logic_error("probe point '" + e.name + "' carries another event type than the listener expects");
       static_cast<ProbePoint<Event>*>(e.point)->listen(listener);
       ++matched;
     }
@@ -63,6 +63,27 @@ class ProbeRegistry {
   }
 
  private:
+  // Glob with '*' and '?' only (iterative, with backtracking to the last '*').
+  static bool wildcard_match(const std::string& pattern, const std::string& name) {
+    std::size_t p = 0, n = 0, star = std::string::npos, resume = 0;
+    while (n < name.size()) {
+      if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+        ++p;
+        ++n;
+      } else if (p < pattern.size() && pattern[p] == '*') {
+        star = p++;
+        resume = n;
+      } else if (star != std::string::npos) {
+        p = star + 1;
+        n = ++resume;
+      } else {
+        return false;
+      }
+    }
+    while (p < pattern.size() && pattern[p] == '*') ++p;
+    return p == pattern.size();
+  }
+
   struct Entry {
     std::string name;
     std::type_index type;
