@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "app/gpu_configs.h"
+#include "app/progress_log.h"
 #include "sim/core/error.h"
 #include "sim/sc/sc_driver.h"
 #include "traces/readers/registry.h"
@@ -51,7 +52,9 @@ PreparedRun prepare_run(const RunSpec& spec) {
 RunOutcome simulate(PreparedRun run) {
   Gpu gpu(run.config);
   RunOptions options;
-  options.progress = run.spec.progress;
+  ProgressLog progress;
+  if (run.spec.progress) options.observers.push_back(&progress);
+  options.observers.insert(options.observers.end(), run.spec.observers.begin(), run.spec.observers.end());
   RunResult r = gpu.run(*run.workload, driver_named(run.spec.driver), options);
   r.sim.driver = run.spec.driver;
   r.sim.version = fmt::format("warpsim {} ({})", WARPSIM_VERSION, WARPSIM_GIT_REVISION);

@@ -26,7 +26,8 @@ struct RunSpec {
   std::vector<std::string> overrides;  // "section.key=value", as --set
   WorkloadSpec workload;
   std::string driver = "systemc";      // "systemc", or "plain" (C++ loop, same results)
-  bool progress = true;                // progress lines on stderr
+  bool progress = true;                // progress lines with an ETA on stderr (app/progress_log.h)
+  std::vector<RunObserver*> observers; // more observers of the run (tracers, energy models, ...)
 };
 
 // A run whose inputs were all checked (config loaded, workload opened) and that has not simulated yet.

@@ -2,9 +2,6 @@
 
 #include <sys/resource.h>
 
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -249,26 +246,6 @@ class ResultCollector final : public RunObserver {
   std::map<std::pair<unsigned, std::uint64_t>, std::size_t> open_spans_;
 };
 
-// Progress lines with an estimate of the time left, through spdlog, at most every 3 seconds; quiet during the
-// first seconds, so short runs print nothing.
-class ProgressLog final : public RunObserver {
- public:
-  void progress(const RunProgress& p) override {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_ < std::chrono::seconds(3)) return;
-    last_ = now;
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double f = p.fraction();
-    const std::string eta = f > 0.0 ? fmt::format("{:.0f} s", elapsed * (1.0 - f) / f) : std::string("unknown");
-    spdlog::info("kernel {}/{}: {:3.0f}% of {} CTAs done, {} SM cycles, {:.1f} M warp-instructions, {:.1f} s elapsed, ETA {}",
-                 p.kernel + 1, p.kernels, p.ctas ? 100.0 * static_cast<double>(p.ctas_done) / static_cast<double>(p.ctas) : 0.0,
-                 p.ctas, p.cycle, static_cast<double>(p.warp_instructions) / 1e6, elapsed, eta);
-  }
-
- private:
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
-};
-
 }  // namespace
 
 RunResult Gpu::run(TraceSource& trace, const Driver& driver, const RunOptions& options) {
@@ -279,9 +256,7 @@ RunResult Gpu::run(TraceSource& trace, const Driver& driver, const RunOptions& o
   result.sm_clock_hz = static_cast<double>(g.ctx.domain("sm").frequency_hz());
   KernelScheduler& scheduler = *g.scheduler;
   ResultCollector collector(result, g.config, g.stats, scheduler, g.limits);
-  ProgressLog progress;
   std::vector<RunObserver*> observers{&collector};
-  if (options.progress) observers.push_back(&progress);
   observers.insert(observers.end(), options.observers.begin(), options.observers.end());
   scheduler.start(trace, observers);
 

@@ -80,8 +80,8 @@ struct RunResult {
 };
 
 struct RunOptions {
-  bool progress = true;  // progress lines with an ETA on stderr (spdlog) for runs longer than a few seconds
-  std::vector<RunObserver*> observers;  // more observers of the run, told after the built-in ones
+  // Observers of the run (progress display, tracers), told after the built-in ones (results, timeline).
+  std::vector<RunObserver*> observers;
 };
 
 class Gpu {

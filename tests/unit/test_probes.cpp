@@ -42,7 +42,6 @@ TEST_CASE("Probe points report DRAM accesses, L2 accesses and port traffic to li
   p.m = p.n = p.k = 256;
   auto trace = make_gemm_for_gpu(p, cfg);
   RunOptions opt;
-  opt.progress = false;
   const RunResult r = gpu.run(*trace, run_without_systemc, opt);
   REQUIRE(r.kernels.size() == 1);
   const KernelResult& k = r.kernels[0];

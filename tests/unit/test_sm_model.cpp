@@ -131,7 +131,6 @@ Config small_h100(std::vector<std::string> extra = {}) {
 KernelResult run_one(const Config& cfg, InMemoryTrace& trace) {
   Gpu g(cfg);
   RunOptions opt;
-  opt.progress = false;
   RunResult r = g.run(trace, run_without_systemc, opt);
   REQUIRE(r.kernels.size() == 1);
   return r.kernels[0];
@@ -165,7 +164,6 @@ std::string stalls_str(const KernelResult& k) {
 std::string input_error_of(const Config& cfg, InMemoryTrace& trace) {
   Gpu g(cfg);
   RunOptions opt;
-  opt.progress = false;
   try {
     g.run(trace, run_without_systemc, opt);
   } catch (const InputError& e) {
@@ -924,7 +922,6 @@ TEST_CASE("e2e: a kernel ends when its in-flight work is done", "[sm][e2e][mem]"
     InMemoryTrace t({k0, k1}, "two");
     Gpu g(cfg);
     RunOptions opt;
-    opt.progress = false;
     const RunResult r = g.run(t, run_without_systemc, opt);
     REQUIRE(r.kernels.size() == 2);
     INFO("kernel 0: " << stalls_str(r.kernels[0]) << " dram_read=" << r.kernels[0].dram_bytes_read);
@@ -1008,7 +1005,6 @@ TEST_CASE("e2e: barriers with different ids do not release each other", "[sm][e2
   InMemoryTrace t = one_cta_trace({{b1}, {b2}});
   Gpu g(small_h100({"sim.watchdog_cycles=2000", "sim.progress_check_cycles=500"}));
   RunOptions opt;
-  opt.progress = false;
   CHECK_THROWS_AS(g.run(t, run_without_systemc, opt), SimulationError);
 }
 
