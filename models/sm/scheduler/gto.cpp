@@ -12,8 +12,9 @@ class GreedyThenOldest final : public WarpSchedulerPolicy {
   std::uint32_t pick(const IssueCandidates& c) override {
     const auto& warps = c.warps();
     std::uint32_t pick = kNoWarp;
-    // The greedy warp may have exited since (and its slot been reused by a warp of another sub-partition).
-    if (greedy_ != kNoWarp && std::find(warps.begin(), warps.end(), greedy_) != warps.end() && c.eligible(greedy_)) {
+    // The greedy warp may have exited since (and its slot been reused by a warp of another sub-partition): the
+    // list is searched only when the slot could issue (eligibility is the cheaper test, and usually fails).
+    if (greedy_ != kNoWarp && c.eligible(greedy_) && std::find(warps.begin(), warps.end(), greedy_) != warps.end()) {
       pick = greedy_;
     } else {
       for (std::uint32_t w : warps)
