@@ -138,18 +138,48 @@ std::map<std::string, std::string> synth_key_values(const std::vector<std::strin
   return keys;
 }
 
+// The workload options that `run` and `compare` share.
+struct WorkloadOptions {
+  std::string gemm, dtype;
+  std::vector<std::string> synth_keys;
+  WorkloadSpec spec;
+
+  void add_to(po::options_description& desc) {
+    desc.add_options()
+        ("trace", po::value(&spec.trace_file), "trace file to replay (format recognised by its contents: native .wst, traces/FORMAT.md)")
+        ("gemm", po::value(&gemm), "shorthand for --synth gemm: a GEMM MxNxK (the default workload when none is given)")
+        ("dtype", po::value(&dtype), "data type of --gemm: bf16 (default), fp16, fp8")
+        ("synth", po::value(&spec.synthesizer), "run a registered synthesizer of this kind (see `warpsim synth --help`)")
+        ("synth-key", po::value(&synth_keys)->composing(), "a key of --synth, KEY=VALUE, e.g. --synth-key m=4096 (repeatable)");
+  }
+
+  // After parsing: one workload, checked for contradictions; the default GEMM when none is given.
+  WorkloadSpec workload() const {
+    WorkloadSpec w = spec;
+    const int workloads = !w.trace_file.empty() + !gemm.empty() + !w.synthesizer.empty();
+    if (workloads > 1) throw InputError("--trace, --gemm and --synth are alternatives; give one");
+    if (!dtype.empty() && (!w.trace_file.empty() || !w.synthesizer.empty()))
+      throw InputError("--dtype goes with --gemm (with --synth, write --synth-key dtype=...)");
+    if (!synth_keys.empty() && w.synthesizer.empty()) throw InputError("--synth-key needs --synth KIND");
+    if (!w.synthesizer.empty()) {
+      w.synth_keys = synth_key_values(synth_keys);
+    } else if (w.trace_file.empty()) {
+      w.synthesizer = "gemm";
+      w.synth_keys = gemm_shape_keys(gemm.empty() ? kDefaultGemm : gemm, dtype.empty() ? kDefaultDtype : dtype);
+    }
+    return w;
+  }
+};
+
 int cmd_run(int argc, char** argv) {
   po::options_description desc("options");
   RunSpec spec;
-  std::string gemm, dtype, out;
-  std::vector<std::string> synth_keys;
+  WorkloadOptions workload;
+  std::string out;
   desc.add_options()
-      ("gpu", po::value(&spec.gpu)->default_value(kDefaultGpu), "GPU config: a shipped name (a100_sxm, h100_sxm, ...) or a YAML path")
-      ("trace", po::value(&spec.workload.trace_file), "trace file to replay (format recognised by its contents: native .wst, traces/FORMAT.md)")
-      ("gemm", po::value(&gemm), "shorthand for --synth gemm: a GEMM MxNxK (the default workload when none is given)")
-      ("dtype", po::value(&dtype), "data type of --gemm: bf16 (default), fp16, fp8")
-      ("synth", po::value(&spec.workload.synthesizer), "run a registered synthesizer of this kind (see `warpsim synth --help`)")
-      ("synth-key", po::value(&synth_keys)->composing(), "a key of --synth, KEY=VALUE, e.g. --synth-key m=4096 (repeatable)")
+      ("gpu", po::value(&spec.gpu)->default_value(kDefaultGpu), "GPU config: a shipped name (a100_sxm, h100_sxm, ...) or a YAML path");
+  workload.add_to(desc);
+  desc.add_options()
       ("set", po::value(&spec.overrides)->composing(), "override a config value, e.g. --set sm.count=144 (repeatable)")
       ("out", po::value(&out)->default_value("warpsim-out"), "output directory")
       ("driver", po::value(&spec.driver)->default_value("systemc"), "simulation driver: systemc, or plain (C++ loop, same results)")
@@ -160,17 +190,7 @@ int cmd_run(int argc, char** argv) {
              "usage: warpsim run [--gpu CONFIG] [--trace FILE | --gemm MxNxK [--dtype T] | --synth KIND --synth-key K=V ...]\n"
              "                   [--set k=v ...] [--out DIR]"))
     return 0;
-  const int workloads = !spec.workload.trace_file.empty() + !gemm.empty() + !spec.workload.synthesizer.empty();
-  if (workloads > 1) throw InputError("--trace, --gemm and --synth are alternatives; give one");
-  if (!dtype.empty() && (!spec.workload.trace_file.empty() || !spec.workload.synthesizer.empty()))
-    throw InputError("--dtype goes with --gemm (with --synth, write --synth-key dtype=...)");
-  if (!synth_keys.empty() && spec.workload.synthesizer.empty()) throw InputError("--synth-key needs --synth KIND");
-  if (!spec.workload.synthesizer.empty()) {
-    spec.workload.synth_keys = synth_key_values(synth_keys);
-  } else if (spec.workload.trace_file.empty()) {
-    spec.workload.synthesizer = "gemm";
-    spec.workload.synth_keys = gemm_shape_keys(gemm.empty() ? kDefaultGemm : gemm, dtype.empty() ? kDefaultDtype : dtype);
-  }
+  spec.workload = workload.workload();
   spec.progress = !vm.count("no-progress");
 
   PreparedRun prepared = prepare_run(spec);
@@ -320,13 +340,43 @@ int cmd_config(int argc, char** argv) {
 
 int cmd_compare(int argc, char** argv) {
   po::options_description desc("options");
-  std::vector<std::string> runs;
-  desc.add_options()("runs", po::value(&runs)->composing(), "stats.json files or run output directories, baseline first");
+  std::vector<std::string> runs, gpus;
+  WorkloadOptions workload;
+  desc.add_options()
+      ("runs", po::value(&runs)->composing(), "stats.json files or run output directories, baseline first")
+      ("gpu", po::value(&gpus)->composing(), "instead of finished runs: simulate the workload on each of these GPU configs (repeatable, baseline first)");
+  workload.add_to(desc);
   po::positional_options_description pos;
   pos.add("runs", -1);
   po::variables_map vm;
-  if (!parse("compare", argc, argv, desc, vm, "usage: warpsim compare BASELINE_DIR_OR_STATS_JSON OTHER...", &pos)) return 0;
-  fmt::print("{}", compare_runs(runs));
+  if (!parse("compare", argc, argv, desc, vm,
+             "usage: warpsim compare BASELINE_DIR_OR_STATS_JSON OTHER...\n"
+             "       warpsim compare --gpu BASELINE_CONFIG --gpu OTHER ... [--gemm MxNxK | --trace FILE | --synth KIND ...]",
+             &pos))
+    return 0;
+  if (gpus.empty()) {
+    fmt::print("{}", compare_runs(runs));
+    return 0;
+  }
+  if (!runs.empty()) throw InputError("compare: give finished runs or --gpu configs to simulate, not both");
+  if (gpus.size() < 2) throw InputError("compare: give at least two --gpu configs");
+  // Every input first (a typo in the last config should not cost the first simulations), then each run in turn
+  // with the plain driver: SystemC elaborates once per process, and the two drivers give identical results.
+  std::vector<PreparedRun> prepared;
+  for (const std::string& gpu : gpus) {
+    RunSpec spec;
+    spec.gpu = gpu;
+    spec.workload = workload.workload();
+    spec.driver = "plain";
+    spec.progress = false;
+    prepared.push_back(prepare_run(spec));
+  }
+  std::vector<std::pair<std::string, std::string>> results;  // label, stats.json text
+  for (std::size_t i = 0; i < prepared.size(); ++i) {
+    spdlog::info("simulating {} of {}: {}", i + 1, prepared.size(), gpus[i]);
+    results.emplace_back(gpus[i], results_json(simulate(std::move(prepared[i])).result));
+  }
+  fmt::print("{}", compare_results(results));
   return 0;
 }
 

@@ -31,6 +31,20 @@ struct Run {
   std::vector<std::pair<KernelKey, Json>> kernels;  // in launch order
 };
 
+// `stats` read from `where` (a file name, for messages), labelled `label`.
+Run from_stats(const std::string& label, const Json& stats, const std::string& where) {
+  const auto is_kernel = [](const Json& k) {
+    return k.is_object() && k.value("name", Json()).is_string() && k.value("time_us", Json()).is_number();
+  };
+  if (!stats.is_object() || !stats.value("gpu", Json()).is_string() || !stats.value("kernels", Json()).is_array() ||
+      !std::all_of(stats["kernels"].begin(), stats["kernels"].end(), is_kernel))
+    throw InputError(fmt::format("compare: '{}' is not a warpsim stats.json (no 'gpu' and 'kernels' with names and times)", where));
+  Run run{label, stats["gpu"].get<std::string>(), stats.value("total_time_us", 0.0), {}};
+  for (const Json& k : stats["kernels"])
+    run.kernels.emplace_back(KernelKey{k["name"], k.value("grid", ""), k.value("block", "")}, k);
+  return run;
+}
+
 Run load(const std::string& path) {
   std::string file = path;
   if (std::filesystem::is_directory(file)) file = (std::filesystem::path(file) / "stats.json").string();
@@ -42,16 +56,7 @@ Run load(const std::string& path) {
   } catch (const Json::parse_error& e) {
     throw InputError(fmt::format("compare: cannot read '{}': {}", file, e.what()));
   }
-  const auto is_kernel = [](const Json& k) {
-    return k.is_object() && k.value("name", Json()).is_string() && k.value("time_us", Json()).is_number();
-  };
-  if (!stats.is_object() || !stats.value("gpu", Json()).is_string() || !stats.value("kernels", Json()).is_array() ||
-      !std::all_of(stats["kernels"].begin(), stats["kernels"].end(), is_kernel))
-    throw InputError(fmt::format("compare: '{}' is not a warpsim stats.json (no 'gpu' and 'kernels' with names and times)", file));
-  Run run{path, stats["gpu"].get<std::string>(), stats.value("total_time_us", 0.0), {}};
-  for (const Json& k : stats["kernels"])
-    run.kernels.emplace_back(KernelKey{k["name"], k.value("grid", ""), k.value("block", "")}, k);
-  return run;
+  return from_stats(path, stats, file);
 }
 
 double number(const Json& kernel, const char* key, const char* sub = nullptr) {
@@ -68,12 +73,26 @@ std::string kernel_row(std::size_t run, const Json& k, double baseline_us) {
                      100 * number(k, "utilization", "dram"), number(k, "achieved_dram_gbps"));
 }
 
+std::string compare_table(const std::vector<Run>& runs);
+
 }  // namespace
 
 std::string compare_runs(const std::vector<std::string>& files) {
   if (files.size() < 2) throw InputError("compare: give at least two stats.json files (or run directories)");
   std::vector<Run> runs;
   for (const auto& f : files) runs.push_back(load(f));
+  return compare_table(runs);
+}
+
+std::string compare_results(const std::vector<std::pair<std::string, std::string>>& results) {
+  std::vector<Run> runs;
+  for (const auto& [label, text] : results) runs.push_back(from_stats(label, Json::parse(text), label));
+  return compare_table(runs);
+}
+
+namespace {
+
+std::string compare_table(const std::vector<Run>& runs) {
   std::string o;
   for (std::size_t i = 0; i < runs.size(); ++i) o += fmt::format("[{}] {}: {}\n", i, runs[i].label, runs[i].gpu);
 
@@ -115,4 +134,5 @@ std::string compare_runs(const std::vector<std::string>& files) {
   return o;
 }
 
+}  // namespace
 }  // namespace warpsim

@@ -5,11 +5,14 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace warpsim {
 
 // Throws InputError when a file is missing or is not a warpsim stats.json.
 std::string compare_runs(const std::vector<std::string>& stats_files);
+// The same for runs in memory: (label, stats.json text) pairs, baseline first (`warpsim compare --gpu A --gpu B`).
+std::string compare_results(const std::vector<std::pair<std::string, std::string>>& runs);
 
 }  // namespace warpsim

@@ -2,6 +2,7 @@
 // its own counters and the right DRAM totals, and its bounded queue pushes back on L2; the per-component
 // statistics add up; probe points are listed.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "test_helpers.h"
@@ -73,4 +74,21 @@ TEST_CASE("An unknown DRAM implementation is a config error that lists the known
   const CmdResult r = run_warpsim({"run", "--set", "hbm.impl=bankd", "--gemm", "128x128x128", "--out", dir / "o"});
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "did you mean 'banked'"));
+}
+
+TEST_CASE("compare --gpu simulates each candidate through run_one and matches separate runs", "[compare]") {
+  TempDir dir;
+  const Json alone = run_stats(dir, {"--gpu", "a100_sxm", "--gemm", "256x512x256"});
+  const CmdResult r = run_warpsim({"compare", "--gpu", "h100_sxm", "--gpu", "a100_sxm", "--gemm", "256x512x256"});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "[0] h100_sxm: NVIDIA H100"));
+  CHECK(contains(r.out, "[1] a100_sxm: NVIDIA A100"));
+  // The A100 row shows the same time as `warpsim run` on the A100 (the plain driver gives identical results).
+  const std::string a100_time = fmt::format("{:.2f}", alone["kernels"][0]["time_us"].get<double>());
+  CHECK(contains(r.out, "  [1] " + std::string(12 - a100_time.size(), ' ') + a100_time + " "));
+  CHECK(contains(r.out, "  [0] "));
+  // One candidate is no comparison; finished runs and configs to simulate do not mix.
+  CHECK(run_warpsim({"compare", "--gpu", "h100_sxm", "--gemm", "128x128x128"}).exit_code == 2);
+  CHECK(run_warpsim({"compare", dir / "out", "--gpu", "h100_sxm", "--gpu", "a100_sxm"}).exit_code == 2);
 }
