@@ -52,8 +52,6 @@ double peak_rss_mb() {
 
 }  // namespace
 
-bool run_without_systemc(Simulation& sim, const std::function<bool()>& finished) { return sim.run(finished); }
-
 struct Gpu::Impl {
   const Config config;  // a copy: the Gpu must not depend on the lifetime of the caller's Config
   Simulation sim;

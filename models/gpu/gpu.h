@@ -108,7 +108,4 @@ class Gpu {
   std::unique_ptr<Impl> impl_;
 };
 
-// The plain C++ driver (no SystemC), for unit tests.
-bool run_without_systemc(Simulation& sim, const std::function<bool()>& finished);
-
 }  // namespace warpsim

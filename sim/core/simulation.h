@@ -30,4 +30,8 @@ class Simulation {
   std::vector<std::unique_ptr<ClockDomain>> domains_;
 };
 
+// The plain C++ driver (no SystemC): Simulation::run, in the shape of a driver (sim/sc/sc_driver.h has the
+// SystemC one). Same results, bit for bit.
+inline bool run_without_systemc(Simulation& sim, const std::function<bool()>& finished) { return sim.run(finished); }
+
 }  // namespace warpsim
