@@ -9,6 +9,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev                  # logging and formatting
   nlohmann-json3-dev                        # stats.json: writing, and reading back (compare)
   catch2                                    # tests (v2)
+  clang                                     # fuzz harnesses (libFuzzer) and the sanitized test build
   libzstd-dev                               # trace compression
   xz-utils                                  # reading Accel-Sim .traceg.xz traces
   python3 python3-matplotlib                # tools/ scripts; plots (tools/stats/plot_stats.py)

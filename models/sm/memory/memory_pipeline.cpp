@@ -12,7 +12,6 @@ namespace warpsim {
 MemoryPipeline::MemoryPipeline(Component& sm, BuildContext& ctx, const Params& sm_params, unsigned index,
                                MemoryPipelineClient& client)
     : sm_(sm),
-      ctx_(ctx),
       index_(index),
       client_(client),
       noc_(ctx.get<Interconnect>("noc")),

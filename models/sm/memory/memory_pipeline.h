@@ -137,7 +137,6 @@ class MemoryPipeline final : private AsyncCopyCompletions {
   }
 
   Component& sm_;
-  BuildContext& ctx_;
   unsigned index_;
   MemoryPipelineClient& client_;
   Interconnect& noc_;

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# ASan + UBSan run of the fast tests, and a short run of every fuzz harness, in one clang build (build-asan/):
+# the unit tests, the integration tests that take seconds, and tools/fuzz.sh's harnesses for FUZZ_SECONDS each
+# (default 20). Part of CI (tools/test.sh); takes ~10-15 minutes on 2 cores, most of it compiling.
+#
+#   tools/sanitize.sh          everything
+#   FUZZ_SECONDS=0 tools/sanitize.sh    the sanitized tests only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v clang++ > /dev/null || { echo "sanitize.sh: clang++ is needed (tools/deps.sh installs it)"; exit 2; }
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+      -DWARPSIM_SANITIZE=ON -DWARPSIM_FUZZ=ON -DWARPSIM_TESTS=ON > /dev/null
+cmake --build build-asan -j"$(nproc)"
+# Every finding is fatal; UBSan's reports abort too.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# Slow under the sanitizers and covered by the plain run: full-size GEMMs, calibration, the golden runs.
+slow='default Llama|twice|a100 GEMM time|roofline|truncated and bit-flipped|split-K decode 64x8192|GEMV-like|deterministic|golden|readme|install|plot|configs_cite'
+(cd build-asan && ctest -j"$(nproc)" --output-on-failure -E "$slow")
+if [[ "${FUZZ_SECONDS:-20}" != 0 ]]; then
+  FUZZ_BUILD=build-asan tools/fuzz.sh "${FUZZ_SECONDS:-20}"  # the harnesses of this same build
+fi
