@@ -56,6 +56,11 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     return s;
   }
 
+  // The per-warp state (fetch buffer, scoreboard) of every warp slot; its L1 reports its own.
+  static std::uint64_t estimate_bytes(const Params& p, const Config&) {
+    return std::uint64_t{p.u32("max_warps")} * sizeof(Warp) + std::uint64_t{p.u32("max_ctas")} * sizeof(Cta);
+  }
+
   SubpartitionedSm(BuildContext& ctx, const Params& p, unsigned index)
       : StreamingMultiprocessor("sm[" + std::to_string(index) + "]", ctx.domain("sm")),
         index_(index),
