@@ -171,10 +171,32 @@ struct WorkloadOptions {
   }
 };
 
+// --max-memory, which `run` and `compare --gpu` share: a size, or the default (app/run_one.h).
+struct MemoryLimitOption {
+  std::string text;
+
+  void add_to(po::options_description& desc) {
+    const std::string help = fmt::format(
+        "refuse a GPU whose model is estimated to need more host memory than this, e.g. 16GiB (default: {:.0f}% of "
+        "physical memory)", kDefaultMemoryFraction * 100);
+    desc.add_options()("max-memory", po::value(&text), help.c_str());
+  }
+  std::uint64_t bytes() const {  // 0: the default
+    if (text.empty()) return 0;
+    double value = 0;
+    std::string error;
+    if (!parse_quantity(text, ParamType::Size, value, error) || value < 1)
+      throw InputError(fmt::format("--max-memory: expected a size such as 16GiB, got '{}'{}", text,
+                                   error.empty() ? "" : ": " + error));
+    return static_cast<std::uint64_t>(value);
+  }
+};
+
 int cmd_run(int argc, char** argv) {
   po::options_description desc("options");
   RunSpec spec;
   WorkloadOptions workload;
+  MemoryLimitOption memory_limit;
   std::string out;
   desc.add_options()
       ("gpu", po::value(&spec.gpu)->default_value(kDefaultGpu), "GPU config: a shipped name (a100_sxm, h100_sxm, ...) or a YAML path");
@@ -185,6 +207,7 @@ int cmd_run(int argc, char** argv) {
       ("driver", po::value(&spec.driver)->default_value("systemc"), "simulation driver: systemc, or plain (C++ loop, same results)")
       ("no-progress", "no progress lines on stderr")
       ("quiet,q", "do not print the summary");
+  memory_limit.add_to(desc);
   po::variables_map vm;
   if (!parse("run", argc, argv, desc, vm,
              "usage: warpsim run [--gpu CONFIG] [--trace FILE | --gemm MxNxK [--dtype T] | --synth KIND --synth-key K=V ...]\n"
@@ -192,6 +215,7 @@ int cmd_run(int argc, char** argv) {
     return 0;
   spec.workload = workload.workload();
   spec.progress = !vm.count("no-progress");
+  spec.max_memory_bytes = memory_limit.bytes();
 
   PreparedRun prepared = prepare_run(spec);
   prepare_output_dir(out);  // after the inputs are checked, before the run: a bad --out should not cost a simulation
@@ -342,10 +366,12 @@ int cmd_compare(int argc, char** argv) {
   po::options_description desc("options");
   std::vector<std::string> runs, gpus;
   WorkloadOptions workload;
+  MemoryLimitOption memory_limit;
   desc.add_options()
       ("runs", po::value(&runs)->composing(), "stats.json files or run output directories, baseline first")
       ("gpu", po::value(&gpus)->composing(), "instead of finished runs: simulate the workload on each of these GPU configs (repeatable, baseline first)");
   workload.add_to(desc);
+  memory_limit.add_to(desc);
   po::positional_options_description pos;
   pos.add("runs", -1);
   po::variables_map vm;
@@ -369,6 +395,7 @@ int cmd_compare(int argc, char** argv) {
     spec.workload = workload.workload();
     spec.driver = "plain";
     spec.progress = false;
+    spec.max_memory_bytes = memory_limit.bytes();
     prepared.push_back(prepare_run(spec));
   }
   std::vector<std::pair<std::string, std::string>> results;  // label, stats.json text

@@ -1,6 +1,9 @@
 #include "app/run_one.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include "app/gpu_configs.h"
 #include "app/progress_log.h"
@@ -26,7 +29,41 @@ std::unique_ptr<TraceSource> open_workload(const WorkloadSpec& w, const Config& 
   return SynthRegistry::instance().make(w.synthesizer, w.synth_keys, config);
 }
 
+// Memory the process holds now (the simulator, its libraries, the workload's reader): the model comes on top.
+std::uint64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+std::string readable_bytes(std::uint64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  return b >= 1e9 ? fmt::format("{:.1f} GB", b / 1e9) : fmt::format("{:.0f} MB", b / 1e6);
+}
+
+// Refuses, before anything is built, a GPU whose model would not fit: an in-range config (4096 SMs with 64 MiB
+// L1s) can need tens of GB and be killed by the OOM killer after minutes.
+void check_model_memory(const Config& config, std::uint64_t limit) {
+  const ModelMemoryEstimate estimate = estimate_model_memory(config);
+  const std::uint64_t process = resident_bytes();
+  if (estimate.total_bytes + process <= limit) return;
+  std::vector<std::string> parts;
+  for (const auto& part : estimate.parts)
+    if (parts.size() < 3) parts.push_back(fmt::format("{} {} ({} instances)", part.section, readable_bytes(part.bytes), part.instances));
+  throw InputError(fmt::format(
+      "the model of this GPU needs an estimated {} of memory ({} for the model, mostly {}; {} for the simulator "
+      "itself), above the limit of {} (--max-memory; the default is {:.0f}% of physical memory)",
+      readable_bytes(estimate.total_bytes + process), readable_bytes(estimate.total_bytes), fmt::join(parts, ", "),
+      readable_bytes(process), readable_bytes(limit), kDefaultMemoryFraction * 100));
+}
+
 }  // namespace
+
+std::uint64_t default_memory_limit() {
+  const double physical = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  return static_cast<std::uint64_t>(physical * kDefaultMemoryFraction);
+}
 
 std::string config_hash(const Config& config) {
   std::uint64_t h = 1469598103934665603ull;
@@ -45,6 +82,7 @@ std::string config_hash(const Config& config) {
 PreparedRun prepare_run(const RunSpec& spec) {
   driver_named(spec.driver);  // a bad driver name should not cost a config load
   Config config = load_gpu_config(spec.gpu, spec.overrides);
+  check_model_memory(config, spec.max_memory_bytes ? spec.max_memory_bytes : default_memory_limit());
   std::unique_ptr<TraceSource> workload = open_workload(spec.workload, config);
   return PreparedRun{spec, std::move(config), std::move(workload)};
 }

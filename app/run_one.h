@@ -3,6 +3,7 @@
 // the callers.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,7 +29,12 @@ struct RunSpec {
   std::string driver = "systemc";      // "systemc", or "plain" (C++ loop, same results)
   bool progress = true;                // progress lines with an ETA on stderr (app/progress_log.h)
   std::vector<RunObserver*> observers; // more observers of the run (tracers, energy models, ...)
+  std::uint64_t max_memory_bytes = 0;  // refuse a model estimated to need more (--max-memory); 0: default_memory_limit()
 };
+
+// Most of the machine's physical memory, leaving room for the rest of the system: --max-memory's default.
+inline constexpr double kDefaultMemoryFraction = 0.8;
+std::uint64_t default_memory_limit();  // kDefaultMemoryFraction of physical memory
 
 // A run whose inputs were all checked (config loaded, workload opened) and that has not simulated yet.
 struct PreparedRun {
@@ -43,7 +49,8 @@ struct RunOutcome {
   RunResult result;  // per-kernel results; result.sim carries driver, version, config files and hash
 };
 
-// Every input error (config, workload, driver name) is thrown here as InputError, before any simulation.
+// Every input error (config, workload, driver name, a model estimated to need more memory than
+// spec.max_memory_bytes) is thrown here as InputError, before any simulation.
 PreparedRun prepare_run(const RunSpec& spec);
 // Simulates a prepared run. Throws SimulationError when the simulation stops making progress.
 RunOutcome simulate(PreparedRun run);

@@ -44,6 +44,15 @@ WARPSIM_REGISTER_SECTION("gpu", &gpu_schema, "GPU identity");
 WARPSIM_REGISTER_SECTION("clocks", &clocks_schema, "clock domains");
 WARPSIM_REGISTER_SECTION("sim", &sim_schema, "simulator settings");
 
+// How many instances of each slot a GPU has: what Gpu::Impl builds, and what the memory estimate counts. The
+// SM's memory pipeline builds one L1 and one asynchronous copy engine per SM.
+unsigned slot_instances(const Config& config, const std::string& section) {
+  if (section == "hbm") return config.section("hbm").u32("channels");
+  if (section == "l2") return config.section("l2").u32("slices");
+  if (section == "sm" || section == "l1" || section == "async_copy") return config.section("sm").u32("count");
+  return 1;
+}
+
 double peak_rss_mb() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -90,15 +99,15 @@ struct Gpu::Impl {
     ClockDomain& l2_domain = sim.add_domain("l2", clocks.real("l2"));
     ClockDomain& hbm_domain = sim.add_domain("hbm", clocks.real("hbm"));
     address_map = std::move(build<AddressMap>("address_map", 1).front());
-    dram = build<DramChannel>("hbm", config.section("hbm").u32("channels"));
+    dram = build<DramChannel>("hbm", slot_instances(config, "hbm"));
     noc = std::move(build<Interconnect>("noc", 1).front());
-    l2 = build<L2Slice>("l2", config.section("l2").u32("slices"));
+    l2 = build<L2Slice>("l2", slot_instances(config, "l2"));
     for (auto& slice : l2) {
       noc->attach_slice(slice->index(), &slice->request_port());
       for (auto& ch : dram) ch->attach_slice(slice->index(), &slice->dram_response_port());
     }
     limits = SmLimits::from(config.section("sm"));
-    sms = build<StreamingMultiprocessor>("sm", config.section("sm").u32("count"));
+    sms = build<StreamingMultiprocessor>("sm", slot_instances(config, "sm"));
     std::vector<StreamingMultiprocessor*> sm_ptrs;
     for (auto& sm : sms) sm_ptrs.push_back(sm.get());
     scheduler = std::make_unique<KernelScheduler>(
@@ -130,6 +139,20 @@ struct Gpu::Impl {
     return d;
   }
 };
+
+ModelMemoryEstimate estimate_model_memory(const Config& config) {
+  ModelMemoryEstimate estimate;
+  for (const auto& [section, params] : config.sections()) {
+    const ComponentType* type = Registry::instance().find(section, params.impl());
+    if (!type || !type->estimate_bytes) continue;
+    const unsigned instances = slot_instances(config, section);
+    const std::uint64_t bytes = type->estimate_bytes(params, config) * instances;
+    estimate.parts.push_back({section, instances, bytes});
+    estimate.total_bytes += bytes;
+  }
+  std::sort(estimate.parts.begin(), estimate.parts.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+  return estimate;
+}
 
 Gpu::Gpu(const Config& config) : impl_(std::make_unique<Impl>(config)) {}
 Gpu::~Gpu() = default;

@@ -84,6 +84,19 @@ struct RunOptions {
   std::vector<RunObserver*> observers;
 };
 
+// Host memory the model of a GPU will take, estimated from its resolved config before anything is built (each
+// implementation reports its instances' large state, ComponentType::estimate_bytes).
+struct ModelMemoryEstimate {
+  struct Part {
+    std::string section;  // slot, e.g. "l1"
+    unsigned instances = 0;
+    std::uint64_t bytes = 0;  // all instances together
+  };
+  std::uint64_t total_bytes = 0;
+  std::vector<Part> parts;  // largest first
+};
+ModelMemoryEstimate estimate_model_memory(const Config& config);
+
 class Gpu {
  public:
   // A driver runs the simulation until `finished()` or until nothing is left to do, returning finished().

@@ -22,7 +22,7 @@ KernelScheduler::KernelScheduler(BuildContext& ctx, std::vector<StreamingMultipr
     sm->on_cta_done([this](unsigned sm_index, std::uint64_t cta) {
       ++ctas_done_;
       for (RunObserver* o : observers_) o->cta_finished(kernel_index_, sm_index, cta, domain().now());
-      wake_next();
+      schedule_work(domain().now() + 1);
     });
 }
 
@@ -32,7 +32,13 @@ void KernelScheduler::start(TraceSource& trace, std::vector<RunObserver*> observ
   next_kernel_ = 0;
   done_ = stuck_ = false;
   kernel_.reset();
-  wake_at(domain().now());
+  work_cycles_.clear();
+  schedule_work(domain().now());
+}
+
+void KernelScheduler::schedule_work(Cycle cycle) {
+  work_cycles_.insert(cycle);
+  wake_at(cycle);
 }
 
 KernelLaunch KernelScheduler::launch(Cycle now) const {
@@ -41,6 +47,21 @@ KernelLaunch KernelScheduler::launch(Cycle now) const {
 
 Cycle KernelScheduler::tick(Cycle now) {
   if (!ctx_.error.empty() || stuck_ || !trace_) return kSleep;
+  // Kernels end and start, and CTAs are dispatched, only in the ticks that a CTA's end (or start()) asked for:
+  // a watchdog tick may fall in the same cycle after the SM that finished a CTA, and acting on it there would
+  // make results depend on sim.progress_check_cycles.
+  bool work_due = false;
+  while (!work_cycles_.empty() && *work_cycles_.begin() <= now) {
+    work_cycles_.erase(work_cycles_.begin());
+    work_due = true;
+  }
+  if (work_due && !schedule_kernels_and_ctas(now)) return kSleep;
+  if (now >= next_check_) check_progress(now);
+  next_check_ = std::max(next_check_, now + 1);
+  return std::min(next_check_, kSleep);
+}
+
+bool KernelScheduler::schedule_kernels_and_ctas(Cycle now) {
   if (kernel_ && ctas_done_ == total_ctas_) {
     for (RunObserver* o : observers_) o->kernel_finished(launch(now));
     kernel_.reset();
@@ -48,7 +69,7 @@ Cycle KernelScheduler::tick(Cycle now) {
   if (!kernel_) {
     if (!open_next_kernel(now)) {
       done_ = true;
-      return kSleep;
+      return false;
     }
     next_cta_ = ctas_done_ = 0;
     for (RunObserver* o : observers_) o->kernel_started(launch(now));
@@ -56,9 +77,7 @@ Cycle KernelScheduler::tick(Cycle now) {
     last_issued_ = issued();
   }
   dispatch();
-  if (now >= next_check_) check_progress(now);
-  next_check_ = std::max(next_check_, now + 1);
-  return std::min(next_check_, kSleep);
+  return true;
 }
 
 bool KernelScheduler::open_next_kernel(Cycle) {
@@ -108,6 +127,12 @@ std::uint64_t KernelScheduler::issued() const {
   return n;
 }
 
+Cycle KernelScheduler::last_known_completion() const {
+  Cycle last = 0;
+  for (auto* sm : sms_) last = std::max(last, sm->last_known_completion());
+  return last;
+}
+
 void KernelScheduler::check_progress(Cycle now) {
   next_check_ = now + check_cycles_;
   const std::uint64_t n = issued();
@@ -119,11 +144,16 @@ void KernelScheduler::check_progress(Cycle now) {
     last_ctas_done_ = ctas_done_;
     last_memory_progress_ = mem;
     last_progress_cycle_ = now;
-  } else if (now - last_progress_cycle_ >= watchdog_cycles_) {
+  } else if (now >= last_progress_cycle_ + watchdog_cycles_) {
     // Work still scheduled in the memory system (e.g. one access of a very slow memory) is slow progress, not a
     // deadlock: a deadlock leaves nothing scheduled there.
     if (memory_pending_ && memory_pending_()) {
       last_progress_cycle_ = now;
+    } else if (const Cycle completion = last_known_completion(); completion > now) {
+      // An instruction with a long but known latency (a legal MMA can take ~10^11 cycles) completes then: that
+      // is progress. No checks in between, where nothing can happen but such completions.
+      last_progress_cycle_ = completion;
+      next_check_ = std::max(next_check_, completion);
     } else {
       stuck_ = true;  // the run loop builds the diagnosis from every component's state
       return;

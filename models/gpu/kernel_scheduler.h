@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "models/gpu/run_observer.h"
@@ -32,9 +33,14 @@ class KernelScheduler final : public Component {
   std::string describe_state() const override;
 
  private:
+  // Asks for the kernel and CTA work (schedule_kernels_and_ctas) to be done at `cycle`.
+  void schedule_work(Cycle cycle);
+  // Ends a finished kernel, opens the next, dispatches CTAs; false when the trace is done (or failed).
+  bool schedule_kernels_and_ctas(Cycle now);
   bool open_next_kernel(Cycle now);
   void dispatch();
   std::uint64_t issued() const;
+  Cycle last_known_completion() const;
   void check_progress(Cycle now);
   KernelLaunch launch(Cycle now) const;
 
@@ -53,6 +59,7 @@ class KernelScheduler final : public Component {
   std::uint64_t total_ctas_ = 0, next_cta_ = 0, ctas_done_ = 0;
   std::size_t rr_ = 0;
   bool done_ = false, stuck_ = false;
+  std::set<Cycle> work_cycles_;  // when schedule_kernels_and_ctas was asked for and has not run yet
   // watchdog
   Cycle next_check_ = 0, last_progress_cycle_ = 0;
   std::uint64_t last_issued_ = 0, last_ctas_done_ = 0, last_memory_progress_ = 0;

@@ -31,6 +31,10 @@ class SectoredL2Slice final : public L2Slice {
     return s;
   }
 
+  static std::uint64_t estimate_bytes(const Params& p, const Config&) {
+    return SectorCache::footprint_bytes(p.u64("size") / p.u32("slices"), p.u32("line_size"));
+  }
+
   SectoredL2Slice(BuildContext& ctx, const Params& p, unsigned index)
       : L2Slice(ctx, index),
         noc_(ctx.get<Interconnect>("noc")),

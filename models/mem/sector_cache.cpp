@@ -14,6 +14,11 @@ SectorCache::SectorCache(std::uint64_t size_bytes, std::uint32_t line_bytes, std
   state_.assign(sets_ * assoc_, WayState{});
 }
 
+std::uint64_t SectorCache::footprint_bytes(std::uint64_t size_bytes, std::uint32_t line_bytes) {
+  const std::uint64_t ways = line_bytes ? size_bytes / line_bytes : 0;
+  return ways * (sizeof(std::uint64_t) + sizeof(WayState));  // tags_ and state_
+}
+
 std::int64_t SectorCache::find(std::uint64_t line_addr) const {
   const std::uint64_t tag = line_addr / line_bytes_;
   const std::size_t base = static_cast<std::size_t>(set_of(line_addr)) * assoc_;

@@ -21,6 +21,9 @@ class SectorCache {
   SectorCache(std::uint64_t size_bytes, std::uint32_t line_bytes, std::uint32_t sector_bytes,
               std::uint32_t assoc, std::uint32_t set_index_divisor = 1);
 
+  // Host bytes the tag array of a cache of `size_bytes` takes (for the model's memory estimate).
+  static std::uint64_t footprint_bytes(std::uint64_t size_bytes, std::uint32_t line_bytes);
+
   bool enabled() const noexcept { return sets_ > 0; }
   std::uint32_t line_bytes() const noexcept { return line_bytes_; }
   std::uint32_t sector_bytes() const noexcept { return sector_bytes_; }

@@ -7,10 +7,12 @@
 #pragma once
 
 #include <any>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "sim/config/params.h"
@@ -18,12 +20,19 @@
 
 namespace warpsim {
 
+class Config;
+
+// Host bytes one instance of an implementation will allocate (its large state: tag arrays, per-warp state),
+// from its section's parameters and the whole config, before anything is built: the model's memory estimate.
+using MemoryEstimator = std::uint64_t (*)(const Params& params, const Config& config);
+
 struct ComponentType {
   std::string section;      // config section / slot name
   std::string impl;         // implementation name
   std::string description;
   Schema (*schema)() = nullptr;
   std::any factory;         // Factory<Interface>, see below; empty for sections that only hold parameters
+  MemoryEstimator estimate_bytes = nullptr;  // the class's static estimate_bytes, if it has one (small otherwise)
 };
 
 // What every implementation of a slot shares (declared once, next to the slot's interface in sim/slots).
@@ -70,6 +79,12 @@ class Registry {
 };
 
 namespace detail {
+// Class::estimate_bytes when the class declares one, else nullptr.
+template <class Class, class = void>
+inline constexpr MemoryEstimator estimator_of = nullptr;
+template <class Class>
+inline constexpr MemoryEstimator estimator_of<Class, std::void_t<decltype(&Class::estimate_bytes)>> = &Class::estimate_bytes;
+
 struct Registrar {
   explicit Registrar(ComponentType t) { Registry::instance().add(std::move(t)); }
 };
@@ -81,8 +96,9 @@ struct Registrar {
 #define WARPSIM_CONCAT(a, b) WARPSIM_CONCAT_(a, b)
 
 // Registers `Class` (constructor `Class(BuildContext&, const Params&, unsigned index)`, static
-// `Schema schema()` with the parameters it adds to its slot's shared ones) as implementation `impl` of config
-// section `section`, built through `Interface`.
+// `Schema schema()` with the parameters it adds to its slot's shared ones, and, if it allocates much, a static
+// `std::uint64_t estimate_bytes(const Params&, const Config&)` (MemoryEstimator)) as implementation `impl` of
+// config section `section`, built through `Interface`.
 #define WARPSIM_REGISTER_COMPONENT(Interface, Class, section, impl, description)                       \
   static ::warpsim::detail::Registrar WARPSIM_CONCAT(warpsim_registrar_, __LINE__){                    \
       ::warpsim::ComponentType{section, impl, description, &Class::schema,                             \
@@ -90,7 +106,8 @@ struct Registrar {
                                                                 const ::warpsim::Params& p,            \
                                                                 unsigned i) -> std::unique_ptr<Interface> { \
                                  return std::make_unique<Class>(ctx, p, i);                            \
-                               })}}
+                               }),                                                                     \
+                               ::warpsim::detail::estimator_of<Class>}}
 
 // Registers a section that only holds parameters (e.g. `gpu:`, `clocks:`).
 #define WARPSIM_REGISTER_SECTION(section, schema_fn, description)                                        \

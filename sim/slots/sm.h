@@ -44,6 +44,9 @@ class StreamingMultiprocessor : public Component {
   void on_cta_done(std::function<void(unsigned sm, std::uint64_t cta_id)> callback) { cta_done_ = std::move(callback); }
   // Instructions issued so far (for progress and the no-progress watchdog).
   virtual std::uint64_t issued() const = 0;
+  // The latest cycle at which something already issued completes after a latency known now (0 when none): until
+  // then a quiet SM is slow (e.g. a huge but legal MMA), not stuck. For the no-progress watchdog.
+  virtual Cycle last_known_completion() const = 0;
 
  protected:
   std::function<void(unsigned sm, std::uint64_t cta_id)> cta_done_;

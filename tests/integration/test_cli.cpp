@@ -399,3 +399,71 @@ TEST_CASE("compare lists each run with its speed-up over the first", "[cli][comp
   CHECK(bad.exit_code == 2);
   CHECK(contains(bad.err, "missing"));
 }
+
+// ---- the model's memory, estimated before it is built -------------------------------------------------------
+
+namespace {
+
+// "needs an estimated 51.6 GB" (or "... 96 MB") in a memory refusal -> bytes; 0 when absent.
+double estimated_bytes(const std::string& message) {
+  std::smatch m;
+  if (!std::regex_search(message, m, std::regex(R"(needs an estimated ([0-9.]+) (GB|MB))"))) return 0;
+  return std::stod(m[1]) * (m[2] == "GB" ? 1e9 : 1e6);
+}
+
+double physical_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  meminfo >> key >> kib;  // "MemTotal: N kB"
+  return kib * 1024;
+}
+
+}  // namespace
+
+TEST_CASE("memory: a GPU whose model cannot fit is refused at once, naming the estimate and its causes", "[cli][memory]") {
+  // Issue 6, finding 4: in-range values that need ~50 GB were OOM-killed after 258 s.
+  TempDir dir;
+  const fs::path out = dir.path() / "out";
+  const std::vector<std::string> huge = {"--set", "sm.count=4096", "--set", "l1.unified_size=64MiB"};
+  std::vector<std::string> args = small_run(out.string(), huge);
+  args.insert(args.end(), {"--max-memory", "16GiB"});
+  RUN_WARPSIM(r, args);
+  check_input_error(r, out);
+  CHECK(r.wall_s < 1.0);
+  CHECK(estimated_bytes(r.err) > 40e9);
+  CHECK(contains(r.err, "l1 "));  // the biggest contributor
+  CHECK(contains(r.err, "17.2 GB"));  // the limit
+  CHECK(contains(r.err, "--max-memory"));
+  if (physical_memory_bytes() * 0.8 < 40e9) {  // the default limit refuses it too on this machine
+    RUN_WARPSIM(by_default, small_run(out.string(), huge));
+    check_input_error(by_default, out);
+    CHECK(by_default.wall_s < 1.0);
+  }
+  // compare --gpu checks every candidate before simulating any.
+  const std::string huge_yaml = dir / "huge.yaml";
+  write_text(huge_yaml, "base: h100_sxm\nsm:\n  count: 4096\nl1:\n  unified_size: 64MiB\n");
+  RUN_WARPSIM(compare, {"compare", "--gpu", "h100_sxm", "--gpu", huge_yaml, "--max-memory", "16GiB"});
+  CHECK(compare.exit_code == 2);
+  CHECK(estimated_bytes(compare.err) > 40e9);
+  RUN_WARPSIM(bad, small_run(out.string(), {"--max-memory", "lots"}));
+  check_input_error(bad, out);
+  CHECK(contains(bad.err, "--max-memory"));
+}
+
+TEST_CASE("memory: every shipped config is accepted, and the estimate is within 2x of the peak RSS", "[cli][memory]") {
+  TempDir dir;
+  for (const std::string gpu : {"a100_sxm", "h100_sxm", "h200_sxm", "b200"}) {
+    const fs::path out = dir.path() / gpu;
+    RUN_WARPSIM(run, small_run(out.string(), {"--gpu", gpu, "--gemm", "512x512x512", "--driver", "plain"}));
+    REQUIRE(run.exit_code == 0);
+    const double peak_rss = json::number(read_text(out / "stats.json"), "sim.peak_rss_mb").value() * 1024 * 1024;
+    // A limit of 1 MB refuses the run and states the estimate.
+    RUN_WARPSIM(refused, small_run(out.string(), {"--gpu", gpu, "--max-memory", "1MiB"}));
+    CHECK(refused.exit_code == 2);
+    const double estimate = estimated_bytes(refused.err);
+    INFO(gpu << ": estimate " << estimate / 1e6 << " MB, peak RSS " << peak_rss / 1e6 << " MB");
+    CHECK(estimate > peak_rss / 2);
+    CHECK(estimate < peak_rss * 2);
+  }
+}

@@ -21,6 +21,7 @@
 #include "sim/registry/registry.h"
 #include "sim/trace/inst.h"
 #include "sim/trace/source.h"
+#include "traces/synth/registry.h"
 
 using namespace warpsim;
 using Catch::Matchers::Contains;
@@ -1121,4 +1122,93 @@ TEST_CASE("e2e: a very slow memory is slow progress, not a deadlock", "[sm][e2e]
       run_warps(small_h100({"hbm.bandwidth=1MB/s", "sim.watchdog_cycles=10000", "sim.progress_check_cycles=1000"}),
                 {{ldg(5, 0x80000), ffma(6, 5, 2, 3)}});
   CHECK(r.time_us > 1.0);
+}
+
+// ==== the no-progress watchdog observes and never perturbs ====================================================
+
+namespace {
+
+// Every kernel's timing and every counter, as one comparable text.
+std::string run_fingerprint(const RunResult& r) {
+  std::string s = "total_cycles=" + std::to_string(r.total_cycles);
+  for (const KernelResult& k : r.kernels) {
+    s += "\n" + k.name + " start=" + std::to_string(k.start_cycle) + " cycles=" + std::to_string(k.cycles);
+    for (const StatValue& v : k.stats.totals) s += " " + v.name + "=" + std::to_string(v.value);
+  }
+  return s;
+}
+
+RunResult run_trace(const Config& cfg, TraceSource& trace) {
+  Gpu g(cfg);
+  RunOptions opt;
+  return g.run(trace, run_without_systemc, opt);
+}
+
+// `count` kernels of three one-warp CTAs, each a short FFMA chain: kernel ends and starts come every few dozen
+// cycles, so a check tick that moved any of them would show.
+InMemoryTrace many_short_kernels(int count) {
+  std::vector<InMemoryKernel> kernels;
+  for (int i = 0; i < count; ++i) {
+    InMemoryKernel k;
+    k.info.name = "short" + std::to_string(i);
+    k.info.grid = Dim3{3, 1, 1};
+    k.info.block = Dim3{32, 1, 1};
+    k.info.registers_per_thread = 32;
+    k.info.target_arch = "sm_90";
+    for (int c = 0; c < 3; ++c)
+      k.ctas.push_back({InMemoryKernel::Warp{dependent_ffma_chain(3 + (i + c) % 5), {}}});
+    kernels.push_back(std::move(k));
+  }
+  return InMemoryTrace(std::move(kernels), "many short kernels");
+}
+
+}  // namespace
+
+TEST_CASE("watchdog: sim.progress_check_cycles never changes results", "[sm][e2e][watchdog]") {
+  // Found by fuzzing (issue 6, finding 9): 200 short kernels took 10,200 or 10,400 cycles depending on it.
+  const std::vector<std::string> periods = {"1", "7", "500", ""};  // "" = the shipped default
+  auto with_period = [](const std::string& p, std::vector<std::string> ov) {
+    if (!p.empty()) ov.push_back("sim.progress_check_cycles=" + p);
+    return ov;
+  };
+  SECTION("many short kernels") {
+    std::string reference;
+    for (const std::string& p : periods) {
+      InMemoryTrace t = many_short_kernels(40);
+      const std::string f = run_fingerprint(run_trace(small_h100(with_period(p, {"sm.count=2"})), t));
+      if (reference.empty()) reference = f;
+      INFO("progress_check_cycles=" << (p.empty() ? "default" : p));
+      CHECK(f == reference);
+    }
+  }
+  SECTION("a GEMM") {
+    std::string reference;
+    for (const std::string& p : periods) {
+      const Config cfg = small_h100(with_period(p, {"sm.count=4"}));
+      auto t = SynthRegistry::instance().make("gemm", {{"m", "256"}, {"n", "256"}, {"k", "256"}}, cfg);
+      const std::string f = run_fingerprint(run_trace(cfg, *t));
+      if (reference.empty()) reference = f;
+      INFO("progress_check_cycles=" << (p.empty() ? "default" : p));
+      CHECK(f == reference);
+    }
+  }
+}
+
+TEST_CASE("watchdog: a CTA stuck at a barrier is diagnosed at the barrier, with its arrivals", "[sm][e2e][watchdog]") {
+  // Issue 6, finding 11: warps 0-2 wait at BAR 0 while warp 3 waits at BAR 1; the diagnosis named the
+  // instruction after the BAR ("EXIT pc=16") instead of the barrier.
+  WarpInst b1 = bar();
+  b1.aux = 1;
+  const std::vector<WarpInst> at_bar0 = {bar(), op_only(Opcode::EXIT)};
+  InMemoryTrace t = one_cta_trace({at_bar0, at_bar0, at_bar0, {b1, op_only(Opcode::EXIT)}});
+  Gpu g(small_h100({"sim.watchdog_cycles=2000", "sim.progress_check_cycles=500"}));
+  RunOptions opt;
+  CHECK_THROWS_WITH(g.run(t, run_without_systemc, opt), Contains("BAR id 0: 3 of 4 warps arrived"));
+}
+
+TEST_CASE("watchdog: a legal MMA with a huge latency is progress, not a deadlock", "[sm][e2e][watchdog]") {
+  // Issue 6, finding 11: HMMA m=n=k=65535 (2 x 65535^3 flops in one instruction) was reported as a deadlock.
+  const KernelResult r = run_warps(small_h100({"sim.watchdog_cycles=2000", "sim.progress_check_cycles=500"}),
+                                   {{hmma(DType::BF16, MmaShape{65535, 65535, 65535}, 8, 0, 4, 8), ffma(6, 8, 2, 3)}});
+  CHECK(r.cycles > 1'000'000'000);
 }

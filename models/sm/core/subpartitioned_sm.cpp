@@ -56,6 +56,11 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     return s;
   }
 
+  // The per-warp state (fetch buffer, scoreboard) of every warp slot; its L1 reports its own.
+  static std::uint64_t estimate_bytes(const Params& p, const Config&) {
+    return std::uint64_t{p.u32("max_warps")} * sizeof(Warp) + std::uint64_t{p.u32("max_ctas")} * sizeof(Cta);
+  }
+
   SubpartitionedSm(BuildContext& ctx, const Params& p, unsigned index)
       : StreamingMultiprocessor("sm[" + std::to_string(index) + "]", ctx.domain("sm")),
         index_(index),
@@ -138,6 +143,20 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     return next <= now ? now + 1 : next;
   }
 
+  Cycle last_known_completion() const override {
+    Cycle last = 0;
+    for (const auto& sp : subs_) {
+      for (Cycle t : sp.pipe_free) last = std::max(last, t);
+      for (std::uint32_t ws : sp.warps) {
+        const Warp& w = warps_[ws];
+        if (w.block == Block::None) last = std::max(last, w.ready_cycle);
+        for (Cycle t : w.reg_ready)
+          if (t != kPending) last = std::max(last, t);
+      }
+    }
+    return last;
+  }
+
   std::string describe_state() const override {
     if (!resident_ctas_) return {};
     // Warps by state, and the instruction the first warp in each state is stuck at.
@@ -147,8 +166,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       for (std::uint32_t ws : sp.warps) {
         const Warp& w = warps_[ws];
         const auto b = static_cast<std::size_t>(w.block);
-        if (count[b]++ == 0 && w.pos < w.len)
-          example[b] = std::string(opcode_info(w.buf[w.pos].op).name) + " pc=" + std::to_string(w.buf[w.pos].pc);
+        if (count[b]++ == 0) example[b] = waiting_at(w);
       }
     std::string s = std::to_string(resident_ctas_) + " CTAs resident;";
     for (std::size_t b = 0; b < count.size(); ++b)
@@ -187,6 +205,18 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   }
 
   // ---- warp state --------------------------------------------------------------------------------------------
+  // What a stuck warp waits at, for diagnoses: its barrier and the arrivals so far (the BAR has already been
+  // consumed, so the head instruction would be the one after it), else its head instruction ("" at the end).
+  std::string waiting_at(const Warp& w) const {
+    if (w.block == Block::Barrier) {
+      const Cta& cta = ctas_[w.cta];
+      return "BAR id " + std::to_string(w.barrier) + ": " + std::to_string(cta.barrier_arrived[w.barrier]) + " of " +
+             std::to_string(cta.live_warps) + " warps arrived";
+    }
+    if (w.pos < w.len) return std::string(opcode_info(w.buf[w.pos].op).name) + " pc=" + std::to_string(w.buf[w.pos].pc);
+    return {};
+  }
+
   static const char* block_name(Block b) {
     switch (b) {
       case Block::None: return "ready or waiting on a fixed latency";

@@ -22,6 +22,11 @@ class SectoredL1 final : public L1Cache {
     return s;
   }
 
+  // At most the whole unified SRAM is L1 (a kernel without shared memory).
+  static std::uint64_t estimate_bytes(const Params& l1, const Config&) {
+    return SectorCache::footprint_bytes(l1.u64("unified_size"), l1.u32("line_size"));
+  }
+
   SectoredL1(BuildContext& ctx, const Params& l1, unsigned /*sm index*/) {
     unified_size_ = l1.u64("unified_size");
     geometry_.line_bytes = l1.u32("line_size");
