@@ -1,6 +1,7 @@
 #include "app/compare.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <tuple>
 
 #include "app/json_input.h"
+#include "app/result_set.h"
 #include "sim/core/error.h"
 
 namespace warpsim {
@@ -104,7 +106,7 @@ Run from_stats(const std::string& label, const Json& stats, const std::string& w
   return run;
 }
 
-// A run directory or a stats.json file.
+// A run directory (its result set verified complete) or a stats.json file.
 Run load(const std::string& path) {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
@@ -112,7 +114,14 @@ Run load(const std::string& path) {
     throw InputError(fmt::format("compare: cannot open '{}': no such file or directory (give a run directory or its stats.json)", path));
   if (ec) throw InputError(fmt::format("compare: cannot open '{}': {}", path, ec.message()));
   fs::path file = path;
-  if (status.type() == fs::file_type::directory) file /= "stats.json";
+  if (status.type() == fs::file_type::directory) {
+    verify_result_set(path);
+    file /= "stats.json";
+  } else if (fs::exists(file.parent_path() / kRunManifest, ec)) {
+    verify_result_set(file.parent_path());  // the stats.json of a run directory: the same check as the directory's
+  } else {
+    spdlog::warn("compare: '{}' has no {} beside it: it cannot be verified as the complete result of a run", path, kRunManifest);
+  }
   return from_stats(path, parse_json_input(read_regular_file(file), file.string()), file.string());
 }
 
