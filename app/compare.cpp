@@ -115,10 +115,10 @@ Run load(const std::string& path) {
   if (ec) throw InputError(fmt::format("compare: cannot open '{}': {}", path, ec.message()));
   fs::path file = path;
   if (status.type() == fs::file_type::directory) {
-    verify_result_set(path);
     file /= "stats.json";
+    verify_result_set(path, file.filename().string());
   } else if (fs::exists(file.parent_path() / kRunManifest, ec)) {
-    verify_result_set(file.parent_path());  // the stats.json of a run directory: the same check as the directory's
+    verify_result_set(file.parent_path(), file.filename().string());  // a file of a run directory: checked as the directory
   } else {
     spdlog::warn("compare: '{}' has no {} beside it: it cannot be verified as the complete result of a run", path, kRunManifest);
   }

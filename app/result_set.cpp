@@ -82,7 +82,7 @@ void ResultSetWriter::commit(const std::string& version, const std::vector<std::
   write_atomically(dir_ / kRunManifest, manifest.dump(2) + "\n");
 }
 
-void verify_result_set(const fs::path& dir) {
+void verify_result_set(const fs::path& dir, const std::string& needed) {
   std::error_code ec;
   if (!fs::exists(dir / kRunManifest, ec)) incomplete(dir, fmt::format("no {}", kRunManifest));
   const std::string manifest_file = (dir / kRunManifest).string();
@@ -90,6 +90,7 @@ void verify_result_set(const fs::path& dir) {
   const auto files = manifest.is_object() ? manifest.find("files") : manifest.end();
   if (files == manifest.end() || !files->is_array())
     throw InputError(fmt::format("'{}': files must be an array (not a warpsim run.json)", manifest_file));
+  bool lists_needed = false;
   for (std::size_t i = 0; i < files->size(); ++i) {
     const nlohmann::json& f = (*files)[i];
     const bool well_formed = f.is_object() && f.value("name", nlohmann::json()).is_string() &&
@@ -99,6 +100,7 @@ void verify_result_set(const fs::path& dir) {
     const std::string name = well_formed ? f["name"].get<std::string>() : "";
     if (!well_formed || name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
       throw InputError(fmt::format("'{}': files[{}] must have a plain file name, bytes and fnv1a64", manifest_file, i));
+    lists_needed = lists_needed || name == needed;
     const fs::path path = dir / name;
     const fs::file_status status = fs::status(path, ec);
     if (status.type() != fs::file_type::regular) incomplete(dir, fmt::format("{} is missing", name));
@@ -108,6 +110,7 @@ void verify_result_set(const fs::path& dir) {
     if (hash_of(bytes) != f["fnv1a64"].get<std::string>())
       incomplete(dir, fmt::format("{} is not the file {} lists (its hash differs)", name, kRunManifest));
   }
+  if (!lists_needed) incomplete(dir, fmt::format("{} does not list {}", kRunManifest, needed));
 }
 
 }  // namespace warpsim

@@ -35,8 +35,8 @@ class ResultSetWriter {
   std::vector<Entry> written_;
 };
 
-// Throws InputError ("incomplete run: ... (killed or still running?)") unless `dir` holds a run.json and every
-// file it lists has the size and hash it records.
-void verify_result_set(const std::filesystem::path& dir);
+// Throws InputError ("incomplete run: ... (killed or still running?)") unless `dir` holds a run.json that lists
+// `needed` (the file the reader is after) and every file it lists has the size and hash it records.
+void verify_result_set(const std::filesystem::path& dir, const std::string& needed);
 
 }  // namespace warpsim

@@ -58,6 +58,13 @@ TEST_CASE("run.json lists every file of the run with its size and hash, and is w
     // Its stats.json given alone is checked against the same run.json.
     CHECK(run_warpsim({"compare", (out / "stats.json").string(), out.string()}).exit_code == 2);
   }
+  SECTION("a run.json that does not list stats.json does not vouch for it") {
+    const std::string manifest_text = read_text(out / "run.json");
+    write_text(out / "run.json", manifest_text.substr(0, manifest_text.find("\"files\"")) + "\"files\": []}\n");
+    const CmdResult c = run_warpsim({"compare", out.string(), out.string()});
+    CHECK(c.exit_code == 2);
+    CHECK(contains(c.err, "run.json does not list stats.json"));
+  }
   SECTION("without run.json the directory is refused; a bare stats.json is read with a warning") {
     fs::remove(out / "run.json");
     const CmdResult c = run_warpsim({"compare", out.string(), out.string()});
