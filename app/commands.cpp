@@ -16,6 +16,7 @@
 #include "app/compare.h"
 #include "app/gpu_configs.h"
 #include "app/report.h"
+#include "app/result_set.h"
 #include "app/run_one.h"
 #include "sim/config/config.h"
 #include "sim/core/error.h"
@@ -41,7 +42,7 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  run        simulate a trace or a synthesized kernel on a GPU config; writes stats.json, stats.csv,\n"
-    "             config.resolved.yaml, timeline.json\n"
+    "             config.resolved.yaml, timeline.json, then run.json (the manifest that marks the set complete)\n"
     "  synth      synthesize a kernel trace (`warpsim synth --help` lists the kinds and their keys)\n"
     "  describe   list every config parameter (type, unit, range, default, description), optionally of one section\n"
     "  config     print the fully resolved configuration of a GPU config\n"
@@ -64,13 +65,6 @@ void prepare_output_dir(const std::string& out) {
   if (!f) throw InputError(fmt::format("--out: cannot write in '{}'", out));
   f.close();
   fs::remove(probe, ec);
-}
-
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  f.close();
-  if (!f) throw InputError(fmt::format("cannot write '{}'", path.string()));
 }
 
 // Parses a command's options. Without `positional`, a command takes no positional arguments, and a stray one
@@ -219,13 +213,17 @@ int cmd_run(int argc, char** argv) {
 
   PreparedRun prepared = prepare_run(spec);
   prepare_output_dir(out);  // after the inputs are checked, before the run: a bad --out should not cost a simulation
+  ResultSetWriter results(out);
   const RunOutcome run = simulate(std::move(prepared));
-  write_file(fs::path(out) / "stats.json", results_json(run.result));
-  write_file(fs::path(out) / "stats.csv", results_csv(run.result));
-  write_file(fs::path(out) / "config.resolved.yaml", run.config.resolved_yaml());
-  write_file(fs::path(out) / "timeline.json", results_timeline(run.result));
+  results.write("stats.json", results_json(run.result));
+  results.write("stats.csv", results_csv(run.result));
+  results.write("config.resolved.yaml", run.config.resolved_yaml());
+  results.write("timeline.json", results_timeline(run.result));
+  std::vector<std::string> command_line{"warpsim"};
+  command_line.insert(command_line.end(), argv, argv + argc);  // argv[0] is "run"
+  results.commit(run.result.sim.version, command_line);
   if (!vm.count("quiet"))
-    fmt::print("{}  results in {}/ (stats.json, stats.csv, config.resolved.yaml, timeline.json for ui.perfetto.dev)\n",
+    fmt::print("{}  results in {}/ (stats.json, stats.csv, config.resolved.yaml, timeline.json for ui.perfetto.dev; run.json)\n",
                results_summary(run.result), out);
   return 0;
 }

@@ -1,21 +1,24 @@
 #include "app/compare.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <tuple>
 
+#include "app/json_input.h"
+#include "app/result_set.h"
 #include "sim/core/error.h"
 
 namespace warpsim {
 namespace {
 
 using Json = nlohmann::json;
+namespace fs = std::filesystem;
 
 // A kernel is the same kernel in two runs when its name and launch shape are: a GPU config changes timings,
 // not what is launched.
@@ -31,37 +34,107 @@ struct Run {
   std::vector<std::pair<KernelKey, Json>> kernels;  // in launch order
 };
 
+enum class Expect { String, Number, Object, Array };
+
+bool has_type(const Json& v, Expect type) {
+  switch (type) {
+    case Expect::String: return v.is_string();
+    case Expect::Number: return v.is_number();
+    case Expect::Object: return v.is_object();
+    case Expect::Array: return v.is_array();
+  }
+  return false;
+}
+
+const char* type_name(Expect type) {
+  switch (type) {
+    case Expect::String: return "a string";
+    case Expect::Number: return "a number";
+    case Expect::Object: return "an object";
+    case Expect::Array: return "an array";
+  }
+  return "";
+}
+
+// Reads the fields compare uses from one file (`where`), naming the file and the field ("kernels[2].time_us")
+// when one is missing or of the wrong type, so that a damaged or hand-edited stats.json says where.
+class StatsFields {
+ public:
+  explicit StatsFields(std::string where) : where_(std::move(where)) {}
+
+  // The member `key` of `parent` (whose path is `parent_path`), or nullptr when it is optional and absent or null.
+  const Json* get(const Json& parent, const std::string& parent_path, const char* key, Expect type, bool required) const {
+    const std::string path = parent_path.empty() ? key : parent_path + "." + key;
+    const auto it = parent.find(key);
+    if (it == parent.end() || it->is_null()) {
+      if (required) fail(path, fmt::format("is missing (it must be {})", type_name(type)));
+      return nullptr;
+    }
+    if (!has_type(*it, type)) fail(path, fmt::format("must be {}", type_name(type)));
+    return &*it;
+  }
+
+  [[noreturn]] void fail(const std::string& path, const std::string& problem) const {
+    throw InputError(fmt::format("compare: '{}': {} {} (not a warpsim stats.json?)", where_, path, problem));
+  }
+
+ private:
+  std::string where_;
+};
+
 // `stats` read from `where` (a file name, for messages), labelled `label`.
 Run from_stats(const std::string& label, const Json& stats, const std::string& where) {
-  const auto is_kernel = [](const Json& k) {
-    return k.is_object() && k.value("name", Json()).is_string() && k.value("time_us", Json()).is_number();
-  };
-  if (!stats.is_object() || !stats.value("gpu", Json()).is_string() || !stats.value("kernels", Json()).is_array() ||
-      !std::all_of(stats["kernels"].begin(), stats["kernels"].end(), is_kernel))
-    throw InputError(fmt::format("compare: '{}' is not a warpsim stats.json (no 'gpu' and 'kernels' with names and times)", where));
-  Run run{label, stats["gpu"].get<std::string>(), stats.value("total_time_us", 0.0), {}};
-  for (const Json& k : stats["kernels"])
-    run.kernels.emplace_back(KernelKey{k["name"], k.value("grid", ""), k.value("block", "")}, k);
+  const StatsFields fields(where);
+  if (!stats.is_object()) fields.fail("the document", "must be an object");
+  Run run{label, fields.get(stats, "", "gpu", Expect::String, true)->get<std::string>(), 0.0, {}};
+  if (const Json* total = fields.get(stats, "", "total_time_us", Expect::Number, false)) run.total_time_us = total->get<double>();
+  const Json& kernels = *fields.get(stats, "", "kernels", Expect::Array, true);
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const Json& k = kernels[i];
+    const std::string path = fmt::format("kernels[{}]", i);
+    if (!k.is_object()) fields.fail(path, "must be an object");
+    KernelKey key{fields.get(k, path, "name", Expect::String, true)->get<std::string>(), "", ""};
+    fields.get(k, path, "time_us", Expect::Number, true);
+    if (const Json* grid = fields.get(k, path, "grid", Expect::String, false)) key.grid = grid->get<std::string>();
+    if (const Json* block = fields.get(k, path, "block", Expect::String, false)) key.block = block->get<std::string>();
+    fields.get(k, path, "achieved_tflops", Expect::Number, false);
+    fields.get(k, path, "achieved_dram_gbps", Expect::Number, false);
+    if (const Json* utilization = fields.get(k, path, "utilization", Expect::Object, false))
+      for (const char* unit : {"tensor", "l2", "dram"}) fields.get(*utilization, path + ".utilization", unit, Expect::Number, false);
+    run.kernels.emplace_back(key, k);
+  }
   return run;
 }
 
+// A run directory (its result set verified complete) or a stats.json file.
 Run load(const std::string& path) {
-  std::string file = path;
-  if (std::filesystem::is_directory(file)) file = (std::filesystem::path(file) / "stats.json").string();
-  std::ifstream in(file);
-  if (!in) throw InputError(fmt::format("compare: cannot open '{}': no such file (give a run directory or its stats.json)", file));
-  Json stats;
-  try {
-    stats = Json::parse(in);
-  } catch (const Json::parse_error& e) {
-    throw InputError(fmt::format("compare: cannot read '{}': {}", file, e.what()));
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (status.type() == fs::file_type::not_found)
+    throw InputError(fmt::format("compare: cannot open '{}': no such file or directory (give a run directory or its stats.json)", path));
+  if (ec) throw InputError(fmt::format("compare: cannot open '{}': {}", path, ec.message()));
+  fs::path file = path;
+  if (status.type() == fs::file_type::directory) {
+    file /= "stats.json";
+    verify_result_set(path, file.filename().string());
+  } else if (fs::exists(file.parent_path() / kRunManifest, ec)) {
+    verify_result_set(file.parent_path(), file.filename().string());  // a file of a run directory: checked as the directory
+  } else {
+    spdlog::warn("compare: '{}' has no {} beside it: it cannot be verified as the complete result of a run", path, kRunManifest);
   }
-  return from_stats(path, stats, file);
+  return from_stats(path, parse_json_input(read_regular_file(file), file.string()), file.string());
 }
 
+// An optional number of a kernel (from_stats checked its type), 0 when absent.
 double number(const Json& kernel, const char* key, const char* sub = nullptr) {
-  const Json& v = sub ? kernel.value(key, Json::object()).value(sub, Json()) : kernel.value(key, Json());
-  return v.is_number() ? v.get<double>() : 0.0;
+  const Json* v = &kernel;
+  for (const char* k : {key, sub}) {
+    if (!k) break;
+    const auto it = v->find(k);
+    if (it == v->end()) return 0.0;
+    v = &*it;
+  }
+  return v->is_number() ? v->get<double>() : 0.0;
 }
 
 std::string kernel_row(std::size_t run, const Json& k, double baseline_us) {
@@ -86,7 +159,7 @@ std::string compare_runs(const std::vector<std::string>& files) {
 
 std::string compare_results(const std::vector<std::pair<std::string, std::string>>& results) {
   std::vector<Run> runs;
-  for (const auto& [label, text] : results) runs.push_back(from_stats(label, Json::parse(text), label));
+  for (const auto& [label, text] : results) runs.push_back(from_stats(label, parse_json_input(text, label), label));
   return compare_table(runs);
 }
 

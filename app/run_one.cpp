@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "app/fnv1a.h"
 #include "app/gpu_configs.h"
 #include "app/progress_log.h"
 #include "sim/core/error.h"
@@ -66,17 +67,14 @@ std::uint64_t default_memory_limit() {
 }
 
 std::string config_hash(const Config& config) {
-  std::uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](const std::string& s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  };
+  Fnv1a64 h;
   for (const auto& [section, params] : config.sections()) {
-    mix(section + ":" + params.impl() + ";");
+    h.add(section + ":" + params.impl() + ";");
     // Numbers with 10 significant digits, as since the hash was introduced, so that hashes stay comparable.
     for (const auto& [name, v] : params.values())
-      mix(name + "=" + fmt::format("{:.10g}", v.number) + v.text + (v.flag ? "1" : "0") + ";");
+      h.add(name + "=" + fmt::format("{:.10g}", v.number) + v.text + (v.flag ? "1" : "0") + ";");
   }
-  return fmt::format("{:016x}", h);
+  return h.hex();
 }
 
 PreparedRun prepare_run(const RunSpec& spec) {
