@@ -1,6 +1,7 @@
 // Config loading: inheritance, overrides, validation messages, resolved YAML; Params and Registry.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -575,4 +576,25 @@ TEST_CASE("Switching implementation in a derived config keeps the slot's shared 
   // hbm3's own `bandwidth` was dropped with the switch: naming it for `ideal` is an error, not a silent default.
   const std::string bad = dir.write("bad.yaml", "base: base.yaml\nhbm:\n  impl: ideal\n  latency_ns: 90\n  bandwidth: 1TB/s\n");
   CHECK_THROWS_AS(Config::load(bad, {}, reg), ConfigError);
+}
+
+// --- issue 6: hostile or careless input ends in one clear ConfigError -------------------------------------------
+
+TEST_CASE("config files must be regular files within the size limit", "[config][errors][limits]") {
+  TempDir dir;
+  const std::string fifo = dir.path("pipe.yaml");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THAT(load_error(fifo), Catch::Contains("cannot open config file '" + fifo + "': not a regular file"));
+  CHECK_THAT(load_error("/dev/zero"), Catch::Contains("cannot open config file '/dev/zero': not a regular file"));
+  const std::string top = dir.write("top.yaml", "base: ./pipe.yaml\n");
+  CHECK_THAT(load_error(top), Catch::Contains(top + ":1:7: base: cannot open config file") &&
+                                  Catch::Contains("not a regular file"));
+
+  const std::string big = dir.path("big.yaml");
+  { std::ofstream(big) << "# " << std::string(16 << 20, 'x') << "\n"; }
+  CHECK_THAT(load_error(big), Catch::Contains("larger than the limit of 16777216 bytes"));
+
+  const std::string loop = dir.path("loop.yaml");
+  fs::create_symlink("loop.yaml", loop);
+  CHECK(load_error(loop) == "cannot open config file '" + loop + "': Too many levels of symbolic links");
 }
