@@ -49,6 +49,10 @@ std::vector<std::string> config_dirs() {
 }
 
 std::string resolve_gpu_config(const std::string& name_or_path) {
+  if (name_or_path.empty()) {
+    throw InputError(fmt::format("--gpu: empty; expected the name of a shipped config ({}) or the path of a YAML file",
+                                 fmt::join(shipped_config_names(), ", ")));
+  }
   if (!is_config_name(name_or_path)) return name_or_path;
   const std::vector<std::string> dirs = config_dirs();
   const std::string found = find_named_config(name_or_path, dirs);

@@ -13,6 +13,9 @@ namespace {
 
 // Keys in the order they are written (the stats.json layout people read), not sorted.
 using Json = nlohmann::ordered_json;
+// Names are checked to be UTF-8 where they are read (configs, traces); anything else that is not, such as a file
+// path, is written with U+FFFD in place of the bad bytes: the JSON stays valid.
+constexpr auto kInvalidUtf8 = Json::error_handler_t::replace;
 
 std::string dim(const Dim3& d) { return fmt::format("{}x{}x{}", d.x, d.y, d.z); }
 
@@ -148,7 +151,7 @@ std::string results_json(const RunResult& r) {
   sim["simulated_sm_cycles"] = r.sim.simulated_cycles;
   sim["domain_ticks"] = object_of(r.sim.domain_ticks);
   j["sim"] = std::move(sim);
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, kInvalidUtf8) + "\n";
 }
 
 // One row per kernel: the same fields as stats.json, utilisation and stalls flattened.
@@ -226,7 +229,7 @@ std::string results_timeline(const RunResult& r) {
   }
   // One event per line: large timelines stay readable and diffable without the bulk of full indentation.
   std::string out = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
-  for (std::size_t i = 0; i < events.size(); ++i) out += (i ? ",\n" : "") + events[i].dump();
+  for (std::size_t i = 0; i < events.size(); ++i) out += (i ? ",\n" : "") + events[i].dump(-1, ' ', false, kInvalidUtf8);
   return out + "\n]}\n";
 }
 

@@ -1,11 +1,13 @@
 #include "sim/config/yaml_tree.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <optional>
 #include <utility>
 
+#include "sim/config/input_file.h"
 #include "sim/config/text_util.h"
 #include "sim/core/error.h"
 
@@ -29,6 +31,10 @@ void TreeNode::erase(const std::string& key) {
 
 namespace {
 
+// Far above any real config (the shipped ones have a few hundred values and 4 levels), far below trouble.
+constexpr std::size_t kMaxConfigNodes = 100000;
+constexpr int kMaxConfigDepth = 64;
+
 // Converts yaml-cpp nodes, taking locations from their marks (0-based; ours are 1-based) or, for override
 // values, giving every node one fixed location.
 class Converter {
@@ -36,9 +42,17 @@ class Converter {
   Converter(std::string file, std::optional<SourceLoc> fixed) : file_(std::move(file)), fixed_(std::move(fixed)) {}
 
   // `path`: the dotted key of `node`, for messages ("" at the top).
-  TreeNode convert(const YAML::Node& node, const SourceLoc& fallback, const std::string& path) const {
+  TreeNode convert(const YAML::Node& node, const SourceLoc& fallback, const std::string& path, int depth = 0) {
     TreeNode out;
     out.where = location(node.Mark(), fallback);
+    // Aliases make yaml-cpp nodes a graph that converting expands into a tree: nested aliases ("billion laughs")
+    // would grow exponentially, so the tree is bounded before it is built.
+    if (++nodes_converted_ > kMaxConfigNodes)
+      throw ConfigError(out.where.str() + ": more than " + std::to_string(kMaxConfigNodes) +
+                        " YAML values (nested aliases?); a config holds at most that many");
+    if (depth > kMaxConfigDepth)
+      throw ConfigError(out.where.str() + ": YAML nested deeper than " +
+                        std::to_string(kMaxConfigDepth) + " levels");
     switch (node.Type()) {
       case YAML::NodeType::Undefined:
       case YAML::NodeType::Null:
@@ -52,7 +66,7 @@ class Converter {
         out.scalar = node.Scalar();
         break;
       case YAML::NodeType::Sequence: out.kind = TreeNode::Kind::Sequence; break;  // no parameter takes a list
-      case YAML::NodeType::Map: convert_map(node, path, out); break;
+      case YAML::NodeType::Map: convert_map(node, path, depth, out); break;
     }
     return out;
   }
@@ -64,7 +78,7 @@ class Converter {
     return SourceLoc{file_, mark.line + 1, mark.column + 1, ""};
   }
 
-  void convert_map(const YAML::Node& node, const std::string& path, TreeNode& out) const {
+  void convert_map(const YAML::Node& node, const std::string& path, int depth, TreeNode& out) {
     out.kind = TreeNode::Kind::Map;
     std::vector<std::pair<std::string, SourceLoc>> seen;  // raw keys of this mapping, to catch repeats
     for (auto it = node.begin(); it != node.end(); ++it) {
@@ -84,25 +98,76 @@ class Converter {
       seen.emplace_back(key, key_where);
 
       // `pipes.fp32.latency: 4` is `pipes: {fp32: {latency: 4}}`, so files and overrides may mix both forms.
-      merge_into(out, make_nested(key, convert(it->second, key_where, dotted), key_where, dotted));
+      merge_new_keys(out, make_nested(key, convert(it->second, key_where, dotted, depth + 1), key_where, dotted),
+                     path);
+    }
+  }
+
+  // Like merge_into, but one document must not set a value twice, e.g. `sm.count: 1` and `sm: {count: 2}`.
+  static void merge_new_keys(TreeNode& base, TreeNode overlay, const std::string& path) {
+    using Kind = TreeNode::Kind;
+    for (TreeEntry& entry : overlay.entries) {
+      const std::string dotted = path.empty() ? entry.key : path + "." + entry.key;
+      const auto existing = std::find_if(base.entries.begin(), base.entries.end(),
+                                         [&](const TreeEntry& b) { return b.key == entry.key; });
+      if (existing == base.entries.end()) {
+        base.entries.push_back(std::move(entry));
+      } else if (existing->value.kind == Kind::Map && entry.value.kind == Kind::Map) {
+        merge_new_keys(existing->value, std::move(entry.value), dotted);
+      } else if (existing->value.kind == Kind::Null && entry.value.kind == Kind::Map) {
+        existing->value = std::move(entry.value);  // `sm:` with nothing under it sets nothing
+      } else if (entry.value.kind != Kind::Null || existing->value.kind != Kind::Map) {
+        throw ConfigError(entry.key_where.str() + ": " + dotted + ": given twice (also at " +
+                          existing->key_where.str() + ")");
+      }
     }
   }
 
   std::string file_;
   std::optional<SourceLoc> fixed_;
+  std::size_t nodes_converted_ = 0;
 };
 
+// Where an error in `text` is: an override's fixed location, or file:line:col from 0-based coordinates.
+SourceLoc error_location(const std::string& file, const std::optional<SourceLoc>& fixed, std::size_t line0,
+                         std::size_t column0) {
+  if (fixed) return *fixed;
+  return SourceLoc{file, static_cast<int>(line0 + 1), static_cast<int>(column0 + 1), ""};
+}
+
+SourceLoc mark_location(const std::string& file, const std::optional<SourceLoc>& fixed, const YAML::Mark& mark) {
+  if (!fixed && mark.is_null()) return SourceLoc{file, 0, 0, ""};
+  return error_location(file, fixed, static_cast<std::size_t>(mark.line), static_cast<std::size_t>(mark.column));
+}
+
+// yaml-cpp would take a NUL byte as the end of the text or misread it as an escape; JSON results need UTF-8.
+void check_text(const std::string& text, const std::string& file, const std::optional<SourceLoc>& fixed) {
+  std::size_t offset = 0;
+  const std::string problem = text_problem(text, offset);
+  if (problem.empty()) return;
+  const std::size_t newline = text.rfind('\n', offset);  // text[offset] is the bad byte, never a newline
+  const std::size_t line0 = static_cast<std::size_t>(std::count(text.begin(), text.begin() + offset, '\n'));
+  const std::size_t column0 = newline == std::string::npos ? offset : offset - newline - 1;
+  throw ConfigError(error_location(file, fixed, line0, column0).str() + ": " + problem);
+}
+
 YAML::Node load_yaml(const std::string& text, const std::string& file, const std::optional<SourceLoc>& fixed) {
+  check_text(text, file, fixed);
+  std::vector<YAML::Node> documents;
   try {
-    return YAML::Load(text);
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::DeepRecursion& e) {
+    throw ConfigError(mark_location(file, fixed, e.mark).str() + ": YAML nested deeper than " +
+                      std::to_string(e.depth() - 1) + " levels");
   } catch (const YAML::Exception& e) {
-    SourceLoc where = fixed ? *fixed : SourceLoc{file, 0, 0, ""};
-    if (!fixed && !e.mark.is_null()) {
-      where.line = e.mark.line + 1;
-      where.column = e.mark.column + 1;
-    }
-    throw ConfigError(where.str() + ": YAML syntax error: " + e.msg);
+    throw ConfigError(mark_location(file, fixed, e.mark).str() + ": YAML syntax error: " + e.msg);
   }
+  // yaml-cpp's Load() would silently drop everything after a `---`.
+  if (documents.size() > 1) {
+    throw ConfigError(mark_location(file, fixed, documents[1].Mark()).str() +
+                      ": a second YAML document (after ---); a config is one document");
+  }
+  return documents.empty() ? YAML::Node() : documents.front();
 }
 
 }  // namespace
@@ -136,12 +201,12 @@ TreeNode make_nested(const std::string& key, TreeNode leaf, const SourceLoc& key
 }
 
 TreeNode parse_yaml(const std::string& text, const std::string& file) {
-  const Converter converter(file, std::nullopt);
+  Converter converter(file, std::nullopt);
   return converter.convert(load_yaml(text, file, std::nullopt), SourceLoc{file, 1, 1, ""}, "");
 }
 
 TreeNode parse_yaml_value(const std::string& text, const SourceLoc& where) {
-  const Converter converter(where.file, where);
+  Converter converter(where.file, where);
   return converter.convert(load_yaml(text, where.file, where), where, "");
 }
 

@@ -143,6 +143,37 @@ std::string check_registers(const char* kind, const std::uint16_t* regs, int cou
   return {};
 }
 
+std::string hex(std::uint64_t v) {
+  static const char* const kDigits = "0123456789abcdef";
+  std::string out;
+  do {
+    out.insert(out.begin(), kDigits[v & 0xf]);
+    v >>= 4;
+  } while (v);
+  return "0x" + out;
+}
+
+// Every active lane's access must lie within the 64-bit address space: base + offset neither below 0 nor its
+// last byte past 2^64 - 1 (the memory models compute lines and sectors in uint64_t and would wrap).
+std::string check_lane_addresses(const WarpInst& in) {
+  constexpr std::uint64_t kMaxAddress = ~std::uint64_t{0};
+  const std::uint64_t width = in.access_bytes ? in.access_bytes : 1;
+  for (int lane = 0; lane < kWarpSize; ++lane) {
+    if (!(in.active_mask >> lane & 1u)) continue;
+    const std::int64_t offset = in.lane_offset(lane);
+    const std::uint64_t magnitude = offset < 0 ? 0 - static_cast<std::uint64_t>(offset) : offset;
+    const bool below_zero = offset < 0 && magnitude > in.base;
+    const bool past_end = offset >= 0 && (in.base > kMaxAddress - magnitude ||
+                                          in.base + magnitude > kMaxAddress - (width - 1));
+    if (below_zero || past_end) {
+      return "lane " + std::to_string(lane) + ": access of " + std::to_string(width) + " bytes at base " +
+             hex(in.base) + (offset < 0 ? " - " : " + ") + std::to_string(magnitude) +
+             (below_zero ? " lies below address 0" : " runs past the end of the 64-bit address space");
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 // The rules are listed in traces/FORMAT.md ("Validity"); keep the two in step. Cheap on the valid path: a few
@@ -180,6 +211,9 @@ std::string check_inst(const WarpInst& in) {
            std::to_string(kWarpSize) + ")";
   if (in.addr_mode == AddrMode::Deltas && in.deltas == nullptr)
     return "Deltas address mode without lane offsets";
+  if (in.space != MemSpace::None && in.addr_mode != AddrMode::None) {
+    if (std::string error = check_lane_addresses(in); !error.empty()) return std::string(info.name) + " " + error;
+  }
 
   if (info.op_class == OpClass::Tensor) {
     if (!is_tensor_dtype(in.dtype))

@@ -89,19 +89,22 @@ struct WarpInst {
   std::uint32_t aux = 0;
 
   // Address of lane `lane` (only meaningful when the lane is active and addr_mode != None).
-  std::uint64_t lane_address(int lane) const noexcept {
+  std::uint64_t lane_address(int lane) const noexcept { return base + lane_offset(lane); }
+
+  // Signed distance of lane `lane`'s address from `base` (|offset| < 2^37, so it cannot overflow).
+  std::int64_t lane_offset(int lane) const noexcept {
     switch (addr_mode) {
       case AddrMode::Strided:
-        return base + static_cast<std::int64_t>(lane) * stride;
+        return static_cast<std::int64_t>(lane) * stride;
       case AddrMode::Strided2D:
-        return base + static_cast<std::int64_t>(lane % group) * stride +
+        return static_cast<std::int64_t>(lane % group) * stride +
                static_cast<std::int64_t>(lane / group) * group_stride;
       case AddrMode::Deltas:
-        return base + static_cast<std::int64_t>(deltas[lane]);
+        return deltas[lane];
       case AddrMode::None:
         break;
     }
-    return base;
+    return 0;
   }
   bool is_memory() const noexcept { return space != MemSpace::None; }
   int active_lanes() const noexcept { return __builtin_popcount(active_mask); }

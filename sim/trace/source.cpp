@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "sim/config/input_file.h"
 #include "sim/core/error.h"
 
 namespace warpsim {
@@ -12,6 +13,8 @@ namespace warpsim {
 namespace {
 
 constexpr std::uint32_t kMaxRegistersPerThread = 255;  // R0..R254 allocatable, R255 = RZ
+// The format's limit of 2^32 - 1 warps per CTA (traces/FORMAT.md, "Limits"); warps_per_cta() is 32-bit.
+constexpr std::uint64_t kMaxThreadsPerCta = std::uint64_t{kWarpSize} * 0xffffffffu;
 
 std::string dim3_text(const Dim3& d) {
   return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
@@ -20,8 +23,21 @@ std::string dim3_text(const Dim3& d) {
 }  // namespace
 
 std::string check_kernel_info(const KernelInfo& info) {
+  // Products of 32-bit dimensions can exceed 64 bits: a wrapped grid would run as a few CTAs.
+  std::uint64_t product = 0;
+  if (__builtin_mul_overflow(std::uint64_t{info.grid.x} * info.grid.y, info.grid.z, &product))
+    return "grid " + dim3_text(info.grid) + " has more than 2^64 - 1 CTAs";
   if (info.grid.count() == 0) return "grid " + dim3_text(info.grid) + " has no CTAs";
+  if (__builtin_mul_overflow(std::uint64_t{info.block.x} * info.block.y, info.block.z, &product) ||
+      product > kMaxThreadsPerCta)
+    return "block " + dim3_text(info.block) + " has more than " + std::to_string(kMaxThreadsPerCta) +
+           " threads (2^32 - 1 warps)";
   if (info.block.count() == 0) return "block " + dim3_text(info.block) + " has no threads";
+  std::size_t offset = 0;
+  if (const std::string problem = text_problem(info.name, offset); !problem.empty())
+    return "kernel name: " + problem + " at byte " + std::to_string(offset);
+  if (const std::string problem = text_problem(info.target_arch, offset); !problem.empty())
+    return "target arch: " + problem + " at byte " + std::to_string(offset);
   if (info.registers_per_thread < 1 || info.registers_per_thread > kMaxRegistersPerThread)
     return "registers_per_thread " + std::to_string(info.registers_per_thread) + " out of range (expected 1.." +
            std::to_string(kMaxRegistersPerThread) + ")";

@@ -15,6 +15,7 @@
 #include <limits>
 #include <string>
 
+#include "sim/config/input_file.h"
 #include "sim/core/error.h"
 
 namespace warpsim {
@@ -193,7 +194,10 @@ class Cursor {
 struct WarpCodecState {
   std::uint64_t expected_pc = 0;
   std::uint64_t prev_base = 0;
+  bool exited = false;  // an EXIT was seen: the simulator ends the warp there, so nothing may follow it
 };
+
+constexpr const char* kAfterExit = "instruction after the warp's EXIT (EXIT ends a warp; nothing after it would run)";
 
 std::uint8_t register_mask(const WarpInst& inst) {
   std::uint8_t mask = 0;
@@ -425,7 +429,7 @@ BlockHeader get_block_header(const std::uint8_t* p) {
 }
 
 std::string kernel_label(std::size_t index, const std::string& name) {
-  return "kernel " + std::to_string(index) + (name.empty() ? "" : " (" + quoted(name) + ")");
+  return "kernel " + std::to_string(index) + (name.empty() ? "" : " (" + quoted(printable(name)) + ")");
 }
 
 }  // namespace
@@ -531,6 +535,8 @@ struct TraceWriter::Impl {
     checked.deltas = deltas;
     const std::string invalid = check_inst(checked);
     if (!invalid.empty()) fail(where() + ": invalid instruction: " + invalid);
+    if (st.exited) fail(where() + ": " + kAfterExit);
+    st.exited = inst.op == Opcode::EXIT;
     if (const char* error = encode_inst(block, inst, deltas, st)) fail(where() + ": " + error);
   }
   void end_warp(std::uint32_t warp, std::uint64_t count) {
@@ -821,6 +827,8 @@ class FileWarpStream final : public WarpStream {
       }
       const std::string error = check_inst(out[i]);
       if (!error.empty()) in_.fail("invalid instruction: " + error, at);
+      if (state_.exited) in_.fail(kAfterExit, at);
+      state_.exited = out[i].op == Opcode::EXIT;
       out[i].deltas = nullptr;
       ++next_index_;
     }
@@ -959,7 +967,8 @@ class FileKernelSource final : public KernelSource {
 TraceFileReader::TraceFileReader(const std::string& path) : file_(std::make_shared<detail::NativeTraceFile>()) {
   detail::NativeTraceFile& f = *file_;
   f.path = path;
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; the check below then refuses it.
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (f.fd < 0) throw TraceError("cannot open trace file " + quoted(path) + ": " + std::strerror(errno));
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) f.fail(std::string("cannot stat: ") + std::strerror(errno));

@@ -1,6 +1,7 @@
 // Config loading: inheritance, overrides, validation messages, resolved YAML; Params and Registry.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -575,4 +576,62 @@ TEST_CASE("Switching implementation in a derived config keeps the slot's shared 
   // hbm3's own `bandwidth` was dropped with the switch: naming it for `ideal` is an error, not a silent default.
   const std::string bad = dir.write("bad.yaml", "base: base.yaml\nhbm:\n  impl: ideal\n  latency_ns: 90\n  bandwidth: 1TB/s\n");
   CHECK_THROWS_AS(Config::load(bad, {}, reg), ConfigError);
+}
+
+// --- issue 6: hostile or careless input ends in one clear ConfigError -------------------------------------------
+
+TEST_CASE("nested YAML aliases are bounded, not expanded without end", "[config][errors][limits]") {
+  // 2^30 values once expanded: converting took minutes and gigabytes before the limit.
+  std::string bomb = "a0: &a0 {x: 1, y: 1}\n";
+  for (int i = 1; i <= 30; ++i)
+    bomb += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " {x: *a" + std::to_string(i - 1) + ", y: *a" +
+            std::to_string(i - 1) + "}\n";
+  CHECK_THAT(parse_error(bomb), Catch::Contains("cfg.yaml:") && Catch::Contains("more than 100000 YAML values"));
+}
+
+TEST_CASE("deep nesting and bytes that are not text are named as such", "[config][errors][limits]") {
+  std::string deep;
+  for (int i = 0; i < 100; ++i) deep += "{a: ";
+  CHECK_THAT(parse_error(deep + "1" + std::string(100, '}') + "\n"),
+             Catch::Contains("cfg.yaml:1:") && Catch::Contains("YAML nested deeper than 64 levels"));
+  CHECK_THAT(parse_error(std::string(5000, '[')), Catch::Contains("YAML nested deeper than"));
+  CHECK(parse_error(std::string("sm:\n  count: 4\0\n", 16)) == "cfg.yaml:2:11: NUL byte (not a text file?)");
+  CHECK(parse_error("gpu:\n  name: caf\xe9\n") == "cfg.yaml:2:12: not UTF-8 (byte 0xe9)");
+  CHECK_THAT(parse_error("", {"gpu.name=caf\xe9"}),
+             Catch::Contains("command line (--set gpu.name=caf") && Catch::Contains("not UTF-8 (byte 0xe9)"));
+}
+
+TEST_CASE("one document sets each value once", "[config][errors]") {
+  CHECK(parse_error("sm.count: 1\nsm:\n  count: 2\n") ==
+        "cfg.yaml:3:3: sm.count: given twice (also at cfg.yaml:1:1)");
+  CHECK(parse_error("sm:\n  count: 2\nsm.count: 1\n") ==
+        "cfg.yaml:3:1: sm.count: given twice (also at cfg.yaml:2:3)");
+  CHECK_THAT(parse_error("sm: {count: 2}\n---\nsm: {count: 3}\n"),
+             Catch::Contains("cfg.yaml:3:1: a second YAML document (after ---)"));
+  CHECK_THAT(parse_error("", {"sm.count=4\n---\nsm: {count: 5}"}),
+             Catch::Contains("command line (--set sm.count=4") && Catch::Contains("a second YAML document"));
+  // Different keys of one section, dotted and nested, still merge.
+  const Registry reg = test_registry();
+  const Config c = Config::parse("sm.count: 3\nsm:\n  dual_issue: true\n", "cfg.yaml", {}, reg);
+  CHECK(c.section("sm").u64("count") == 3);
+  CHECK(c.section("sm").boolean("dual_issue"));
+}
+
+TEST_CASE("config files must be regular files within the size limit", "[config][errors][limits]") {
+  TempDir dir;
+  const std::string fifo = dir.path("pipe.yaml");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THAT(load_error(fifo), Catch::Contains("cannot open config file '" + fifo + "': not a regular file"));
+  CHECK_THAT(load_error("/dev/zero"), Catch::Contains("cannot open config file '/dev/zero': not a regular file"));
+  const std::string top = dir.write("top.yaml", "base: ./pipe.yaml\n");
+  CHECK_THAT(load_error(top), Catch::Contains(top + ":1:7: base: cannot open config file") &&
+                                  Catch::Contains("not a regular file"));
+
+  const std::string big = dir.path("big.yaml");
+  { std::ofstream(big) << "# " << std::string(16 << 20, 'x') << "\n"; }
+  CHECK_THAT(load_error(big), Catch::Contains("larger than the limit of 16777216 bytes"));
+
+  const std::string loop = dir.path("loop.yaml");
+  fs::create_symlink("loop.yaml", loop);
+  CHECK(load_error(loop) == "cannot open config file '" + loop + "': Too many levels of symbolic links");
 }

@@ -215,6 +215,24 @@ TEST_CASE("coalesce: stride 128 B touches 32 lines, one sector each", "[sm][coal
   CHECK(out[31].line_addr == 0x100000);
 }
 
+TEST_CASE("coalesce: the last line of the 64-bit address space is one line, not a wrap to 0", "[sm][coalesce]") {
+  // Issue 6: the address of the next line wrapped to 0 here (UBSan: shift exponent 4294967292).
+  std::vector<LineAccess> out;
+  WarpInst in = mem_inst(Opcode::LDG, ~std::uint64_t{0} - 127, 4, 4);  // 32 x 4 B: the whole last line
+  coalesce(in, 128, 32, out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].line_addr == ~std::uint64_t{0} - 127);
+  CHECK(out[0].sector_mask == 0xfu);
+  CHECK(out[0].bytes == 128);
+
+  in = mem_inst(Opcode::LDG, ~std::uint64_t{0} - 15, 0, 16);  // the last 16 bytes: sector 3 only
+  in.active_mask = 1;
+  coalesce(in, 128, 32, out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].sector_mask == 0x8u);
+  CHECK(out[0].bytes == 16);
+}
+
 TEST_CASE("coalesce: misaligned accesses straddling a sector and a line boundary touch both", "[sm][coalesce]") {
   std::vector<LineAccess> out;
   WarpInst in = mem_inst(Opcode::LDG, 0x1000 + 124, 0, 8);  // bytes 0x107c..0x1083: line 0x1000 s3 + line 0x1080 s0

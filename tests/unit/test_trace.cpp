@@ -18,6 +18,7 @@
 #include "sim/trace/inst.h"
 #include "sim/trace/source.h"
 #include "sim/trace/trace_file.h"
+#include "tests/common/crafted_trace.h"
 
 namespace fs = std::filesystem;
 using namespace warpsim;
@@ -147,7 +148,8 @@ InMemoryKernel::Warp random_warp(Rng& rng, std::size_t length) {
   InMemoryKernel::Warp warp;
   std::uint64_t pc = rng.percent(50) ? 0 : rng.below(1 << 16) * 16;
   for (std::size_t i = 0; i < length; ++i) {
-    const auto op = static_cast<Opcode>(rng.below(kNumOpcodes));
+    auto op = static_cast<Opcode>(rng.below(kNumOpcodes));
+    if (op == Opcode::EXIT && i + 1 < length) op = Opcode::NOP;  // EXIT ends a warp (FORMAT.md, "Validity")
     const bool memory = opcode_info(op).op_class == OpClass::Ldst;
     const auto mode = memory ? static_cast<AddrMode>(rng.below(4)) : AddrMode::None;
     add_random_inst(rng, op, mode, pc, warp);
@@ -161,7 +163,9 @@ InMemoryKernel::Warp exhaustive_warp(Rng& rng) {
   std::uint64_t pc = 0;
   for (std::size_t op = 0; op < kNumOpcodes; ++op)
     for (int mode = 0; mode <= static_cast<int>(AddrMode::Deltas); ++mode)
-      add_random_inst(rng, static_cast<Opcode>(op), static_cast<AddrMode>(mode), pc, warp);
+      if (static_cast<Opcode>(op) != Opcode::EXIT)
+        add_random_inst(rng, static_cast<Opcode>(op), static_cast<AddrMode>(mode), pc, warp);
+  add_random_inst(rng, Opcode::EXIT, AddrMode::None, pc, warp);  // last: nothing may follow it
   return warp;
 }
 
@@ -334,108 +338,11 @@ std::uint64_t read_everything(TraceSource& src) {
   return checksum;
 }
 
-// ---- an independent builder of files from FORMAT.md, for hand-crafted (and malformed) content ---------------
-
-void put_le(Bytes& out, std::uint64_t v, int n) {
-  for (int i = 0; i < n; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-void put_var(Bytes& out, std::uint64_t v) {
-  for (; v >= 0x80; v >>= 7) out.push_back(static_cast<std::uint8_t>(v | 0x80));
-  out.push_back(static_cast<std::uint8_t>(v));
-}
-void put_str(Bytes& out, const std::string& s) {
-  put_var(out, s.size());
-  out.insert(out.end(), s.begin(), s.end());
-}
-Bytes zstd_frame(const Bytes& raw) {
-  Bytes out(ZSTD_compressBound(raw.size()));
-  ZSTD_CCtx* cctx = ZSTD_createCCtx();
-  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-  const std::size_t n = ZSTD_compress2(cctx, out.data(), out.size(), raw.data(), raw.size());
-  ZSTD_freeCCtx(cctx);
-  REQUIRE(!ZSTD_isError(n));
-  out.resize(n);
-  return out;
-}
-
-struct CraftedFile {
-  std::uint16_t major = 1, minor = 0;
-  Dim3 grid{1, 1, 1};
-  Dim3 block{32, 1, 1};       // one warp per CTA
-  std::uint32_t registers = 32;
-  Bytes info_extra;           // appended to the KINF payload (minor-version extension)
-  std::vector<Bytes> ctas;    // decompressed CTA payloads, grid.count() of them
-};
-
-// One CTA payload: warp table, then each warp's records.
-Bytes cta_payload(const std::vector<std::pair<std::uint32_t, Bytes>>& warps) {
-  Bytes out;
-  put_le(out, warps.size(), 4);
-  std::uint64_t offset = 4 + 8 * warps.size();
-  for (const auto& [count, records] : warps) {
-    put_le(out, offset, 4);
-    put_le(out, count, 4);
-    offset += records.size();
-  }
-  for (const auto& w : warps) out.insert(out.end(), w.second.begin(), w.second.end());
-  return out;
-}
-
-Bytes build_file(const CraftedFile& f) {
-  const std::uint8_t magic[8] = {0x89, 'W', 'S', 'T', 'R', '\r', '\n', 0x1a};
-  Bytes out(magic, magic + 8);
-  put_le(out, f.major, 2);
-  put_le(out, f.minor, 2);
-  put_le(out, 0, 4);
-  auto block = [&out](const char* tag, std::uint32_t kernel, std::uint64_t cta, const Bytes& payload,
-                      std::uint32_t raw) {
-    const std::uint64_t at = out.size();
-    out.insert(out.end(), tag, tag + 4);
-    put_le(out, kernel, 4);
-    put_le(out, cta, 8);
-    put_le(out, payload.size(), 4);
-    put_le(out, raw, 4);
-    out.insert(out.end(), payload.begin(), payload.end());
-    return at;
-  };
-  Bytes info;
-  put_str(info, "crafted");
-  for (std::uint32_t v : {f.grid.x, f.grid.y, f.grid.z, f.block.x, f.block.y, f.block.z, f.registers, 0u})
-    put_var(info, v);
-  put_str(info, "sm_90");
-  put_var(info, 0);
-  info.insert(info.end(), f.info_extra.begin(), f.info_extra.end());
-  const std::uint64_t info_at = block("KINF", 0, 0, zstd_frame(info), static_cast<std::uint32_t>(info.size()));
-  Bytes cta_table;
-  for (std::size_t c = 0; c < f.ctas.size(); ++c) {
-    const Bytes frame = zstd_frame(f.ctas[c]);
-    put_le(cta_table, block("CTAB", 0, c, frame, static_cast<std::uint32_t>(f.ctas[c].size())), 8);
-    put_le(cta_table, frame.size(), 4);
-    put_le(cta_table, f.ctas[c].size(), 4);
-  }
-  Bytes index;
-  put_le(index, info_at, 8);
-  put_le(index, 32, 8);  // CTA table right after the one kernel entry
-  put_le(index, f.ctas.size(), 8);
-  put_le(index, 0, 8);
-  index.insert(index.end(), cta_table.begin(), cta_table.end());
-  const std::uint64_t index_at = block("INDX", 1, 0, index, static_cast<std::uint32_t>(index.size()));
-  put_le(out, index_at, 8);
-  put_le(out, index.size(), 8);
-  put_le(out, 1, 4);
-  put_le(out, f.major, 2);
-  put_le(out, f.minor, 2);
-  const char* footer_magic = "WSTRINDX";
-  out.insert(out.end(), footer_magic, footer_magic + 8);
-  return out;
-}
-
-// A one-CTA, one-warp file whose warp holds `count` records encoded as `records`.
-Bytes one_warp_file(std::uint32_t count, const Bytes& records) {
-  CraftedFile f;
-  f.ctas.push_back(cta_payload({{count, records}}));
-  return build_file(f);
-}
+// Hand-crafted files (tests/common/crafted_trace.h).
+using crafted::build_file;
+using crafted::CraftedFile;
+using crafted::cta_payload;
+using crafted::one_warp_file;
 
 constexpr std::uint8_t kFFMA = static_cast<std::uint8_t>(Opcode::FFMA);
 constexpr std::uint8_t kLDG = static_cast<std::uint8_t>(Opcode::LDG);
@@ -1324,4 +1231,86 @@ TEST_CASE("the trace reader rejects invalid records and kernels", "[trace][valid
   CraftedFile empty;
   empty.grid = {4, 0, 1};  // and no CTAs, as the index says
   expect_error(build_file(empty), "invalid kernel info: grid 4x0x1 has no CTAs");
+}
+
+// Issue 6: inputs the reader used to accept, each of which the simulator then ran wrongly.
+TEST_CASE("the trace reader rejects what it used to accept silently", "[trace][validity][file]") {
+  TempDir dir;
+  const std::string path = dir.file("accepted.wst");
+  auto read_error = [&path](const Bytes& file) -> std::string {
+    write_file(path, file);
+    try {
+      TraceFileReader reader(path);
+      read_everything(reader);
+    } catch (const TraceError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const std::uint8_t kEXIT = static_cast<std::uint8_t>(Opcode::EXIT);
+  const std::uint8_t global_strided = 1 | (1 << 3);
+
+  SECTION("a grid whose CTA count wraps around 64 bits (it ran as 1 CTA)") {
+    CraftedFile f;
+    f.grid = {2996173443u, 1119412321u, 11};  // the product modulo 2^64 is 1
+    f.ctas.push_back(cta_payload({{1, {kFFMA, 0}}}));
+    CHECK_THAT(read_error(build_file(f)),
+               Contains(path) && Contains("invalid kernel info: grid 2996173443x1119412321x11 has more than 2^64 - 1 CTAs"));
+  }
+  SECTION("records after EXIT (they were ignored)") {
+    CHECK_THAT(read_error(one_warp_file(2, {kEXIT, 0, kFFMA, 0})),
+               Contains(path) && Contains("kernel 0 ('crafted'), CTA 0, warp 0, instruction 1") &&
+                   Contains("instruction after the warp's EXIT"));
+    CHECK(read_error(one_warp_file(2, {kFFMA, 0, kEXIT, 0})) == "no error");
+  }
+  SECTION("an access running past the end of the 64-bit address space (the coalescer wrapped)") {
+    // base = 2^64 - 2 (zigzag of the difference -2 from 0 is 3), 4 bytes per lane.
+    CHECK_THAT(read_error(one_warp_file(1, {kLDG, 0x20, global_strided, 4, 3})),
+               Contains("instruction 0") &&
+                   Contains("LDG lane 0: access of 4 bytes at base 0xfffffffffffffffe + 0 runs past the end of the "
+                            "64-bit address space"));
+    // The last line itself is legal: base 2^64 - 128 (zigzag 255), stride 4 (zigzag 8).
+    CHECK(read_error(one_warp_file(1, {kLDG, 0x20, global_strided | 0x20, 4, 0xff, 0x01, 8})) == "no error");
+  }
+  SECTION("a kernel name that is not UTF-8 (it went raw into stats.json)") {
+    CraftedFile f;
+    f.name = "gemm_\xe9";
+    f.ctas.push_back(cta_payload({{1, {kFFMA, 0}}}));
+    CHECK_THAT(read_error(build_file(f)), Contains("invalid kernel info: kernel name: not UTF-8 (byte 0xe9) at byte 5"));
+  }
+}
+
+TEST_CASE("check_inst keeps every lane's access inside the 64-bit address space", "[trace][validity]") {
+  WarpInst in = valid_ldg();
+  in.base = 64;
+  in.stride = -4;  // lane 17 would be at 64 - 68
+  CHECK_THAT(check_inst(in), Contains("LDG lane 17: access of 4 bytes at base 0x40 - 68 lies below address 0"));
+  in.active_mask = 0xffff;  // lanes 0..15 reach down to address 4
+  CHECK(check_inst(in).empty());
+  in = valid_ldg();
+  in.base = ~std::uint64_t{0} - 127;
+  in.stride = 4;
+  in.access_bytes = 4;
+  CHECK(check_inst(in).empty());  // exactly the last line
+  in.access_bytes = 8;
+  CHECK_THAT(check_inst(in), Contains("LDG lane 31: access of 8 bytes"));
+}
+
+TEST_CASE("the trace writer refuses records after EXIT and kernels with overflowing sizes", "[trace][validity][file]") {
+  TempDir dir;
+  const std::string path = dir.file("refused.wst");
+  WarpInst exit_inst;
+  exit_inst.op = Opcode::EXIT;
+  {
+    const InMemoryKernel k = one_warp_kernel("k", {exit_inst, valid_ffma()});
+    TraceWriter w(path);
+    w.begin_kernel(k.info);
+    REQUIRE_THROWS_WITH(w.add_cta(k.ctas[0]), Contains("kernel 0 ('k'), CTA 0, warp 0, instruction 1: instruction "
+                                                       "after the warp's EXIT"));
+  }
+  TraceWriter w(path);
+  REQUIRE_THROWS_WITH(w.begin_kernel(make_info("g", {0xffffffffu, 0xffffffffu, 2}, {32, 1, 1})),
+                      Contains("grid 4294967295x4294967295x2 has more than 2^64 - 1 CTAs"));
+  REQUIRE_THROWS_WITH(w.begin_kernel(make_info("b", {1, 1, 1}, {0xffffffffu, 0xffffffffu, 1})),
+                      Contains("block 4294967295x4294967295x1 has more than 137438953440 threads"));
 }

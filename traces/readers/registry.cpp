@@ -2,8 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-
+#include "sim/config/input_file.h"
 #include "sim/core/error.h"
 
 namespace warpsim {
@@ -20,9 +19,9 @@ void TraceReaderRegistry::add(TraceReaderInfo info) {
 }
 
 const TraceReaderInfo& TraceReaderRegistry::reader_for(const std::string& path) const {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw InputError("cannot open trace file '" + path + "': No such file or directory");
-  if (std::filesystem::is_directory(path, ec)) throw InputError("trace file '" + path + "' is a directory");
+  // Traces are streamed, so any size will do; but a FIFO or a device would hang the probe or never end.
+  if (const std::string problem = input_file_problem(path, kNoSizeLimit); !problem.empty())
+    throw InputError("cannot open trace file '" + path + "': " + problem);
   for (const auto& r : readers_)
     if (r.probe(path)) return r;
   std::vector<std::string> known;
@@ -31,6 +30,12 @@ const TraceReaderInfo& TraceReaderRegistry::reader_for(const std::string& path) 
       "'{}' is not in a trace format warpsim knows: {}. Accel-Sim kernelslist.g and Kineto JSON traces are not "
       "supported yet",
       path, fmt::join(known, "; ")));
+}
+
+std::unique_ptr<TraceSource> TraceReaderRegistry::open(const std::string& path) const {
+  std::unique_ptr<TraceSource> source = reader_for(path).open(path);
+  if (source->num_kernels() == 0) throw InputError("trace file '" + path + "' holds no kernels: nothing to simulate");
+  return source;
 }
 
 }  // namespace warpsim

@@ -15,7 +15,7 @@ namespace warpsim {
 struct TraceReaderInfo {
   std::string name;         // e.g. "native"
   std::string description;  // one line, with the usual file names
-  // True when the file at `path` is in this format (reads at most a few bytes). Called only for existing files.
+  // True when the file at `path` is in this format (reads at most a few bytes). Called only for regular files.
   std::function<bool(const std::string& path)> probe;
   // Opens the file; malformed content throws TraceError naming the file.
   std::function<std::unique_ptr<TraceSource>(const std::string& path)> open;
@@ -30,7 +30,8 @@ class TraceReaderRegistry {
   // The reader whose probe accepts `path`. InputError when the file does not exist or no reader knows it (the
   // message lists the known formats).
   const TraceReaderInfo& reader_for(const std::string& path) const;
-  std::unique_ptr<TraceSource> open(const std::string& path) const { return reader_for(path).open(path); }
+  // Opens `path` with reader_for(path); InputError also when the trace holds no kernels.
+  std::unique_ptr<TraceSource> open(const std::string& path) const;
 
  private:
   std::vector<TraceReaderInfo> readers_;

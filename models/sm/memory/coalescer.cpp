@@ -32,13 +32,15 @@ void coalesce(const WarpInst& inst, std::uint32_t line_bytes, std::uint32_t sect
   for (int lane = 0; lane < kWarpSize; ++lane) {
     if (!(inst.active_mask >> lane & 1u)) continue;
     const std::uint64_t a = inst.lane_address(lane);
-    const std::uint64_t end = a + width - 1;
-    const std::uint64_t split = (a & ~line_mask) + line_bytes;  // first byte of the next line
-    if (end < split) {
+    const std::uint64_t end = a + width - 1;  // check_inst keeps accesses below 2^64
+    // Offsets within the line, not the address of the next line: that wraps to 0 in the last line.
+    const std::uint64_t offset = a & line_mask;
+    if (offset + width <= line_bytes) {
       touch(a, end, width);
     } else {
-      touch(a, split - 1, static_cast<std::uint32_t>(split - a));
-      touch(split, end, static_cast<std::uint32_t>(end - split + 1));
+      const std::uint32_t first_bytes = static_cast<std::uint32_t>(line_bytes - offset);
+      touch(a, a + first_bytes - 1, first_bytes);
+      touch(a + first_bytes, end, width - first_bytes);
     }
   }
 }
