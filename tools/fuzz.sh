@@ -8,6 +8,8 @@
 #   tools/fuzz.sh -runs=1000000 fuzz_trace_reader    one harness, a million executions
 #
 # Prints libFuzzer's last status line per harness (executions, coverage); exits non-zero on a finding.
+# The mutation sequence is seeded (FUZZ_SEED, default 1), so a run of a given -runs count is repeatable;
+# long exploratory runs should vary it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit="-max_total_time=20"
@@ -30,7 +32,7 @@ status=0
 for h in "${harnesses[@]}"; do
   scratch=$(mktemp -d)
   log=$build/$h.log
-  if ! "./$build/tests/fuzz/$h" "$limit" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+  if ! "./$build/tests/fuzz/$h" "$limit" -seed="${FUZZ_SEED:-1}" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
         -artifact_prefix="$build/findings/$h-" "$scratch" "tests/fuzz/corpus/${corpus[$h]}" > "$log" 2>&1; then
     echo "$h: FINDING (see $log and $build/findings/)"; tail -30 "$log"; status=1
   fi

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # ASan + UBSan run of the fast tests, and a short run of every fuzz harness, in one clang build (build-asan/):
-# the unit tests, the integration tests that take seconds, and tools/fuzz.sh's harnesses for FUZZ_SECONDS each
-# (default 20). Part of CI (tools/test.sh); takes ~10-15 minutes on 2 cores, most of it compiling.
+# the unit tests, the integration tests that take seconds, and tools/fuzz.sh's harnesses for FUZZ_RUNS
+# executions each (default 3000, seeded: the same executions every time, so CI does not fail at random).
+# Part of CI (.ci/run); takes ~10 minutes on 2 cores, most of it compiling.
 #
 #   tools/sanitize.sh          everything
-#   FUZZ_SECONDS=0 tools/sanitize.sh    the sanitized tests only
+#   FUZZ_RUNS=0 tools/sanitize.sh    the sanitized tests only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v clang++ > /dev/null || { echo "sanitize.sh: clang++ is needed (tools/deps.sh installs it)"; exit 2; }
@@ -17,6 +18,6 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=
 # The memory-estimate check compares with peak RSS, which ASan inflates; the kill loop times plain runs.
 slow='default Llama|twice|a100 GEMM time|roofline|truncated and bit-flipped|split-K decode 64x8192|GEMV-like|deterministic|golden|readme|install|plot|configs_cite|peak RSS|survive_kills'
 (cd build-asan && ctest -j"$(nproc)" --output-on-failure -E "$slow")
-if [[ "${FUZZ_SECONDS:-20}" != 0 ]]; then
-  FUZZ_BUILD=build-asan tools/fuzz.sh "${FUZZ_SECONDS:-20}"  # the harnesses of this same build
+if [[ "${FUZZ_RUNS:-3000}" != 0 ]]; then
+  FUZZ_BUILD=build-asan tools/fuzz.sh -runs="${FUZZ_RUNS:-3000}"  # the harnesses of this same build
 fi

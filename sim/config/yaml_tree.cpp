@@ -1,10 +1,12 @@
 #include "sim/config/yaml_tree.h"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <optional>
+#include <sstream>
 #include <utility>
 
 #include "sim/config/input_file.h"
@@ -151,23 +153,58 @@ void check_text(const std::string& text, const std::string& file, const std::opt
   throw ConfigError(error_location(file, fixed, line0, column0).str() + ": " + problem);
 }
 
+// Where each document of a YAML stream starts; nothing else. Used to count documents without YAML::LoadAll,
+// which loops forever (allocating) on some malformed streams, e.g. one starting with ',' (yaml-cpp 0.7,
+// jbeder/yaml-cpp#1040; fixed upstream by #1319): here at most two documents are ever asked for.
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;  // of each document's first node (its content, not the `---`)
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    starts.push_back(mark);
+    at_start_ = true;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { node(m); }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { node(m); }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { node(m); }
+  void OnMapEnd() override {}
+
+ private:
+  void node(const YAML::Mark& m) {
+    if (at_start_) starts.back() = m;
+    at_start_ = false;
+  }
+  bool at_start_ = false;
+};
+
 YAML::Node load_yaml(const std::string& text, const std::string& file, const std::optional<SourceLoc>& fixed) {
   check_text(text, file, fixed);
-  std::vector<YAML::Node> documents;
+  YAML::Node document;
+  DocumentStarts documents;
   try {
-    documents = YAML::LoadAll(text);
+    std::istringstream stream(text);
+    YAML::Parser parser(stream);
+    while (documents.starts.size() < 2 && parser.HandleNextDocument(documents)) {
+    }
+    document = YAML::Load(text);  // the first document
   } catch (const YAML::DeepRecursion& e) {
     throw ConfigError(mark_location(file, fixed, e.mark).str() + ": YAML nested deeper than " +
                       std::to_string(e.depth() - 1) + " levels");
   } catch (const YAML::Exception& e) {
     throw ConfigError(mark_location(file, fixed, e.mark).str() + ": YAML syntax error: " + e.msg);
   }
-  // yaml-cpp's Load() would silently drop everything after a `---`.
-  if (documents.size() > 1) {
-    throw ConfigError(mark_location(file, fixed, documents[1].Mark()).str() +
-                      ": a second YAML document (after ---); a config is one document");
+  if (documents.starts.size() > 1) {
+    const YAML::Mark& second = documents.starts[1];
+    // A parser stuck on a token it cannot place reports "documents" that start where the first did.
+    if (second.pos <= documents.starts[0].pos)
+      throw ConfigError(mark_location(file, fixed, second).str() + ": YAML syntax error: unexpected text at the start of the document");
+    // yaml-cpp's Load() would silently drop everything after a `---`.
+    throw ConfigError(mark_location(file, fixed, second).str() + ": a second YAML document (after ---); a config is one document");
   }
-  return documents.empty() ? YAML::Node() : documents.front();
+  return document;
 }
 
 }  // namespace

@@ -635,3 +635,10 @@ TEST_CASE("config files must be regular files within the size limit", "[config][
   fs::create_symlink("loop.yaml", loop);
   CHECK(load_error(loop) == "cannot open config file '" + loop + "': Too many levels of symbolic links");
 }
+
+// Found by fuzz_config: yaml-cpp's LoadAll looped forever, allocating, on a stream starting with ','.
+TEST_CASE("a YAML stream starting with a comma is a syntax error, not a hang", "[config]") {
+  CHECK(parse_error(",tensor.flops_percycle.0}\n") == "cfg.yaml:1:1: YAML syntax error: unexpected text at the start of the document");
+  CHECK(parse_error(" ,a\n").find("YAML syntax error") != std::string::npos);
+  CHECK(parse_error("gpu: {name: a}\n---\nsm: {count: 3}\n").find("a second YAML document") != std::string::npos);
+}
