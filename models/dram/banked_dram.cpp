@@ -36,9 +36,7 @@ class BankedDram final : public DramChannel {
         row_bytes_(p.u64("row_size")),
         access_latency_(p.u64("access_latency")),
         row_miss_latency_(p.u64("row_miss_latency")),
-        granularity_(p.u32("access_granularity")),
         banks_(p.u32("banks")) {
-    bytes_per_cycle_ = p.real("bandwidth") / p.u32("channels") / static_cast<double>(domain().frequency_hz());
     StatGroup(ctx.stats, path(), "hbm")
         .add("row_hits", "requests", "requests to a bank's open row", row_hits_)
         .add("row_misses", "requests", "requests that opened a row (precharge + activate)", row_misses_)
@@ -102,9 +100,7 @@ class BankedDram final : public DramChannel {
       start += row_miss_latency_;
       bank.open_row = q.row;
     }
-    const std::uint64_t granules = (q.req.bytes + granularity_ - 1) / granularity_;
-    const double transfer = static_cast<double>(granules * granularity_) / bytes_per_cycle_;
-    bus_free_ = std::max(bus_free_, static_cast<double>(start + access_latency_)) + transfer;
+    bus_free_ = std::max(bus_free_, static_cast<double>(start + access_latency_)) + transfer_cycles(q.req.bytes);
     const Cycle done = static_cast<Cycle>(std::ceil(bus_free_));
     bank.ready = std::max(start, done - access_latency_);  // the bank is free once its data is on the bus
     if (q.req.op == MemOp::Read) respond(q.req, done);
@@ -114,10 +110,9 @@ class BankedDram final : public DramChannel {
   std::size_t queue_depth_;
   std::uint64_t row_bytes_;
   Cycle access_latency_, row_miss_latency_;
-  std::uint32_t granularity_;
   std::vector<Bank> banks_;
   std::deque<Pending> queue_;
-  double bytes_per_cycle_ = 1.0, bus_free_ = 0.0;
+  double bus_free_ = 0.0;
   std::uint64_t row_hits_ = 0, row_misses_ = 0;
 };
 

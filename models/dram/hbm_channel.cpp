@@ -23,10 +23,7 @@ class HbmChannel final : public DramChannel {
   // The queue is unbounded: this model has no request queue limit (the slices' MSHRs bound the reads).
   HbmChannel(BuildContext& ctx, const Params& p, unsigned index)
       : DramChannel(ctx, index, Port<MemRequest>::kUnbounded) {
-    const double channel_bw = p.real("bandwidth") / p.u32("channels");
-    bytes_per_cycle_ = channel_bw / static_cast<double>(domain().frequency_hz());
     latency_ = p.u64("latency");
-    granularity_ = p.u32("access_granularity");
     StatGroup(ctx.stats, path(), "hbm")
         .add("busy_cycles", "cycles", "HBM-clock cycles the data bus was transferring", busy_cycles_);
   }
@@ -34,9 +31,7 @@ class HbmChannel final : public DramChannel {
   Cycle tick(Cycle now) override {
     while (has_request()) {
       const MemRequest req = take_request();
-      // Whole access granules on the bus, at the channel's share of peak bandwidth.
-      const std::uint64_t granules = (req.bytes + granularity_ - 1) / granularity_;
-      const double transfer = static_cast<double>(granules * granularity_) / bytes_per_cycle_;
+      const double transfer = transfer_cycles(req.bytes);
       bus_free_ = std::max(bus_free_, static_cast<double>(now)) + transfer;
       busy_cycles_ += static_cast<std::uint64_t>(std::ceil(transfer));
       if (req.op == MemOp::Read) respond(req, static_cast<Cycle>(std::ceil(bus_free_)) + latency_);
@@ -50,10 +45,8 @@ class HbmChannel final : public DramChannel {
   }
 
  private:
-  double bytes_per_cycle_ = 1.0;
   double bus_free_ = 0.0;
   Cycle latency_ = 0;
-  std::uint32_t granularity_ = 32;
   std::uint64_t busy_cycles_ = 0;
 };
 

@@ -95,7 +95,7 @@ struct Gpu::Impl {
   explicit Impl(const Config& c) : config(c) {
     name = config.section("gpu").str("name");
     const Params& clocks = config.section("clocks");
-    ClockDomain& sm_domain = sim.add_domain("sm", clocks.real("sm"));
+    sim.add_domain("sm", clocks.real("sm"));
     ClockDomain& l2_domain = sim.add_domain("l2", clocks.real("l2"));
     ClockDomain& hbm_domain = sim.add_domain("hbm", clocks.real("hbm"));
     address_map = std::move(build<AddressMap>("address_map", 1).front());
@@ -118,7 +118,6 @@ struct Gpu::Impl {
           return stats.sum("l2", "bytes_served", zero, now) + stats.sum("hbm", "requests", zero, now);
         },
         [&l2_domain, &hbm_domain] { return l2_domain.next_time() != kTimeNever || hbm_domain.next_time() != kTimeNever; });
-    (void)sm_domain;
   }
 
   std::string diagnosis() const {

@@ -30,9 +30,11 @@ DramChannel::DramChannel(BuildContext& ctx, unsigned index, std::size_t queue_ca
     : Component("hbm.channel[" + std::to_string(index) + "]", ctx.domain("hbm")),
       index_(index),
       requests_(path() + ".requests", 1, queue_capacity) {
+  const Params& hbm = ctx.config.section("hbm");
+  granularity_ = hbm.u32("access_granularity");
+  bytes_per_cycle_ = hbm.real("bandwidth") / hbm.u32("channels") / static_cast<double>(domain().frequency_hz());
   requests_.bind(nullptr, this);  // many senders (every L2 slice): each waits for space on its own
   requests_.add_probes(ctx.probes);
-  const Params& hbm = ctx.config.section("hbm");
   StatGroup g(ctx.stats, path(), "hbm");
   g.add("bytes_read", "bytes", "bytes read from DRAM (dram__bytes_read)", bytes_read_)
       .add("bytes_written", "bytes", "bytes written to DRAM (dram__bytes_write)", bytes_written_)

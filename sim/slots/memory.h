@@ -104,12 +104,20 @@ class DramChannel : public Component {
   MemRequest take_request();
   // Sends a read's data back to its slice, arriving at HBM cycle `done`.
   void respond(const MemRequest& req, Cycle done);
+  // HBM cycles (fractional) the channel's data bus needs for `bytes`: whole access granules
+  // (hbm.access_granularity) at the channel's share of hbm.bandwidth.
+  double transfer_cycles(std::uint32_t bytes) const {
+    const std::uint64_t granules = (bytes + granularity_ - 1) / granularity_;
+    return static_cast<double>(granules * granularity_) / bytes_per_cycle_;
+  }
 
  private:
   unsigned index_;
   Port<MemRequest> requests_;
   std::vector<Port<MemRequest>*> slices_;
   ProbePoint<DramAccess> access_probe_;
+  std::uint32_t granularity_;
+  double bytes_per_cycle_;
   std::uint64_t bytes_read_ = 0, bytes_written_ = 0, bytes_total_ = 0, requests_taken_ = 0;
 };
 
