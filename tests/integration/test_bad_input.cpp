@@ -91,6 +91,10 @@ std::vector<BadInput> catalogue() {
       {"second YAML document", "two.yaml: `sm: {count: 2}`, `---`, `sm: {count: 3}`",
        "two.yaml:3:1: a second YAML document (after ---); a config is one document", {"run", "--gpu", "two.yaml"},
        text_file("two.yaml", "sm: {count: 2}\n---\nsm: {count: 3}\n")},
+      {"architecture no synthesizer has", "arch.yaml: `base: h100_sxm`, then `gpu: {arch: sm_95}`",
+       "arch.yaml:2:13: gpu.arch: the GEMM synthesizer generates code for sm_80, sm_90 or sm_100, not 'sm_95'",
+       {"synth", "gemm", "--gpu", "arch.yaml", "--m", "64", "--n", "64", "--k", "64", "--out", "g.wst"},
+       text_file("arch.yaml", "base: h100_sxm\ngpu: {arch: sm_95}\n")},
       {"grid product overflows", "grid.wst: a kernel of grid 2996173443x1119412321x11 (1 CTA modulo 2^64)",
        "trace file 'grid.wst': kernel 0 ('crafted'): invalid kernel info: grid 2996173443x1119412321x11 has more "
        "than 2^64 - 1 CTAs",

@@ -608,6 +608,8 @@ GemmTileIndex gemm_cta_tile(std::uint64_t cta_id, std::uint32_t tiles_m, std::ui
                        static_cast<std::uint32_t>(local / group_rows)};
 }
 
+bool gemm_supports_arch(const std::string& arch) { return is_ampere_arch(arch) || is_hopper_arch(arch); }
+
 GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
   GemmTiling t;
   t.swizzle_group = 8;

@@ -40,6 +40,10 @@ struct GemmLimits {
   std::uint32_t sm_count = 0;                  // SMs of the GPU (0 = unknown: the tiling heuristic never splits K)
 };
 
+// True for the architectures the GEMM code paths exist for: "sm_80" (mma.sync multistage), "sm_90" and
+// "sm_100" (warpgroup MMA).
+bool gemm_supports_arch(const std::string& arch);
+
 // The large-GEMM tiling per architecture ("sm_80", "sm_90", "sm_100"; sm_100 uses the sm_90 structure for now),
 // split_k = 1, whatever the shape. Throws InputError for any other architecture. The tiling is not validated
 // against the dtype (validate_gemm does).

@@ -6,7 +6,12 @@
 namespace warpsim {
 
 std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const Config& config) {
-  const std::string arch = config.section("gpu").str("arch");
+  const Params& gpu = config.section("gpu");
+  const std::string arch = gpu.str("arch");
+  // A hypothetical GPU may name any architecture (a trace run does not care); the GEMM code paths exist for
+  // these only, so the error points at the config key rather than at the synthesizer.
+  if (!gemm_supports_arch(arch))
+    gpu.fail("arch", "the GEMM synthesizer generates code for sm_80, sm_90 or sm_100, not '" + arch + "'");
   const Params& sm = config.section("sm");
   GemmLimits limits;
   limits.shared_mem_per_cta = sm.u64("shared_memory_per_cta");

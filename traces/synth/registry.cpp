@@ -29,6 +29,8 @@ SynthRegistry& SynthRegistry::instance() {
 void SynthRegistry::add(SynthesizerInfo info) {
   WARPSIM_ASSERT(!info.name.empty() && info.factory, "a synthesizer needs a name and a factory");
   WARPSIM_ASSERT(!kinds_.count(info.name), "synthesizer '" + info.name + "' registered twice");
+  WARPSIM_ASSERT(info.metrics.empty() == !info.derive,
+                 "synthesizer '" + info.name + "': declared metrics and a derive function go together");
   const std::string name = info.name;
   kinds_.emplace(name, std::move(info));
 }

@@ -4,6 +4,7 @@
 // here, so a new synthesizer is one file with one WARPSIM_REGISTER_SYNTHESIZER.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -39,11 +40,36 @@ class SynthArgs {
 // SM's resource limits.
 using SynthFactory = std::function<std::unique_ptr<TraceSource>(const SynthArgs&, const Config&)>;
 
+// What a simulation measured of a synthesized workload, for the results a microbenchmark defines beyond the
+// kernel fields of stats.json (a pointer chase's latency per load, a stream's bandwidth). Sums over the
+// workload's kernels. Kept to plain numbers: workloads do not see the hardware models.
+struct WorkloadTiming {
+  std::uint64_t cycles = 0;   // SM clock cycles, summed over kernels
+  double time_us = 0.0;       // summed over kernels
+  double sm_clock_hz = 0.0;   // the config's SM clock
+  std::uint32_t sm_count = 0; // SMs of the config
+};
+
+// A result a synthesizer derives from WorkloadTiming: declared with its unit, as parameters are, so that
+// `warpsim synth --help`, `validate` and `calibrate` can list and check metric names.
+struct SynthMetric {
+  std::string name;         // e.g. "latency_cycles", "bandwidth_gbps"
+  std::string unit;         // e.g. "cycles", "GB/s"
+  std::string description;
+};
+
+using SynthMetricFn =
+    std::function<std::map<std::string, double>(const SynthArgs&, const Config&, const WorkloadTiming&)>;
+
 struct SynthesizerInfo {
   std::string name;         // the KIND on the command line
   std::string description;  // one line: what the kernel is
   std::vector<ParamSpec> keys;
   SynthFactory factory;
+  // Microbenchmarks only: the results they define and how they follow from the timing. `derive` returns one
+  // value per entry of `metrics`, by name. Empty for ordinary kernels, whose results are stats.json's.
+  std::vector<SynthMetric> metrics;
+  SynthMetricFn derive;
 };
 
 class SynthRegistry {
