@@ -51,10 +51,10 @@ TEST_CASE("validate: errors of a reference file name the file, the line and the 
     std::vector<std::string> expected;  // in the one error line
   };
   const std::vector<Bad> bad = {
-      // An unknown key of a registered kind, with a did-you-mean; the line is the workload's (line 3).
+      // An unknown key of a registered kind, with a did-you-mean, at the line of the key.
       {one_case("  gpu: a100_sxm\n  workload:\n    kind: gemm\n    m: 256\n    n: 256\n    kk: 256\n  metric: time_us\n"
                 "  measured: 10\n  source: test\n"),
-       {f + ":6: case c1:", "no key 'kk'", "did you mean 'k'?"}},
+       {f + ":7: case c1:", "no key 'kk'", "did you mean 'k'?"}},
       // A misspelt kind is an error, not an unsupported case.
       {one_case("  gpu: a100_sxm\n  workload: {kind: gemn, m: 256, n: 256, k: 256}\n  metric: time_us\n  measured: 10\n"
                 "  source: test\n"),
