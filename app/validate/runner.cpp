@@ -53,7 +53,7 @@ std::string result_message(const CaseResult& r) {
 CaseResult read_result_message(const ReferenceCase& c, const std::string& text, int wait_status) {
   CaseResult r;
   r.reference = c;
-  r.unit = find_metric(c.kind, c.metric) ? find_metric(c.kind, c.metric)->unit : "";
+  if (const std::optional<MetricInfo> metric = find_metric(c.kind, c.metric)) r.unit = metric->unit;
   if (WIFSIGNALED(wait_status)) {
     r.reason = fmt::format("the worker process was killed by signal {} ({})", WTERMSIG(wait_status), strsignal(WTERMSIG(wait_status)));
     return r;
