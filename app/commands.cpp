@@ -12,12 +12,18 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
+#include <regex>
 
 #include "app/compare.h"
 #include "app/gpu_configs.h"
 #include "app/report.h"
 #include "app/result_set.h"
 #include "app/run_one.h"
+#include "app/validate/plots.h"
+#include "app/validate/reference.h"
+#include "app/validate/runner.h"
+#include "app/validate/validation_report.h"
 #include "sim/config/config.h"
 #include "sim/core/error.h"
 #include "sim/registry/registry.h"
@@ -47,6 +53,7 @@ const char* kUsage =
     "  describe   list every config parameter (type, unit, range, default, description), optionally of one section\n"
     "  config     print the fully resolved configuration of a GPU config\n"
     "  compare    compare runs (stats.json files or output directories): time, speed-up, utilisation\n"
+    "  validate   simulate the cases of reference files (measured figures of real GPUs) and report the errors\n"
     "\n"
     "`warpsim run` without options simulates a Llama-3-8B MLP GEMM (4096x14336x4096 bf16) on the H100 SXM.\n"
     "`warpsim <command> --help` describes a command's options.\n"
@@ -405,6 +412,135 @@ int cmd_compare(int argc, char** argv) {
   return 0;
 }
 
+// --- validate -----------------------------------------------------------------------------------------------
+
+const char* kValidateUsage =
+    "usage: warpsim validate --reference REF.yaml [--reference MORE.yaml ...] [--gpu CONFIG] [--only REGEX]\n"
+    "                        [--json OUT.json] [--csv OUT.csv] [--plots DIR] [-j N] [--max-memory SIZE]\n"
+    "\n"
+    "Simulates every case of the reference files and compares the simulated metric with the measured one:\n"
+    "error = (simulated - measured) / measured. Prints a table of the cases and summaries per GPU and per category\n"
+    "(MAPE, mean signed error, worst case, Pearson correlation of measured and simulated).\n"
+    "\n"
+    "A reference file is a YAML list of cases:\n"
+    "  - id: a100.gemm.fp16.1024x12288x12288      # unique\n"
+    "    gpu: a100_sxm                 # a shipped config name, or a YAML path relative to the reference file\n"
+    "    set: {hbm.bandwidth: 2.0TB/s} # optional overrides, as --set\n"
+    "    workload: {kind: gemm, m: 1024, n: 12288, k: 12288, dtype: fp16}   # a synthesizer and its keys\n"
+    "    metric: time_us               # a stats.json kernel field, or a metric the kind declares\n"
+    "    measured: 1199.2              # in the metric's unit\n"
+    "    source: \"where the figure comes from\"   # required\n"
+    "    category: gemm                # optional (default: the kind); tunes:, note: optional\n"
+    "Metrics: time_us, cycles, warp_instructions, thread_instructions, flops, dram_bytes_read, dram_bytes_written\n"
+    "(summed over the workload's kernels), achieved_tflops, achieved_dram_gbps, ipc (of the whole workload),\n"
+    "occupancy, theoretical_occupancy, l1_hit_rate, l2_hit_rate (of its longest kernel); microbenchmark metrics\n"
+    "that a synthesizer declares (`warpsim synth --help`); ttft_ms, ms_per_token, tokens_per_s (LLM: reported as\n"
+    "unsupported until LLM inference is simulated).\n"
+    "A case whose kind is not built yet (attention, llm, ...) is reported as unsupported; one the synthesizer or the\n"
+    "simulation refuses, as failed, with the reason. Anything else wrong in a file (YAML, a missing or unknown field,\n"
+    "a misspelt kind, key or metric, an unknown GPU config, a duplicate id) stops before simulating: FILE:LINE.\n"
+    "\n"
+    "--gpu is a filter: only the cases on that GPU run (a name and a path of the same file are the same GPU).\n"
+    "--plots DIR writes DIR/<category>.png and .svg (and DIR/validation.json when --json is not given), drawn by\n"
+    "tools/validation/plot_validation.py: python3 with matplotlib.\n"
+    "Exit status: 0 when every case was simulated or reported (ok, unsupported or failed: see the table);\n"
+    "2 for bad input (options, reference files) or when the outputs or plots cannot be written.";
+
+// Every case of the files, checked (ids unique across files too), then filtered by --gpu and --only.
+std::vector<ReferenceCase> selected_cases(const std::vector<std::string>& files, const std::string& gpu,
+                                          const std::string& only) {
+  std::optional<std::regex> id_filter;
+  try {
+    if (!only.empty()) id_filter.emplace(only, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw InputError(fmt::format("--only: '{}' is not a regular expression: {}", only, e.what()));
+  }
+  // The same config file is the same GPU, however it is named.
+  auto config_file = [](const std::string& name_or_path) {
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(resolve_gpu_config(name_or_path), ec);
+    return ec ? resolve_gpu_config(name_or_path) : canonical.string();
+  };
+  const std::string gpu_file = gpu.empty() ? "" : config_file(gpu);
+  std::vector<ReferenceCase> all, selected;
+  for (const std::string& file : files) {
+    for (ReferenceCase& c : load_reference(file)) {
+      for (const ReferenceCase& earlier : all)
+        if (earlier.id == c.id)
+          throw InputError(fmt::format("{}:{}: case {}: duplicate id (also at {}:{})", c.file, c.line, c.id, earlier.file,
+                                       earlier.line));
+      all.push_back(c);
+      if (!gpu_file.empty() && config_file(c.gpu) != gpu_file) continue;
+      if (id_filter && !std::regex_search(c.id, *id_filter)) continue;
+      selected.push_back(std::move(c));
+    }
+  }
+  if (selected.empty())
+    throw InputError(fmt::format("validate: no case {} ({} cases in {})",
+                                 gpu.empty() ? "matches --only" : only.empty() ? "runs on --gpu " + gpu
+                                                                               : "runs on --gpu " + gpu + " and matches --only",
+                                 all.size(), fmt::join(files, ", ")));
+  return selected;
+}
+
+// An output file's directory must exist before the cases run, not be found missing after.
+void check_output_file(const std::string& option, const std::string& path) {
+  if (path.empty()) return;
+  std::error_code ec;
+  const fs::path dir = fs::path(path).parent_path();
+  if (!dir.empty() && !fs::is_directory(dir, ec))
+    throw InputError(fmt::format("{}: the directory of '{}' does not exist", option, path));
+  if (fs::is_directory(path, ec)) throw InputError(fmt::format("{}: '{}' is a directory", option, path));
+}
+
+int cmd_validate(int argc, char** argv) {
+  po::options_description desc("options");
+  std::vector<std::string> references;
+  std::string gpu, only, json_out, csv_out, plots_dir;
+  int jobs = 1;
+  MemoryLimitOption memory_limit;
+  desc.add_options()
+      ("reference", po::value(&references)->composing(), "reference file: a YAML list of measured cases (repeatable)")
+      ("gpu", po::value(&gpu), "run only the cases on this GPU config (name or path)")
+      ("only", po::value(&only), "run only the cases whose id contains a match of this regular expression (ECMAScript)")
+      ("json", po::value(&json_out), "write the cases and summaries as JSON")
+      ("csv", po::value(&csv_out), "write one CSV row per case")
+      ("plots", po::value(&plots_dir), "draw simulated-vs-measured plots into this directory, one per category")
+      ("jobs,j", po::value(&jobs)->default_value(1), "simulate up to N cases at once, each in a worker process (same results)");
+  memory_limit.add_to(desc);
+  po::variables_map vm;
+  if (!parse("validate", argc, argv, desc, vm, kValidateUsage)) return 0;
+  if (references.empty()) throw InputError("validate: give a reference file, --reference FILE.yaml (see warpsim validate --help)");
+  if (jobs < 1) throw InputError(fmt::format("-j/--jobs: expected a number of processes >= 1, got {}", jobs));
+  ValidateOptions options;
+  options.jobs = static_cast<unsigned>(jobs);
+  options.max_memory_bytes = memory_limit.bytes();
+  const std::vector<ReferenceCase> cases = selected_cases(references, gpu, only);
+  check_output_file("--json", json_out);
+  check_output_file("--csv", csv_out);
+  const std::string plot_script = plots_dir.empty() ? "" : check_plotting();
+  options.on_start = [&](std::size_t i, const ReferenceCase& c) {
+    spdlog::info("case {} of {}: {}", i + 1, cases.size(), c.id);
+  };
+  const std::vector<CaseResult> results = run_cases(cases, options);
+  fmt::print("{}", validation_table(results));
+  const std::string json = validation_json(results, references);
+  if (!json_out.empty()) write_file_atomically(json_out, json);
+  if (!csv_out.empty()) write_file_atomically(csv_out, validation_csv(results));
+  if (!plots_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(plots_dir, ec);
+    if (ec) throw InputError(fmt::format("--plots: cannot create directory '{}': {}", plots_dir, ec.message()));
+    std::string json_file = json_out;
+    if (json_file.empty()) {
+      json_file = (fs::path(plots_dir) / "validation.json").string();
+      write_file_atomically(json_file, json);
+    }
+    draw_validation_plots(plot_script, json_file, plots_dir);
+  }
+  return 0;
+}
+
 // Messages on stderr as "warpsim: <level>: <message>", the form the error messages always had.
 void set_up_logging() {
   auto logger = spdlog::stderr_color_mt("warpsim");
@@ -416,7 +552,7 @@ void set_up_logging() {
 
 int warpsim_main(int argc, char** argv) {
   if (!spdlog::get("warpsim")) set_up_logging();
-  const std::vector<std::string> commands{"run", "synth", "describe", "config", "compare"};
+  const std::vector<std::string> commands{"run", "synth", "describe", "config", "compare", "validate"};
   try {
     if (argc < 2) {
       fmt::print(stderr, "{}", kUsage);
@@ -436,6 +572,7 @@ int warpsim_main(int argc, char** argv) {
     if (cmd == "describe") return cmd_describe(argc - 1, argv + 1);
     if (cmd == "config") return cmd_config(argc - 1, argv + 1);
     if (cmd == "compare") return cmd_compare(argc - 1, argv + 1);
+    if (cmd == "validate") return cmd_validate(argc - 1, argv + 1);
     const std::string hint = did_you_mean(cmd, commands);
     spdlog::error("unknown command '{}'{}", cmd, hint.empty() ? "" : "; did you mean '" + hint + "'?");
     fmt::print(stderr, "\n{}", kUsage);

@@ -34,13 +34,18 @@ std::vector<std::string> shipped_config_names() {
 
 }  // namespace
 
+std::string installed_share_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  return (exe.parent_path() / ".." / "share" / "warpsim").lexically_normal().string();
+}
+
 std::vector<std::string> config_dirs() {
   if (const char* env = std::getenv("WARPSIM_CONFIG_DIR"); env && *env) return {env};
   std::vector<std::string> dirs;
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path installed = (exe.parent_path() / ".." / "share" / "warpsim" / "configs").lexically_normal();
+  if (const std::string share = installed_share_dir(); !share.empty()) {
+    const fs::path installed = fs::path(share) / "configs";
     if (is_dir(installed)) dirs.push_back(installed.string());
   }
   const fs::path source_tree = fs::path(WARPSIM_SOURCE_DIR) / "configs";

@@ -16,6 +16,10 @@ namespace warpsim {
 
 std::vector<std::string> config_dirs();
 
+// <executable dir>/../share/warpsim, where `cmake --install` puts the configs and tools ("" when the
+// executable's path cannot be read). It may not exist (a build tree).
+std::string installed_share_dir();
+
 // The file a --gpu argument names. InputError with a suggestion when a name matches no shipped config.
 std::string resolve_gpu_config(const std::string& name_or_path);
 

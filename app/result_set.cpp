@@ -59,6 +59,8 @@ void write_atomically(const fs::path& path, const std::string& text) {
 
 }  // namespace
 
+void write_file_atomically(const fs::path& path, const std::string& text) { write_atomically(path, text); }
+
 ResultSetWriter::ResultSetWriter(fs::path dir) : dir_(std::move(dir)) {
   std::error_code ec;
   fs::remove(dir_ / kRunManifest, ec);

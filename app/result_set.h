@@ -35,6 +35,10 @@ class ResultSetWriter {
   std::vector<Entry> written_;
 };
 
+// Writes `text` into `path` through a temporary in the same directory renamed into place: readers see the old
+// file or the whole new one, never a part. Throws InputError naming the file when it cannot be written.
+void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
 // Throws InputError ("incomplete run: ... (killed or still running?)") unless `dir` holds a run.json that lists
 // `needed` (the file the reader is after) and every file it lists has the size and hash it records.
 void verify_result_set(const std::filesystem::path& dir, const std::string& needed);

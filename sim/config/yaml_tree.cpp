@@ -67,7 +67,11 @@ class Converter {
         out.kind = TreeNode::Kind::Scalar;
         out.scalar = node.Scalar();
         break;
-      case YAML::NodeType::Sequence: out.kind = TreeNode::Kind::Sequence; break;  // no parameter takes a list
+      case YAML::NodeType::Sequence:
+        out.kind = TreeNode::Kind::Sequence;
+        for (auto it = node.begin(); it != node.end(); ++it)
+          out.items.push_back(convert(*it, out.where, path + "[" + std::to_string(out.items.size()) + "]", depth + 1));
+        break;
       case YAML::NodeType::Map: convert_map(node, path, depth, out); break;
     }
     return out;

@@ -16,6 +16,8 @@ struct TreeNode {
   Kind kind = Kind::Null;
   std::string scalar;              // Scalar: the text, unquoted
   std::vector<TreeEntry> entries;  // Map, in document order; keys never contain '.' (split into nested maps)
+  std::vector<TreeNode> items;     // Sequence, in document order (no config parameter takes a list; other YAML
+                                   // inputs, such as validate's reference files, are lists)
   SourceLoc where;                 // where the value starts
 
   const TreeNode* find(const std::string& key) const;
