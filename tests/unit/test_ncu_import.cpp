@@ -162,7 +162,7 @@ TEST_CASE("kernel names give the family and the input type") {
   }
 }
 
-TEST_CASE("the sample export with its mapping gives GEMM and attention cases; the rest is skipped with reasons") {
+TEST_CASE("the sample export with its mapping gives GEMM and attention cases, the rest is skipped with reasons") {
   const NcuImport im = import_ncu_csv(kSample, "h100_sxm", kMap);
 
   // Row 1: 702,528 ns; 160.43 + 117.44 Mbyte of DRAM traffic; 1,232,937 GPC cycles; L2 hits 71.42 %.
@@ -225,7 +225,7 @@ TEST_CASE("without a mapping no launch gives cases and every one says why") {
   for (int i : {0, 1, 2, 3, 6}) CHECK(im.skipped[i].reason == "shape unknown: add it to --map");
 }
 
-TEST_CASE("mapping: launch indices count the launches each entry's regex matches; skip entries say why") {
+TEST_CASE("mapping: launch indices count the launches each entry's regex matches, skip entries say why") {
   const TempFile csv("r.csv", raw_export("usecond", {
                                              R"("0","nvjet_tst_128x128_64x4_1x1_v_bz_TNT","10","1","1")",
                                              R"("1","ampere_sgemm_128x64_tn","20","1","1")",
@@ -252,7 +252,7 @@ TEST_CASE("mapping: launch indices count the launches each entry's regex matches
   CHECK(im.cases[1].measured == 1000.0);  // 1 Kbyte
 }
 
-TEST_CASE("DRAM bandwidth may come from a throughput column; a launch without a duration is skipped") {
+TEST_CASE("DRAM bandwidth may come from a throughput column, a launch without a duration is skipped") {
   const TempFile csv("r.csv",
                      "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"dram__bytes.sum.per_second\"\n"
                      "\"\",\"\",\"msecond\",\"Tbyte/second\"\n"
