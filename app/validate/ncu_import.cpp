@@ -499,7 +499,7 @@ NcuImport import_ncu_csv(const std::string& csv_path, const std::string& gpu, co
 
   // The columns read, with their units' scales (unit errors surface here, before any row).
   const Column kernel{ex.index_of(kKernelNameColumn)};
-  const Column grid{ex.index_of("Grid Size")}, block{ex.index_of("Block Size")};
+  const Column grid{ex.index_of("Grid Size")}, block{ex.index_of("Block Size")}, ncu_id{ex.index_of("ID")};
   std::set<int> used;
   std::vector<std::pair<std::string, Column>> direct;
   for (const DirectMetric& m : direct_metrics())
@@ -604,6 +604,7 @@ NcuImport import_ncu_csv(const std::string& csv_path, const std::string& gpu, co
       continue;
     }
     std::string note = fmt::format("kernel '{}'", name);
+    if (ncu_id && !trim(rec.fields[ncu_id.index]).empty()) note += ", ncu ID " + trim(rec.fields[ncu_id.index]);
     if (grid && !trim(rec.fields[grid.index]).empty()) note += ", grid " + trim(rec.fields[grid.index]);
     if (block && !trim(rec.fields[block.index]).empty()) note += ", block " + trim(rec.fields[block.index]);
     note += fmt::format("; workload from {}", map_where);

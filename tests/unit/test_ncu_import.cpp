@@ -178,6 +178,7 @@ TEST_CASE("the sample export with its mapping gives GEMM and attention cases, th
   CHECK(t->file == kSample);
   CHECK(t->line == 4);  // after the ==PROF== line, the header and the units row
   CHECK(t->note.find("MLP up-projection") != std::string::npos);
+  CHECK(t->note.find(", ncu ID 0, grid (132, 1, 1), block (384, 1, 1)") != std::string::npos);
   const ReferenceCase* bw = find_case(im, row1 + "achieved_dram_gbps");
   REQUIRE(bw);
   CHECK(bw->measured == Approx((160.43e6 + 117.44e6) / 702.528e-6 / 1e9));
