@@ -23,18 +23,9 @@
 #include <string>
 #include <vector>
 
-namespace warpsim {
+#include "app/validate/reference_case.h"
 
-struct ReferenceCase {
-  std::string id, gpu;                        // gpu: config name or path (already resolved against the file's dir)
-  std::vector<std::string> overrides;         // "section.key=value" from `set:`
-  std::string kind;                           // workload.kind
-  std::map<std::string, std::string> keys;    // workload keys except kind, values as text
-  std::string metric;
-  double measured = 0;
-  std::string source, category, tunes, note;
-  std::string file; int line = 0;             // where the case starts, for messages
-};
+namespace warpsim {
 
 // Reads and checks a reference file (at most kMaxConfigFileBytes, UTF-8, one YAML document holding a list).
 std::vector<ReferenceCase> load_reference(const std::string& path);
