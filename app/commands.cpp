@@ -443,7 +443,9 @@ const char* kValidateUsage =
     "--gpu is a filter: only the cases on that GPU run (a name and a path of the same file are the same GPU).\n"
     "--plots DIR writes DIR/<category>.png and .svg (and DIR/validation.json when --json is not given), drawn by\n"
     "tools/validation/plot_validation.py: python3 with matplotlib.\n"
-    "Exit status: 0 when every case was simulated or reported (ok, unsupported or failed: see the table);\n"
+    "--max-warp-instructions N skips the cases whose workload is estimated (first CTA of each kernel times its CTAs)\n"
+    "above N warp-instructions: they are reported as skipped and counted, so that a report fits a time budget.\n"
+    "Exit status: 0 when every case was simulated or reported (ok, unsupported, failed or skipped: see the table);\n"
     "2 for bad input (options, reference files) or when the outputs or plots cannot be written.";
 
 // Every case of the files, checked (ids unique across files too), then filtered by --gpu and --only.
@@ -498,6 +500,7 @@ int cmd_validate(int argc, char** argv) {
   std::vector<std::string> references;
   std::string gpu, only, json_out, csv_out, plots_dir;
   int jobs = 1;
+  double max_warp_instructions = 0;
   MemoryLimitOption memory_limit;
   desc.add_options()
       ("reference", po::value(&references)->composing(), "reference file: a YAML list of measured cases (repeatable)")
@@ -506,7 +509,9 @@ int cmd_validate(int argc, char** argv) {
       ("json", po::value(&json_out), "write the cases and summaries as JSON")
       ("csv", po::value(&csv_out), "write one CSV row per case")
       ("plots", po::value(&plots_dir), "draw simulated-vs-measured plots into this directory, one per category")
-      ("jobs,j", po::value(&jobs)->default_value(1), "simulate up to N cases at once, each in a worker process (same results)");
+      ("jobs,j", po::value(&jobs)->default_value(1), "simulate up to N cases at once, each in a worker process (same results)")
+      ("max-warp-instructions", po::value(&max_warp_instructions),
+       "skip (and count as skipped) the cases whose workload has more warp-instructions than this, e.g. 3e8");
   memory_limit.add_to(desc);
   po::variables_map vm;
   if (!parse("validate", argc, argv, desc, vm, kValidateUsage)) return 0;
@@ -515,6 +520,9 @@ int cmd_validate(int argc, char** argv) {
   ValidateOptions options;
   options.jobs = static_cast<unsigned>(jobs);
   options.max_memory_bytes = memory_limit.bytes();
+  if (!(max_warp_instructions >= 0) || max_warp_instructions > 1.8e19)
+    throw InputError(fmt::format("--max-warp-instructions: expected a count >= 0 (0: no limit), got {}", max_warp_instructions));
+  options.max_warp_instructions = static_cast<std::uint64_t>(max_warp_instructions);
   const std::vector<ReferenceCase> cases = selected_cases(references, gpu, only);
   check_output_file("--json", json_out);
   check_output_file("--csv", csv_out);

@@ -73,6 +73,7 @@ CaseResult read_result_message(const ReferenceCase& c, const std::string& text, 
   r.reason = j.value("reason", "");
   if (status == "ok") set_simulated(r, j.value("simulated", 0.0));
   else if (status == "unsupported") r.status = CaseStatus::Unsupported;
+  else if (status == "skipped") r.status = CaseStatus::Skipped;
   return r;
 }
 
@@ -158,6 +159,7 @@ const char* status_name(CaseStatus status) {
     case CaseStatus::Ok: return "ok";
     case CaseStatus::Unsupported: return "unsupported";
     case CaseStatus::Failed: return "failed";
+    case CaseStatus::Skipped: return "skipped";
   }
   return "?";
 }
@@ -193,6 +195,15 @@ CaseResult run_case(const ReferenceCase& c, const ValidateOptions& options) {
   spec.max_memory_bytes = options.max_memory_bytes;
   try {
     PreparedRun prepared = prepare_run(spec);
+    if (options.max_warp_instructions != 0) {
+      const std::uint64_t estimate = estimate_warp_instructions(*prepared.workload);
+      if (estimate > options.max_warp_instructions) {
+        r.status = CaseStatus::Skipped;
+        r.reason = fmt::format("about {:.3g} warp-instructions, over --max-warp-instructions {:.3g}",
+                               static_cast<double>(estimate), static_cast<double>(options.max_warp_instructions));
+        return r;
+      }
+    }
     if (options.before_simulation) options.before_simulation(c);
     const RunOutcome run = simulate(std::move(prepared));
     set_simulated(r, measure(c, *metric, run));

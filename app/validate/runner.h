@@ -17,8 +17,9 @@ enum class CaseStatus {
   Ok,           // simulated: `simulated` and `error_pct` hold
   Unsupported,  // the workload kind is not built yet, or the metric is not simulated yet (LLM): `reason` says
   Failed,       // the synthesizer or the simulation refused the input, or the worker died: `reason` is the error
+  Skipped,      // not simulated in this run: over ValidateOptions::max_warp_instructions (`reason` says by how much)
 };
-const char* status_name(CaseStatus status);  // "ok", "unsupported", "failed"
+const char* status_name(CaseStatus status);  // "ok", "unsupported", "failed", "skipped"
 
 struct CaseResult {
   ReferenceCase reference;
@@ -37,6 +38,9 @@ struct ValidateOptions {
   // makes its case Failed with the signal or exit status as reason. The results are the same either way.
   unsigned jobs = 1;
   std::uint64_t max_memory_bytes = 0;  // per simulation, as --max-memory; 0: default_memory_limit()
+  // Cases whose workload is estimated (estimate_warp_instructions) above this many warp-instructions are Skipped
+  // instead of simulated, so that a report fits a time budget; 0: no limit.
+  std::uint64_t max_warp_instructions = 0;
   // Told before each case starts (with its index) and when it is finished, in this process, e.g. to log progress.
   std::function<void(std::size_t index, const ReferenceCase&)> on_start;
   std::function<void(std::size_t index, const CaseResult&)> on_finish;

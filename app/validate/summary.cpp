@@ -33,6 +33,7 @@ ValidationSummary summarize(const std::vector<const CaseResult*>& results) {
       case CaseStatus::Ok: ++s.ok; ok.push_back(r); break;
       case CaseStatus::Unsupported: ++s.unsupported; break;
       case CaseStatus::Failed: ++s.failed; break;
+      case CaseStatus::Skipped: ++s.skipped; break;
     }
   }
   if (ok.empty()) return s;

@@ -12,7 +12,7 @@
 namespace warpsim {
 
 struct ValidationSummary {
-  std::size_t cases = 0, ok = 0, unsupported = 0, failed = 0;
+  std::size_t cases = 0, ok = 0, unsupported = 0, failed = 0, skipped = 0;
   // Over the ok cases; nullopt when there are none.
   std::optional<double> mape_pct;               // mean of |error_pct|
   std::optional<double> mean_signed_error_pct;  // mean of error_pct: > 0, the simulator overestimates

@@ -22,6 +22,7 @@ Json summary_json(const ValidationSummary& s) {
   j["ok"] = s.ok;
   j["unsupported"] = s.unsupported;
   j["failed"] = s.failed;
+  j["skipped"] = s.skipped;
   j["mape_pct"] = number_or_null(s.mape_pct);
   j["mean_signed_error_pct"] = number_or_null(s.mean_signed_error_pct);
   j["worst_id"] = s.worst_error_pct ? Json(s.worst_id) : Json(nullptr);
@@ -54,6 +55,7 @@ std::string summary_line(const std::string& label, const ValidationSummary& s, s
   std::string counts = fmt::format("{} case{}: {} ok", s.cases, s.cases == 1 ? "" : "s", s.ok);
   if (s.unsupported) counts += fmt::format(", {} unsupported", s.unsupported);
   if (s.failed) counts += fmt::format(", {} failed", s.failed);
+  if (s.skipped) counts += fmt::format(", {} skipped", s.skipped);
   if (!s.mape_pct) return fmt::format("  {:<{}}  {}\n", label, width, counts);
   return fmt::format("  {:<{}}  {}; MAPE {:.1f}%, mean signed error {}, worst {} ({}), correlation {}\n", label, width,
                      counts, *s.mape_pct, percent(s.mean_signed_error_pct), s.worst_id, percent(s.worst_error_pct),

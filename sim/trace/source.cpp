@@ -160,4 +160,24 @@ std::unique_ptr<KernelSource> InMemoryTrace::open_kernel(std::size_t index) {
   return std::make_unique<InMemoryKernelSource>(kernels_[index], name_);
 }
 
+std::uint64_t estimate_warp_instructions(TraceSource& trace) {
+  constexpr std::size_t kBatch = 4096;
+  std::vector<WarpInst> batch(kBatch);
+  std::uint64_t total = 0;
+  for (std::size_t k = 0; k < trace.num_kernels(); ++k) {
+    const std::unique_ptr<KernelSource> kernel = trace.open_kernel(k);
+    const std::unique_ptr<CtaSource> cta = kernel->open_cta(0);
+    std::uint64_t per_cta = 0;
+    for (std::uint32_t w = 0; w < cta->num_warps(); ++w) {
+      const std::unique_ptr<WarpStream> warp = cta->open_warp(w);
+      for (std::size_t n; (n = warp->read(batch.data(), batch.size())) > 0;) per_cta += n;
+    }
+    std::uint64_t kernel_total = 0;
+    if (__builtin_mul_overflow(per_cta, kernel->info().grid.count(), &kernel_total) ||
+        __builtin_add_overflow(total, kernel_total, &total))
+      return ~std::uint64_t{0};
+  }
+  return total;
+}
+
 }  // namespace warpsim

@@ -92,6 +92,11 @@ struct InMemoryKernel {
   std::vector<std::vector<Warp>> ctas;
 };
 
+// Warp-instructions of the whole trace, estimated from the first CTA of each kernel times its CTAs: exact when
+// every CTA runs the same program (synthesized kernels, up to their edge tiles), cheap (one CTA per kernel is
+// read). Lets a caller refuse a workload too large for its time budget before simulating it.
+std::uint64_t estimate_warp_instructions(TraceSource& trace);
+
 class InMemoryTrace final : public TraceSource {
  public:
   explicit InMemoryTrace(std::vector<InMemoryKernel> kernels, std::string name = "in-memory")

@@ -76,11 +76,11 @@ def summary_row(label, s):
     if s.get("worst_id") is not None:
         worst = f"{s['worst_id']} ({fmt_pct(s.get('worst_error_pct'))}%)"
     return list(label) + [s.get("cases", 0), s.get("ok", 0), s.get("unsupported", 0), s.get("failed", 0),
-                          fmt_pct(s.get("mape_pct"), signed=False), fmt_pct(s.get("mean_signed_error_pct")), worst,
+                          s.get("skipped", 0), fmt_pct(s.get("mape_pct"), signed=False), fmt_pct(s.get("mean_signed_error_pct")), worst,
                           fmt_corr(s.get("correlation"))]
 
 
-SUMMARY_HEADER = ["cases", "ok", "unsupported", "failed", "MAPE %", "mean signed error %", "worst case (error %)",
+SUMMARY_HEADER = ["cases", "ok", "unsupported", "failed", "skipped", "MAPE %", "mean signed error %", "worst case (error %)",
                   "correlation"]
 
 
@@ -140,14 +140,16 @@ def file_section(name, result, report_dir, plots_root):
     return out
 
 
-def render_report(results, version, date, report_dir, plots_root):
+def render_report(results, version, date, report_dir, plots_root, budget=0):
     """results: [(name, json)] in file order; plots are looked up under plots_root/NAME/ and linked relative to
     report_dir. Returns the whole REPORT.md text."""
     out = ["# Validation report", "",
-           f"Generated {date} by `tools/validation/make_report.py` with {version}.", "",
+           f"Generated {date} by `tools/validation/make_report.py` with {version}"
+           + (f", cases over {budget:.3g} warp-instructions skipped" if budget else "") + ".", "",
            "Error % = (simulated - measured) / measured x 100. MAPE and the mean signed error are over the `ok` "
            "cases; `unsupported` cases need a workload kind warpsim does not have yet, `failed` ones were refused "
-           "(reason given). Sources of every figure: the reference files and `validation/README.md`.", "",
+           "(reason given), `skipped` ones were larger than this report's budget (`--max-warp-instructions`, "
+           "given in the header above). Sources of every figure: the reference files and `validation/README.md`.", "",
            "| file | " + " | ".join(SUMMARY_HEADER) + " |", "|---|" + "---|" * len(SUMMARY_HEADER)]
     for name, result in results:
         row = summary_row((name,), result.get("summary", {}).get("overall", {}))
@@ -164,9 +166,10 @@ def render_summary_block(results, date, report_link):
     for name, result in results:
         s = result.get("summary", {}).get("overall", {})
         rows.append([name, s.get("cases", 0), s.get("ok", 0), s.get("unsupported", 0), s.get("failed", 0),
-                     fmt_pct(s.get("mape_pct"), signed=False), fmt_pct(s.get("mean_signed_error_pct"))])
+                     s.get("skipped", 0), fmt_pct(s.get("mape_pct"), signed=False), fmt_pct(s.get("mean_signed_error_pct"))])
     text = [f"Simulated vs measured ({date}; every case in [{report_link}]({report_link})):", "",
-            table(["reference file", "cases", "ok", "unsupported", "failed", "MAPE %", "mean signed error %"], rows)]
+            table(["reference file", "cases", "ok", "unsupported", "failed", "skipped", "MAPE %",
+                   "mean signed error %"], rows)]
     return "\n".join(text)
 
 
@@ -207,7 +210,7 @@ def warpsim_version(warpsim):
     return "(version unknown)"
 
 
-def run_validate(warpsim, name, jobs):
+def run_validate(warpsim, name, jobs, max_warp_instructions):
     # Paths relative to the source tree (validate runs there), so that the report shows no machine's directories.
     reference = f"validation/{name}.yaml"
     if not os.path.exists(os.path.join(ROOT, reference)):
@@ -218,6 +221,8 @@ def run_validate(warpsim, name, jobs):
     out_json = f"validation/results/{name}.json"
     cmd = [os.path.abspath(warpsim), "validate", "--reference", reference, "--json", out_json,
            "--csv", f"validation/results/{name}.csv", "--plots", plots_dir, "-j", str(jobs)]
+    if max_warp_instructions:
+        cmd += ["--max-warp-instructions", str(max_warp_instructions)]
     print("+ " + " ".join(cmd), file=sys.stderr, flush=True)
     r = subprocess.run(cmd, cwd=ROOT)
     out_json = os.path.join(ROOT, out_json)
@@ -248,6 +253,8 @@ def main(argv=None):
     p.add_argument("names", nargs="*", help="reference files under validation/, without .yaml (default: all)")
     p.add_argument("--warpsim", default=os.path.join(ROOT, "build", "warpsim"), help="warpsim binary")
     p.add_argument("-j", "--jobs", type=int, default=2, help="cases simulated at once (validate -j)")
+    p.add_argument("--max-warp-instructions", type=float, default=0,
+                   help="skip cases estimated above this many warp-instructions (validate's option; 0: none)")
     p.add_argument("--from-json", nargs="+", metavar="JSON",
                    help="write the report from these validate --json files (named after their file name) "
                         "instead of running warpsim")
@@ -262,11 +269,11 @@ def main(argv=None):
         else:
             if not os.path.exists(args.warpsim):
                 raise ReportError(f"no warpsim binary at '{args.warpsim}' (build it, or pass --warpsim)")
-            results = [(n, run_validate(args.warpsim, n, args.jobs)) for n in (args.names or default_names())]
+            results = [(n, run_validate(args.warpsim, n, args.jobs, args.max_warp_instructions)) for n in (args.names or default_names())]
         date = args.date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         version = warpsim_version(None if args.from_json else args.warpsim)
         report = render_report(results, version, date, os.path.dirname(os.path.abspath(args.report)),
-                               os.path.join(ROOT, "validation", "plots"))
+                               os.path.join(ROOT, "validation", "plots"), args.max_warp_instructions)
         with open(args.report, "w", encoding="utf-8") as f:
             f.write(report)
         print(f"wrote {args.report}", file=sys.stderr)

@@ -71,14 +71,14 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("first run exits 0", make_report.main(args) == 0)
     text = open(report).read()
     lines = text.splitlines()
-    # Summary rows: GPU/category, cases, ok, unsupported, failed, MAPE, mean signed error, worst, correlation.
+    # Summary rows: GPU/category, cases, ok, unsupported, failed, skipped, MAPE, mean signed error, worst, correlation.
     expected_rows = [
-        "| a100_sxm | gemm | 2 | 2 | 0 | 0 | 15.0 | -5.0 | a100.gemm.small (-20.0%) | 1.000 |",
-        "| a100_sxm | attention | 1 | 0 | 1 | 0 | - | - | - | - |",
-        "| h100_sxm | latency | 1 | 0 | 0 | 1 | - | - | - | - |",
-        "| a100_sxm | all | 3 | 2 | 1 | 0 | 15.0 | -5.0 | a100.gemm.small (-20.0%) | 1.000 |",
-        "| all | all | 4 | 2 | 1 | 1 | 15.0 | -5.0 | a100.gemm.small (-20.0%) | 1.000 |",
-        "| fake | 4 | 2 | 1 | 1 | 15.0 | -5.0 | a100.gemm.small (-20.0%) | 1.000 |",
+        "| a100_sxm | gemm | 2 | 2 | 0 | 0 | 0 | 15.0 | -5.0 | a100.gemm.small (-20.0%) | 1.000 |",
+        "| a100_sxm | attention | 1 | 0 | 1 | 0 | 0 | - | - | - | - |",
+        "| h100_sxm | latency | 1 | 0 | 0 | 1 | 0 | - | - | - | - |",
+        "| a100_sxm | all | 3 | 2 | 1 | 0 | 0 | 15.0 | -5.0 | a100.gemm.small (-20.0%) | 1.000 |",
+        "| all | all | 4 | 2 | 1 | 1 | 0 | 15.0 | -5.0 | a100.gemm.small (-20.0%) | 1.000 |",
+        "| fake | 4 | 2 | 1 | 1 | 0 | 15.0 | -5.0 | a100.gemm.small (-20.0%) | 1.000 |",
         # Per-case rows: id, GPU, metric (unit), measured, simulated, error %, status.
         "| a100.gemm.big | a100_sxm | time_us (us) | 1,000 | 1,100 | +10.0 | ok |",
         "| a100.gemm.small | a100_sxm | time_us (us) | 50.00 | 40.00 | -20.0 | ok |",
@@ -97,7 +97,7 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("text before and after the block kept",
            new.startswith("# project\n\nIntro text.\n\n<!-- validation-summary -->\n")
            and new.endswith("<!-- /validation-summary -->\n\nText after the block.\n"))
-    expect("README block has the file's row", "| fake | 4 | 2 | 1 | 1 | 15.0 | -5.0 |" in new)
+    expect("README block has the file's row", "| fake | 4 | 2 | 1 | 1 | 0 | 15.0 | -5.0 |" in new)
     expect("README block links the report", "[REPORT.md](REPORT.md)" in new)
     expect("second run exits 0", make_report.main(args) == 0)
     expect("second run leaves the README as it was", open(readme).read() == new)
