@@ -147,15 +147,4 @@ double kernel_metric(const RunResult& result, const std::string& name) {
   throw InputError(fmt::format("'{}' is not a kernel metric", name));
 }
 
-WorkloadTiming workload_timing(const RunResult& result, const Config& config) {
-  WorkloadTiming t;
-  for (const KernelResult& k : result.kernels) {
-    t.cycles += k.cycles;
-    t.time_us += k.time_us;
-  }
-  t.sm_clock_hz = config.section("clocks").real("sm");
-  t.sm_count = config.section("sm").u32("count");
-  return t;
-}
-
 }  // namespace warpsim

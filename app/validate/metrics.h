@@ -36,7 +36,4 @@ std::vector<std::string> metric_names(const std::string& kind);
 // workload without matrix math; any metric of a run without kernels).
 double kernel_metric(const RunResult& result, const std::string& name);
 
-// What a synthesizer's derive() needs: cycles and time summed over kernels, the config's SM clock and SM count.
-WorkloadTiming workload_timing(const RunResult& result, const Config& config);
-
 }  // namespace warpsim

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/run_one.h"
+#include "app/synth_metrics.h"
 #include "app/validate/metrics.h"
 #include "sim/core/error.h"
 #include "traces/synth/registry.h"
@@ -24,12 +25,12 @@ namespace {
 // The metric of a finished run: a kernel field, or what the synthesizer derives from the timing.
 double measure(const ReferenceCase& c, const MetricInfo& metric, const RunOutcome& run) {
   if (metric.source == MetricSource::Kernel) return kernel_metric(run.result, c.metric);
-  const SynthesizerInfo& info = SynthRegistry::instance().get(c.kind);
-  const SynthArgs args = SynthRegistry::instance().validate(c.kind, c.keys);
-  const std::map<std::string, double> derived = info.derive(args, run.config, workload_timing(run.result, run.config));
-  const auto it = derived.find(c.metric);
-  if (it == derived.end()) throw InputError(fmt::format("{}: the {} synthesizer derived no value for it", c.metric, c.kind));
-  return it->second;
+  WorkloadSpec workload;
+  workload.synthesizer = c.kind;
+  workload.synth_keys = c.keys;
+  for (const SynthMetricValue& v : synth_metrics(workload, run))
+    if (v.metric.name == c.metric) return v.value;
+  throw InputError(fmt::format("{}: the {} synthesizer declares no such result", c.metric, c.kind));
 }
 
 void set_simulated(CaseResult& r, double simulated) {
