@@ -97,7 +97,7 @@ std::string synth_error(const std::string& kind, const std::map<std::string, std
 }  // namespace
 
 TEST_CASE("ops: the operator kinds are registered", "[synth][ops]") {
-  for (const char* kind : {"elementwise", "softmax", "layernorm", "rmsnorm"})
+  for (const char* kind : {"elementwise", "softmax", "layernorm", "rmsnorm", "rotary"})
     CHECK(SynthRegistry::instance().find(kind) != nullptr);
 }
 
@@ -232,4 +232,28 @@ TEST_CASE("SHFL: appended opcode, integer pipe, round trip through the native tr
   CHECK(original.n(Opcode::SHFL) > 0);
   CHECK(back.warp_insts == original.warp_insts);
   CHECK(back.global_load_bytes == original.global_load_bytes);
+}
+
+TEST_CASE("ops: rotary embedding rewrites q and k in place and reads cos/sin per pair", "[synth][ops]") {
+  SECTION("3 tokens x 5 heads x 64, fp16: 160 pairs per token -> a 160-thread block per token") {
+    const std::uint64_t tokens = 3, heads = 5, dim = 64;
+    const Totals t = synth("rotary", {{"tokens", "3"}, {"heads", "5"}, {"head_dim", "64"}});
+    CHECK(t.info.grid == Dim3{3, 1, 1});
+    CHECK(t.info.block == Dim3{160, 1, 1});
+    // x and y of every pair of q and k (= all of q and k), plus cos and sin for each of those pairs
+    CHECK(t.global_load_bytes == 2 * tokens * heads * dim * 2 + 2 * tokens * heads * dim * 2);
+    CHECK(t.global_store_bytes == 2 * tokens * heads * dim * 2);
+    CHECK(t.stored_addresses.size() == 2 * tokens * heads * dim);  // every element of q and k written once
+    CHECK(t.every_warp_ends_with_exit);
+  }
+  SECTION("more pairs than 512 threads: the loop covers them all") {
+    const Totals t = synth("rotary", {{"tokens", "2"}, {"heads", "40"}, {"head_dim", "128"}, {"dtype", "fp32"}});
+    CHECK(t.info.block == Dim3{512, 1, 1});
+    CHECK(t.global_store_bytes == 2 * 2 * 40 * 128 * 4);
+    CHECK(t.stored_addresses.size() == 2 * 2 * 40 * 128);
+  }
+  SECTION("bad keys") {
+    CHECK_THAT(synth_error("rotary", {{"tokens", "3"}, {"heads", "5"}, {"head_dim", "63"}}),
+               Contains("key 'head_dim'") && Contains("even"));
+  }
 }
