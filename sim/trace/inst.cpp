@@ -54,6 +54,9 @@ constexpr OpcodeInfo kOpcodeTable[] = {
     {"DEPBAR", OpClass::Sync, MemSpace::None, false},
     {"NOP", OpClass::Sync, MemSpace::None, false},
     {"EXIT", OpClass::Exit, MemSpace::None, false},
+    // appended (trace format 1.1). The hardware executes shuffles in the MIO/shared-memory crossbar; the model
+    // issues SHFL to the integer ALU pipe with its own latency and issue interval (sm.opcodes.SHFL.*).
+    {"SHFL", OpClass::Int, MemSpace::None, false},
 };
 static_assert(sizeof(kOpcodeTable) / sizeof(kOpcodeTable[0]) == kNumOpcodes,
               "kOpcodeTable must have one entry per Opcode");

@@ -42,6 +42,8 @@ enum class Opcode : std::uint16_t {
   LDGDEPBAR,       // commit outstanding LDGSTS of this warp as one async group
   DEPBAR,          // wait until at most aux async groups are outstanding
   NOP, EXIT,
+  // appended after version 1.0 (trace format 1.1): existing opcode numbers stay valid
+  SHFL,            // warp shuffle (shfl.sync): register exchange between lanes; no memory access
   Count
 };
 

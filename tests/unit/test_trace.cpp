@@ -349,8 +349,8 @@ constexpr std::uint8_t kLDG = static_cast<std::uint8_t>(Opcode::LDG);
 constexpr std::uint8_t kLDS = static_cast<std::uint8_t>(Opcode::LDS);
 constexpr std::uint8_t kHMMA = static_cast<std::uint8_t>(Opcode::HMMA);
 constexpr std::uint8_t kHGMMA = static_cast<std::uint8_t>(Opcode::HGMMA);
-// FORMAT.md states the number of opcodes of version 1.0; appending one must update it (and bump the minor version).
-static_assert(kNumOpcodes == 36, "traces/FORMAT.md: Opcode::Count is 36 in version 1.0");
+// FORMAT.md states the number of opcodes of each version; appending one must update it (and bump the minor version).
+static_assert(kNumOpcodes == 37, "traces/FORMAT.md: Opcode::Count is 37 in version 1.1");
 
 }  // namespace
 
@@ -361,7 +361,7 @@ TEST_CASE("opcode table: names, classes, spaces and parsing", "[trace][opcode]")
   const char* names[] = {"IADD3", "IMAD", "LOP3",  "SHF",   "ISETP", "MOV",    "S2R", "FADD",  "FMUL",  "FFMA",
                          "FSETP", "HADD2", "HFMA2", "DADD",  "DMUL",  "DFMA",   "MUFU", "HMMA", "HGMMA", "LDG",
                          "STG",   "LDS",   "STS",   "LDSM",  "LDGSTS", "LDL",  "STL", "ATOMG", "RED",   "LDC",
-                         "BRA",   "BAR",   "LDGDEPBAR", "DEPBAR", "NOP", "EXIT"};
+                         "BRA",   "BAR",   "LDGDEPBAR", "DEPBAR", "NOP", "EXIT", "SHFL"};
   REQUIRE(std::size(names) == kNumOpcodes);
   for (std::size_t i = 0; i < kNumOpcodes; ++i) {
     const auto op = static_cast<Opcode>(i);
@@ -667,7 +667,7 @@ TEST_CASE("native trace: writer misuse and unrepresentable records", "[trace][fi
     std::vector<InMemoryKernel::Warp> warps(1);
     warps[0].insts.resize(1);
     warps[0].insts[0].op = Opcode::Count;
-    REQUIRE_THROWS_WITH(w.add_cta(warps), Contains("opcode 36 out of range"));
+    REQUIRE_THROWS_WITH(w.add_cta(warps), Contains("opcode " + std::to_string(kNumOpcodes) + " out of range"));
     warps[0].insts[0].op = Opcode::NOP;
     warps[0].insts[0].num_src = 5;
     REQUIRE_THROWS_WITH(w.add_cta(warps), Contains("registers"));
@@ -1008,7 +1008,7 @@ std::vector<InvalidCase> invalid_cases() {
   add("HMMA without a shape", i, "HMMA shape m0n0k0 has a zero dimension");
   i = valid_ffma();
   i.op = Opcode::Count;
-  add("opcode out of range", i, "opcode 36 out of range");
+  add("opcode out of range", i, "opcode " + std::to_string(kNumOpcodes) + " out of range");
   i = valid_ffma();
   i.dtype = static_cast<DType>(8);
   add("dtype out of range", i, "dtype 8 out of range");

@@ -1,0 +1,259 @@
+// Tests of the memory-bound operator synthesizers (traces/synth/ops/: elementwise, softmax, layernorm, rmsnorm) and
+// of the SHFL opcode they introduced. Expected data volumes, grids and reduction counts are worked out here from the
+// operator's definition and the launch shapes documented in traces/synth/README.md, not from the synthesizers' code.
+#include <array>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/config/config.h"
+#include "sim/core/error.h"
+#include "sim/registry/registry.h"
+#include "sim/trace/inst.h"
+#include "sim/trace/source.h"
+#include "sim/trace/trace_file.h"
+#include "traces/synth/registry.h"
+
+using namespace warpsim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+Config a100() {
+  return Config::load(std::string(WARPSIM_SOURCE_DIR) + "/configs/a100_sxm.yaml", {}, Registry::instance());
+}
+
+// Everything one kernel's warps did, summed over all CTAs and warps.
+struct Totals {
+  KernelInfo info;
+  std::map<Opcode, std::uint64_t> warp_insts;   // per opcode
+  std::uint64_t global_load_bytes = 0, global_store_bytes = 0, shared_load_bytes = 0, shared_store_bytes = 0;
+  std::uint64_t warps = 0;
+  std::set<std::uint64_t> stored_addresses;     // first byte of every lane's global store (small kernels only)
+  bool every_warp_ends_with_exit = true;
+  std::uint64_t n(Opcode op) const {
+    const auto it = warp_insts.find(op);
+    return it == warp_insts.end() ? 0 : it->second;
+  }
+};
+
+Totals scan_kernel(TraceSource& trace, bool keep_addresses = true) {
+  REQUIRE(trace.num_kernels() == 1);
+  std::unique_ptr<KernelSource> kernel = trace.open_kernel(0);
+  Totals t;
+  t.info = kernel->info();
+  REQUIRE(check_kernel_info(t.info) == "");
+  std::array<WarpInst, 64> buf{};
+  for (std::uint64_t cta = 0; cta < t.info.grid.count(); ++cta) {
+    std::unique_ptr<CtaSource> c = kernel->open_cta(cta);
+    for (std::uint32_t w = 0; w < c->num_warps(); ++w) {
+      std::unique_ptr<WarpStream> s = c->open_warp(w);
+      ++t.warps;
+      Opcode last = Opcode::NOP;
+      for (std::size_t got; (got = s->read(buf.data(), buf.size())) > 0;) {
+        for (std::size_t i = 0; i < got; ++i) {
+          const WarpInst& in = buf[i];
+          INFO("opcode " << opcode_info(in.op).name << " pc " << in.pc);
+          REQUIRE(check_inst(in) == "");
+          ++t.warp_insts[in.op];
+          last = in.op;
+          const std::uint64_t bytes = std::uint64_t(in.active_lanes()) * in.access_bytes;
+          if (in.op == Opcode::LDG) t.global_load_bytes += bytes;
+          if (in.op == Opcode::STG) {
+            t.global_store_bytes += bytes;
+            if (keep_addresses)
+              for (int l = 0; l < kWarpSize; ++l)
+                if (in.active_mask >> l & 1u) CHECK(t.stored_addresses.insert(in.lane_address(l)).second);
+          }
+          if (in.op == Opcode::LDS) t.shared_load_bytes += bytes;
+          if (in.op == Opcode::STS) t.shared_store_bytes += bytes;
+        }
+      }
+      if (last != Opcode::EXIT) t.every_warp_ends_with_exit = false;
+    }
+  }
+  return t;
+}
+
+Totals synth(const std::string& kind, const std::map<std::string, std::string>& keys, bool keep_addresses = true) {
+  const std::unique_ptr<TraceSource> trace = SynthRegistry::instance().make(kind, keys, a100());
+  return scan_kernel(*trace, keep_addresses);
+}
+
+std::string synth_error(const std::string& kind, const std::map<std::string, std::string>& keys) {
+  try {
+    SynthRegistry::instance().make(kind, keys, a100());
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("ops: the operator kinds are registered", "[synth][ops]") {
+  for (const char* kind : {"elementwise", "softmax", "layernorm", "rmsnorm", "rotary"})
+    CHECK(SynthRegistry::instance().find(kind) != nullptr);
+}
+
+TEST_CASE("ops: elementwise data volume, grid and per-element work", "[synth][ops]") {
+  SECTION("gelu fp16, whole blocks: one 8-byte vector per lane, 2 MUFU per element") {
+    const std::uint64_t n = 4 * 512;  // 4 blocks of 128 threads x 4 elements
+    const Totals t = synth("elementwise", {{"op", "gelu"}, {"elements", std::to_string(n)}});
+    CHECK(t.info.grid == Dim3{4, 1, 1});
+    CHECK(t.info.block == Dim3{128, 1, 1});
+    CHECK(t.global_load_bytes == n * 2);
+    CHECK(t.global_store_bytes == n * 2);
+    CHECK(t.stored_addresses.size() == n / 4);   // one 8-byte store per 4 elements, each place once
+    CHECK(t.n(Opcode::LDG) == 16);              // one per warp
+    CHECK(t.n(Opcode::MUFU) * kWarpSize == 2 * n);  // tanhf: EX2 + RCP per element
+    CHECK(t.every_warp_ends_with_exit);
+  }
+  SECTION("add fp32 with a ragged tail: two inputs, 16-byte vectors, scalar tail") {
+    const std::uint64_t n = 3 * 512 + 100;
+    const Totals t = synth("elementwise", {{"op", "add"}, {"elements", std::to_string(n)}, {"dtype", "fp32"}});
+    CHECK(t.info.grid == Dim3{4, 1, 1});
+    CHECK(t.global_load_bytes == 2 * n * 4);
+    CHECK(t.global_store_bytes == n * 4);
+    CHECK(t.stored_addresses.size() == 3 * 512 / 4 + 100);  // vectors of the full blocks + the tail's scalars
+  }
+  SECTION("copy bf16 of a single element") {
+    const Totals t = synth("elementwise", {{"op", "copy"}, {"elements", "1"}, {"dtype", "bf16"}});
+    CHECK(t.info.grid == Dim3{1, 1, 1});
+    CHECK(t.global_load_bytes == 2);
+    CHECK(t.global_store_bytes == 2);
+  }
+  SECTION("bad keys") {
+    CHECK_THAT(synth_error("elementwise", {{"op", "tanh"}, {"elements", "8"}}), Contains("key 'op'") && Contains("gelu"));
+    CHECK_THAT(synth_error("elementwise", {{"op", "relu"}, {"elements", "0"}}), Contains("key 'elements'"));
+    CHECK_THAT(synth_error("elementwise", {{"op", "relu"}}), Contains("'elements' is required"));
+    CHECK_THAT(synth_error("elementwise", {{"op", "relu"}, {"elements", "8"}, {"dtype", "fp8"}}), Contains("key 'dtype'"));
+  }
+}
+
+TEST_CASE("ops: softmax reads and writes each element once (warp and smem block variants)", "[synth][ops]") {
+  SECTION("persistent warp softmax, 1000 columns: one row per warp, 4 rows per block") {
+    const Totals t = synth("softmax", {{"rows", "100"}, {"cols", "1000"}});
+    CHECK(t.info.grid == Dim3{25, 1, 1});
+    CHECK(t.info.block == Dim3{128, 1, 1});
+    CHECK(t.global_load_bytes == 100 * 1000 * 2);
+    CHECK(t.global_store_bytes == 100 * 1000 * 2);
+    CHECK(t.stored_addresses.size() == 100 * 1000);
+    // max and sum all-reduces over 32 lanes: 2 x log2(32) SHFL per warp; no barrier, no shared memory
+    CHECK(t.n(Opcode::SHFL) == 100 * 2 * 5);
+    CHECK(t.n(Opcode::BAR) == 0);
+    CHECK(t.info.shared_mem_bytes == 0);
+  }
+  SECTION("narrow rows: 10 columns -> 16-lane virtual warps of 2 rows each") {
+    const Totals t = synth("softmax", {{"rows", "33"}, {"cols", "10"}, {"dtype", "fp32"}});
+    // 4 hardware warps x (2 virtual warps x 2 rows) = 16 rows per block
+    CHECK(t.info.grid == Dim3{3, 1, 1});
+    CHECK(t.global_load_bytes == 33 * 10 * 4);
+    CHECK(t.global_store_bytes == 33 * 10 * 4);
+    CHECK(t.n(Opcode::SHFL) == 3 * 4 * 2 * 2 * 4);  // warps x 2 reductions x 2 rows x log2(16) steps
+  }
+  SECTION("block softmax, 4096 fp16 columns: row kept in shared memory") {
+    const Totals t = synth("softmax", {{"rows", "8"}, {"cols", "4096"}});
+    // ILP 8; block = next power of two >= min(4096/8, 1024)/2 = 256 threads; one block per row
+    CHECK(t.info.grid == Dim3{8, 1, 1});
+    CHECK(t.info.block == Dim3{256, 1, 1});
+    CHECK(t.global_load_bytes == 8 * 4096 * 2);
+    CHECK(t.global_store_bytes == 8 * 4096 * 2);
+    CHECK(t.shared_store_bytes >= 8 * 4096 * 2);           // the row, plus one partial per warp and reduction
+    CHECK(t.shared_load_bytes >= 2 * 8 * 4096 * 2);        // passes 1 and 2 read the row back
+    CHECK(t.info.shared_mem_bytes >= 4096 * 2);
+    CHECK(t.n(Opcode::BAR) == 8 * 8 * 4);                  // 2 block reductions x 2 barriers, per warp
+    CHECK(t.every_warp_ends_with_exit);
+  }
+  SECTION("block softmax, 32768 fp16 columns: 64 KiB rows re-read from global memory in each pass") {
+    const Totals t = synth("softmax", {{"rows", "2"}, {"cols", "32768"}}, false);
+    CHECK(t.info.block == Dim3{512, 1, 1});
+    CHECK(t.global_load_bytes == 3 * 2 * 32768 * 2);
+    CHECK(t.global_store_bytes == 2 * 32768 * 2);
+  }
+  SECTION("bad keys") {
+    CHECK_THAT(synth_error("softmax", {{"rows", "4"}, {"cols", "1030"}}), Contains("key 'cols'") && Contains("multiple of 8"));
+    CHECK_THAT(synth_error("softmax", {{"rows", "4"}, {"colz", "64"}}), Contains("unknown key 'colz'"));
+    CHECK_THAT(synth_error("softmax", {{"rows", "0"}, {"cols", "64"}}), Contains("key 'rows'"));
+  }
+}
+
+TEST_CASE("ops: layernorm and rmsnorm read the row twice, the affine parameters per row, and write once", "[synth][ops]") {
+  SECTION("layernorm bf16, affine, 1000 columns (250 vectors: 2 loop iterations, the second partly masked)") {
+    const std::uint64_t rows = 6, cols = 1000;
+    const Totals t = synth("layernorm", {{"rows", "6"}, {"cols", "1000"}, {"dtype", "bf16"}});
+    CHECK(t.info.grid == Dim3{6, 1, 1});
+    CHECK(t.info.block == Dim3{32, 4, 1});
+    // X in passes 1 and 2, gamma and beta in pass 2 (each block reads them whole)
+    CHECK(t.global_load_bytes == 2 * rows * cols * 2 + 2 * rows * cols * 2);
+    // Y, plus fp32 mean and rstd per row
+    CHECK(t.global_store_bytes == rows * cols * 2 + rows * 2 * 4);
+    // Welford (mean, m2, count): 3 SHFL x 5 steps in the warp, 3 x 2 across the 4 warps; 2 barriers
+    CHECK(t.n(Opcode::SHFL) == rows * 4 * (15 + 6));
+    CHECK(t.n(Opcode::BAR) == rows * 4 * 2);
+    CHECK(t.every_warp_ends_with_exit);
+  }
+  SECTION("rmsnorm fp32 without affine parameters") {
+    const std::uint64_t rows = 3, cols = 4096;
+    const Totals t = synth("rmsnorm", {{"rows", "3"}, {"cols", "4096"}, {"dtype", "fp32"}, {"elementwise_affine", "false"}});
+    CHECK(t.global_load_bytes == 2 * rows * cols * 4);
+    CHECK(t.global_store_bytes == rows * cols * 4 + rows * 4);  // Y + rstd
+    CHECK(t.n(Opcode::SHFL) == rows * 4 * (5 + 2));
+  }
+  SECTION("bad keys") {
+    CHECK_THAT(synth_error("layernorm", {{"rows", "4"}, {"cols", "1002"}}), Contains("key 'cols'") && Contains("multiple of 4"));
+    CHECK_THAT(synth_error("rmsnorm", {{"rows", "4"}, {"cols", "64"}, {"elementwise_affine", "yes"}}),
+               Contains("key 'elementwise_affine'"));
+  }
+}
+
+TEST_CASE("SHFL: appended opcode, integer pipe, round trip through the native trace file", "[trace][ops]") {
+  Opcode parsed = Opcode::NOP;
+  REQUIRE(parse_opcode("SHFL", parsed));
+  CHECK(parsed == Opcode::SHFL);
+  CHECK(static_cast<int>(Opcode::SHFL) == static_cast<int>(Opcode::EXIT) + 1);  // appended: older numbers unchanged
+  CHECK(op_class(Opcode::SHFL) == OpClass::Int);
+  CHECK(opcode_info(Opcode::SHFL).space == MemSpace::None);
+
+  // A synthesized softmax (which shuffles) written and read back record for record.
+  const std::unique_ptr<TraceSource> trace =
+      SynthRegistry::instance().make("softmax", {{"rows", "8"}, {"cols", "256"}}, a100());
+  const std::filesystem::path path = std::filesystem::temp_directory_path() / "warpsim_test_shfl.wst";
+  write_trace(path.string(), *trace);
+  TraceFileReader reader(path.string());
+  const Totals original = scan_kernel(*trace);
+  const Totals back = scan_kernel(reader);
+  std::filesystem::remove(path);
+  CHECK(original.n(Opcode::SHFL) > 0);
+  CHECK(back.warp_insts == original.warp_insts);
+  CHECK(back.global_load_bytes == original.global_load_bytes);
+}
+
+TEST_CASE("ops: rotary embedding rewrites q and k in place and reads cos/sin per pair", "[synth][ops]") {
+  SECTION("3 tokens x 5 heads x 64, fp16: 160 pairs per token -> a 160-thread block per token") {
+    const std::uint64_t tokens = 3, heads = 5, dim = 64;
+    const Totals t = synth("rotary", {{"tokens", "3"}, {"heads", "5"}, {"head_dim", "64"}});
+    CHECK(t.info.grid == Dim3{3, 1, 1});
+    CHECK(t.info.block == Dim3{160, 1, 1});
+    // x and y of every pair of q and k (= all of q and k), plus cos and sin for each of those pairs
+    CHECK(t.global_load_bytes == 2 * tokens * heads * dim * 2 + 2 * tokens * heads * dim * 2);
+    CHECK(t.global_store_bytes == 2 * tokens * heads * dim * 2);
+    CHECK(t.stored_addresses.size() == 2 * tokens * heads * dim);  // every element of q and k written once
+    CHECK(t.every_warp_ends_with_exit);
+  }
+  SECTION("more pairs than 512 threads: the loop covers them all") {
+    const Totals t = synth("rotary", {{"tokens", "2"}, {"heads", "40"}, {"head_dim", "128"}, {"dtype", "fp32"}});
+    CHECK(t.info.block == Dim3{512, 1, 1});
+    CHECK(t.global_store_bytes == 2 * 2 * 40 * 128 * 4);
+    CHECK(t.stored_addresses.size() == 2 * 2 * 40 * 128);
+  }
+  SECTION("bad keys") {
+    CHECK_THAT(synth_error("rotary", {{"tokens", "3"}, {"heads", "5"}, {"head_dim", "63"}}),
+               Contains("key 'head_dim'") && Contains("even"));
+  }
+}

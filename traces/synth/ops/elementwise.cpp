@@ -1,0 +1,208 @@
+// Elementwise operator kernel (gelu, relu, silu, add, mul, copy) shaped like PyTorch's vectorized elementwise
+// kernel (aten/src/ATen/native/cuda/CUDALoops.cuh, vectorized_elementwise_kernel; launch constants in
+// thread_constants.h: num_threads() = 4 warps = 128, thread_work_size() = 4, block_work_size() = 512):
+// every full block of 512 elements is handled with one 4-element vector load per thread and input (vec_size 4:
+// 8 B per lane for 16-bit types, 16 B for fp32) and one vector store; the last, partial block takes the
+// "unrolled" policy: 4 scalar loads per thread and input at threadIdx.x + j*128, masked past the end.
+// (Recent PyTorch releases use 8-element vectors for 16-bit types on some paths; this models the 4-element one.)
+// See README.md here, "Memory-bound operators", for the per-element instruction counts.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/config/config.h"
+#include "sim/core/error.h"
+#include "traces/synth/emit.h"
+#include "traces/synth/generated.h"
+#include "traces/synth/ops/op_common.h"
+#include "traces/synth/registry.h"
+
+namespace warpsim::synth::ops {
+namespace {
+
+constexpr std::uint32_t kThreads = 128;     // thread_constants.h: num_threads()
+constexpr std::uint32_t kWorkPerThread = 4; // thread_work_size()
+constexpr std::uint32_t kVecElems = 4;      // vec_size of the vectorized policy
+constexpr std::uint32_t kBlockWork = kThreads * kWorkPerThread;
+constexpr std::uint32_t kWarpsPerBlock = kThreads / kWarpSize;
+
+struct OpKind {
+  const char* name;
+  std::uint32_t inputs;
+  MathCost per_element;     // besides the 16-bit conversions
+  std::uint32_t flops;      // operations of the formula per element (exp, tanh, division counted as one)
+};
+
+// gelu: PyTorch's tanh approximation, 0.5*x*(1 + tanh(sqrt(2/pi)*(x + 0.044715*x^3))) in fp32: x*x, *x, FFMA,
+// *beta (4), tanhf, +1, *0.5, *x (3). silu: x / (1 + expf(-x)): FMUL (negate, folded into the exp's range
+// reduction in practice, counted once), expf, FADD, division. relu: clamp_min with NaN propagation: FSETP + FMNMX.
+// add: a + alpha*b (one FFMA), mul: one FMUL.
+const OpKind kOps[] = {
+    {"gelu", 1, fp32_ops(7) + kTanhf, 8},
+    {"relu", 1, fp32_ops(2), 1},
+    {"silu", 1, fp32_ops(1) + kExpf + kDivision, 4},
+    {"add", 2, fp32_ops(1), 1},
+    {"mul", 2, fp32_ops(1), 1},
+    {"copy", 1, MathCost{}, 0},
+};
+
+const OpKind& op_kind(const std::string& name) {
+  for (const OpKind& k : kOps)
+    if (name == k.name) return k;
+  WARPSIM_ASSERT(false, "elementwise op choice '" + name + "' has no entry");
+  return kOps[0];
+}
+
+struct Plan {
+  OpKind op;
+  OpDType type;
+  std::uint64_t elements = 0, full_blocks = 0;
+  std::vector<std::uint64_t> in;  // input arrays
+  std::uint64_t out = 0;
+  std::uint16_t r_tid = 0, r_cta = 0, r_idx = 0, r_addr = 0, r_packed = 0, r_values = 0;
+};
+
+class ElementwiseWarp final : public WarpGenerator {
+ public:
+  ElementwiseWarp(std::shared_ptr<const Plan> p, std::uint64_t cta, std::uint32_t warp)
+      : p_(std::move(p)), cta_(cta), warp_(warp) {}
+
+  bool generate(InstChunk& c) override {
+    if (done_) return false;
+    done_ = true;
+    const Plan& p = *p_;
+    emit_alu(c, Opcode::S2R, p.r_tid, {});
+    emit_alu(c, Opcode::S2R, p.r_cta, {});
+    emit_alu(c, Opcode::IMAD, p.r_idx, {p.r_tid, p.r_cta});
+    emit_alu(c, Opcode::ISETP, kPredicate, {p.r_idx});  // full block (vectorized) or the tail (unrolled)
+    for (std::uint32_t a = 0; a <= p.op.inputs; ++a) emit_alu(c, Opcode::IMAD, reg(p.r_addr + a), {p.r_idx});
+    if (cta_ < p.full_blocks)
+      emit_vector_block(c);
+    else
+      emit_tail_block(c);
+    c.emit(Opcode::EXIT);
+    return true;
+  }
+
+ private:
+  std::uint16_t packed(std::uint32_t input) const {
+    return reg(p_->r_packed + input * packed_regs(p_->type, kVecElems));
+  }
+  std::uint16_t values(std::uint32_t input) const {
+    return p_->type.is_16bit() ? reg(p_->r_values + input * kVecElems) : packed(input);
+  }
+  // The math on `elems` elements of each input (already in fp32 registers), result in values(0).
+  void emit_elements(InstChunk& c, std::uint32_t elems) {
+    const Plan& p = *p_;
+    for (std::uint32_t a = 0; a < p.op.inputs; ++a) emit_unpack(c, p.type, elems, packed(a), values(a));
+    for (std::uint32_t e = 0; e < elems; ++e) {
+      const std::uint16_t v = reg(values(0) + e);
+      if (p.op.inputs == 2)
+        emit_alu(c, p.op.name == std::string("mul") ? Opcode::FMUL : Opcode::FFMA, v, {v, reg(values(1) + e)});
+      else
+        emit_math(c, p.op.per_element, v);
+    }
+    emit_pack(c, p.type, elems, values(0), packed(0));
+  }
+  void emit_vector_block(InstChunk& c) {
+    const Plan& p = *p_;
+    const std::uint64_t first = cta_ * kBlockWork + std::uint64_t{warp_} * kWarpSize * kVecElems;
+    const std::uint32_t lane_bytes = kVecElems * p.type.bytes;
+    for (std::uint32_t a = 0; a < p.op.inputs; ++a)
+      emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{p.in[a] + first * p.type.bytes, lane_bytes, kWarpSize, 0},
+                kFullMask, packed(a), packed_regs(p.type, kVecElems), {reg(p.r_addr + a)});
+    emit_elements(c, kVecElems);
+    emit_store(c, Opcode::STG, MemSpace::Global, LaneRows{p.out + first * p.type.bytes, lane_bytes, kWarpSize, 0},
+               kFullMask, {packed(0), reg(p.r_addr + p.op.inputs)});
+  }
+  // Unrolled policy: element threadIdx.x + j*128 of the block for j < 4, each lane one element per access.
+  void emit_tail_block(InstChunk& c) {
+    const Plan& p = *p_;
+    for (std::uint32_t j = 0; j < kWorkPerThread; ++j) {
+      const std::uint64_t first = cta_ * kBlockWork + std::uint64_t{j} * kThreads + std::uint64_t{warp_} * kWarpSize;
+      const std::uint32_t mask = lanes_below(first);
+      const std::uint32_t body = p.op.inputs + 1;  // loads + store; the math is emitted only for live lanes
+      if (mask == 0) {
+        c.skip(body);
+        continue;
+      }
+      for (std::uint32_t a = 0; a < p.op.inputs; ++a)
+        emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{p.in[a] + first * p.type.bytes, p.type.bytes, kWarpSize, 0},
+                  mask, packed(a), 1, {reg(p.r_addr + a)});
+      emit_elements(c, 1);
+      emit_store(c, Opcode::STG, MemSpace::Global, LaneRows{p.out + first * p.type.bytes, p.type.bytes, kWarpSize, 0},
+                 mask, {packed(0), reg(p.r_addr + p.op.inputs)});
+    }
+  }
+  std::uint32_t lanes_below(std::uint64_t first) const {
+    if (first >= p_->elements) return 0;
+    const std::uint64_t live = p_->elements - first;
+    return live >= kWarpSize ? kFullMask : (1u << live) - 1;
+  }
+
+  std::shared_ptr<const Plan> p_;
+  std::uint64_t cta_;
+  std::uint32_t warp_;
+  bool done_ = false;
+};
+
+std::unique_ptr<TraceSource> make_elementwise(const SynthArgs& args, const Config& config) {
+  auto plan = std::make_shared<Plan>();
+  plan->op = op_kind(args.text("op"));
+  plan->type = op_dtype(args);
+  plan->elements = args.u64("elements");
+  plan->full_blocks = plan->elements / kBlockWork;
+  const std::uint64_t blocks = (plan->elements + kBlockWork - 1) / kBlockWork;
+  ArrayLayout arrays;
+  for (std::uint32_t a = 0; a < plan->op.inputs; ++a) plan->in.push_back(arrays.add(plan->elements * plan->type.bytes));
+  plan->out = arrays.add(plan->elements * plan->type.bytes);
+  RegisterAllocator regs;
+  plan->r_tid = regs.take();
+  plan->r_cta = regs.take();
+  plan->r_idx = regs.take();
+  plan->r_addr = regs.take(plan->op.inputs + 1);
+  plan->r_packed = regs.take(plan->op.inputs * packed_regs(plan->type, kVecElems));
+  plan->r_values = regs.take(plan->op.inputs * kVecElems);
+
+  GeneratedKernelSpec spec;
+  spec.info.name = "warpsim_elementwise_" + std::string(plan->op.name) + "_" + plan->type.name + "_vec4 (" +
+                   std::to_string(plan->elements) + ")";
+  spec.info.grid = Dim3{static_cast<std::uint32_t>(blocks), 1, 1};
+  spec.info.block = Dim3{kThreads, 1, 1};
+  spec.info.registers_per_thread = (regs.used() + 7u) / 8u * 8u;
+  spec.info.shared_mem_bytes = 0;
+  spec.info.target_arch = config.section("gpu").str("arch");
+  spec.info.flops = plan->elements * plan->op.flops;
+  std::shared_ptr<const Plan> shared = plan;
+  spec.make_warp = [shared](std::uint64_t cta, std::uint32_t warp) {
+    return std::make_unique<ElementwiseWarp>(shared, cta, warp);
+  };
+  const std::string description = "synthesized " + spec.info.name;
+  std::vector<GeneratedKernelSpec> kernels;
+  kernels.push_back(std::move(spec));
+  return std::make_unique<GeneratedTrace>(std::move(kernels), description);
+}
+
+SynthesizerInfo elementwise_synthesizer() {
+  SynthesizerInfo info;
+  info.name = "elementwise";
+  info.description =
+      "PyTorch-style vectorized elementwise kernel (128 threads, 4 elements per thread): gelu (tanh), relu, silu, "
+      "add, mul or copy over `elements` elements (traces/synth/README.md, \"Memory-bound operators\")";
+  // grid.x = ceil(elements / 512) must stay within CUDA's 2^31 - 1.
+  Schema s("synth", "elementwise", info.description);
+  s.choice("op", {"gelu", "relu", "silu", "add", "mul", "copy"}, std::nullopt,
+           "operation: unary gelu|relu|silu|copy read one array, binary add|mul two")
+      .uint("elements", "elements", std::nullopt, "elements of each array", 1, kMaxGridX * kBlockWork);
+  declare_dtype(s);
+  info.keys = s.params();
+  info.factory = make_elementwise;
+  return info;
+}
+
+}  // namespace
+}  // namespace warpsim::synth::ops
+
+namespace warpsim {
+WARPSIM_REGISTER_SYNTHESIZER(elementwise, synth::ops::elementwise_synthesizer());
+}
