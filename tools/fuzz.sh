@@ -32,7 +32,11 @@ status=0
 for h in "${harnesses[@]}"; do
   scratch=$(mktemp -d)
   log=$build/$h.log
-  if ! "./$build/tests/fuzz/$h" "$limit" -seed="${FUZZ_SEED:-1}" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+  # ASan's periodic return of freed memory to the OS (madvise) stalled single units past the timeout on a loaded
+  # machine (two "timeouts" whose inputs re-ran in 0.2-0.4 s, stuck in ReleaseFreeMemoryToOS): switched off, and
+  # the timeout is a minute, far above any unit's real time, so that a finding is a hang, not a busy machine.
+  if ! ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_release_to_os_interval_ms=-1" \
+       "./$build/tests/fuzz/$h" "$limit" -seed="${FUZZ_SEED:-1}" -timeout=60 -rss_limit_mb=4096 -print_final_stats=1 \
         -artifact_prefix="$build/findings/$h-" "$scratch" "tests/fuzz/corpus/${corpus[$h]}" > "$log" 2>&1; then
     echo "$h: FINDING (see $log and $build/findings/)"; tail -30 "$log"; status=1
   fi
