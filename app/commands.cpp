@@ -7,13 +7,14 @@
 
 #include <boost/program_options.hpp>
 #include <algorithm>
-#include <set>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <optional>
 #include <regex>
+#include <set>
 
 #include "app/compare.h"
 #include "app/gpu_configs.h"
@@ -21,6 +22,7 @@
 #include "app/result_set.h"
 #include "app/run_one.h"
 #include "app/synth_metrics.h"
+#include "app/validate/ncu_import.h"
 #include "app/validate/plots.h"
 #include "app/validate/reference.h"
 #include "app/validate/runner.h"
@@ -426,6 +428,7 @@ int cmd_compare(int argc, char** argv) {
 
 const char* kValidateUsage =
     "usage: warpsim validate --reference REF.yaml [--reference MORE.yaml ...] [--gpu CONFIG] [--only REGEX]\n"
+    "       warpsim validate --ncu REPORT.csv --gpu CONFIG [--map MAP.yaml] [--reference REF.yaml ...] [--only REGEX]\n"
     "                        [--json OUT.json] [--csv OUT.csv] [--plots DIR] [-j N] [--max-memory SIZE]\n"
     "\n"
     "Simulates every case of the reference files and compares the simulated metric with the measured one:\n"
@@ -450,17 +453,29 @@ const char* kValidateUsage =
     "simulation refuses, as failed, with the reason. Anything else wrong in a file (YAML, a missing or unknown field,\n"
     "a misspelt kind, key or metric, an unknown GPU config, a duplicate id) stops before simulating: FILE:LINE.\n"
     "\n"
-    "--gpu is a filter: only the cases on that GPU run (a name and a path of the same file are the same GPU).\n"
+    "--ncu REPORT.csv takes the cases from an Nsight Compute export (`ncu --csv --page raw`, docs/ncu-import.md):\n"
+    "each launch that the mapping file (--map, a YAML list of {match: REGEX, workload: {...}}) gives a workload\n"
+    "becomes one case per metric the export has (time_us, cycles, DRAM bytes and bandwidth, ipc, occupancy, L1/L2\n"
+    "hit rates), on the GPU that --gpu names (required with --ncu: the GPU the export was measured on). Every other\n"
+    "launch is listed as skipped, with its row and reason, and counted (\"skipped\" in the JSON); the metric columns\n"
+    "that give no case are named on one line. --ncu may be combined with --reference files: the cases of both run\n"
+    "together, ids unique across them.\n"
+    "\n"
+    "--gpu is a filter for reference files: only their cases on that GPU run (a name and a path of the same file are\n"
+    "the same GPU).\n"
     "--plots DIR writes DIR/<category>.png and .svg (and DIR/validation.json when --json is not given), drawn by\n"
     "tools/validation/plot_validation.py: python3 with matplotlib.\n"
     "--max-warp-instructions N skips the cases whose workload is estimated (first CTA of each kernel times its CTAs)\n"
     "above N warp-instructions: they are reported as skipped and counted, so that a report fits a time budget.\n"
     "Exit status: 0 when every case was simulated or reported (ok, unsupported, failed or skipped: see the table);\n"
-    "2 for bad input (options, reference files) or when the outputs or plots cannot be written.";
+    "2 for bad input (options, reference files, the export or its mapping) or when the outputs or plots cannot be\n"
+    "written.";
 
-// Every case of the files, checked (ids unique across files too), then filtered by --gpu and --only.
+// Every case of the files, checked (ids unique across files too), then filtered by --gpu and --only; then the
+// imported cases (each checked as a reference file's case), filtered by --only.
 std::vector<ReferenceCase> selected_cases(const std::vector<std::string>& files, const std::string& gpu,
-                                          const std::string& only) {
+                                          const std::string& only, const std::vector<ReferenceCase>& imported,
+                                          const std::string& import_file) {
   std::optional<std::regex> id_filter;
   try {
     if (!only.empty()) id_filter.emplace(only, std::regex::ECMAScript);
@@ -475,23 +490,40 @@ std::vector<ReferenceCase> selected_cases(const std::vector<std::string>& files,
   };
   const std::string gpu_file = gpu.empty() ? "" : config_file(gpu);
   std::vector<ReferenceCase> all, selected;
-  for (const std::string& file : files) {
+  const auto add = [&](ReferenceCase c, bool on_gpu) {
+    for (const ReferenceCase& earlier : all)
+      if (earlier.id == c.id)
+        throw InputError(fmt::format("{}:{}: case {}: duplicate id (also at {}:{})", c.file, c.line, c.id, earlier.file,
+                                     earlier.line));
+    all.push_back(c);
+    if (!on_gpu) return;
+    if (id_filter && !std::regex_search(c.id, *id_filter)) return;
+    selected.push_back(std::move(c));
+  };
+  for (const std::string& file : files)
     for (ReferenceCase& c : load_reference(file)) {
-      for (const ReferenceCase& earlier : all)
-        if (earlier.id == c.id)
-          throw InputError(fmt::format("{}:{}: case {}: duplicate id (also at {}:{})", c.file, c.line, c.id, earlier.file,
-                                       earlier.line));
-      all.push_back(c);
-      if (!gpu_file.empty() && config_file(c.gpu) != gpu_file) continue;
-      if (id_filter && !std::regex_search(c.id, *id_filter)) continue;
-      selected.push_back(std::move(c));
+      const bool on_gpu = gpu_file.empty() || config_file(c.gpu) == gpu_file;
+      add(std::move(c), on_gpu);
     }
+  for (const ReferenceCase& c : imported) {
+    check_reference_case(c);
+    add(c, true);
   }
-  if (selected.empty())
+  std::vector<std::string> inputs = files;
+  if (!import_file.empty()) inputs.push_back(import_file);
+  if (selected.empty()) {
+    if (!import_file.empty() && imported.empty())
+      throw InputError(fmt::format("validate: no case: no launch of {} gave one (each is listed above with the reason)"
+                                   "{}",
+                                   import_file, files.empty() ? "" : fmt::format(", and none of {} runs on --gpu {}{}",
+                                                                                  fmt::join(files, ", "), gpu,
+                                                                                  only.empty() ? "" : " and matches --only")));
     throw InputError(fmt::format("validate: no case {} ({} cases in {})",
-                                 gpu.empty() ? "matches --only" : only.empty() ? "runs on --gpu " + gpu
-                                                                               : "runs on --gpu " + gpu + " and matches --only",
-                                 all.size(), fmt::join(files, ", ")));
+                                 gpu.empty() || !import_file.empty()
+                                     ? "matches --only"
+                                     : only.empty() ? "runs on --gpu " + gpu : "runs on --gpu " + gpu + " and matches --only",
+                                 all.size(), fmt::join(inputs, ", ")));
+  }
   return selected;
 }
 
@@ -508,13 +540,16 @@ void check_output_file(const std::string& option, const std::string& path) {
 int cmd_validate(int argc, char** argv) {
   po::options_description desc("options");
   std::vector<std::string> references;
-  std::string gpu, only, json_out, csv_out, plots_dir;
+  std::string gpu, only, json_out, csv_out, plots_dir, ncu_export, ncu_map;
   int jobs = 1;
   double max_warp_instructions = 0;
   MemoryLimitOption memory_limit;
   desc.add_options()
       ("reference", po::value(&references)->composing(), "reference file: a YAML list of measured cases (repeatable)")
-      ("gpu", po::value(&gpu), "run only the cases on this GPU config (name or path)")
+      ("ncu", po::value(&ncu_export), "Nsight Compute export (ncu --csv --page raw): its launches become cases (needs --gpu)")
+      ("map", po::value(&ncu_map), "with --ncu: the YAML file naming the problem shapes of the export's kernels")
+      ("gpu", po::value(&gpu), "with --ncu: the GPU config the export was measured on; for reference files: run only "
+                               "the cases on this GPU config (name or path)")
       ("only", po::value(&only), "run only the cases whose id contains a match of this regular expression (ECMAScript)")
       ("json", po::value(&json_out), "write the cases and summaries as JSON")
       ("csv", po::value(&csv_out), "write one CSV row per case")
@@ -525,7 +560,14 @@ int cmd_validate(int argc, char** argv) {
   memory_limit.add_to(desc);
   po::variables_map vm;
   if (!parse("validate", argc, argv, desc, vm, kValidateUsage)) return 0;
-  if (references.empty()) throw InputError("validate: give a reference file, --reference FILE.yaml (see warpsim validate --help)");
+  if (!ncu_map.empty() && ncu_export.empty())
+    throw InputError("--map: it names the problem shapes of an Nsight Compute export: give the export too, --ncu REPORT.csv");
+  if (references.empty() && ncu_export.empty())
+    throw InputError("validate: give a reference file, --reference FILE.yaml, or an Nsight Compute export, --ncu "
+                     "REPORT.csv (see warpsim validate --help)");
+  if (!ncu_export.empty() && gpu.empty())
+    throw InputError("--ncu: give --gpu CONFIG too, the GPU the export was measured on (a shipped config name such as "
+                     "h100_sxm, or a YAML path)");
   if (jobs < 1) throw InputError(fmt::format("-j/--jobs: expected a number of processes >= 1, got {}", jobs));
   ValidateOptions options;
   options.jobs = static_cast<unsigned>(jobs);
@@ -533,7 +575,26 @@ int cmd_validate(int argc, char** argv) {
   if (!(max_warp_instructions >= 0) || max_warp_instructions > 1.8e19)
     throw InputError(fmt::format("--max-warp-instructions: expected a count >= 0 (0: no limit), got {}", max_warp_instructions));
   options.max_warp_instructions = static_cast<std::uint64_t>(max_warp_instructions);
-  const std::vector<ReferenceCase> cases = selected_cases(references, gpu, only);
+  std::optional<NcuInput> ncu;
+  std::vector<ReferenceCase> imported;
+  if (!ncu_export.empty()) {
+    // The GPU before the export: a misspelt name is one error, not one per case.
+    try {
+      resolve_gpu_config(gpu);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("--gpu: {}", e.what()));
+    }
+    NcuImport im = import_ncu_csv(ncu_export, gpu, ncu_map);
+    std::set<int> launches_with_cases;
+    for (const ReferenceCase& c : im.cases) launches_with_cases.insert(c.line);
+    ncu = NcuInput{ncu_export, ncu_map, std::move(im.skipped), std::move(im.ignored)};
+    ncu->launches = launches_with_cases.size() + ncu->skipped.size();
+    imported = std::move(im.cases);
+    // Before anything can fail on the cases: what the export gave no case for.
+    fmt::print("{}", ncu_input_text(*ncu, imported.size()));
+    std::fflush(stdout);
+  }
+  const std::vector<ReferenceCase> cases = selected_cases(references, gpu, only, imported, ncu_export);
   check_output_file("--json", json_out);
   check_output_file("--csv", csv_out);
   const std::string plot_script = plots_dir.empty() ? "" : check_plotting();
@@ -541,8 +602,10 @@ int cmd_validate(int argc, char** argv) {
     spdlog::info("case {} of {}: {}", i + 1, cases.size(), c.id);
   };
   const std::vector<CaseResult> results = run_cases(cases, options);
-  fmt::print("{}", validation_table(results));
-  const std::string json = validation_json(results, references);
+  const NcuInput* ncu_input = ncu ? &*ncu : nullptr;
+  if (ncu) fmt::print("\n");
+  fmt::print("{}", validation_table(results, ncu_input));
+  const std::string json = validation_json(results, references, ncu_input);
   if (!json_out.empty()) write_file_atomically(json_out, json);
   if (!csv_out.empty()) write_file_atomically(csv_out, validation_csv(results));
   if (!plots_dir.empty()) {

@@ -12,6 +12,7 @@
 
 #include "app/json_input.h"
 #include "app/result_set.h"
+#include "sim/config/input_file.h"
 #include "sim/core/error.h"
 
 namespace warpsim {
@@ -122,7 +123,7 @@ Run load(const std::string& path) {
   } else {
     spdlog::warn("compare: '{}' has no {} beside it: it cannot be verified as the complete result of a run", path, kRunManifest);
   }
-  return from_stats(path, parse_json_input(read_regular_file(file), file.string()), file.string());
+  return from_stats(path, parse_json_input(read_input_file(file.string(), kMaxResultFileBytes, "result file"), file.string()), file.string());
 }
 
 // An optional number of a kernel (from_stats checked its type), 0 when absent.

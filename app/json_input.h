@@ -2,7 +2,7 @@
 // becomes an InputError naming the file, never a crash or an internal error.
 #pragma once
 
-#include <filesystem>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -12,9 +12,10 @@ namespace warpsim {
 // the parser and the document's destructor recurse per level.
 inline constexpr int kMaxJsonDepth = 64;
 
-// The text of a regular file. Throws InputError naming `path` when it is missing, not a regular file (a
-// directory, a FIFO, /dev/zero), unreadable, or a symlink loop.
-std::string read_regular_file(const std::filesystem::path& path);
+// Files of a run directory (stats.json, run.json, timeline.json, ...) are read whole with read_input_file
+// (sim/config/input_file.h). warpsim writes each from one string in memory; 1 GiB is far above any it writes and
+// keeps a stray multi-gigabyte file from exhausting memory.
+inline constexpr std::uint64_t kMaxResultFileBytes = std::uint64_t{1} << 30;
 
 // `text` parsed, `where` (a file name) naming it in errors: syntax errors and nesting deeper than kMaxJsonDepth.
 nlohmann::json parse_json_input(const std::string& text, const std::string& where);

@@ -11,6 +11,7 @@
 
 #include "app/fnv1a.h"
 #include "app/json_input.h"
+#include "sim/config/input_file.h"
 #include "sim/core/error.h"
 
 namespace warpsim {
@@ -88,7 +89,7 @@ void verify_result_set(const fs::path& dir, const std::string& needed) {
   std::error_code ec;
   if (!fs::exists(dir / kRunManifest, ec)) incomplete(dir, fmt::format("no {}", kRunManifest));
   const std::string manifest_file = (dir / kRunManifest).string();
-  const nlohmann::json manifest = parse_json_input(read_regular_file(dir / kRunManifest), manifest_file);
+  const nlohmann::json manifest = parse_json_input(read_input_file(manifest_file, kMaxResultFileBytes, "run manifest"), manifest_file);
   const auto files = manifest.is_object() ? manifest.find("files") : manifest.end();
   if (files == manifest.end() || !files->is_array())
     throw InputError(fmt::format("'{}': files must be an array (not a warpsim run.json)", manifest_file));
@@ -106,7 +107,7 @@ void verify_result_set(const fs::path& dir, const std::string& needed) {
     const fs::path path = dir / name;
     const fs::file_status status = fs::status(path, ec);
     if (status.type() != fs::file_type::regular) incomplete(dir, fmt::format("{} is missing", name));
-    const std::string bytes = read_regular_file(path);
+    const std::string bytes = read_input_file(path.string(), kMaxResultFileBytes, "result file");
     if (bytes.size() != f["bytes"].get<std::uint64_t>())
       incomplete(dir, fmt::format("{} has {} bytes, {} lists {}", name, bytes.size(), kRunManifest, f["bytes"].get<std::uint64_t>()));
     if (hash_of(bytes) != f["fnv1a64"].get<std::string>())

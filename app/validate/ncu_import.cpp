@@ -1,22 +1,20 @@
 #include "app/validate/ncu_import.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <map>
 #include <optional>
 #include <regex>
 #include <set>
 
 #include "app/validate/csv_reader.h"
+#include "app/validate/workload_fields.h"
 #include "sim/config/input_file.h"
+#include "sim/config/yaml_tree.h"
 #include "sim/core/error.h"
 #include "traces/synth/registry.h"
 
@@ -25,27 +23,6 @@ namespace {
 
 constexpr const char* kKernelNameColumn = "Kernel Name";
 constexpr const char* kDurationColumn = "gpu__time_duration.sum";
-
-// --- files ----------------------------------------------------------------------------------------------------
-
-std::string read_whole_file(const std::string& path, std::uint64_t max_bytes, const std::string& what) {
-  if (const std::string problem = input_file_problem(path, max_bytes); !problem.empty())
-    throw InputError(fmt::format("cannot open {} '{}': {}", what, path, problem));
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (!file) throw InputError(fmt::format("cannot open {} '{}': {}", what, path, std::strerror(errno)));
-  std::string text;
-  char buffer[65536];
-  std::size_t n;
-  // Bounded again while reading: the file may have grown since it was checked.
-  while (text.size() <= max_bytes && (n = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, n);
-  const bool failed = std::ferror(file) != 0;
-  const int read_errno = errno;
-  std::fclose(file);
-  if (failed) throw InputError(fmt::format("cannot read {} '{}': {}", what, path, std::strerror(read_errno)));
-  if (text.size() > max_bytes)
-    throw InputError(fmt::format("cannot read {} '{}': larger than the limit of {} bytes", what, path, max_bytes));
-  return text;
-}
 
 // --- units ----------------------------------------------------------------------------------------------------
 
@@ -230,81 +207,62 @@ struct MapEntry {
   std::uint64_t seen = 0;  // launches matched so far
 };
 
-int line_of(const YAML::Node& node) { return node.Mark().line + 1; }
-
-std::string scalar_of(const YAML::Node& node, const std::string& where, const std::string& key) {
-  if (!node.IsScalar()) throw InputError(fmt::format("{}: {}: expected a single value", where, key));
-  return node.Scalar();
-}
-
 std::vector<MapEntry> load_map(const std::string& path) {
-  const std::string text = read_whole_file(path, kMaxConfigFileBytes, "--map file");
-  std::size_t bad = 0;
-  if (const std::string problem = text_problem(text, bad); !problem.empty())
-    throw InputError(fmt::format("{}: byte {}: {}", path, bad, problem));
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);  // one document: not LoadAll, which loops on some inputs (yaml-cpp 0.7)
-  } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}:{}:{}: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
-  if (root.IsNull()) return {};
-  if (!root.IsSequence())
-    throw InputError(fmt::format("{}:{}: expected a list of entries (- match: REGEX, workload: {{kind: gemm, ...}})",
-                                 path, line_of(root)));
+  using config_detail::TreeEntry;
+  using config_detail::TreeNode;
+  // The bounded YAML reader of configs and reference files: UTF-8 without NUL, one document, aliases and nesting
+  // limited, errors at FILE:LINE:COLUMN.
+  const TreeNode root = config_detail::parse_yaml(read_input_file(path, kMaxConfigFileBytes, "--map file"), path);
+  if (root.kind == TreeNode::Kind::Null) return {};
+  if (root.kind != TreeNode::Kind::Sequence)
+    throw InputError(fmt::format("{}:{}: expected a list of entries (- match: REGEX, workload: {{kind: gemm, ...}}), got {}",
+                                 path, std::max(root.where.line, 1), config_detail::describe_node(root)));
   static const std::set<std::string> kFields = {"match", "launch", "workload", "set", "skip", "note"};
   std::vector<MapEntry> entries;
-  for (const YAML::Node& node : root) {
+  for (const TreeNode& node : root.items) {
     MapEntry e;
-    e.line = line_of(node);
+    e.line = node.where.line;
     const std::string where = fmt::format("{}:{}", path, e.line);
-    if (!node.IsMap()) throw InputError(where + ": expected an entry (match: REGEX, workload: {...})");
-    for (const auto& kv : node) {
-      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("?");
-      if (!kFields.count(key))
+    const FieldErrorPrefix at = [&](int line) { return fmt::format("{}:{}: ", path, line); };
+    if (node.kind != TreeNode::Kind::Map)
+      throw InputError(fmt::format("{}: expected an entry (match: REGEX, workload: {{...}}), got {}", where,
+                                   config_detail::describe_node(node)));
+    for (const TreeEntry& kv : node.entries)
+      if (!kFields.count(kv.key))
         throw InputError(fmt::format("{}:{}: unknown field '{}' (fields: match, launch, workload, set, skip, note)", path,
-                                     line_of(kv.first), key));
-    }
-    if (!node["match"]) throw InputError(where + ": entry without `match:` (a regular expression on the kernel name)");
-    e.match = scalar_of(node["match"], where, "match");
+                                     kv.key_where.line, kv.key));
+    const TreeNode* match = node.find("match");
+    if (!match) throw InputError(where + ": entry without `match:` (a regular expression on the kernel name)");
+    e.match = read_scalar(*match, "match", at);
     try {
       e.regex = std::regex(e.match, std::regex::ECMAScript);
     } catch (const std::regex_error& err) {
-      throw InputError(fmt::format("{}: match: '{}' is not a regular expression (ECMAScript): {}", where, e.match, err.what()));
+      throw InputError(fmt::format("{}:{}: match: '{}' is not a regular expression (ECMAScript): {}", path,
+                                   match->where.line, e.match, err.what()));
     }
-    if (node["launch"]) {
-      const std::string launch = scalar_of(node["launch"], where, "launch");
+    if (const TreeNode* launch_node = node.find("launch")) {
+      const std::string launch = read_scalar(*launch_node, "launch", at);
       std::uint64_t n = 0;
       const auto [end, ec] = std::from_chars(launch.data(), launch.data() + launch.size(), n);
       if (ec != std::errc() || end != launch.data() + launch.size())
-        throw InputError(fmt::format("{}: launch: expected a launch index (0 for the first launch that matches), got '{}'",
-                                     where, launch));
+        throw InputError(fmt::format("{}:{}: launch: expected a launch index (0 for the first launch that matches), got '{}'",
+                                     path, launch_node->where.line, launch));
       e.launch = n;
     }
-    if (node["note"]) e.note = scalar_of(node["note"], where, "note");
-    if (node["skip"]) e.skip = scalar_of(node["skip"], where, "skip");
-    if (node["set"]) {
-      const YAML::Node set = node["set"];
-      if (!set.IsMap()) throw InputError(where + ": set: expected overrides, e.g. {hbm.bandwidth: 2.0TB/s}");
-      for (const auto& kv : set)
-        e.overrides.push_back(scalar_of(kv.first, where, "set") + "=" + scalar_of(kv.second, where, "set." + kv.first.Scalar()));
-    }
-    if (node["workload"]) {
-      const YAML::Node w = node["workload"];
-      if (!w.IsMap()) throw InputError(where + ": workload: expected {kind: gemm, m: ..., n: ..., k: ..., dtype: ...}");
-      for (const auto& kv : w) {
-        const std::string key = scalar_of(kv.first, where, "workload");
-        const std::string value = scalar_of(kv.second, where, "workload." + key);
-        if (key == "kind") e.kind = value;
-        else e.keys[key] = value;
-      }
-      if (e.kind.empty()) throw InputError(where + ": workload: no `kind:` (gemm, attention, ...)");
+    if (const TreeNode* note = node.find("note")) e.note = read_scalar(*note, "note", at);
+    if (const TreeNode* skip = node.find("skip")) e.skip = read_scalar(*skip, "skip", at);
+    if (const TreeNode* set = node.find("set")) e.overrides = read_overrides(*set, at);
+    if (const TreeNode* w = node.find("workload")) {
+      WorkloadFields fields = read_workload(*w, at);
+      e.kind = std::move(fields.kind);
+      e.keys = std::move(fields.keys);
+      if (e.kind.empty()) throw InputError(fmt::format("{}:{}: workload: no `kind:` (gemm, attention, ...)", path, w->where.line));
       // A registered synthesizer checks its keys now, so that the error points at the mapping.
       if (SynthRegistry::instance().find(e.kind)) {
         try {
           SynthRegistry::instance().validate(e.kind, e.keys);
         } catch (const InputError& err) {
-          throw InputError(fmt::format("{}: workload: {}", where, err.what()));
+          throw InputError(fmt::format("{}:{}: workload: {}", path, w->where.line, err.what()));
         }
       }
     }
@@ -494,7 +452,7 @@ NcuKernelClass classify_ncu_kernel(const std::string& name) {
 
 NcuImport import_ncu_csv(const std::string& csv_path, const std::string& gpu, const std::string& map_path) {
   std::vector<MapEntry> map = map_path.empty() ? std::vector<MapEntry>{} : load_map(map_path);
-  const Export ex(csv_path, parse_csv(read_whole_file(csv_path, kMaxNcuReportBytes, "Nsight Compute export"), csv_path,
+  const Export ex(csv_path, parse_csv(read_input_file(csv_path, kMaxNcuReportBytes, "Nsight Compute export"), csv_path,
                                       "=="));  // "==PROF== ...", "==WARNING== ...": ncu's own messages
 
   // The columns read, with their units' scales (unit errors surface here, before any row).

@@ -11,8 +11,8 @@
 #include <set>
 
 #include "app/gpu_configs.h"
-#include "app/json_input.h"
 #include "app/validate/metrics.h"
+#include "app/validate/workload_fields.h"
 #include "sim/config/config.h"
 #include "sim/config/input_file.h"
 #include "sim/config/yaml_tree.h"
@@ -101,19 +101,7 @@ void check_case(const ReferenceCase& c, const LineOf& line_of, std::set<std::str
 // --- reading the YAML ----------------------------------------------------------------------------------------
 
 std::string scalar(const ReferenceCase& c, const TreeNode& node, const std::string& field) {
-  if (node.kind != TreeNode::Kind::Scalar)
-    fail(c, node.where.line, fmt::format("{}: expected a value, got {}", field, describe_node(node)));
-  return node.scalar;
-}
-
-// Overrides from `set:`: a map ({hbm.bandwidth: 2TB/s}; dotted keys arrive as nested maps) or a list of "k=v".
-void collect_overrides(const ReferenceCase& c, const TreeNode& node, const std::string& prefix,
-                       std::vector<std::string>& out) {
-  for (const TreeEntry& e : node.entries) {
-    const std::string key = prefix.empty() ? e.key : prefix + "." + e.key;
-    if (e.value.kind == TreeNode::Kind::Map) collect_overrides(c, e.value, key, out);
-    else out.push_back(key + "=" + scalar(c, e.value, "set." + key));
-  }
+  return read_scalar(node, field, [&](int line) { return case_prefix(c.file, line, c.id); });
 }
 
 ReferenceCase read_case(const TreeNode& node, const std::string& file, std::size_t index,
@@ -147,25 +135,14 @@ ReferenceCase read_case(const TreeNode& node, const std::string& file, std::size
       if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE)
         fail(c, e.value.where.line, fmt::format("measured: expected a number (in the metric's unit), got '{}'", text));
     }
-    if (e.key == "set") {
-      if (e.value.kind == TreeNode::Kind::Sequence) {
-        for (const TreeNode& item : e.value.items) c.overrides.push_back(scalar(c, item, "set"));
-      } else if (e.value.kind == TreeNode::Kind::Map) {
-        collect_overrides(c, e.value, "", c.overrides);
-      } else if (e.value.kind != TreeNode::Kind::Null) {
-        fail(c, e.value.where.line, fmt::format("set: expected a map of overrides ({{hbm.bandwidth: 2TB/s}}), got {}",
-                                                describe_node(e.value)));
-      }
-    }
+    const FieldErrorPrefix prefix = [&](int line) { return case_prefix(c.file, line, c.id); };
+    if (e.key == "set") c.overrides = read_overrides(e.value, prefix);
     if (e.key == "workload") {
-      if (e.value.kind != TreeNode::Kind::Map)
-        fail(c, e.value.where.line, fmt::format("workload: expected a map ({{kind: gemm, m: 1024, ...}}), got {}",
-                                                describe_node(e.value)));
-      for (const TreeEntry& w : e.value.entries) {
-        field_lines["workload." + w.key] = w.key_where.line;
-        if (w.key == "kind") c.kind = scalar(c, w.value, "workload.kind");
-        else c.keys[w.key] = scalar(c, w.value, "workload." + w.key);
-      }
+      WorkloadFields w = read_workload(e.value, prefix);
+      for (const auto& [key, line] : w.lines)
+        if (key != "kind") field_lines["workload." + key] = line;
+      c.kind = std::move(w.kind);
+      c.keys = std::move(w.keys);
     }
   }
   if (!node.find("measured")) fail(c, c.line, "'measured' is missing (the figure measured on the GPU)");
@@ -186,9 +163,7 @@ void check_reference_case(const ReferenceCase& c) {
 }
 
 std::vector<ReferenceCase> load_reference(const std::string& path) {
-  if (const std::string problem = input_file_problem(path, kMaxConfigFileBytes); !problem.empty())
-    throw InputError(fmt::format("cannot open reference file '{}': {}", path, problem));
-  const TreeNode doc = config_detail::parse_yaml(read_regular_file(path), path);
+  const TreeNode doc = config_detail::parse_yaml(read_input_file(path, kMaxConfigFileBytes, "reference file"), path);
   if (doc.kind != TreeNode::Kind::Sequence)
     throw InputError(fmt::format("{}:{}: expected a list of cases (- id: ...), got {}", path,
                                  doc.where.line > 0 ? doc.where.line : 1, describe_node(doc)));

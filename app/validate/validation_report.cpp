@@ -62,11 +62,52 @@ std::string summary_line(const std::string& label, const ValidationSummary& s, s
                      s.correlation ? fmt::format("{:.3f}", *s.correlation) : "-");
 }
 
+std::string skipped_source(const NcuInput& ncu, const NcuSkipped& s) {
+  return fmt::format("{} row {} (ncu --csv --page raw)", ncu.file, s.row);
+}
+
 }  // namespace
 
-std::string validation_json(const std::vector<CaseResult>& results, const std::vector<std::string>& reference_files) {
+std::string ncu_input_text(const NcuInput& ncu, std::size_t cases) {
+  std::string out = fmt::format("Nsight Compute export {}{}: {} launch{}, {} case{}, {} launch{} skipped\n", ncu.file,
+                                ncu.map.empty() ? " (no --map)" : " with --map " + ncu.map, ncu.launches,
+                                ncu.launches == 1 ? "" : "es", cases, cases == 1 ? "" : "s", ncu.skipped.size(),
+                                ncu.skipped.size() == 1 ? "" : "es");
+  for (const NcuSkipped& s : ncu.skipped)
+    out += fmt::format("  skipped row {} (line {}) {}: {}\n", s.row, s.line, classify_ncu_kernel(s.kernel).short_name,
+                       s.reason);
+  if (!ncu.ignored.empty()) {
+    // One line: the columns grouped by reason, in the order of their first column.
+    std::vector<std::pair<std::string, std::vector<std::string>>> by_reason;
+    for (const NcuIgnoredMetric& m : ncu.ignored) {
+      auto it = std::find_if(by_reason.begin(), by_reason.end(), [&](const auto& g) { return g.first == m.reason; });
+      if (it == by_reason.end()) it = by_reason.insert(by_reason.end(), {m.reason, {}});
+      it->second.push_back(m.metric);
+    }
+    std::vector<std::string> groups;
+    for (const auto& [reason, columns] : by_reason)
+      groups.push_back(fmt::format("{}: {}", fmt::join(columns, ", "), reason));
+    out += fmt::format("ignored {} column{}: {}\n", ncu.ignored.size(), ncu.ignored.size() == 1 ? "" : "s",
+                       fmt::join(groups, "; "));
+  }
+  return out;
+}
+
+std::string validation_json(const std::vector<CaseResult>& results, const std::vector<std::string>& reference_files,
+                            const NcuInput* ncu) {
   Json j;
   j["reference"] = reference_files;
+  if (ncu) {
+    Json n;
+    n["export"] = ncu->file;
+    n["map"] = ncu->map.empty() ? Json(nullptr) : Json(ncu->map);
+    n["launches"] = ncu->launches;
+    n["ignored_columns"] = Json::array();
+    for (const NcuIgnoredMetric& m : ncu->ignored) n["ignored_columns"].push_back(Json{{"column", m.metric}, {"reason", m.reason}});
+    j["ncu"] = std::move(n);
+  } else {
+    j["ncu"] = nullptr;
+  }
   j["cases"] = Json::array();
   for (const CaseResult& r : results) {
     const ReferenceCase& c = r.reference;
@@ -84,11 +125,17 @@ std::string validation_json(const std::vector<CaseResult>& results, const std::v
                               {"source", c.source},
                               {"unit", r.unit}});
   }
+  j["skipped_launches"] = Json::array();
+  if (ncu)
+    for (const NcuSkipped& k : ncu->skipped)
+      j["skipped_launches"].push_back(Json{{"kernel", k.kernel}, {"row", k.row}, {"line", k.line}, {"reason", k.reason},
+                                  {"source", skipped_source(*ncu, k)}});
   const ValidationSummaries s = summarize_groups(results);
   j["summary"]["overall"] = summary_json(s.overall);
   j["summary"]["by_gpu"] = groups_json(s.by_gpu);
   j["summary"]["by_category"] = groups_json(s.by_category);
   j["summary"]["by_gpu_category"] = groups_json(s.by_gpu_category);
+  j["summary"]["skipped_launches"] = ncu ? ncu->skipped.size() : 0;
   return j.dump(2, ' ', false, kInvalidUtf8) + "\n";
 }
 
@@ -104,7 +151,7 @@ std::string validation_csv(const std::vector<CaseResult>& results) {
   return out;
 }
 
-std::string validation_table(const std::vector<CaseResult>& results) {
+std::string validation_table(const std::vector<CaseResult>& results, const NcuInput* ncu) {
   std::size_t id_w = 2, gpu_w = 3, metric_w = 6;
   for (const CaseResult& r : results) {
     id_w = std::max(id_w, r.reference.id.size());
@@ -129,6 +176,9 @@ std::string validation_table(const std::vector<CaseResult>& results) {
     for (const auto& g : *groups) w = std::max(w, g.first.size());
   out += "\nsummary (error = (simulated - measured) / measured; MAPE = mean |error|):\n";
   out += summary_line("overall", s.overall, w);
+  if (ncu)
+    out += fmt::format("  {:<{}}  {} of {} launch{} of {} (listed above)\n", "skipped", w, ncu->skipped.size(),
+                       ncu->launches, ncu->launches == 1 ? "" : "es", ncu->file);
   out += "by GPU:\n";
   for (const auto& [label, summary] : s.by_gpu) out += summary_line(label, summary, w);
   out += "by category:\n";

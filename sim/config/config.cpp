@@ -5,10 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <iterator>
 #include <map>
@@ -49,27 +46,13 @@ std::string suggestion_text(const std::string& suggestion) {
   return suggestion.empty() ? "" : "; did you mean '" + suggestion + "'?";
 }
 
-// stdio rather than ifstream: errno then says why ("No such file or directory", "Is a directory").
+// The config loader's errors are ConfigErrors; `error_prefix` says where a `base:` named the file.
 std::string read_config_file(const std::string& path, const std::string& error_prefix) {
-  if (const std::string problem = input_file_problem(path, kMaxConfigFileBytes); !problem.empty())
-    throw ConfigError(error_prefix + "cannot open config file '" + path + "': " + problem);
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (!file) throw ConfigError(error_prefix + "cannot open config file '" + path + "': " + std::strerror(errno));
-  std::string text;
-  constexpr std::size_t kReadChunk = 4096;
-  char buffer[kReadChunk];
-  std::size_t n;
-  // Bounded again while reading: the file may have grown since it was checked.
-  while (text.size() <= kMaxConfigFileBytes && (n = std::fread(buffer, 1, sizeof buffer, file)) > 0)
-    text.append(buffer, n);
-  const bool failed = std::ferror(file) != 0;
-  const int read_errno = errno;  // e.g. EISDIR
-  std::fclose(file);
-  if (failed) throw ConfigError(error_prefix + "cannot read config file '" + path + "': " + std::strerror(read_errno));
-  if (text.size() > kMaxConfigFileBytes)
-    throw ConfigError(error_prefix + "cannot read config file '" + path + "': larger than the limit of " +
-                      std::to_string(kMaxConfigFileBytes) + " bytes");
-  return text;
+  try {
+    return read_input_file(path, kMaxConfigFileBytes, "config file");
+  } catch (const InputError& e) {
+    throw ConfigError(error_prefix + e.what());
+  }
 }
 
 // --- expectations: the "expected ..." part of messages ------------------------------------------------------------

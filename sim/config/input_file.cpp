@@ -1,7 +1,12 @@
 #include "sim/config/input_file.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
+
+#include "sim/core/error.h"
 
 namespace warpsim {
 
@@ -21,6 +26,28 @@ std::string input_file_problem(const std::string& path, std::uint64_t max_bytes)
     return "file of " + std::to_string(size) + " bytes is larger than the limit of " + std::to_string(max_bytes) +
            " bytes";
   return "";
+}
+
+// stdio rather than ifstream: errno then says why ("No such file or directory", "Is a directory").
+std::string read_input_file(const std::string& path, std::uint64_t max_bytes, const std::string& what) {
+  const std::string named = what + " '" + path + "': ";
+  if (const std::string problem = input_file_problem(path, max_bytes); !problem.empty())
+    throw InputError("cannot open " + named + problem);
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (!file) throw InputError("cannot open " + named + std::strerror(errno));
+  std::string text;
+  constexpr std::size_t kReadChunk = 65536;
+  char buffer[kReadChunk];
+  std::size_t n;
+  // Bounded again while reading: the file may have grown since it was checked.
+  while (text.size() <= max_bytes && (n = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, n);
+  const bool failed = std::ferror(file) != 0;
+  const int read_errno = errno;  // e.g. EISDIR
+  std::fclose(file);
+  if (failed) throw InputError("cannot read " + named + std::strerror(read_errno));
+  if (text.size() > max_bytes)
+    throw InputError("cannot read " + named + "larger than the limit of " + std::to_string(max_bytes) + " bytes");
+  return text;
 }
 
 std::size_t first_invalid_utf8(std::string_view text) noexcept {

@@ -19,6 +19,13 @@ inline constexpr std::uint64_t kNoSizeLimit = ~std::uint64_t{0};
 // Never throws: every filesystem query uses its error_code overload.
 std::string input_file_problem(const std::string& path, std::uint64_t max_bytes);
 
+// The whole text of the regular file `path`, at most `max_bytes` (checked before reading by input_file_problem
+// and again while reading: the file may grow). The one reader of every file warpsim takes whole (configs,
+// reference files, Nsight Compute exports, stats.json and run.json). Throws InputError
+// "cannot open WHAT 'PATH': PROBLEM" or "cannot read WHAT 'PATH': PROBLEM", `what` naming the kind of file
+// ("config file", "reference file", ...).
+std::string read_input_file(const std::string& path, std::uint64_t max_bytes, const std::string& what);
+
 // Offset of the first byte of `text` that is not part of well-formed UTF-8, or npos when it is all UTF-8.
 std::size_t first_invalid_utf8(std::string_view text) noexcept;
 

@@ -136,5 +136,11 @@ TEST_CASE("compare: a symlink loop or a directory entry that is not a file is ex
   const CmdResult fifo = run_warpsim({"compare", "/dev/zero", "/dev/zero"});
   INFO(fifo.err);
   CHECK(fifo.exit_code == 2);
-  CHECK(contains(fifo.err, "not a regular file"));
+  CHECK(contains(fifo.err, "cannot open result file '/dev/zero': not a regular file"));
+  // A run.json that is not a file: the manifest reader names it.
+  fs::create_directories(fs::path(dir / "run") / "run.json");
+  const CmdResult manifest = run_warpsim({"compare", dir / "run", dir / "run"});
+  INFO(manifest.err);
+  CHECK(manifest.exit_code == 2);
+  CHECK(contains(manifest.err, "cannot open run manifest '" + (dir / "run") + "/run.json': is a directory"));
 }

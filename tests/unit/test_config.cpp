@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/config/config.h"
+#include "sim/config/input_file.h"
 #include "sim/core/error.h"
 #include "sim/registry/registry.h"
 
@@ -634,6 +635,27 @@ TEST_CASE("config files must be regular files within the size limit", "[config][
   const std::string loop = dir.path("loop.yaml");
   fs::create_symlink("loop.yaml", loop);
   CHECK(load_error(loop) == "cannot open config file '" + loop + "': Too many levels of symbolic links");
+}
+
+// The one bounded reader behind configs, reference files, --map files, Nsight Compute exports and result files.
+TEST_CASE("read_input_file names the kind of file, the path and the problem", "[config][errors][limits]") {
+  TempDir dir;
+  const auto error_of = [](const std::string& path, std::uint64_t limit) {
+    try {
+      read_input_file(path, limit, "reference file");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string ten = dir.write("ten.yaml", "0123456789");
+  CHECK(read_input_file(ten, 10, "reference file") == "0123456789");  // exactly the limit is allowed
+  CHECK(error_of(ten, 9) == "cannot open reference file '" + ten + "': file of 10 bytes is larger than the limit of 9 bytes");
+  CHECK(error_of(dir.path("absent.yaml"), 10) ==
+        "cannot open reference file '" + dir.path("absent.yaml") + "': No such file or directory");
+  CHECK(error_of(dir.path(""), 10).rfind("cannot open reference file '" + dir.path("") + "': is a directory", 0) == 0);
+  CHECK_THAT(error_of("/dev/zero", 10), Catch::StartsWith("cannot open reference file '/dev/zero': not a regular file"));
+  CHECK(read_input_file(dir.write("empty.yaml", ""), 10, "reference file").empty());
 }
 
 // Found by fuzz_config: yaml-cpp's LoadAll looped forever, allocating, on a stream starting with ','.

@@ -173,7 +173,7 @@ TEST_CASE("the sample export with its mapping gives GEMM and attention cases, th
   CHECK(t->gpu == "h100_sxm");
   CHECK(t->kind == "gemm");
   CHECK(t->category == "gemm");
-  CHECK(t->keys == std::map<std::string, std::string>{{"m", "4096"}, {"n", "14336"}, {"k", "4096"}, {"dtype", "bf16"}});
+  CHECK(t->keys == std::map<std::string, std::string>{{"m", "256"}, {"n", "896"}, {"k", "256"}, {"dtype", "bf16"}});
   CHECK(t->source == kSample + " row 1 (ncu --csv --page raw)");
   CHECK(t->file == kSample);
   CHECK(t->line == 4);  // after the ==PROF== line, the header and the units row
@@ -193,7 +193,7 @@ TEST_CASE("the sample export with its mapping gives GEMM and attention cases, th
   // Row 2: the same kernel's second launch takes the entry with `launch: 1`.
   const ReferenceCase* second = find_case(im, "ncu.2.sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64.time_us");
   REQUIRE(second);
-  CHECK(second->keys.at("n") == "4096");
+  CHECK(second->keys.at("n") == "256");
   CHECK(second->measured == Approx(214.976));
   // Row 3: the mapping's dtype; row 4: attention, whose dtype the name gives.
   CHECK(find_case(im, "ncu.3.nvjet_hsh_128x256_64x4_2x1_v_bz_coopB_NNT.time_us")->keys.at("dtype") == "fp16");
@@ -314,10 +314,11 @@ TEST_CASE("a malformed mapping is an error naming the mapping file and line") {
   CHECK(has(import("- match: \"gemm(\"\n  workload: {kind: gemm, m: 1, n: 1, k: 1}\n"),
             "m.yaml:1: match: 'gemm(' is not a regular expression"));
   CHECK(has(import("- match: gemm\n  shape: 1\n"), "m.yaml:2: unknown field 'shape'"));
-  CHECK(has(import("- match: gemm\n  workload: {kind: gemm, m: 1, n: 1, kk: 1}\n"), "m.yaml:1: workload: "));
+  // Errors of a field point at its own line (the entry starts at line 1).
+  CHECK(has(import("- match: gemm\n  workload: {kind: gemm, m: 1, n: 1, kk: 1}\n"), "m.yaml:2: workload: "));
   CHECK(has(import("- match: gemm\n  workload: {kind: gemm, m: 1, n: 1, k: 1}\n  skip: no\n"),
             "m.yaml:1: an entry has either `workload:`"));
-  CHECK(has(import("- match: gemm\n  launch: first\n  skip: x\n"), "m.yaml:1: launch: expected a launch index"));
+  CHECK(has(import("- match: gemm\n  launch: first\n  skip: x\n"), "m.yaml:2: launch: expected a launch index"));
   CHECK(has(import("match: gemm\n"), "m.yaml:1: expected a list of entries"));
   CHECK(has(import("- [unclosed\n"), "m.yaml:2:1: "));
 }
