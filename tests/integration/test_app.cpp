@@ -12,12 +12,6 @@ using namespace wstest;
 
 namespace {
 
-#define RUN_WARPSIM_IN(result, cwd, ...)                        \
-  const std::vector<std::string> result##_args = __VA_ARGS__; \
-  const CmdResult result = run_warpsim(result##_args, cwd);   \
-  INFO(describe(result##_args, result))
-#define RUN_WARPSIM(result, ...) RUN_WARPSIM_IN(result, "", __VA_ARGS__)
-
 // One clear message: exit status 2 and exactly one "error:" line on stderr.
 void check_one_error(const CmdResult& r) {
   CHECK(r.exit_code == 2);

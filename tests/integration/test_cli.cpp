@@ -13,12 +13,6 @@ using namespace wstest;
 
 namespace {
 
-// Runs warpsim, INFO-ing the command and its output for any failing check that follows.
-#define RUN_WARPSIM(result, ...)                 \
-  const std::vector<std::string> result##_args = __VA_ARGS__; \
-  const CmdResult result = run_warpsim(result##_args);        \
-  INFO(describe(result##_args, result))
-
 // A failed run: exit status 2, exactly one "error:" line on stderr, nothing written to `out`.
 void check_input_error(const CmdResult& r, const fs::path& out) {
   CHECK(r.exit_code == 2);

@@ -358,3 +358,11 @@ inline double config_number(const std::map<std::string, std::string>& cfg, const
 }
 
 }  // namespace wstest
+
+// Runs warpsim with the arguments (a braced list) in directory `cwd` ("" = here), INFO-ing the command and its
+// output for any failing check that follows: `RUN_WARPSIM(r, {"run", "--gpu", "a100_sxm"}); CHECK(r.status == 0);`
+#define RUN_WARPSIM_IN(result, cwd, ...)                                        \
+  const std::vector<std::string> result##_args = __VA_ARGS__;                   \
+  const ::wstest::CmdResult result = ::wstest::run_warpsim(result##_args, cwd); \
+  INFO(::wstest::describe(result##_args, result))
+#define RUN_WARPSIM(result, ...) RUN_WARPSIM_IN(result, "", __VA_ARGS__)

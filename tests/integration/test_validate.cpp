@@ -15,11 +15,6 @@ using namespace wstest;
 
 namespace {
 
-#define RUN_WARPSIM(result, ...)                                \
-  const std::vector<std::string> result##_args = __VA_ARGS__; \
-  const CmdResult result = run_warpsim(result##_args);        \
-  INFO(describe(result##_args, result))
-
 std::string small_reference() { return (source_dir() / "tests" / "data" / "validate_small.yaml").string(); }
 
 // One clear message: exit status 2 and exactly one "error:" line on stderr, containing every `expected` part.

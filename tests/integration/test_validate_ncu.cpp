@@ -10,11 +10,6 @@ using namespace wstest;
 
 namespace {
 
-#define RUN_WARPSIM(result, ...)                                \
-  const std::vector<std::string> result##_args = __VA_ARGS__; \
-  const CmdResult result = run_warpsim(result##_args);        \
-  INFO(describe(result##_args, result))
-
 std::string ncu_data(const std::string& name) { return (source_dir() / "tests" / "data" / "ncu" / name).string(); }
 
 // One clear message: exit status 2 and exactly one "error:" line on stderr, containing every `expected` part.
