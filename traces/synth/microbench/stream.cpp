@@ -44,14 +44,14 @@ std::uint32_t arrays_moved(StreamOp op) {
 
 StepProgram stream_program(std::shared_ptr<const StreamPlan> p, std::uint64_t first_thread) {
   StepProgram prog;
-  const std::uint32_t setup = 3;
+  constexpr std::uint32_t setup = 3;
   prog.prologue = [](InstChunk& c) {
     emit_alu(c, Opcode::S2R, kPtr, {});
     emit_alu(c, Opcode::IMAD, kPtr, {kPtr});
     emit_alu(c, Opcode::MOV, kScalar, {});
   };
   prog.steps = p->iterations;
-  prog.step = [p, first_thread, setup](InstChunk& c, std::uint64_t i) {
+  prog.step = [p, first_thread](InstChunk& c, std::uint64_t i) {
     c.set_pc(setup * kInstBytes);
     const std::uint64_t vec = i * p->grid_threads + first_thread;  // lane 0's vector
     const std::uint64_t lanes = vec >= p->vectors ? 0 : std::min<std::uint64_t>(kWarpSize, p->vectors - vec);

@@ -24,7 +24,6 @@ constexpr std::uint32_t kThreads = 128;     // thread_constants.h: num_threads()
 constexpr std::uint32_t kWorkPerThread = 4; // thread_work_size()
 constexpr std::uint32_t kVecElems = 4;      // vec_size of the vectorized policy
 constexpr std::uint32_t kBlockWork = kThreads * kWorkPerThread;
-constexpr std::uint32_t kWarpsPerBlock = kThreads / kWarpSize;
 
 struct OpKind {
   const char* name;
