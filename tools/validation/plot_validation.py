@@ -73,7 +73,11 @@ def plot_category(plt, category, cases, out_dir):
         skipped = sum(1 for c in cases if c["metric"] == metric and c["status"] != "ok")
         ax.set_title(f"{category}: {len(ok)} cases" + (f" ({skipped} not simulated)" if skipped else ""))
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        if ok:
+            ax.legend(fontsize=8)
+        else:  # every case unsupported, failed or skipped: say so rather than draw empty axes
+            ax.text(0.5, 0.5, "no case simulated\n(see the report for why)", ha="center", va="center",
+                    transform=ax.transAxes)
     fig.tight_layout()
     written = []
     for ext in ("png", "svg"):
