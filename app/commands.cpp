@@ -20,6 +20,7 @@
 #include "app/report.h"
 #include "app/result_set.h"
 #include "app/run_one.h"
+#include "app/synth_metrics.h"
 #include "app/validate/plots.h"
 #include "app/validate/reference.h"
 #include "app/validate/runner.h"
@@ -229,6 +230,10 @@ int cmd_run(int argc, char** argv) {
   std::vector<std::string> command_line{"warpsim"};
   command_line.insert(command_line.end(), argv, argv + argc);  // argv[0] is "run"
   results.commit(run.result.sim.version, command_line);
+  if (!vm.count("quiet")) {
+    for (const SynthMetricValue& m : synth_metrics(spec.workload, run))
+      fmt::print("{}: {} = {:.6g} {}\n", spec.workload.synthesizer, m.metric.name, m.value, m.metric.unit);
+  }
   if (!vm.count("quiet"))
     fmt::print("{}  results in {}/ (stats.json, stats.csv, config.resolved.yaml, timeline.json for ui.perfetto.dev; run.json)\n",
                results_summary(run.result), out);
@@ -240,6 +245,11 @@ int cmd_run(int argc, char** argv) {
 std::string synthesizer_help(const SynthesizerInfo& info) {
   std::string text = fmt::format("{}: {}\n", info.name, info.description);
   for (const ParamSpec& key : info.keys) text += describe_param(key);
+  if (!info.metrics.empty()) {
+    text += "  metrics (printed by `warpsim run --synth`, usable in validate references):\n";
+    for (const SynthMetric& m : info.metrics)
+      text += fmt::format("    {:<34} [{}]\n      {}\n", m.name, m.unit, m.description);
+  }
   return text;
 }
 

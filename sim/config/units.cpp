@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -27,26 +28,31 @@ struct Unit {
 constexpr double kKilo = 1e3, kMega = 1e6, kGiga = 1e9, kTera = 1e12;
 constexpr double kKibi = 1024.0, kMebi = kKibi * 1024.0, kGibi = kMebi * 1024.0, kTebi = kGibi * 1024.0;
 
-const std::vector<Unit> kFrequencyUnits = {{"Hz", 1.0}, {"kHz", kKilo}, {"MHz", kMega}, {"GHz", kGiga}};
+// Constant-initialized arrays, not vectors: synthesizers declare Size/Frequency keys with defaults while static
+// registrations run, possibly before this file's dynamic initializers (static initialization order).
+constexpr Unit kFrequencyUnits[] = {{"Hz", 1.0}, {"kHz", kKilo}, {"MHz", kMega}, {"GHz", kGiga}};
 // Decimal prefixes first: vendors quote bandwidth in decimal units.
-const std::vector<Unit> kBandwidthUnits = {
+constexpr Unit kBandwidthUnits[] = {
     {"B/s", 1.0},    {"KB/s", kKilo},  {"MB/s", kMega},  {"GB/s", kGiga},  {"TB/s", kTera},
     {"KiB/s", kKibi}, {"MiB/s", kMebi}, {"GiB/s", kGibi}, {"TiB/s", kTebi}};
 // Binary prefixes first: memories come in powers of two.
-const std::vector<Unit> kSizeUnits = {{"B", 1.0},     {"KiB", kKibi}, {"MiB", kMebi}, {"GiB", kGibi},
+constexpr Unit kSizeUnits[] = {{"B", 1.0},     {"KiB", kKibi}, {"MiB", kMebi}, {"GiB", kGibi},
                                       {"TiB", kTebi}, {"KB", kKilo},  {"MB", kMega},  {"GB", kGiga},
                                       {"TB", kTera}};
 
 struct QuantityKind {
   const char* noun;     // "a frequency"
   const char* example;  // "1.98GHz"
-  const std::vector<Unit>* units;
+  const Unit* units;
+  std::size_t count;
+  const Unit* begin() const { return units; }
+  const Unit* end() const { return units + count; }
 };
 
 const QuantityKind* quantity_kind(ParamType type) {
-  static const QuantityKind frequency{"a frequency", "1.98GHz", &kFrequencyUnits};
-  static const QuantityKind bandwidth{"a bandwidth", "3.35TB/s", &kBandwidthUnits};
-  static const QuantityKind size{"a size", "50MiB", &kSizeUnits};
+  static const QuantityKind frequency{"a frequency", "1.98GHz", kFrequencyUnits, std::size(kFrequencyUnits)};
+  static const QuantityKind bandwidth{"a bandwidth", "3.35TB/s", kBandwidthUnits, std::size(kBandwidthUnits)};
+  static const QuantityKind size{"a size", "50MiB", kSizeUnits, std::size(kSizeUnits)};
   switch (type) {
     case ParamType::Frequency: return &frequency;
     case ParamType::Bandwidth: return &bandwidth;
@@ -128,7 +134,7 @@ bool parse_with_unit(const std::string& text, ParamType type, const QuantityKind
   }
   const Unit* match = nullptr;
   std::vector<std::string> names;
-  for (const Unit& u : *kind.units) {
+  for (const Unit& u : kind) {
     if (unit == u.name) match = &u;
     names.push_back(u.name);
   }
@@ -199,7 +205,7 @@ std::string format_quantity(double value, ParamType type) {
   constexpr int kSignificantDigits = 12;
   std::string best;
   double best_scale = 0.0;
-  for (const Unit& u : *kind->units) {
+  for (const Unit& u : *kind) {
     if (u.scale > value && u.scale != 1.0) continue;  // the base unit also prints values below 1 (and 0)
     char buffer[64];
     std::snprintf(buffer, sizeof buffer, "%.*g%s", kSignificantDigits, value / u.scale, u.name);
