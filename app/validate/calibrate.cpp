@@ -264,14 +264,20 @@ CalibrationResult calibrate(const std::vector<ReferenceCase>& cases, const std::
     if (options.on_progress) options.on_progress(message);
   };
 
-  // Before: the config as it is.
+  // Before: the config as it is (the cases that can take part; one whose set: fixes its parameter cannot).
   std::vector<ReferenceCase> all;
-  for (const CaseFit& f : result.fits) all.push_back(f.reference);
+  std::vector<std::size_t> fit_of;  // per entry of `all`
+  for (std::size_t i = 0; i < result.fits.size(); ++i)
+    if (result.fits[i].reason.empty()) {
+      all.push_back(result.fits[i].reference);
+      fit_of.push_back(i);
+    }
   progress(fmt::format("simulating the {} tuned cases with {} as it is", all.size(), gpu));
   const std::vector<CaseResult> before = run_cases(all, run_options);
-  for (std::size_t i = 0; i < before.size(); ++i) {
-    if (before[i].status == CaseStatus::Ok) result.fits[i].before = before[i].simulated;
-    else if (result.fits[i].reason.empty()) result.fits[i].reason = fmt::format("{}: {}", status_name(before[i].status), before[i].reason);
+  for (std::size_t k = 0; k < before.size(); ++k) {
+    CaseFit& fit = result.fits[fit_of[k]];
+    if (before[k].status == CaseStatus::Ok) fit.before = before[k].simulated;
+    else fit.reason = fmt::format("{}: {}", status_name(before[k].status), before[k].reason);
   }
 
   // The parameters one after another, each with the values fitted before it applied.
@@ -289,7 +295,18 @@ CalibrationResult calibrate(const std::vector<ReferenceCase>& cases, const std::
     run_options.extra_overrides = fitted_overrides;
     // Each round simulates every unfinished case once, at its own trial value (a per-case override).
     std::vector<std::pair<std::size_t, double>> trials;  // (search, value)
-    for (std::size_t k = 0; k < searches.size(); ++k) trials.emplace_back(k, t.value);
+    for (std::size_t k = 0; k < searches.size(); ++k) {
+      CaseFit& fit = result.fits[searches[k].fit];
+      if (!fitted_overrides.empty()) {
+        trials.emplace_back(k, t.value);
+        continue;
+      }
+      // Nothing fitted yet: the config as it is, already simulated.
+      searches[k].points.emplace_back(t.value, *fit.before);
+      ++fit.simulations;
+      if (const std::optional<double> v = next_trial(searches[k], t, fit.reference, fit.unit, options.max_simulations_per_case))
+        trials.emplace_back(k, *v);
+    }
     while (!trials.empty()) {
       std::vector<ReferenceCase> round;
       for (const auto& [k, value] : trials) {
@@ -340,8 +357,8 @@ CalibrationResult calibrate(const std::vector<ReferenceCase>& cases, const std::
   progress(fmt::format("simulating the {} tuned cases with the proposed values", all.size()));
   run_options.extra_overrides = fitted_overrides;
   const std::vector<CaseResult> after = run_cases(all, run_options);
-  for (std::size_t i = 0; i < after.size(); ++i)
-    if (after[i].status == CaseStatus::Ok) result.fits[i].after = after[i].simulated;
+  for (std::size_t k = 0; k < after.size(); ++k)
+    if (after[k].status == CaseStatus::Ok) result.fits[fit_of[k]].after = after[k].simulated;
   result.mape_before_pct = mape(result.fits, false);
   result.mape_after_pct = mape(result.fits, true);
   return result;

@@ -27,7 +27,7 @@ struct CaseFit {
   std::optional<double> fitted;            // the value where simulated = measured (used cases)
   std::optional<double> before, after;     // simulated with the config as it is / with every proposal applied
   std::string unit;                        // the metric's unit
-  int simulations = 0;                     // spent on the search
+  int simulations = 0;                     // points of the search (the first may be the "before" run)
   std::string reason;                      // why it is not used
 };
 
