@@ -42,6 +42,15 @@ std::string value_text(double value, ParamType type) {
   return type == ParamType::UInt || type == ParamType::Real ? format_number(value) : format_quantity(value, type);
 }
 
+double round_significant(double value, int digits) {
+  if (value == 0 || !std::isfinite(value)) return value;
+  const double scale = std::pow(10.0, digits - 1 - std::floor(std::log10(std::abs(value))));
+  return std::round(value * scale) / scale;
+}
+
+// A value in a message or the table: 6 significant digits are plenty to read.
+std::string shown(double value, ParamType type) { return value_text(round_significant(value, 6), type); }
+
 // The tuned parameter's declaration and its value in the config.
 struct Tunable {
   std::string name;
@@ -120,21 +129,21 @@ std::optional<double> next_trial(Search& s, const Tunable& t, const ReferenceCas
     const bool all_equal = std::all_of(s.points.begin(), s.points.end(), [&](const auto& q) { return q.second == last.second; });
     if (all_equal)
       return give_up(fmt::format("the simulated {} does not depend on {} ({:.6g} {} at {} and at {})", c.metric, p,
-                                 last.second, unit, value_text(prev.first, t.spec.type), value_text(last.first, t.spec.type)));
+                                 last.second, unit, shown(prev.first, t.spec.type), shown(last.first, t.spec.type)));
     const auto& first = s.points[0];
     const auto second = std::find_if(s.points.begin(), s.points.end(), [&](const auto& q) { return q.second != first.second; });
     if (first.first != 0 && first.second != 0) {
       const double elasticity = ((second->second - first.second) / first.second) / ((second->first - first.first) / first.first);
       if (std::abs(elasticity) < kMinElasticity)
         return give_up(fmt::format("the simulated {} hardly depends on {} ({} -> {} moves it from {:.6g} to {:.6g} {}): "
-                                   "this case cannot determine it", c.metric, p, value_text(first.first, t.spec.type),
-                                   value_text(second->first, t.spec.type), first.second, second->second, unit));
+                                   "this case cannot determine it", c.metric, p, shown(first.first, t.spec.type),
+                                   shown(second->first, t.spec.type), first.second, second->second, unit));
     }
     for (const auto& q : s.points)
       if (matches(q)) return finish(q.first);
     if (last.second == prev.second)
       return give_up(fmt::format("the simulated {} stays at {:.6g} {} from {} to {}: no unique fit", c.metric,
-                                 last.second, unit, value_text(prev.first, t.spec.type), value_text(last.first, t.spec.type)));
+                                 last.second, unit, shown(prev.first, t.spec.type), shown(last.first, t.spec.type)));
   } else if (matches(last)) {
     // Already right at the start: one step away shows whether the figure depends on the parameter at all, so
     // that a case which cannot determine it is not counted as a fit.
@@ -157,7 +166,7 @@ std::optional<double> next_trial(Search& s, const Tunable& t, const ReferenceCas
     const auto& b = s.points[bracket->second];
     return finish(std::abs(residual(a, m)) <= std::abs(residual(b, m)) ? a.first : b.first);
   }
-  const std::string closest = fmt::format("{}={}", p, value_text(last.first, t.spec.type));
+  const std::string closest = fmt::format("{}={}", p, shown(last.first, t.spec.type));
   if (static_cast<int>(s.points.size()) >= budget)
     return give_up(fmt::format("did not converge in {} simulations (last: {} gives {:.4g} {}, measured {:.4g})",
                                budget, closest, last.second, unit, m));
@@ -183,8 +192,8 @@ std::optional<double> next_trial(Search& s, const Tunable& t, const ReferenceCas
   if (evaluated(v)) {
     if (!bracket && (v == t.spec.min || v == t.spec.max))
       return give_up(fmt::format("the fit needs {} {} its bound {} ({} gives {:.4g} {}, measured {:.4g})", p,
-                                 v == t.spec.min ? "below" : "above", value_text(v, t.spec.type),
-                                 value_text(v, t.spec.type), last.second, unit, m));
+                                 v == t.spec.min ? "below" : "above", shown(v, t.spec.type),
+                                 shown(v, t.spec.type), last.second, unit, m));
     if (!integral) return finish(v);  // the secant stands still: as close as doubles get
     v += unrounded > v ? 1 : -1;      // the root lies within half a step of an evaluated integer: try its neighbour
     if (v < t.spec.min || v > t.spec.max || evaluated(v))
@@ -198,12 +207,6 @@ double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-double round_significant(double value, int digits) {
-  if (value == 0 || !std::isfinite(value)) return value;
-  const double scale = std::pow(10.0, digits - 1 - std::floor(std::log10(std::abs(value))));
-  return std::round(value * scale) / scale;
 }
 
 double round_proposal(double value, const ParamSpec& spec) {
@@ -322,7 +325,7 @@ CalibrationResult calibrate(const std::vector<ReferenceCase>& cases, const std::
         ++fit.simulations;
         if (simulated[r].status != CaseStatus::Ok) {
           s.done = true;
-          s.reason = fmt::format("at {}={}: {}: {}", t.name, value_text(trials[r].second, t.spec.type),
+          s.reason = fmt::format("at {}={}: {}: {}", t.name, shown(trials[r].second, t.spec.type),
                                  status_name(simulated[r].status), simulated[r].reason);
           continue;
         }
@@ -377,7 +380,7 @@ std::string calibration_table(const CalibrationResult& result) {
   for (const CaseFit& f : result.fits) {
     std::string fitted_text = "-";
     for (const ParameterProposal& p : result.proposals)
-      if (p.name == f.reference.tunes && f.fitted) fitted_text = value_text(round_significant(*f.fitted, 6), p.type);
+      if (p.name == f.reference.tunes && f.fitted) fitted_text = shown(*f.fitted, p.type);
     out += fmt::format("{:<{}}  {:<{}}  {:>10}  {:>10}  {:>10}  {:>8}  {:>8}  {:>12}  {}\n", f.reference.id, id_width,
                        f.reference.tunes, param_width, fmt::format("{:.4g}", f.reference.measured), number(f.before),
                        number(f.after), percent(error_pct(f, f.before)), percent(error_pct(f, f.after)),
