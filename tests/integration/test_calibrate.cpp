@@ -169,3 +169,12 @@ TEST_CASE("calibrate: bad tunes, an overlay into the shipped configs, nothing to
   }
   CHECK(!fs::exists(out));  // no error wrote an overlay
 }
+
+TEST_CASE("calibrate --help describes the command and warpsim --help lists it", "[calibrate][help]") {
+  RUN_WARPSIM(help, {"calibrate", "--help"});
+  CHECK(help.exit_code == 0);
+  for (const char* text : {"usage: warpsim calibrate", "--reference", "--gpu", "--out", "--force", "--json", "tunes:", "median"})
+    CHECK(contains(help.out, text));
+  RUN_WARPSIM(all, {"--help"});
+  CHECK(contains(all.out, "calibrate"));
+}
