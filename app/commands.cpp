@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <optional>
-#include <regex>
 #include <set>
 
 #include "app/compare.h"
@@ -22,6 +22,8 @@
 #include "app/result_set.h"
 #include "app/run_one.h"
 #include "app/synth_metrics.h"
+#include "app/validate/calibrate.h"
+#include "app/validate/case_selection.h"
 #include "app/validate/ncu_import.h"
 #include "app/validate/plots.h"
 #include "app/validate/reference.h"
@@ -57,6 +59,7 @@ const char* kUsage =
     "  config     print the fully resolved configuration of a GPU config\n"
     "  compare    compare runs (stats.json files or output directories): time, speed-up, utilisation\n"
     "  validate   simulate the cases of reference files (measured figures of real GPUs) and report the errors\n"
+    "  calibrate  propose config values from measured microbenchmark figures (writes a config overlay to review)\n"
     "\n"
     "`warpsim run` without options simulates a Llama-3-8B MLP GEMM (4096x14336x4096 bf16) on the H100 SXM.\n"
     "`warpsim <command> --help` describes a command's options.\n"
@@ -471,62 +474,6 @@ const char* kValidateUsage =
     "2 for bad input (options, reference files, the export or its mapping) or when the outputs or plots cannot be\n"
     "written.";
 
-// Every case of the files, checked (ids unique across files too), then filtered by --gpu and --only; then the
-// imported cases (each checked as a reference file's case), filtered by --only.
-std::vector<ReferenceCase> selected_cases(const std::vector<std::string>& files, const std::string& gpu,
-                                          const std::string& only, const std::vector<ReferenceCase>& imported,
-                                          const std::string& import_file) {
-  std::optional<std::regex> id_filter;
-  try {
-    if (!only.empty()) id_filter.emplace(only, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw InputError(fmt::format("--only: '{}' is not a regular expression: {}", only, e.what()));
-  }
-  // The same config file is the same GPU, however it is named.
-  auto config_file = [](const std::string& name_or_path) {
-    std::error_code ec;
-    const fs::path canonical = fs::weakly_canonical(resolve_gpu_config(name_or_path), ec);
-    return ec ? resolve_gpu_config(name_or_path) : canonical.string();
-  };
-  const std::string gpu_file = gpu.empty() ? "" : config_file(gpu);
-  std::vector<ReferenceCase> all, selected;
-  const auto add = [&](ReferenceCase c, bool on_gpu) {
-    for (const ReferenceCase& earlier : all)
-      if (earlier.id == c.id)
-        throw InputError(fmt::format("{}:{}: case {}: duplicate id (also at {}:{})", c.file, c.line, c.id, earlier.file,
-                                     earlier.line));
-    all.push_back(c);
-    if (!on_gpu) return;
-    if (id_filter && !std::regex_search(c.id, *id_filter)) return;
-    selected.push_back(std::move(c));
-  };
-  for (const std::string& file : files)
-    for (ReferenceCase& c : load_reference(file)) {
-      const bool on_gpu = gpu_file.empty() || config_file(c.gpu) == gpu_file;
-      add(std::move(c), on_gpu);
-    }
-  for (const ReferenceCase& c : imported) {
-    check_reference_case(c);
-    add(c, true);
-  }
-  std::vector<std::string> inputs = files;
-  if (!import_file.empty()) inputs.push_back(import_file);
-  if (selected.empty()) {
-    if (!import_file.empty() && imported.empty())
-      throw InputError(fmt::format("validate: no case: no launch of {} gave one (each is listed above with the reason)"
-                                   "{}",
-                                   import_file, files.empty() ? "" : fmt::format(", and none of {} runs on --gpu {}{}",
-                                                                                  fmt::join(files, ", "), gpu,
-                                                                                  only.empty() ? "" : " and matches --only")));
-    throw InputError(fmt::format("validate: no case {} ({} cases in {})",
-                                 gpu.empty() || !import_file.empty()
-                                     ? "matches --only"
-                                     : only.empty() ? "runs on --gpu " + gpu : "runs on --gpu " + gpu + " and matches --only",
-                                 all.size(), fmt::join(inputs, ", ")));
-  }
-  return selected;
-}
-
 // An output file's directory must exist before the cases run, not be found missing after.
 void check_output_file(const std::string& option, const std::string& path) {
   if (path.empty()) return;
@@ -594,7 +541,7 @@ int cmd_validate(int argc, char** argv) {
     fmt::print("{}", ncu_input_text(*ncu, imported.size()));
     std::fflush(stdout);
   }
-  const std::vector<ReferenceCase> cases = selected_cases(references, gpu, only, imported, ncu_export);
+  const std::vector<ReferenceCase> cases = select_cases("validate", references, gpu, only, imported, ncu_export);
   check_output_file("--json", json_out);
   check_output_file("--csv", csv_out);
   const std::string plot_script = plots_dir.empty() ? "" : check_plotting();
@@ -622,6 +569,107 @@ int cmd_validate(int argc, char** argv) {
   return 0;
 }
 
+// --- calibrate ----------------------------------------------------------------------------------------------
+
+const char* kCalibrateUsage =
+    "usage: warpsim calibrate --reference MICRO.yaml [--reference MORE.yaml ...] --gpu CONFIG [--only REGEX]\n"
+    "                         [--out OVERLAY.yaml] [--force] [--json OUT.json] [-j N] [--max-memory SIZE]\n"
+    "\n"
+    "Proposes config values from measured figures. Every case on CONFIG (as validate's --gpu filter) that names a\n"
+    "numeric config parameter in `tunes:` is a measurement that parameter determines: calibrate searches the value\n"
+    "at which the simulated metric equals the measured one (secant steps, then bracketing; at most 8 simulations a\n"
+    "case; the parameter's declared range and integrality respected), and proposes the median over the parameter's\n"
+    "cases. A case whose fit leaves the range, does not depend on the parameter or does not converge is reported\n"
+    "with the reason and not used. Parameters are fitted in the order they first appear, each with the values\n"
+    "fitted before it applied: path latencies add up (L2 hit = L1 + NoC + L2), so list the L1 cases before the\n"
+    "L2 ones before the DRAM ones.\n"
+    "Prints each case's measured, simulated before and after, errors and fitted value, the proposed changes and the\n"
+    "MAPE over the used cases before and after; writes the proposals as a config overlay (default\n"
+    "calibrated_<gpu>.yaml here: `base: CONFIG` and one commented line per changed parameter) for review;\n"
+    "`warpsim run --gpu OVERLAY.yaml` uses it. Shipped configs are never written (nor is an existing file\n"
+    "without --force).\n"
+    "Exit status: 0 when the overlay was written; 2 for bad input (options, reference files, a `tunes:` that is not\n"
+    "a numeric parameter of the config, no case with `tunes:`), when no case could be fitted, or when the outputs\n"
+    "cannot be written.";
+
+// Where the overlay may go: not into a shipped config directory, not over an existing file unless forced.
+void check_overlay_path(const std::string& out, bool force) {
+  check_output_file("--out", out);
+  std::error_code ec;
+  const fs::path target = fs::weakly_canonical(fs::absolute(out), ec);
+  for (const std::string& dir : config_dirs()) {
+    const fs::path shipped = fs::weakly_canonical(fs::absolute(dir), ec);
+    const fs::path rel = target.lexically_relative(shipped);
+    if (!rel.empty() && *rel.begin() != "..")
+      throw InputError(fmt::format("--out: '{}' is in the shipped configs directory {}; calibrate never edits a shipped "
+                                   "config: write the overlay elsewhere and review it", out, dir));
+  }
+  if (fs::exists(out, ec) && !force)
+    throw InputError(fmt::format("--out: '{}' exists; give --force to replace it", out));
+}
+
+// What `base:` says in the overlay: the config name, or the config's path as seen from the overlay's directory.
+std::string overlay_base(const std::string& gpu, const std::string& out) {
+  if (is_config_name(gpu)) return gpu;
+  std::error_code ec;
+  const fs::path config = fs::weakly_canonical(fs::absolute(resolve_gpu_config(gpu)), ec);
+  const fs::path dir = fs::weakly_canonical(fs::absolute(out).parent_path(), ec);
+  const fs::path rel = config.lexically_relative(dir);
+  return rel.empty() ? config.string() : rel.string();
+}
+
+int cmd_calibrate(int argc, char** argv) {
+  po::options_description desc("options");
+  std::vector<std::string> references;
+  std::string gpu, only, out, json_out;
+  bool force = false;
+  int jobs = 1;
+  MemoryLimitOption memory_limit;
+  desc.add_options()
+      ("reference", po::value(&references)->composing(), "reference file: a YAML list of measured cases (repeatable)")
+      ("gpu", po::value(&gpu), "the GPU config to calibrate (name or path); its cases with tunes: are used")
+      ("only", po::value(&only), "use only the cases whose id contains a match of this regular expression (ECMAScript)")
+      ("out", po::value(&out), "the config overlay to write (default calibrated_<gpu>.yaml)")
+      ("force", po::bool_switch(&force), "replace an existing --out file")
+      ("json", po::value(&json_out), "write the cases, fits and proposals as JSON")
+      ("jobs,j", po::value(&jobs)->default_value(1), "simulate up to N cases of a parameter at once, each in a worker process");
+  memory_limit.add_to(desc);
+  po::variables_map vm;
+  if (!parse("calibrate", argc, argv, desc, vm, kCalibrateUsage)) return 0;
+  if (references.empty()) throw InputError("calibrate: give a reference file, --reference FILE.yaml (see warpsim calibrate --help)");
+  if (gpu.empty()) throw InputError("calibrate: give the GPU config to calibrate, --gpu CONFIG (see warpsim calibrate --help)");
+  if (jobs < 1) throw InputError(fmt::format("-j/--jobs: expected a number of processes >= 1, got {}", jobs));
+  if (out.empty()) out = fmt::format("calibrated_{}.yaml", fs::path(gpu).stem().string());
+  const std::vector<ReferenceCase> cases = select_cases("calibrate", references, gpu, only);
+  check_overlay_path(out, force);
+  check_output_file("--json", json_out);
+  CalibrationOptions options;
+  options.jobs = static_cast<unsigned>(jobs);
+  options.max_memory_bytes = memory_limit.bytes();
+  options.on_progress = [](const std::string& message) { spdlog::info("{}", message); };
+  const CalibrationResult result = calibrate(cases, gpu, options);
+  fmt::print("{}", calibration_table(result));
+  if (!json_out.empty()) write_file_atomically(json_out, calibration_json(result));
+  if (result.proposals.empty())
+    throw InputError(fmt::format("calibrate: none of the {} cases with tunes: could be fitted (the reasons are in the "
+                                 "table): no overlay written", result.fits.size()));
+  std::vector<std::string> command{"warpsim", "calibrate"};
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::replace(arg.begin(), arg.end(), '\n', ' ');  // the command line goes into a one-line comment
+    command.push_back(arg);
+  }
+  const std::time_t now = std::time(nullptr);
+  char date[16];
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  const std::vector<std::string> header{
+      fmt::format("Proposed by `{}` on {}", fmt::join(command, " "), date),
+      fmt::format("(warpsim {}). Review before use: each value names the measurements it was fitted to.", WARPSIM_VERSION)};
+  write_file_atomically(out, calibration_overlay(result, header, overlay_base(gpu, out)));
+  fmt::print("\nwrote {} (review it; use it with --gpu {})\n", out, out);
+  return 0;
+}
+
 // Messages on stderr as "warpsim: <level>: <message>", the form the error messages always had.
 void set_up_logging() {
   auto logger = spdlog::stderr_color_mt("warpsim");
@@ -633,7 +681,7 @@ void set_up_logging() {
 
 int warpsim_main(int argc, char** argv) {
   if (!spdlog::get("warpsim")) set_up_logging();
-  const std::vector<std::string> commands{"run", "synth", "describe", "config", "compare", "validate"};
+  const std::vector<std::string> commands{"run", "synth", "describe", "config", "compare", "validate", "calibrate"};
   try {
     if (argc < 2) {
       fmt::print(stderr, "{}", kUsage);
@@ -654,6 +702,7 @@ int warpsim_main(int argc, char** argv) {
     if (cmd == "config") return cmd_config(argc - 1, argv + 1);
     if (cmd == "compare") return cmd_compare(argc - 1, argv + 1);
     if (cmd == "validate") return cmd_validate(argc - 1, argv + 1);
+    if (cmd == "calibrate") return cmd_calibrate(argc - 1, argv + 1);
     const std::string hint = did_you_mean(cmd, commands);
     spdlog::error("unknown command '{}'{}", cmd, hint.empty() ? "" : "; did you mean '" + hint + "'?");
     fmt::print(stderr, "\n{}", kUsage);
