@@ -197,7 +197,9 @@ TEST_CASE("validate: a worker process that dies makes its case failed, the other
   std::vector<warpsim::ReferenceCase> cases(3, c);
   cases[0].id = "survives.0";
   cases[1].id = "killed";
+  cases[1].keys["m"] = "128";  // a workload of its own: cases of one workload share a simulation (and a worker)
   cases[2].id = "survives.2";
+  cases[2].overrides = {"sm.count=54"};  // and one more: the same GEMM on half the SMs
   warpsim::ValidateOptions options;
   options.jobs = 2;
   options.before_simulation = [](const warpsim::ReferenceCase& rc) {
@@ -209,7 +211,41 @@ TEST_CASE("validate: a worker process that dies makes its case failed, the other
   CHECK(results[1].status == warpsim::CaseStatus::Failed);
   CHECK(contains(results[1].reason, "signal 9"));
   CHECK(results[2].status == warpsim::CaseStatus::Ok);
-  CHECK(results[0].simulated == results[2].simulated);
+  CHECK(results[2].simulated > 0);
+}
+
+TEST_CASE("validate: cases of one workload share one simulation, with the results of separate runs",
+          "[validate][jobs]") {
+  warpsim::ReferenceCase c;
+  c.gpu = "a100_sxm";
+  c.kind = "gemm";
+  c.keys = {{"m", "256"}, {"n", "256"}, {"k", "256"}};
+  c.measured = 10;
+  c.source = "test";
+  std::vector<warpsim::ReferenceCase> cases;
+  for (const char* metric : {"time_us", "cycles", "dram_bytes_read"}) {
+    c.id = std::string("shared.") + metric;
+    c.metric = metric;
+    cases.push_back(c);
+  }
+  c.id = "other";
+  c.metric = "time_us";
+  c.keys["m"] = "128";
+  cases.insert(cases.begin() + 1, c);  // interleaved: grouping must not depend on order
+  int simulations = 0;
+  warpsim::ValidateOptions options;
+  options.before_simulation = [&](const warpsim::ReferenceCase&) { ++simulations; };
+  const std::vector<warpsim::CaseResult> together = warpsim::run_cases(cases, options);
+  CHECK(simulations == 2);
+  REQUIRE(together.size() == cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    INFO(cases[i].id);
+    CHECK(together[i].reference.id == cases[i].id);
+    const warpsim::CaseResult alone = warpsim::run_case(cases[i], warpsim::ValidateOptions{});
+    REQUIRE(together[i].status == warpsim::CaseStatus::Ok);
+    CHECK(together[i].simulated == alone.simulated);
+  }
+  CHECK(together[0].simulated != together[1].simulated);  // the other workload is not answered from the shared run
 }
 
 TEST_CASE("validate: a case the synthesizer refuses is failed with the reason", "[validate]") {
