@@ -155,6 +155,35 @@ TEST_CASE("stream: each op loads and stores every element of its arrays once, 16
   }
 }
 
+TEST_CASE("stream passes: each pass reads every vector once, from another CTA than the pass before", "[synth][microbench]") {
+  // 2 SMs x 1 CTA x 64 threads; 385 vectors (the last warp piece ragged), 3 passes.
+  const Config config = gpu("h100_sxm", {"sm.count=2"});
+  const std::uint64_t bytes = 6 * 1024 + 16, vectors = bytes / 16;
+  auto trace = make("stream", {{"op", "read"}, {"bytes", std::to_string(bytes) + "B"}, {"ctas_per_sm", "1"},
+                               {"threads", "64"}, {"passes", "3"}}, config);
+  auto kernel = trace->open_kernel(0);
+  std::map<std::uint64_t, std::vector<std::uint64_t>> readers;  // vector address -> the CTA of each read
+  std::uint64_t loads = 0;
+  for (std::uint64_t cta = 0; cta < 2; ++cta)
+    for (std::uint32_t w = 0; w < 2; ++w)
+      for (const WarpInst& in : warp_insts(*kernel, cta, w)) {
+        if (in.op != Opcode::LDG) continue;
+        ++loads;
+        for (int l = 0; l < kWarpSize; ++l)
+          if (in.active_mask >> l & 1) readers[in.lane_address(l)].push_back(cta);
+      }
+  CHECK(readers.size() == vectors);
+  std::uint64_t read_by_both = 0;
+  for (const auto& [address, ctas] : readers) {
+    CHECK(ctas.size() == 3);
+    if (std::set<std::uint64_t>(ctas.begin(), ctas.end()).size() == 2) ++read_by_both;
+  }
+  // A CTA's share shifts by one CTA per pass: no vector is read by the same CTA in all three passes (so its SM's L1
+  // cannot serve the later passes).
+  CHECK(read_by_both == vectors);
+  CHECK(loads >= 3 * ((vectors + kWarpSize - 1) / kWarpSize));
+}
+
 TEST_CASE("pointer_chase: one lane, each load addressed by the previous one's result, stride wrapping", "[synth][microbench]") {
   const Config config = gpu("h100_sxm");
   auto trace = make("pointer_chase", {{"footprint", "1KiB"}, {"stride", "256B"}, {"steps", "10"}}, config);

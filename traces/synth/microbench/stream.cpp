@@ -5,7 +5,10 @@
 //   read  x = a[i] (summed into a register)        1 array   write a[i] = s                          1 array
 //   copy  c[i] = a[i]                              2 arrays  scale b[i] = s * c[i]                   2 arrays
 //   triad a[i] = b[i] + s * c[i]                   3 arrays
-// Grid: sm.count * ctas_per_sm CTAs of `threads` threads.
+// Grid: sm.count * ctas_per_sm CTAs of `threads` threads. With `passes` > 1 the loop goes over the arrays again
+// (gpu-benches' L2 benchmark: arrays that fit in L2 are read from it after the first pass); each pass shifts the
+// data by one CTA's share, so that a CTA reads lines another CTA (on another SM) read before, not lines still in
+// its own SM's L1.
 #include <fmt/format.h>
 
 #include "sim/core/error.h"
@@ -27,7 +30,9 @@ struct StreamPlan {
   StreamOp op = StreamOp::Read;
   std::uint64_t vectors = 0;       // 16-byte vectors per array
   std::uint64_t grid_threads = 0;  // threads of the grid
-  std::uint64_t iterations = 0;    // of the grid-stride loop
+  std::uint64_t pass_iterations = 0;  // of the grid-stride loop over the arrays once
+  std::uint64_t passes = 1;
+  std::uint64_t cta_vectors = 0;   // one CTA's share of a pass: the shift from pass to pass
   std::uint64_t array_a = 0, array_b = 0, array_c = 0;
   Opcode add = Opcode::FADD, mul = Opcode::FMUL, fma = Opcode::FFMA;
   std::uint32_t lanes_ops = 4;     // arithmetic instructions per 16-byte vector (fp32: 4, fp64: 2, fp16x2: 4)
@@ -50,10 +55,15 @@ StepProgram stream_program(std::shared_ptr<const StreamPlan> p, std::uint64_t fi
     emit_alu(c, Opcode::IMAD, kPtr, {kPtr});
     emit_alu(c, Opcode::MOV, kScalar, {});
   };
-  prog.steps = p->iterations;
+  prog.steps = p->pass_iterations * p->passes;
   prog.step = [p, first_thread](InstChunk& c, std::uint64_t i) {
     c.set_pc(setup * kInstBytes);
-    const std::uint64_t vec = i * p->grid_threads + first_thread;  // lane 0's vector
+    const std::uint64_t pass = i / p->pass_iterations;
+    const std::uint64_t slot = (i % p->pass_iterations) * p->grid_threads + first_thread;  // lane 0's, in pass 0
+    // Slots and the shift are whole warps (32 vectors), so each pass is a permutation of the warps' 512-byte pieces
+    // over the arrays padded to whole warps (the ragged last piece moves with them).
+    const std::uint64_t padded = (p->vectors + kWarpSize - 1) / kWarpSize * kWarpSize;
+    const std::uint64_t vec = slot >= padded ? slot : (slot + pass * p->cta_vectors) % padded;
     const std::uint64_t lanes = vec >= p->vectors ? 0 : std::min<std::uint64_t>(kWarpSize, p->vectors - vec);
     const std::uint32_t mask = lanes == kWarpSize ? kFullMask : (1u << lanes) - 1;
     auto at = [&](std::uint64_t array) { return LaneRows{array + vec * kVecBytes, kVecBytes, kWarpSize, 0}; };
@@ -120,7 +130,9 @@ std::unique_ptr<TraceSource> make_stream(const SynthArgs& args, const Config& co
   info.block = block_of_warps("stream", "threads", threads / kWarpSize, config);
   info.grid.x = static_cast<std::uint32_t>(config.section("sm").u64("count") * args.u64("ctas_per_sm"));
   plan->grid_threads = info.grid.count() * threads;
-  plan->iterations = (plan->vectors + plan->grid_threads - 1) / plan->grid_threads;
+  plan->pass_iterations = (plan->vectors + plan->grid_threads - 1) / plan->grid_threads;
+  plan->passes = args.u64("passes");
+  plan->cta_vectors = threads;
   const std::uint64_t span = (bytes + kArrayAlign - 1) / kArrayAlign * kArrayAlign;
   plan->array_a = kArrayBase;
   plan->array_b = kArrayBase + span;
@@ -139,7 +151,7 @@ std::unique_ptr<TraceSource> make_stream(const SynthArgs& args, const Config& co
 }
 
 std::map<std::string, double> stream_metrics(const SynthArgs& args, const Config&, const WorkloadTiming& t) {
-  const double moved = static_cast<double>(args.u64("bytes")) * arrays_moved(
+  const double moved = static_cast<double>(args.u64("bytes")) * static_cast<double>(args.u64("passes")) * arrays_moved(
       args.text("op") == "read" ? StreamOp::Read : args.text("op") == "write" ? StreamOp::Write
       : args.text("op") == "copy" ? StreamOp::Copy : args.text("op") == "scale" ? StreamOp::Scale : StreamOp::Triad);
   return {{"bandwidth_gbps", per_second(moved, t) / 1e9}};
@@ -158,9 +170,11 @@ SynthesizerInfo stream_synthesizer() {
                   .choice("dtype", {"fp32", "fp64", "fp16"}, std::string("fp32"), "element type (the arithmetic's opcodes)")
                   .uint("ctas_per_sm", "CTAs", 2, "CTAs per SM (grid = sm.count * ctas_per_sm)", 1, 64)
                   .uint("threads", "threads", 256, "threads per CTA (a multiple of 32)", 32, 1024)
+                  .uint("passes", "passes", 1, "times over the arrays (> 1 for the L2 bandwidth of arrays that fit in L2)",
+                        1, 4096)
                   .params();
   info.factory = make_stream;
-  info.metrics = {{"bandwidth_gbps", "GB/s", "bytes of the arrays read and written (BabelStream's count) / kernel time"}};
+  info.metrics = {{"bandwidth_gbps", "GB/s", "bytes of the arrays read and written (BabelStream's count) x passes / kernel time"}};
   info.derive = stream_metrics;
   return info;
 }
