@@ -486,6 +486,7 @@ NcuImport import_ncu_csv(const std::string& csv_path, const std::string& gpu, co
                                                           : ignored_reason(name)});
   }
 
+  std::map<std::string, std::size_t> zero_measurements;  // metric -> launches where it measured 0
   for (std::size_t r = 2; r < ex.records().size(); ++r) {
     const CsvRecord& rec = ex.records()[r];
     ex.check_field_count(rec);
@@ -570,6 +571,10 @@ NcuImport import_ncu_csv(const std::string& csv_path, const std::string& gpu, co
     if (!chosen->note.empty()) note += "; " + chosen->note;
 
     for (const auto& [metric, value] : measured) {
+      if (!(value > 0)) {  // e.g. no DRAM writes (they stayed in L2): no relative error to report
+        ++zero_measurements[metric];
+        continue;
+      }
       ReferenceCase c;
       c.id = fmt::format("ncu.{}.{}.{}", row, kc.short_name, metric);
       c.gpu = gpu;
@@ -586,6 +591,9 @@ NcuImport import_ncu_csv(const std::string& csv_path, const std::string& gpu, co
       out.cases.push_back(std::move(c));
     }
   }
+  for (const auto& [metric, launches] : zero_measurements)
+    out.ignored.push_back({metric, fmt::format("measured 0 in {} launch{}: no relative error, no case", launches,
+                                               launches == 1 ? "" : "es")});
   return out;
 }
 

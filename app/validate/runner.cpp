@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -70,8 +71,9 @@ std::vector<CaseResult> run_same_simulation(const std::vector<const ReferenceCas
   const ReferenceCase& c = *members[to_simulate.front()];
   RunSpec spec;
   spec.gpu = c.gpu;
-  spec.overrides = c.overrides;
-  spec.overrides.insert(spec.overrides.end(), options.extra_overrides.begin(), options.extra_overrides.end());
+  // The case's own `set:` comes last, so that it wins over what applies to every case (calibrate's fitted values).
+  spec.overrides = options.extra_overrides;
+  spec.overrides.insert(spec.overrides.end(), c.overrides.begin(), c.overrides.end());
   spec.workload.synthesizer = c.kind;
   spec.workload.synth_keys = c.keys;
   spec.driver = "plain";  // SystemC elaborates once per process; the plain driver gives the same results
@@ -159,7 +161,12 @@ std::vector<CaseResult> read_results_message(const std::vector<const ReferenceCa
     }
     r.unit = m.value("unit", r.unit);
     r.reason = m.value("reason", "");
-    if (status == "ok") set_simulated(r, m.value("simulated", 0.0));
+    const nlohmann::json* simulated = m.contains("simulated") ? &m["simulated"] : nullptr;
+    if (status == "ok" && !(simulated && simulated->is_number() && std::isfinite(simulated->get<double>()))) {
+      r.reason = "the worker process sent an ok result without a simulated figure";
+      continue;
+    }
+    if (status == "ok") set_simulated(r, simulated->get<double>());
     else if (status == "unsupported") r.status = CaseStatus::Unsupported;
     else if (status == "skipped") r.status = CaseStatus::Skipped;
   }
@@ -231,6 +238,18 @@ std::vector<CaseResult> run_in_workers(const std::vector<ReferenceCase>& cases, 
   const std::vector<std::vector<std::size_t>> groups = same_simulation_groups(cases);
   std::vector<CaseResult> results(cases.size());
   std::vector<Worker> running;
+  // A failure here (pipe, fork, poll, or a callback that throws) must not leave workers behind.
+  struct StopWorkers {
+    std::vector<Worker>& running;
+    ~StopWorkers() {
+      for (const Worker& w : running) {
+        ::kill(w.pid, SIGKILL);
+        ::close(w.fd);
+        while (::waitpid(w.pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+      }
+    }
+  } stop_workers{running};
   std::size_t next = 0;
   while (next < groups.size() || !running.empty()) {
     while (next < groups.size() && running.size() < options.jobs) {

@@ -31,7 +31,7 @@ struct CaseResult {
 };
 
 struct ValidateOptions {
-  // Applied to every case after its own `set:` (calibrate's trial values), "section.key=value" as --set.
+  // Applied to every case before its own `set:`, which wins (calibrate's fitted values), "section.key=value" as --set.
   std::vector<std::string> extra_overrides;
   // 1: the cases run in this process, one after another. N > 1: in up to N worker processes at a time, each
   // case in its own (fork), its result sent back as JSON through a pipe; a worker that crashes or is killed

@@ -248,6 +248,30 @@ TEST_CASE("validate: cases of one workload share one simulation, with the result
   CHECK(together[0].simulated != together[1].simulated);  // the other workload is not answered from the shared run
 }
 
+TEST_CASE("validate: a case's own set: wins over the overrides applied to every case", "[validate]") {
+  warpsim::ReferenceCase c;
+  c.id = "own";
+  c.gpu = "a100_sxm";
+  c.kind = "gemm";
+  c.keys = {{"m", "256"}, {"n", "1024"}, {"k", "256"}};
+  c.metric = "time_us";
+  c.measured = 10;
+  c.source = "test";
+  c.overrides = {"sm.count=16"};
+  warpsim::ValidateOptions every_case;
+  every_case.extra_overrides = {"sm.count=64", "hbm.latency=400"};
+  const warpsim::CaseResult both = warpsim::run_case(c, every_case);
+  warpsim::ReferenceCase expected = c;
+  expected.overrides = {"hbm.latency=400", "sm.count=16"};
+  const warpsim::CaseResult alone = warpsim::run_case(expected, warpsim::ValidateOptions{});
+  warpsim::ReferenceCase wider = c;
+  wider.overrides = {"hbm.latency=400", "sm.count=64"};
+  const warpsim::CaseResult on_64 = warpsim::run_case(wider, warpsim::ValidateOptions{});
+  REQUIRE(both.status == warpsim::CaseStatus::Ok);
+  CHECK(both.simulated == alone.simulated);
+  CHECK(both.simulated != on_64.simulated);  // the SM count matters here, so the check above can fail
+}
+
 TEST_CASE("validate: a case the synthesizer refuses is failed with the reason", "[validate]") {
   TempDir dir;
   const std::string f = dir / "ref.yaml";

@@ -272,6 +272,23 @@ TEST_CASE("DRAM bandwidth may come from a throughput column, a launch without a 
   CHECK(im.ignored.empty());
 }
 
+TEST_CASE("a metric measured 0 gives no case (no relative error) and is named among the ignored") {
+  const TempFile csv("r.csv",
+                     "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"dram__bytes_write.sum\"\n"
+                     "\"\",\"\",\"usecond\",\"byte\"\n"
+                     "\"0\",\"k_gemm\",\"12\",\"0\"\n"
+                     "\"1\",\"k_gemm\",\"13\",\"4096\"\n");
+  const TempFile map("m.yaml", "- {match: k_gemm, workload: {kind: gemm, m: 64, n: 64, k: 64, dtype: bf16}}\n");
+  const NcuImport im = import_ncu_csv(csv.str(), "h100_sxm", map.str());
+  std::vector<std::string> ids;
+  for (const ReferenceCase& c : im.cases) ids.push_back(c.id);
+  CHECK(ids == std::vector<std::string>{"ncu.1.k_gemm.time_us", "ncu.2.k_gemm.time_us", "ncu.2.k_gemm.dram_bytes_written"});
+  REQUIRE(im.ignored.size() == 1);
+  CHECK(im.ignored[0].metric == "dram_bytes_written");
+  CHECK(im.ignored[0].reason == "measured 0 in 1 launch: no relative error, no case");
+  for (const ReferenceCase& c : im.cases) CHECK(c.measured > 0);  // what validate requires of every case
+}
+
 TEST_CASE("a malformed export is an error naming file, line and column or metric") {
   const auto import = [](const std::string& text) {
     const TempFile f("bad.csv", text);

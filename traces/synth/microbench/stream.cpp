@@ -38,6 +38,16 @@ struct StreamPlan {
   std::uint32_t lanes_ops = 4;     // arithmetic instructions per 16-byte vector (fp32: 4, fp64: 2, fp16x2: 4)
 };
 
+// The `op` key's value (a validated choice) as a StreamOp.
+StreamOp stream_op(const std::string& op) {
+  if (op == "read") return StreamOp::Read;
+  if (op == "write") return StreamOp::Write;
+  if (op == "copy") return StreamOp::Copy;
+  if (op == "scale") return StreamOp::Scale;
+  WARPSIM_ASSERT(op == "triad", "stream op choice '" + op + "' has no StreamOp");
+  return StreamOp::Triad;
+}
+
 std::uint32_t arrays_moved(StreamOp op) {
   switch (op) {
     case StreamOp::Read: case StreamOp::Write: return 1;
@@ -111,8 +121,7 @@ StepProgram stream_program(std::shared_ptr<const StreamPlan> p, std::uint64_t fi
 std::unique_ptr<TraceSource> make_stream(const SynthArgs& args, const Config& config) {
   auto plan = std::make_shared<StreamPlan>();
   const std::string& op = args.text("op");
-  plan->op = op == "read" ? StreamOp::Read : op == "write" ? StreamOp::Write : op == "copy" ? StreamOp::Copy
-           : op == "scale" ? StreamOp::Scale : StreamOp::Triad;
+  plan->op = stream_op(op);
   const std::string& dtype = args.text("dtype");
   if (dtype == "fp64") {
     plan->add = Opcode::DADD; plan->mul = Opcode::DMUL; plan->fma = Opcode::DFMA; plan->lanes_ops = 2;
@@ -151,9 +160,8 @@ std::unique_ptr<TraceSource> make_stream(const SynthArgs& args, const Config& co
 }
 
 std::map<std::string, double> stream_metrics(const SynthArgs& args, const Config&, const WorkloadTiming& t) {
-  const double moved = static_cast<double>(args.u64("bytes")) * static_cast<double>(args.u64("passes")) * arrays_moved(
-      args.text("op") == "read" ? StreamOp::Read : args.text("op") == "write" ? StreamOp::Write
-      : args.text("op") == "copy" ? StreamOp::Copy : args.text("op") == "scale" ? StreamOp::Scale : StreamOp::Triad);
+  const double moved = static_cast<double>(args.u64("bytes")) * static_cast<double>(args.u64("passes")) *
+                       arrays_moved(stream_op(args.text("op")));
   return {{"bandwidth_gbps", per_second(moved, t) / 1e9}};
 }
 
