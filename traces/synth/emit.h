@@ -25,6 +25,10 @@ inline constexpr std::uint32_t kLdsmMatrices = 4;   // .x4: lanes 8q..8q+7 addre
 inline constexpr std::uint32_t kWarpgroupWarps = 4;
 inline constexpr std::uint32_t kWarpgroupThreads = kWarpgroupWarps * kWarpSize;
 inline constexpr std::uint32_t kFullMask = ~0u;
+// Active mask of lanes 0..n-1 (all 32 when n >= 32): the lanes of a ragged last piece of work.
+inline constexpr std::uint32_t first_lanes_mask(std::uint64_t n) {
+  return n >= kWarpSize ? kFullMask : (1u << n) - 1;
+}
 static_assert(kLdsmMatrices * kLdsmRows == kWarpSize, "ldmatrix.x4 takes one row address per lane");
 
 // ---- registers ------------------------------------------------------------------------------------------------

@@ -64,7 +64,7 @@ inline void emit_cta_allreduce(InstChunk& c, const CtaReduction& r, std::uint32_
     emit_store(c, Opcode::STS, MemSpace::Shared, slot, 1u, {reg(r.warp.first + v), r.addr});
   }
   emit_barrier(c);
-  const std::uint32_t partial_lanes = r.warps == kWarpSize ? kFullMask : (1u << r.warps) - 1;
+  const std::uint32_t partial_lanes = first_lanes_mask(r.warps);
   for (std::uint32_t v = 0; v < r.warp.values; ++v) {
     const LaneRows partials{r.smem_base + std::uint64_t{v} * r.warps * kPartialBytes, kPartialBytes, kWarpSize, 0};
     emit_load(c, Opcode::LDS, MemSpace::Shared, partials, partial_lanes, reg(r.warp.first + v), 1, {r.addr});

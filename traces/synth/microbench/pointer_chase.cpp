@@ -45,7 +45,7 @@ StepProgram chase_program(std::shared_ptr<const ChasePlan> p) {
     if (p->warm_up)
       for (std::uint64_t first = 0, i = 0; first < p->positions; first += kWarpSize, ++i) {
         const std::uint64_t lanes = std::min<std::uint64_t>(kWarpSize, p->positions - first);
-        const std::uint32_t mask = lanes == kWarpSize ? kFullMask : (1u << lanes) - 1;
+        const std::uint32_t mask = first_lanes_mask(lanes);
         WarpInst& warm = emit_load(c, Opcode::LDG, MemSpace::Global,
                                    LaneRows{p->base + first * p->stride, kChaseBytes, kWarpSize, 0}, mask, reg(kWarmReg + i % kWarmRegs), 1, {kChaseReg});
         warm.stride = static_cast<std::int32_t>(p->stride);  // lane i on chase position first + i

@@ -75,7 +75,7 @@ StepProgram stream_program(std::shared_ptr<const StreamPlan> p, std::uint64_t fi
     const std::uint64_t padded = (p->vectors + kWarpSize - 1) / kWarpSize * kWarpSize;
     const std::uint64_t vec = slot >= padded ? slot : (slot + pass * p->cta_vectors) % padded;
     const std::uint64_t lanes = vec >= p->vectors ? 0 : std::min<std::uint64_t>(kWarpSize, p->vectors - vec);
-    const std::uint32_t mask = lanes == kWarpSize ? kFullMask : (1u << lanes) - 1;
+    const std::uint32_t mask = first_lanes_mask(lanes);
     auto at = [&](std::uint64_t array) { return LaneRows{array + vec * kVecBytes, kVecBytes, kWarpSize, 0}; };
     const std::uint32_t body = 2 + p->lanes_ops + 1;  // at most: 2 loads, the arithmetic, 1 store
     if (lanes == 0) {

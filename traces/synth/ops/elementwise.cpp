@@ -136,7 +136,7 @@ class ElementwiseWarp final : public WarpGenerator {
   std::uint32_t lanes_below(std::uint64_t first) const {
     if (first >= p_->elements) return 0;
     const std::uint64_t live = p_->elements - first;
-    return live >= kWarpSize ? kFullMask : (1u << live) - 1;
+    return first_lanes_mask(live);
   }
 
   std::shared_ptr<const Plan> p_;

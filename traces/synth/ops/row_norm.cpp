@@ -127,7 +127,7 @@ class NormWarp final : public PhasedWarp {
     const std::uint64_t first = first_vector(j);
     if (first >= p_->vectors) return 0;
     const std::uint64_t live = p_->vectors - first;
-    return live >= kWarpSize ? kFullMask : (1u << live) - 1;
+    return first_lanes_mask(live);
   }
 
   std::shared_ptr<const Plan> p_;

@@ -218,7 +218,7 @@ class BlockSoftmax final : public PhasedWarp {
     const std::uint64_t first = chunk_first(j);
     if (first >= p_->cols) return 0;
     const std::uint64_t live = (p_->cols - first) / p_->ilp;  // cols is a multiple of ilp
-    return live >= kWarpSize ? kFullMask : (1u << live) - 1;
+    return first_lanes_mask(live);
   }
   void emit_reload(InstChunk& c, std::uint32_t j, std::uint32_t mask) {
     const Plan& p = *p_;
