@@ -204,7 +204,7 @@ static void report_rate(const std::string& id, double flops, double ms, double m
 
 template <class Op>
 static void bench_mma(const Gpu& g, const void* zeros, void* out) {
-  constexpr int kChains = 8, kWarpsPerSm = 8, kIters = 4096;
+  constexpr int kChains = 8, kWarpsPerSm = 8, kIters = 16384;
   const int threads = 32 * kWarpsPerSm, blocks = g.sms;
   const char* unit_t = std::strstr(Op::kName, "s8") ? "TOP/s" : "TFLOP/s";
   const char* unit_c = std::strstr(Op::kName, "s8") ? "OP/cycle/SM" : "FLOP/cycle/SM";
@@ -319,7 +319,7 @@ static void bench_wgmma(const Gpu& g, void* out) {
   {
     // Throughput: 1 CTA per SM of 2 warpgroups (each with its own accumulator, so
     // one warpgroup's wait overlaps the other's issue); batches of 4, wait_group 1.
-    constexpr int kWarpgroups = 2, kBatch = 4, kIters = 1024;
+    constexpr int kWarpgroups = 2, kBatch = 4, kIters = 4096;
     const int threads = 128 * kWarpgroups, blocks = g.sms;
     Probes probes(blocks);
     auto launch = [&] {

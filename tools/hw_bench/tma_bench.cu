@@ -341,7 +341,7 @@ int main() {
   uint32_t* sink = nullptr;
   CHECK(cudaMalloc(&sink, size_t(sms) * 8 * 256 * sizeof(uint32_t)));
 
-  const Footprint fps[] = {{"hbm_1GiB", big, 2}, {"l2_16MiB", small, 64}};
+  const Footprint fps[] = {{"hbm_1GiB", big, 1}, {"l2_16MiB", small, 64}};
   char cond[256];
 
   // (a) TMA bulk-copy streaming.
