@@ -29,10 +29,18 @@ __device__ __forceinline__ unsigned long long global_ns() {
 
 // Per-CTA clock probe: thread 0 records SM cycles and globaltimer ns at the start
 // and end of the timed region; cycles/ns over the kernel is the effective SM clock.
+// smid records where the CTA ran, so the host can check that every SM took part.
 struct ClockProbe {
   unsigned long long cycles;
   unsigned long long ns;
+  unsigned smid;
 };
+
+__device__ __forceinline__ unsigned sm_id() {
+  unsigned id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+}
 
 // Mean effective SM clock in MHz over the CTAs that recorded a probe.
 inline double effective_mhz(const ClockProbe* probes, int n) {
@@ -64,6 +72,22 @@ struct Probes {
     double m = effective_mhz(host, n);
     std::free(host);
     return m;
+  }
+  // Number of distinct SMs the CTAs ran on (throughput per SM assumes all of them).
+  int distinct_sms() const {
+    ClockProbe* host = static_cast<ClockProbe*>(std::malloc(sizeof(ClockProbe) * n));
+    CHECK(cudaMemcpy(host, dev, sizeof(ClockProbe) * n, cudaMemcpyDeviceToHost));
+    bool seen[1024] = {};
+    int count = 0;
+    for (int i = 0; i < n; ++i) {
+      unsigned id = host[i].smid;
+      if (id < 1024 && !seen[id]) {
+        seen[id] = true;
+        ++count;
+      }
+    }
+    std::free(host);
+    return count;
   }
 };
 

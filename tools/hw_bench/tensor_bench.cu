@@ -144,7 +144,7 @@ __global__ void mma_kernel(const typename Op::AT* zeros, typename Op::CT* out, i
   }
   __syncthreads();  // the CTA's end time is that of its slowest warp
   unsigned long long c1 = clock64(), t1 = global_ns();
-  if (threadIdx.x == 0) probes[blockIdx.x] = ClockProbe{c1 - c0, t1 - t0};
+  if (threadIdx.x == 0) probes[blockIdx.x] = ClockProbe{c1 - c0, t1 - t0, sm_id()};
 
   typename Op::CT sum = typename Op::CT(0);
 #pragma unroll
@@ -193,8 +193,10 @@ static double time_launches(F launch, int reps) {
 }
 
 // Prints throughput (whole GPU and per SM per cycle), the measured SM clock, and latency.
-static void report_rate(const std::string& id, double flops, double ms, double mhz, int sms,
-                        const char* unit_tera, const char* unit_cycle, const std::string& cond) {
+static void report_rate(const std::string& id, double flops, double ms, const Probes& probes, int sms,
+                        const char* unit_tera, const char* unit_cycle, std::string cond) {
+  const double mhz = probes.mhz();
+  cond += ",sms_used=" + std::to_string(probes.distinct_sms());
   double per_s = flops / (ms * 1e-3);
   double cycles = ms * 1e-3 * mhz * 1e6;
   result((id + ".tput").c_str(), per_s / 1e12, unit_tera, cond.c_str());
@@ -220,7 +222,7 @@ static void bench_mma(const Gpu& g, const void* zeros, void* out) {
     char cond[256];
     std::snprintf(cond, sizeof cond, "ctas=%d,warps_per_sm=%d,chains_per_warp=%d,iters=%d,operands=zero",
                   blocks, kWarpsPerSm, kChains, kIters);
-    report_rate(Op::kName, flops, ms, probes.mhz(), g.sms, unit_t, unit_c, cond);
+    report_rate(Op::kName, flops, ms, probes, g.sms, unit_t, unit_c, cond);
   }
   {
     // Latency: one warp, one dependent chain; cycles over the loop / instructions.
@@ -303,7 +305,7 @@ __global__ void __launch_bounds__(256, 1)
   wgmma_wait<0>();
   __syncthreads();
   unsigned long long c1 = clock64(), t1 = global_ns();
-  if (threadIdx.x == 0) probes[blockIdx.x] = ClockProbe{c1 - c0, t1 - t0};
+  if (threadIdx.x == 0) probes[blockIdx.x] = ClockProbe{c1 - c0, t1 - t0, sm_id()};
 
   typename Op::Acc sum = typename Op::Acc(0);
 #pragma unroll
@@ -333,7 +335,7 @@ static void bench_wgmma(const Gpu& g, void* out) {
                   "ctas=%d,warpgroups_per_sm=%d,batch=%d,wait_group=1,iters=%d,smem_desc_no_swizzle,"
                   "operands=zero",
                   blocks, kWarpgroups, kBatch, kIters);
-    report_rate(Op::kName, flops, ms, probes.mhz(), g.sms, unit_t, unit_c, cond);
+    report_rate(Op::kName, flops, ms, probes, g.sms, unit_t, unit_c, cond);
   }
   {
     // Latency: 1 warpgroup, each wgmma followed by commit + wait_group 0.

@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(32, 1)
   for (int t = 0; t < used; ++t)
     if (!mbar_wait(&bars[t], (wait_parity >> t) & 1u, err)) return;
   unsigned long long c1 = clock64(), t1 = global_ns();
-  probes[blockIdx.x] = ClockProbe{c1 - c0, t1 - t0};
+  probes[blockIdx.x] = ClockProbe{c1 - c0, t1 - t0, sm_id()};
 }
 
 // (b) Latency: one thread, one copy at a time; cycles from issue to the wait
@@ -154,7 +154,7 @@ __global__ void __launch_bounds__(256)
   asm volatile("cp.async.wait_all;" ::: "memory");
   __syncthreads();
   unsigned long long c1 = clock64(), t1 = global_ns();
-  if (threadIdx.x == 0) probes[blockIdx.x] = ClockProbe{c1 - c0, t1 - t0};
+  if (threadIdx.x == 0) probes[blockIdx.x] = ClockProbe{c1 - c0, t1 - t0, sm_id()};
 }
 
 // (c2) ld.global.v4.u32 (default caching), 4 independent loads in flight per thread.
@@ -197,7 +197,7 @@ __global__ void __launch_bounds__(256)
   }
   __syncthreads();
   unsigned long long c1 = clock64(), t1 = global_ns();
-  if (threadIdx.x == 0) probes[blockIdx.x] = ClockProbe{c1 - c0, t1 - t0};
+  if (threadIdx.x == 0) probes[blockIdx.x] = ClockProbe{c1 - c0, t1 - t0, sm_id()};
   sink[blockIdx.x * blockDim.x + threadIdx.x] = acc;  // keeps the loads alive
 }
 
@@ -273,7 +273,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(32, 1)
   }
   __syncwarp();  // reconverge before the .aligned cluster barrier
   unsigned long long c1 = clock64(), t1 = global_ns();
-  if (threadIdx.x == 0) probes[blockIdx.x] = ClockProbe{c1 - c0, t1 - t0};
+  if (threadIdx.x == 0) probes[blockIdx.x] = ClockProbe{c1 - c0, t1 - t0, sm_id()};
   // Neither CTA may exit while the peer may still write into it or arrive on it.
   cluster_sync();
 }
@@ -305,8 +305,9 @@ static double time_launches(F launch, int reps) {
 }
 
 static void report_bw(const std::string& id, double bytes, double ms, const Probes& probes, int sms,
-                      const std::string& cond) {
+                      std::string cond) {
   const double mhz = probes.mhz();
+  cond += ",sms_used=" + std::to_string(probes.distinct_sms());
   result((id + ".bw").c_str(), bytes / (ms * 1e-3) / 1e9, "GB/s", cond.c_str());
   result((id + ".bytes_per_sm_cycle").c_str(), bytes / (ms * 1e-3 * mhz * 1e6 * sms), "B/cycle/SM",
          cond.c_str());
