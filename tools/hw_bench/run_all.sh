@@ -10,9 +10,14 @@ NVCC="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
 # -gencode compute_90a/sm_90a (not just -arch=sm_90a): with CUDA 13, -arch=sm_90a also
 # embeds compute_90 PTX, which rejects the sm_90a-only wgmma instructions.
 flags=(-O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -I"$here")
+# tma_bench calls the driver API (cuTensorMapEncodeTiled): link libcuda through the toolkit's stub.
+cuda_root="$(cd "$(dirname "$NVCC")/.." && pwd)"
+driver_libs=(-L"$cuda_root/lib64/stubs" -L"$cuda_root/targets/x86_64-linux/lib/stubs" -lcuda)
 status=0
 for b in tensor_bench tma_bench; do
-  if ! "$NVCC" "${flags[@]}" -o "$build/$b" "$here/$b.cu"; then
+  extra=()
+  [ "$b" = tma_bench ] && extra=("${driver_libs[@]}")
+  if ! "$NVCC" "${flags[@]}" -o "$build/$b" "$here/$b.cu" "${extra[@]}"; then
     echo "ERROR: compiling $b failed" >&2
     exit 1
   fi

@@ -3,11 +3,15 @@
 //      elected thread per CTA, one CTA per SM, a multi-stage shared ring;
 //  (b) latency of one bulk copy, issue -> mbarrier phase completion;
 //  (c) for comparison cp.async.cg (LDGSTS, 16 B per thread) and ld.global.v4;
+//  (a2) the same streaming with 2-D tensor copies (cuTensorMap, tile mode);
 //  (d) bulk copy multicast to a 2-CTA cluster.
 // Footprints: 1 GiB (larger than the 50 MB L2: HBM) and 16 MiB read repeatedly
 // (L2-resident). Buffers are zero-filled with cudaMemset.
 //
-// Build: nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -o tma_bench tma_bench.cu
+// Build: nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -o tma_bench tma_bench.cu \
+//          -L<cuda>/lib64/stubs -lcuda
+#include <cuda.h>  // CUtensorMap, cuTensorMapEncodeTiled (link with -lcuda)
+
 #include <string>
 
 #include "bench_common.h"
@@ -67,23 +71,18 @@ constexpr int kMaxStages = 32;
 
 // (a) One CTA per SM; thread 0 streams chunk after chunk into a ring of
 // kRingBytes/chunk stages, each with its own mbarrier. Before reusing a stage it
-// waits for the copy that last used it (phase parity = use count & 1). The data
-// are not consumed: this measures the copy engine and memory system only.
-// Chunk c of pass p goes to CTA (c % gridDim.x).
-__global__ void __launch_bounds__(32, 1)
-    tma_stream_kernel(const uint8_t* src, size_t bytes, int passes, uint32_t chunk, unsigned* err,
-                      ClockProbe* probes) {
-  extern __shared__ __align__(128) uint8_t ring[];
-  __shared__ uint64_t bars[kMaxStages];
+// waits for the copy that last used it. The data are not consumed: this measures
+// the copy engine and memory system only. Chunk c of each pass goes to CTA
+// (c % gridDim.x). `issue(dst, c, bar)` starts the copy of chunk c (bulk or tensor).
+// Returns false (error flag raised) if a wait gave up.
+template <class Issue>
+__device__ bool stream_ring(uint8_t* ring, uint64_t* bars, uint32_t chunk, size_t chunks, int passes,
+                            unsigned* err, Issue issue) {
   const int stages = kRingBytes / chunk;
-  if (threadIdx.x != 0) return;  // the elected issuing thread
   for (int s = 0; s < stages; ++s) mbar_init(&bars[s], 1);
   // Make the initialised barriers visible to the async proxy (the copy engine).
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-
-  unsigned long long c0 = clock64(), t0 = global_ns();
-  const size_t chunks = bytes / chunk;
   // Stage s is reused every `stages` copies; bit s of wait_parity is the parity of
   // the phase the next reuse must wait for (flips after every wait).
   uint32_t wait_parity = 0;
@@ -92,11 +91,11 @@ __global__ void __launch_bounds__(32, 1)
   for (int p = 0; p < passes; ++p) {
     for (size_t c = blockIdx.x; c < chunks; c += gridDim.x) {
       if (issued >= stages) {
-        if (!mbar_wait(&bars[s], (wait_parity >> s) & 1u, err)) return;
+        if (!mbar_wait(&bars[s], (wait_parity >> s) & 1u, err)) return false;
         wait_parity ^= 1u << s;
       }
       mbar_arrive_expect_tx(&bars[s], chunk);
-      bulk_g2s(ring + size_t(s) * chunk, src + c * chunk, chunk, &bars[s]);
+      issue(ring + size_t(s) * chunk, c, &bars[s]);
       ++issued;
       s = (s + 1 == stages) ? 0 : s + 1;
     }
@@ -104,7 +103,44 @@ __global__ void __launch_bounds__(32, 1)
   // Drain: wait for the last copy of every stage that was used.
   const int used = issued < stages ? int(issued) : stages;
   for (int t = 0; t < used; ++t)
-    if (!mbar_wait(&bars[t], (wait_parity >> t) & 1u, err)) return;
+    if (!mbar_wait(&bars[t], (wait_parity >> t) & 1u, err)) return false;
+  return true;
+}
+
+// (a1) 1-D bulk copies (cp.async.bulk) of `chunk` contiguous bytes.
+__global__ void __launch_bounds__(32, 1)
+    tma_stream_kernel(const uint8_t* src, size_t bytes, int passes, uint32_t chunk, unsigned* err,
+                      ClockProbe* probes) {
+  extern __shared__ __align__(128) uint8_t ring[];
+  __shared__ uint64_t bars[kMaxStages];
+  if (threadIdx.x != 0) return;  // the elected issuing thread
+  unsigned long long c0 = clock64(), t0 = global_ns();
+  auto issue = [&](uint8_t* dst, size_t c, uint64_t* bar) { bulk_g2s(dst, src + c * chunk, chunk, bar); };
+  if (!stream_ring(ring, bars, chunk, bytes / chunk, passes, err, issue)) return;
+  unsigned long long c1 = clock64(), t1 = global_ns();
+  probes[blockIdx.x] = ClockProbe{c1 - c0, t1 - t0, sm_id()};
+}
+
+// (a2) 2-D tensor copies (cp.async.bulk.tensor.2d, tile mode) through a CUtensorMap of
+// 4-byte elements, box box_w x box_h; tile c is (c % tiles_x, c / tiles_x). The map is
+// a __grid_constant__ parameter so its address can be given to the instruction.
+__global__ void __launch_bounds__(32, 1)
+    tma_tensor_stream_kernel(const __grid_constant__ CUtensorMap tmap, int tiles_x, int tiles_y,
+                             int box_w, int box_h, int passes, unsigned* err, ClockProbe* probes) {
+  extern __shared__ __align__(128) uint8_t ring[];
+  __shared__ uint64_t bars[kMaxStages];
+  if (threadIdx.x != 0) return;
+  const uint32_t chunk = uint32_t(box_w) * box_h * 4;
+  unsigned long long c0 = clock64(), t0 = global_ns();
+  auto issue = [&](uint8_t* dst, size_t c, uint64_t* bar) {
+    const int x = int(c % tiles_x) * box_w, y = int(c / tiles_x) * box_h;
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+        "[%0], [%1, {%2, %3}], [%4];" ::"r"(smem_addr(dst)),
+        "l"(reinterpret_cast<uint64_t>(&tmap)), "r"(x), "r"(y), "r"(smem_addr(bar))
+        : "memory");
+  };
+  if (!stream_ring(ring, bars, chunk, size_t(tiles_x) * tiles_y, passes, err, issue)) return;
   unsigned long long c1 = clock64(), t1 = global_ns();
   probes[blockIdx.x] = ClockProbe{c1 - c0, t1 - t0, sm_id()};
 }
@@ -360,6 +396,45 @@ int main() {
                     sms, int(kRingBytes / chunk), kRingBytes / 1024, fp.passes);
       report_bw(std::string("tma_bulk.") + fp.name + ".chunk" + std::to_string(chunk / 1024) + "KiB",
                 double(fp.bytes / chunk * chunk) * fp.passes, ms, probes, sms, cond);
+    }
+  }
+
+  // (a2) 2-D tensor TMA: the footprint viewed as a row-major matrix of 4-byte elements,
+  // 8192 wide (32 KiB rows); boxes of 64 columns (256 B) x 16 or 64 rows (4 or 16 KiB).
+  CHECK(cudaFuncSetAttribute(tma_tensor_stream_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             kRingBytes));
+  for (const Footprint& fp : fps) {
+    for (int box_h : {16, 64}) {
+      uint8_t* src = fp.bytes == big ? hbm_buf : l2_buf;
+      const int width = 8192, box_w = 64;
+      const int height = int(fp.bytes / (size_t(width) * 4));
+      CUtensorMap tmap;
+      const cuuint64_t dims[2] = {cuuint64_t(width), cuuint64_t(height)};
+      const cuuint64_t strides[1] = {cuuint64_t(width) * 4};  // bytes between rows
+      const cuuint32_t box[2] = {cuuint32_t(box_w), cuuint32_t(box_h)};
+      const cuuint32_t elem_strides[2] = {1, 1};
+      CUresult cr = cuTensorMapEncodeTiled(&tmap, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, src, dims, strides,
+                                           box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                           CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      if (cr != CUDA_SUCCESS) {
+        std::fprintf(stderr, "cuTensorMapEncodeTiled failed: CUresult %d\n", int(cr));
+        return 1;
+      }
+      const int tiles_x = width / box_w, tiles_y = height / box_h;
+      const uint32_t chunk = uint32_t(box_w) * box_h * 4;
+      Probes probes(sms);
+      auto launch = [&] {
+        tma_tensor_stream_kernel<<<sms, 32, kRingBytes>>>(tmap, tiles_x, tiles_y, box_w, box_h, fp.passes,
+                                                          err, probes.dev);
+      };
+      const double ms = time_launches(launch, 3);
+      check_timeout_flag(err, "tma_tensor_stream_kernel");
+      std::snprintf(cond, sizeof cond,
+                    "ctas=%d,issuing_threads_per_cta=1,box=%dx%dx4B,stages=%d,ring=%dKiB,no_swizzle,passes=%d",
+                    sms, box_w, box_h, int(kRingBytes / chunk), kRingBytes / 1024, fp.passes);
+      report_bw(std::string("tma_tensor2d.") + fp.name + ".box" + std::to_string(chunk / 1024) + "KiB",
+                double(chunk) * tiles_x * tiles_y * fp.passes, ms, probes, sms, cond);
     }
   }
 
