@@ -315,11 +315,6 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(32, 1)
 }
 
 // ------------------------------------------------------------------- host
-struct Ctx {
-  int sms = 0;
-  unsigned* err = nullptr;
-};
-
 template <class F>
 static double time_launches(F launch, int reps) {
   launch();
