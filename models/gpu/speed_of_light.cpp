@@ -151,16 +151,16 @@ SpeedOfLight kernel_speed_of_light(const StatReport& stats, const Config& config
     t.executed_flops = static_cast<std::uint64_t>(executed->value);
     t.pipe_busy = tensor_pipe->fraction;
     const double rate = executed->value / busy->value * subpartitions;  // per SM per cycle
-    t.dtype = "mixed";
     t.peak_flops_per_cycle_per_sm = rate;
+    // Types of equal rate (f16 and bf16) cannot be told apart by it: all are named ("bf16/f16").
     const std::string prefix = "tensor.flops_per_cycle.";
     for (const auto& [key, value] : sm.values())
       if (key.compare(0, prefix.size(), prefix) == 0 && value.number > 0 &&
           std::abs(value.number - rate) <= 1e-9 * value.number) {
-        t.dtype = key.substr(prefix.size());
+        t.dtype += (t.dtype.empty() ? "" : "/") + key.substr(prefix.size());
         t.peak_flops_per_cycle_per_sm = value.number;
-        break;
       }
+    if (t.dtype.empty()) t.dtype = "mixed";
     if (problem_flops > 0) {
       t.problem_flops = problem_flops;
       t.useful = static_cast<double>(problem_flops) / (t.peak_flops_per_cycle_per_sm * sms * cycles);
