@@ -117,6 +117,82 @@ void add_statistics(Json& kernel, const StatReport& report) {
   kernel["instances"] = std::move(instances);
 }
 
+// A fraction of peak as a percentage, the form Nsight Compute prints.
+double pct_of_peak(double fraction) { return 100 * fraction; }
+
+Json sol_unit_json(const SolUnit* u, const char* title) {
+  if (!u) return nullptr;
+  return Json{{"name", title}, {"pct_of_peak", pct_of_peak(u->fraction)}, {"unit", u->name}, {"key", u->key}};
+}
+
+// The speed-of-light section of a kernel or of the run (models/gpu/speed_of_light.h).
+Json speed_of_light_json(const SpeedOfLight& sol) {
+  Json j;
+  j["compute"] = sol_unit_json(sol.compute(), "Compute (SM) Throughput");
+  j["memory"] = sol_unit_json(sol.memory(), "Memory Throughput");
+  Json units = Json::array();
+  for (const SolUnit& u : sol.units)
+    units.push_back(Json{{"unit", u.name}, {"key", u.key}, {"group", u.group}, {"metric", u.metric},
+                         {"pct_of_peak", pct_of_peak(u.fraction)}, {"achieved", u.achieved}, {"peak", u.peak},
+                         {"unit_of_measure", u.unit_of_measure}});
+  j["units"] = std::move(units);
+  const Limiter& l = sol.limiter;
+  j["limiter"] = Json{{"bound", l.throughput_bound ? "throughput" : "latency"},
+                      {"unit", l.unit},
+                      {"key", l.key},
+                      {"pct_of_peak", pct_of_peak(l.fraction)},
+                      {"top_stall", l.stall.empty() ? Json(nullptr) : Json(l.stall)},
+                      {"top_stall_pct_of_warp_cycles", pct_of_peak(l.stall_share)},
+                      {"threshold_pct", pct_of_peak(kThroughputBoundFraction)},
+                      {"verdict", l.verdict},
+                      {"evidence", l.evidence}};
+  if (sol.tensor) {
+    const TensorWork& t = *sol.tensor;
+    j["tensor"] = Json{{"problem_flops", t.problem_flops ? Json(*t.problem_flops) : Json("unknown")},
+                       {"executed_flops", t.executed_flops},
+                       {"dtype", t.dtype},
+                       {"peak_flops_per_cycle_per_sm", t.peak_flops_per_cycle_per_sm},
+                       {"pipe_busy_pct", pct_of_peak(t.pipe_busy)},
+                       {"useful_pct_of_peak", t.useful ? Json(pct_of_peak(*t.useful)) : Json("unknown")}};
+  } else {
+    j["tensor"] = nullptr;
+  }
+  return j;
+}
+
+std::string tensor_useful_text(const SpeedOfLight& sol) {
+  if (!sol.tensor || !sol.tensor->useful) return sol.tensor ? "unknown" : "";
+  return csv_number(pct_of_peak(*sol.tensor->useful));
+}
+
+std::string throughput_text(const SolUnit* u, const char* title) {
+  return u ? fmt::format("{} {} ({})", title, percent(u->fraction), u->name) : fmt::format("{} -", title);
+}
+
+// The summary's speed-of-light lines: both throughputs, each unit's % of peak by group, useful tensor work, the
+// limiter verdict.
+std::string speed_of_light_text(const SpeedOfLight& sol) {
+  std::string o = fmt::format("    speed of light  {}, {}\n", throughput_text(sol.compute(), "compute (SM)"),
+                              throughput_text(sol.memory(), "memory"));
+  for (const char* group : {"compute", "memory"}) {
+    o += fmt::format("      {:<8}", group);
+    for (const SolUnit& u : sol.units)
+      if (u.group == group) o += fmt::format(" {} {:.0f}", u.key, pct_of_peak(u.fraction));
+    o += "  (% of peak)\n";
+  }
+  if (const auto& t = sol.tensor) {
+    o += fmt::format("    tensor      pipe busy {}, useful work ", percent(t->pipe_busy));
+    if (t->useful)
+      o += fmt::format("{} of the {} peak ({:.4g} GFLOP of the problem, {:.4g} GFLOP executed)\n", percent(*t->useful),
+                       t->dtype, static_cast<double>(*t->problem_flops) / 1e9, static_cast<double>(t->executed_flops) / 1e9);
+    else
+      o += fmt::format("unknown (the workload does not say its FLOPs; {:.4g} GFLOP executed)\n",
+                       static_cast<double>(t->executed_flops) / 1e9);
+  }
+  o += fmt::format("    limiter     {}\n", sol.limiter.verdict);
+  return o;
+}
+
 }  // namespace
 
 std::string results_json(const RunResult& r) {
@@ -130,6 +206,7 @@ std::string results_json(const RunResult& r) {
     for (const KernelField& f : kernel_fields()) kernel[f.name] = to_json(f.get(k));
     kernel["utilization"] = object_of(k.utilization);
     kernel["stalls"] = object_of(k.stalls);
+    kernel["speed_of_light"] = speed_of_light_json(k.speed_of_light);
     add_statistics(kernel, k.stats);
     j["kernels"].push_back(std::move(kernel));
   }
@@ -140,6 +217,7 @@ std::string results_json(const RunResult& r) {
   j["statistics_units"] = std::move(units);
   j["total_cycles"] = r.total_cycles;
   j["total_time_us"] = r.total_time_us;
+  j["speed_of_light"] = speed_of_light_json(r.speed_of_light);
   Json sim;
   sim["version"] = r.sim.version;
   sim["config_files"] = r.sim.config_files;
@@ -161,6 +239,9 @@ std::string results_csv(const RunResult& r) {
   if (!r.kernels.empty()) {
     for (const auto& u : r.kernels[0].utilization) o += ",utilization_" + u.first;
     for (const auto& s : r.kernels[0].stalls) o += "," + s.first;
+    o += ",compute_throughput_pct,compute_throughput_unit,memory_throughput_pct,memory_throughput_unit,limiter,"
+         "limiter_verdict,tensor_useful_pct_of_peak";
+    for (const SolUnit& u : r.kernels[0].speed_of_light.units) o += ",sol_pct_" + u.key;
   }
   o += "\n";
   for (const auto& k : r.kernels) {
@@ -168,6 +249,11 @@ std::string results_csv(const RunResult& r) {
     for (const KernelField& f : kernel_fields()) o += "," + csv_text(f.get(k));
     for (const auto& u : k.utilization) o += "," + csv_number(u.second);
     for (const auto& s : k.stalls) o += fmt::format(",{}", s.second);
+    const SpeedOfLight& sol = k.speed_of_light;
+    for (const SolUnit* u : {sol.compute(), sol.memory()})
+      o += u ? fmt::format(",{},{}", csv_number(pct_of_peak(u->fraction)), csv_field(u->name)) : ",,";
+    o += fmt::format(",{},{},{}", csv_field(sol.limiter.key), csv_field(sol.limiter.verdict), tensor_useful_text(sol));
+    for (const SolUnit& u : sol.units) o += "," + csv_number(pct_of_peak(u.fraction));
     o += "\n";
   }
   return o;
@@ -200,9 +286,14 @@ std::string results_summary(const RunResult& r) {
       o += fmt::format(" {} {}", reason, percent(total ? static_cast<double>(v) / total : 0.0));
     }
     o += "\n";
+    o += speed_of_light_text(k.speed_of_light);
   }
   o += fmt::format("\n  total {:.2f} us; simulated in {:.2f} s ({:.1f} M warp-instructions/s, peak RSS {:.0f} MB)\n",
                    r.total_time_us, r.sim.wall_s, r.sim.warp_instructions_per_s / 1e6, r.sim.peak_rss_mb);
+  if (r.kernels.size() > 1)
+    o += fmt::format("  run (kernels weighted by their time): {}, {}; {}\n",
+                     throughput_text(r.speed_of_light.compute(), "compute (SM)"),
+                     throughput_text(r.speed_of_light.memory(), "memory"), r.speed_of_light.limiter.verdict);
   return o;
 }
 

@@ -203,28 +203,34 @@ KernelResult summarize(const KernelInfo& info, const Occupancy& occ, const Confi
   k.occupancy = active > 0 ? static_cast<double>(sum("sm", "resident_warp_cycles")) / active / limits.max_warps : 0.0;
   k.l1_hit_rate = total("sm.l1_hit_rate")->value;
   k.l2_hit_rate = total("l2.hit_rate")->value;
-  // The interconnect's limit is its busiest port in each direction, SM side or slice side.
-  auto busiest = [&](const char* direction) {
-    const std::string d = direction;
+  for (std::size_t i = 0; i < kStallNames.size(); ++i)
+    k.stalls.emplace_back(std::string(kStallNames[i]), sum("sm", std::string(kStallNames[i])));
+  k.speed_of_light = kernel_speed_of_light(k.stats, cfg, k.cycles, k.warp_instructions, info.flops, k.stalls);
+  // The utilisation table is the speed-of-light units' fractions; the interconnect's limit is its busiest port in
+  // each direction, SM side or slice side.
+  auto fraction = [&](const std::string& key) {
+    const SolUnit* u = k.speed_of_light.find(key);
+    WARPSIM_ASSERT(u != nullptr, "no speed-of-light unit '" + key + "' (every implementation of its slot must report it)");
+    return u->fraction;
+  };
+  auto busiest = [&](const std::string& direction) {
     double m = 0.0;
-    for (const char* kind : {"noc.sm_port.", "noc.slice_port."})
-      if (const StatValue* v = k.stats.find(kind + d)) m = std::max(m, v->max);
+    for (const char* side : {"noc_sm_ports_", "noc_slice_ports_"})
+      if (const SolUnit* u = k.speed_of_light.find(side + direction)) m = std::max(m, u->fraction);
     return m;
   };
   k.utilization = {
-      {"tensor", total("sm.tensor_utilization")->value},
-      {"fp32", total("sm.fp32_utilization")->value},
-      {"int", total("sm.int_utilization")->value},
-      {"lsu", total("sm.lsu_utilization")->value},
-      {"l1", total("sm.l1_utilization")->value},
-      {"smem", total("sm.smem_utilization")->value},
-      {"l2", total("l2.utilization")->value},
-      {"noc_to_l2", busiest("to_l2_utilization")},
-      {"noc_to_sm", busiest("to_sm_utilization")},
-      {"dram", total("hbm.utilization")->value},
+      {"tensor", fraction("tensor")},
+      {"fp32", fraction("fp32")},
+      {"int", fraction("int")},
+      {"lsu", fraction("lsu")},
+      {"l1", fraction("l1")},
+      {"smem", fraction("smem")},
+      {"l2", fraction("l2")},
+      {"noc_to_l2", busiest("to_l2")},
+      {"noc_to_sm", busiest("to_sm")},
+      {"dram", fraction("dram")},
   };
-  for (std::size_t i = 0; i < kStallNames.size(); ++i)
-    k.stalls.emplace_back(std::string(kStallNames[i]), sum("sm", std::string(kStallNames[i])));
   return k;
 }
 
@@ -294,6 +300,9 @@ RunResult Gpu::run(TraceSource& trace, const Driver& driver, const RunOptions& o
     result.total_time_us += k.time_us;
     warp_instructions += k.warp_instructions;
   }
+  std::vector<KernelSol> sols;
+  for (const auto& k : result.kernels) sols.push_back(KernelSol{&k.speed_of_light, k.cycles, &k.stalls});
+  result.speed_of_light = run_speed_of_light(sols);
   result.sim.wall_s = wall;
   result.sim.warp_instructions_per_s = wall > 0 ? static_cast<double>(warp_instructions) / wall : 0.0;
   result.sim.peak_rss_mb = peak_rss_mb();

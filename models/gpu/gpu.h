@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "models/gpu/run_observer.h"
+#include "models/gpu/speed_of_light.h"
 #include "sim/config/config.h"
 #include "sim/core/probe.h"
 #include "sim/core/simulation.h"
@@ -45,6 +46,7 @@ struct KernelResult {
   double l1_hit_rate = 0.0, l2_hit_rate = 0.0;
   std::vector<std::pair<std::string, double>> utilization;   // unit -> fraction of peak
   std::vector<std::pair<std::string, std::uint64_t>> stalls; // Nsight warp state -> warp-cycles
+  SpeedOfLight speed_of_light;  // every unit against its peak, the limiter verdict, useful tensor work
   StatReport stats;  // every component's counters and metrics: totals per kind, and per instance
 };
 
@@ -75,6 +77,7 @@ struct RunResult {
   std::uint64_t total_cycles = 0;
   double total_time_us = 0.0;
   double sm_clock_hz = 0.0;
+  SpeedOfLight speed_of_light;  // over all kernels, weighted by their cycles
   std::vector<CtaSpan> timeline;
   SimInfo sim;
 };

@@ -1,0 +1,221 @@
+#include "models/gpu/speed_of_light.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace warpsim {
+namespace {
+
+// The execution pipes (models/sm/exec/pipes.h, kPipeNames) and the Nsight Compute metric of each.
+struct PipeMetric {
+  const char* pipe;
+  const char* name;
+  const char* metric;
+};
+constexpr PipeMetric kPipes[] = {
+    {"tensor", "tensor pipe", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed"},
+    {"fp32", "FP32 pipe", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed"},
+    {"int", "integer pipe", "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_elapsed"},
+    {"fp64", "FP64 pipe", "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_elapsed"},
+    {"sfu", "SFU pipe", "sm__pipe_xu_cycles_active.avg.pct_of_peak_sustained_elapsed"},
+    {"ldst", "LSU issue (ldst pipe)", "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_elapsed"},
+    {"branch", "branch pipe", "sm__inst_executed_pipe_cbu.avg.pct_of_peak_sustained_elapsed"},
+};
+
+// Crossbar ports, per side and direction: the busiest port of each (the `max` of the metric) is the limit.
+struct PortMetric {
+  const char* key;
+  const char* stat;  // "noc.sm_port.to_l2_utilization"
+  const char* name;
+  const char* metric;
+};
+constexpr PortMetric kPorts[] = {
+    {"noc_sm_ports_to_l2", "noc.sm_port.to_l2_utilization", "crossbar SM ports towards L2 (busiest)",
+     "l1tex__m_l1tex2xbar_throughput.max.pct_of_peak_sustained_elapsed"},
+    {"noc_sm_ports_to_sm", "noc.sm_port.to_sm_utilization", "crossbar SM ports towards the SMs (busiest)",
+     "l1tex__m_xbar2l1tex_throughput.max.pct_of_peak_sustained_elapsed"},
+    {"noc_slice_ports_to_l2", "noc.slice_port.to_l2_utilization", "L2 slice ports from the crossbar (busiest)",
+     "lts__xbar2lts_cycles_active.max.pct_of_peak_sustained_elapsed"},
+    {"noc_slice_ports_to_sm", "noc.slice_port.to_sm_utilization", "L2 slice ports towards the SMs (busiest)",
+     "lts__lts2xbar_cycles_active.max.pct_of_peak_sustained_elapsed"},
+};
+
+std::string pct(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
+
+const SolUnit* busiest(const std::vector<SolUnit>& units, const char* group) {
+  const SolUnit* best = nullptr;
+  for (const SolUnit& u : units)  // the first of equals: deterministic
+    if ((!group || u.group == group) && (!best || u.fraction > best->fraction)) best = &u;
+  return best;
+}
+
+Limiter limiter_of(const std::vector<SolUnit>& units, const std::vector<std::pair<std::string, std::uint64_t>>& stalls) {
+  Limiter l;
+  std::uint64_t total = 0;
+  const std::pair<std::string, std::uint64_t>* top = nullptr;
+  for (const auto& s : stalls) {
+    total += s.second;
+    if (s.first != "selected" && (!top || s.second > top->second)) top = &s;
+  }
+  if (top && total > 0) {
+    l.stall = top->first;
+    l.stall_share = static_cast<double>(top->second) / static_cast<double>(total);
+  }
+  const SolUnit* unit = busiest(units, nullptr);
+  if (unit) {
+    l.unit = unit->name;
+    l.key = unit->key;
+    l.fraction = unit->fraction;
+  }
+  const std::string stall_text =
+      l.stall.empty() ? "no warp activity" : fmt::format("{} of warp-cycles {}", pct(l.stall_share), l.stall);
+  l.throughput_bound = unit && unit->fraction >= kThroughputBoundFraction;
+  if (l.throughput_bound) {
+    l.verdict = fmt::format("bound by {}: {} busy", l.unit, pct(l.fraction));
+    l.evidence = fmt::format("{} is at {} of its peak ({:.4g} of {:.4g} {}), at or above the {} throughput-bound "
+                             "threshold; top warp state: {}",
+                             l.unit, pct(l.fraction), unit->achieved, unit->peak, unit->unit_of_measure,
+                             pct(kThroughputBoundFraction), stall_text);
+  } else {
+    l.verdict = fmt::format("latency bound: {}; top unit {} at {}", stall_text, unit ? l.unit : "none", pct(l.fraction));
+    l.evidence = fmt::format("every unit is below {} of its peak (the busiest, {}, at {}): the warps wait more than "
+                             "the units work",
+                             pct(kThroughputBoundFraction), unit ? l.unit : "none", pct(l.fraction));
+  }
+  return l;
+}
+
+}  // namespace
+
+const SolUnit* SpeedOfLight::compute() const { return busiest(units, "compute"); }
+const SolUnit* SpeedOfLight::memory() const { return busiest(units, "memory"); }
+const SolUnit* SpeedOfLight::find(const std::string& key) const {
+  for (const SolUnit& u : units)
+    if (u.key == key) return &u;
+  return nullptr;
+}
+
+SpeedOfLight kernel_speed_of_light(const StatReport& stats, const Config& config, std::uint64_t cycles_count,
+                                   std::uint64_t warp_instructions, std::uint64_t problem_flops,
+                                   const std::vector<std::pair<std::string, std::uint64_t>>& stalls) {
+  SpeedOfLight sol;
+  const Params& sm = config.section("sm");
+  const double sms = sm.u32("count"), subpartitions = sm.u32("subpartitions");
+  const double cycles = std::max<double>(1.0, static_cast<double>(cycles_count));  // as the utilisation metrics
+  auto stat = [&](const std::string& name) { return stats.find(name); };
+  auto add = [&](std::string key, std::string name, const char* group, std::string metric, double fraction, double peak,
+                 std::string unit) {
+    sol.units.push_back(SolUnit{std::move(key), std::move(name), group, std::move(metric), fraction, fraction * peak,
+                                peak, std::move(unit)});
+  };
+
+  // Issue slots: one warp-instruction per sub-partition per cycle.
+  const double ipc = static_cast<double>(warp_instructions) / sms / cycles;
+  sol.units.push_back(SolUnit{"issue", "issue slots", "compute", "sm__inst_issued.avg.pct_of_peak_sustained_elapsed",
+                              ipc / subpartitions, ipc, subpartitions, "warp-instructions/cycle/SM"});
+  // Pipes: busy cycles against cycles, averaged over sub-partitions (the SM model's <pipe>_utilization).
+  for (const PipeMetric& p : kPipes)
+    if (const StatValue* v = stat(std::string("sm.") + p.pipe + "_utilization"))
+      add(p.pipe, p.name, "compute", p.metric, v->value, 1.0, "busy cycles per cycle, mean over sub-partitions");
+
+  if (const StatValue* v = stat("sm.lsu_utilization"))
+    add("lsu", "LSU data path", "memory", "l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed", v->value,
+        1.0, "busy cycles per cycle, mean over SMs");
+  if (const StatValue* v = stat("sm.l1_utilization"))
+    add("l1", "L1 data path", "memory", "l1tex__t_bytes.avg.pct_of_peak_sustained_elapsed", v->value,
+        config.section("l1").real("bandwidth"), "B/cycle/SM");
+  if (const StatValue* v = stat("sm.smem_utilization"))
+    add("smem", "shared memory", "memory", "l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed",
+        v->value, config.section("smem").real("bandwidth"), "B/cycle/SM");
+  if (config.has_section("noc") && config.section("noc").has("port_bandwidth"))
+    for (const PortMetric& p : kPorts)
+      if (const StatValue* v = stat(p.stat))
+        add(p.key, p.name, "memory", p.metric, v->max, config.section("noc").real("port_bandwidth"),
+            "B/cycle (L2 clock) of the busiest port");
+  if (const StatValue* v = stat("l2.utilization"))
+    add("l2", "L2 slices", "memory", "lts__t_sectors.avg.pct_of_peak_sustained_elapsed", v->value,
+        config.section("l2").real("bandwidth") / 1e9, "GB/s");
+  if (const StatValue* v = stat("hbm.utilization"))
+    add("dram", "DRAM (HBM)", "memory", "dram__throughput.avg.pct_of_peak_sustained_elapsed", v->value,
+        config.section("hbm").real("bandwidth") / 1e9, "GB/s");
+
+  // Tensor work. The pipe is busy for each MMA its operations / sm.tensor.flops_per_cycle.<type> per sub-partition,
+  // so executed operations over busy time give the rate of the type the MMAs ran at; the config names the type.
+  const StatValue* executed = stat("sm.tensor_flops");
+  const StatValue* busy = stat("sm.pipe_busy_tensor");
+  const SolUnit* tensor_pipe = sol.find("tensor");
+  if (executed && busy && tensor_pipe && executed->value > 0 && busy->value > 0) {
+    TensorWork t;
+    t.executed_flops = static_cast<std::uint64_t>(executed->value);
+    t.pipe_busy = tensor_pipe->fraction;
+    const double rate = executed->value / busy->value * subpartitions;  // per SM per cycle
+    t.peak_flops_per_cycle_per_sm = rate;
+    // Types of equal rate (f16 and bf16) cannot be told apart by it: all are named ("bf16/f16").
+    const std::string prefix = "tensor.flops_per_cycle.";
+    for (const auto& [key, value] : sm.values())
+      if (key.compare(0, prefix.size(), prefix) == 0 && value.number > 0 &&
+          std::abs(value.number - rate) <= 1e-9 * value.number) {
+        t.dtype += (t.dtype.empty() ? "" : "/") + key.substr(prefix.size());
+        t.peak_flops_per_cycle_per_sm = value.number;
+      }
+    if (t.dtype.empty()) t.dtype = "mixed";
+    if (problem_flops > 0) {
+      t.problem_flops = problem_flops;
+      t.useful = static_cast<double>(problem_flops) / (t.peak_flops_per_cycle_per_sm * sms * cycles);
+    }
+    sol.tensor = t;
+  }
+  sol.limiter = limiter_of(sol.units, stalls);
+  return sol;
+}
+
+SpeedOfLight run_speed_of_light(const std::vector<KernelSol>& kernels) {
+  SpeedOfLight run;
+  double total_cycles = 0;
+  for (const KernelSol& k : kernels) total_cycles += std::max<double>(1.0, static_cast<double>(k.cycles));
+  std::vector<std::pair<std::string, std::uint64_t>> stalls;
+  bool tensor_known = true;
+  TensorWork tensor;
+  double useful = 0.0, rate_weight = 0.0;
+  for (const KernelSol& k : kernels) {
+    const double w = std::max<double>(1.0, static_cast<double>(k.cycles)) / total_cycles;
+    for (const SolUnit& u : k.sol->units) {
+      auto it = std::find_if(run.units.begin(), run.units.end(), [&](const SolUnit& r) { return r.key == u.key; });
+      if (it == run.units.end()) {
+        SolUnit r = u;
+        r.fraction = r.achieved = 0.0;
+        it = run.units.insert(run.units.end(), r);
+      }
+      it->fraction += w * u.fraction;
+      it->achieved += w * u.achieved;
+    }
+    for (const auto& s : *k.stalls) {
+      auto it = std::find_if(stalls.begin(), stalls.end(), [&](const auto& r) { return r.first == s.first; });
+      if (it == stalls.end()) stalls.push_back(s);
+      else it->second += s.second;
+    }
+    if (const auto& t = k.sol->tensor) {
+      tensor.executed_flops += t->executed_flops;
+      tensor.pipe_busy += w * t->pipe_busy;
+      tensor.problem_flops = tensor.problem_flops.value_or(0) + t->problem_flops.value_or(0);
+      tensor_known = tensor_known && t->useful.has_value();
+      useful += w * t->useful.value_or(0.0);
+      if (tensor.dtype.empty() || tensor.dtype == t->dtype) tensor.dtype = t->dtype;
+      else tensor.dtype = "mixed";
+      rate_weight += w;
+      tensor.peak_flops_per_cycle_per_sm += w * t->peak_flops_per_cycle_per_sm;
+    }
+  }
+  if (tensor.executed_flops > 0) {
+    tensor.peak_flops_per_cycle_per_sm /= rate_weight;
+    if (tensor_known) tensor.useful = useful;
+    else tensor.problem_flops.reset();
+    run.tensor = tensor;
+  }
+  run.limiter = limiter_of(run.units, stalls);
+  return run;
+}
+
+}  // namespace warpsim

@@ -1,0 +1,79 @@
+// The speed-of-light verdict rule and the run's weighting (models/gpu/speed_of_light.h) on hand-made statistics:
+// the 60% threshold on both sides, the busiest unit named, the top stall other than "selected", peaks from the
+// config, kernels weighted by their cycles.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "models/gpu/speed_of_light.h"
+#include "sim/config/config.h"
+#include "sim/registry/registry.h"
+
+using namespace warpsim;
+
+namespace {
+
+Config h100() {
+  return Config::load(std::string(WARPSIM_SOURCE_DIR) + "/configs/h100_sxm.yaml", {}, Registry::instance());
+}
+
+StatValue metric(std::string name, double value, double max = -1) {
+  return StatValue{std::move(name), "fraction of peak", value, max < 0 ? value : max, false};
+}
+
+using Stalls = std::vector<std::pair<std::string, std::uint64_t>>;
+const Stalls kStalls = {{"selected", 500}, {"stall_long_scoreboard", 300}, {"stall_barrier", 200}};
+
+StatReport report(double l2, double dram, double tensor, double slice_port_max) {
+  StatReport r;
+  r.totals = {metric("sm.tensor_utilization", tensor), metric("sm.fp32_utilization", 0.01),
+              metric("l2.utilization", l2), metric("hbm.utilization", dram),
+              metric("noc.slice_port.to_sm_utilization", 0.05, slice_port_max)};
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("limiter: the busiest unit at 60% of its peak or more bounds, below it the top warp state is named", "[sol]") {
+  const Config cfg = h100();
+  const std::uint64_t cycles = 1000, warp_instructions = 132 * 1000 / 10;  // IPC 0.1 of 4 issue slots
+  SECTION("at the threshold: bound by it") {
+    const SpeedOfLight sol = kernel_speed_of_light(report(0.60, 0.30, 0.10, 0.20), cfg, cycles, warp_instructions, 0, kStalls);
+    CHECK(sol.limiter.throughput_bound);
+    CHECK(sol.limiter.verdict == "bound by L2 slices: 60% busy");
+    CHECK(sol.memory()->key == "l2");
+    CHECK(sol.compute()->key == "tensor");
+    // Peaks are the config's: l2.bandwidth 7.3 TB/s, hbm.bandwidth 3.352 TB/s.
+    CHECK(sol.find("l2")->peak == Approx(7300.0));
+    CHECK(sol.find("l2")->achieved == Approx(0.60 * 7300.0));
+    CHECK(sol.find("dram")->peak == Approx(3352.0));
+    CHECK(sol.find("issue")->peak == 4.0);
+    CHECK(sol.find("issue")->achieved == Approx(0.1));
+  }
+  SECTION("just below: latency bound, naming the top stall (selected is not a stall) and the top unit") {
+    const SpeedOfLight sol = kernel_speed_of_light(report(0.59, 0.30, 0.10, 0.20), cfg, cycles, warp_instructions, 0, kStalls);
+    CHECK_FALSE(sol.limiter.throughput_bound);
+    CHECK(sol.limiter.stall == "stall_long_scoreboard");
+    CHECK(sol.limiter.verdict == "latency bound: 30% of warp-cycles stall_long_scoreboard; top unit L2 slices at 59%");
+  }
+  SECTION("a crossbar port counts by its busiest instance, not the mean") {
+    const SpeedOfLight sol = kernel_speed_of_light(report(0.40, 0.30, 0.10, 0.97), cfg, cycles, warp_instructions, 0, kStalls);
+    CHECK(sol.limiter.verdict == "bound by L2 slice ports towards the SMs (busiest): 97% busy");
+    CHECK(sol.find("noc_slice_ports_to_sm")->peak == 64.0);  // noc.port_bandwidth
+  }
+}
+
+TEST_CASE("the run's speed of light weights kernels by their cycles and sums their warp states", "[sol]") {
+  const Config cfg = h100();
+  const SpeedOfLight a = kernel_speed_of_light(report(0.90, 0.10, 0.0, 0.0), cfg, 1000, 0, 0, kStalls);
+  const Stalls memory_waits = {{"selected", 10}, {"stall_long_scoreboard", 10}, {"stall_barrier", 2000}};
+  const SpeedOfLight b = kernel_speed_of_light(report(0.10, 0.50, 0.0, 0.0), cfg, 3000, 0, 0, memory_waits);
+  const SpeedOfLight run = run_speed_of_light({{&a, 1000, &kStalls}, {&b, 3000, &memory_waits}});
+  CHECK(run.find("l2")->fraction == Approx(0.25 * 0.90 + 0.75 * 0.10));
+  CHECK(run.find("dram")->fraction == Approx(0.25 * 0.10 + 0.75 * 0.50));
+  CHECK(run.find("l2")->peak == a.find("l2")->peak);
+  CHECK_FALSE(run.limiter.throughput_bound);  // DRAM at 40%, L2 at 30%
+  CHECK(run.limiter.stall == "stall_barrier");  // 2200 of 3020 warp-cycles
+  CHECK(run.limiter.verdict == "latency bound: 73% of warp-cycles stall_barrier; top unit DRAM (HBM) at 40%");
+}
