@@ -37,6 +37,23 @@ Aggregate of_longest(Field field) {
   };
 }
 
+// A speed-of-light fraction of the whole workload: each kernel's weighted by its cycles, as a profiler averaging
+// a unit's busy fraction over the elapsed time of the sequence would report it.
+template <typename Unit>
+Aggregate cycle_weighted_sol(Unit unit) {
+  return [unit](const std::vector<KernelResult>& ks) -> std::optional<double> {
+    double weighted = 0, cycles = 0;
+    for (const KernelResult& k : ks) {
+      const SolUnit* u = unit(k.speed_of_light);
+      if (!u) continue;
+      weighted += u->fraction * static_cast<double>(k.cycles);
+      cycles += static_cast<double>(k.cycles);
+    }
+    if (cycles <= 0) return std::nullopt;
+    return weighted / cycles;
+  };
+}
+
 template <typename Field>
 Aggregate summed(Field field) {
   return [field](const std::vector<KernelResult>& ks) -> std::optional<double> {
@@ -85,6 +102,12 @@ const std::vector<KernelMetric>& kernel_metrics() {
       {"theoretical_occupancy", "fraction", of_longest([](const KernelResult& k) { return k.theoretical_occupancy; })},
       {"l1_hit_rate", "fraction", of_longest([](const KernelResult& k) { return k.l1_hit_rate; })},
       {"l2_hit_rate", "fraction", of_longest([](const KernelResult& k) { return k.l2_hit_rate; })},
+      // Speed of light (stats.json `speed_of_light`): why a kernel runs at its speed, unit by unit.
+      {"compute_throughput", "fraction", cycle_weighted_sol([](const SpeedOfLight& s) { return s.compute(); })},
+      {"memory_throughput", "fraction", cycle_weighted_sol([](const SpeedOfLight& s) { return s.memory(); })},
+      {"tensor_pipe_utilization", "fraction", cycle_weighted_sol([](const SpeedOfLight& s) { return s.find("tensor"); })},
+      {"l2_throughput", "fraction", cycle_weighted_sol([](const SpeedOfLight& s) { return s.find("l2"); })},
+      {"dram_throughput", "fraction", cycle_weighted_sol([](const SpeedOfLight& s) { return s.find("dram"); })},
   };
   return metrics;
 }

@@ -187,8 +187,10 @@ TEST_CASE("the sample export with its mapping gives GEMM and attention cases, th
   CHECK(find_case(im, row1 + "cycles")->measured == 1232937.0);
   CHECK(find_case(im, row1 + "l2_hit_rate")->measured == Approx(0.7142));
   CHECK(find_case(im, row1 + "occupancy")->measured == Approx(0.1248));
-  // Seven metrics per launch: time, cycles, DRAM read, written, bandwidth, L2 hit rate, occupancy.
-  CHECK(im.cases.size() == 4 * 7);
+  // Eight metrics per launch: time, cycles, DRAM read, written, bandwidth, L2 hit rate, occupancy and the SM
+  // (compute) throughput of the Speed Of Light section.
+  CHECK(find_case(im, row1 + "compute_throughput")->measured == Approx(0.8817));
+  CHECK(im.cases.size() == 4 * 8);
 
   // Row 2: the same kernel's second launch takes the entry with `launch: 1`.
   const ReferenceCase* second = find_case(im, "ncu.2.sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64.time_us");
@@ -215,9 +217,11 @@ TEST_CASE("the sample export with its mapping gives GEMM and attention cases, th
 
   std::map<std::string, std::string> ignored;
   for (const NcuIgnoredMetric& m : im.ignored) ignored[m.metric] = m.reason;
-  CHECK(ignored.count("sm__throughput.avg.pct_of_peak_sustained_elapsed"));
+  // The SM throughput is the speed-of-light section's compute throughput: a case, not an ignored column.
+  CHECK_FALSE(ignored.count("sm__throughput.avg.pct_of_peak_sustained_elapsed"));
+  CHECK(find_case(im, "ncu.4.flash_fwd_kernel.compute_throughput"));
   CHECK(ignored.count("launch__registers_per_thread"));
-  CHECK(ignored.size() == 5);  // four launch__ columns and the SM throughput
+  CHECK(ignored.size() == 4);  // the four launch__ columns
 }
 
 TEST_CASE("without a mapping no launch gives cases and every one says why") {
