@@ -30,6 +30,16 @@ constexpr GemmLimits kH100Limits{227 * 1024, 65536, 255};
 constexpr GemmLimits kA100Limits{163 * 1024, 65536, 255};
 GemmLimits limits_for(const std::string& arch) { return arch == "sm_80" ? kA100Limits : kH100Limits; }
 
+// By hand, per data type (README.md, "GEMM"): input element bytes and output element bytes without split-K.
+std::uint64_t input_bytes(DType t) { return t == DType::FP8 || t == DType::I8 ? 1 : t == DType::TF32 ? 4 : 2; }
+std::uint64_t output_bytes(DType t) { return t == DType::TF32 || t == DType::I8 ? 4 : 2; }
+// The widest access of at most 16 bytes whose size divides a row pitch (a power of two).
+std::uint64_t widest_access(std::uint64_t pitch) {
+  for (std::uint64_t b : {16, 8, 4, 2})
+    if (pitch % b == 0) return b;
+  return 1;
+}
+
 std::vector<WarpInst> read_all(WarpStream& s, std::size_t batch, std::vector<std::array<std::uint64_t, 32>>* lanes) {
   std::vector<WarpInst> out;
   std::vector<WarpInst> buf(batch);
@@ -67,25 +77,32 @@ struct KernelCheck {
 };
 
 // Walks every warp of every CTA and checks the invariants the simulator relies on.
+//  Every batch's A and B are read and its C written exactly once per byte, by the CTAs of grid.z = batch only;
+//  copies are as wide as the rows of A and B allow (16 bytes at most), stores as wide as C's rows allow.
 KernelCheck check_gemm_kernel(const GemmProblem& p, const GemmTiling& t, const std::string& arch) {
   auto trace = make_gemm_trace(p, t, arch, limits_for(arch));
   REQUIRE(trace->num_kernels() == 1);
   auto kernel = trace->open_kernel(0);
   const KernelInfo& info = kernel->info();
   REQUIRE(check_kernel_info(info) == "");
-  REQUIRE(info.flops == 2 * p.m * p.n * p.k);
+  REQUIRE(info.flops == 2 * p.batch * p.m * p.n * p.k);
   REQUIRE(info.grid.x == (p.n + t.tile_n - 1) / t.tile_n);
   REQUIRE(info.grid.y == (p.m + t.tile_m - 1) / t.tile_m);
+  REQUIRE(info.grid.z == p.batch);
   REQUIRE(info.block.x == t.warps * 32);
 
-  const std::uint64_t eb = p.dtype == DType::FP8 ? 1 : 2;
-  const std::uint64_t a_end = kA + p.m * p.k * eb;
-  const std::uint64_t b_base = align_mib(a_end), b_end = b_base + p.n * p.k * eb;
-  const std::uint64_t c_base = align_mib(b_end), c_end = c_base + p.m * p.n * 2;
+  const std::uint64_t eb = input_bytes(p.dtype), c_eb = output_bytes(p.dtype);
+  const std::uint64_t a_size = p.m * p.k * eb, b_size = p.n * p.k * eb, c_size = p.m * p.n * c_eb;
+  const std::uint64_t a_end = kA + p.batch * a_size;
+  const std::uint64_t b_base = align_mib(a_end), b_end = b_base + p.batch * b_size;
+  const std::uint64_t c_base = align_mib(b_end), c_end = c_base + p.batch * c_size;
+  const std::uint64_t copy_bytes = widest_access(p.k * eb), store_bytes = widest_access(p.n * c_eb);
   std::vector<std::uint8_t> a_read(a_end - kA), b_read(b_end - b_base), c_written(c_end - c_base);
+  std::uint64_t wrong_batch = 0;  // accesses of a CTA to another batch's matrices
 
   KernelCheck r;
   for (std::uint64_t cta = 0; cta < info.grid.count(); ++cta) {
+    const std::uint64_t batch = cta / (std::uint64_t{info.grid.x} * info.grid.y);
     auto cs = kernel->open_cta(cta);
     REQUIRE(cs->num_warps() == t.warps);
     std::vector<std::uint64_t> bars;
@@ -145,17 +162,21 @@ KernelCheck check_gemm_kernel(const GemmProblem& p, const GemmTiling& t, const s
           }
           REQUIRE(in.space == MemSpace::Global);
           if (in.op == Opcode::LDGSTS) {
-            REQUIRE(bytes == 16);
+            REQUIRE(bytes == copy_bytes);
             if (addr >= kA && addr + bytes <= a_end) {
+              wrong_batch += (addr - kA) / a_size != batch || (addr + bytes - 1 - kA) / a_size != batch;
               for (std::uint64_t b = 0; b < bytes; ++b) a_read[addr - kA + b] = 1;
             } else if (addr >= b_base && addr + bytes <= b_end) {
+              wrong_batch += (addr - b_base) / b_size != batch || (addr + bytes - 1 - b_base) / b_size != batch;
               for (std::uint64_t b = 0; b < bytes; ++b) b_read[addr - b_base + b] = 1;
             } else {
               FAIL("LDGSTS outside A and B: cta " << cta << " warp " << w << " lane " << l << " addr " << addr);
             }
           } else if (in.op == Opcode::STG) {
+            REQUIRE(bytes == store_bytes);
             if (!(addr >= c_base && addr + bytes <= c_end))
               FAIL("STG outside C: cta " << cta << " warp " << w << " lane " << l << " addr " << addr);
+            wrong_batch += (addr - c_base) / c_size != batch;
             for (std::uint64_t b = 0; b < bytes; ++b) ++c_written[addr - c_base + b];
           } else {
             FAIL("unexpected global access by opcode " << static_cast<int>(in.op));
@@ -182,6 +203,7 @@ KernelCheck check_gemm_kernel(const GemmProblem& p, const GemmTiling& t, const s
   CHECK(a_missing == 0);
   CHECK(b_missing == 0);
   CHECK(c_bad == 0);
+  CHECK(wrong_batch == 0);
   return r;
 }
 
@@ -448,12 +470,20 @@ TEST_CASE("gemm validation", "[synth][gemm]") {
   CHECK_THROWS_AS(make_gemm_trace(bf16, deep, "sm_90", h100), InputError);
 
   // dimensions
-  CHECK_FALSE(validate_gemm(GemmProblem{1024, 1024, 1000, DType::BF16}, a, a100).empty());  // k % 16
-  CHECK_FALSE(validate_gemm(GemmProblem{1024, 1020, 1024, DType::BF16}, a, a100).empty());  // n % 8
-  CHECK(validate_gemm(GemmProblem{1000, 1024, 1024, DType::BF16}, a, a100).empty());        // any m
-  CHECK_FALSE(validate_gemm(GemmProblem{1024, 1024, 1040, DType::FP8}, h, h100).empty());   // fp8: k % 32
+  // any m, n, k (predicated tails, narrower accesses where rows are not 16-byte aligned)
+  CHECK(validate_gemm(GemmProblem{1024, 1024, 1000, DType::BF16}, a, a100).empty());
+  CHECK(validate_gemm(GemmProblem{1024, 1020, 1024, DType::BF16}, a, a100).empty());
+  CHECK(validate_gemm(GemmProblem{1000, 1024, 1024, DType::BF16}, a, a100).empty());
+  CHECK(validate_gemm(GemmProblem{1024, 30522, 1001, DType::BF16}, a, a100).empty());
+  CHECK(validate_gemm(GemmProblem{1024, 1024, 1041, DType::FP8}, h, h100).empty());
   CHECK_FALSE(validate_gemm(GemmProblem{0, 1024, 1024, DType::BF16}, a, a100).empty());
-  CHECK_FALSE(validate_gemm(GemmProblem{64, 64, 64, DType::F32}, a, a100).empty());
+  CHECK(validate_gemm(GemmProblem{64, 64, 64, DType::F32}, a, a100).find("not f32") != std::string::npos);
+  CHECK(validate_gemm(GemmProblem{64, 64, 64, DType::F64}, a, a100).find("not f64") != std::string::npos);
+  CHECK(validate_gemm(GemmProblem{64, 64, 64, DType::BF16, 0}, a, a100).find("batch") != std::string::npos);
+  GemmTiling split = a;
+  split.split_k = 2;
+  CHECK(validate_gemm(GemmProblem{64, 64, 4096, DType::BF16, 32768}, split, a100).find("grid.z") !=
+        std::string::npos);
 
   // structure
   GemmTiling bad = h;
@@ -538,10 +568,16 @@ struct SplitCheck {
 //  * split_k > 1: no STG; every fp32 element of C (workspace of m x n x 4 B after B) receives exactly one RED
 //    (4 bytes per lane) from each split, none outside C; split_k == 1: bf16 STG covering C once;
 //  * every warp of a CTA executes the same number of BARs; shared accesses stay within the allocation.
+// The GEMM kernel of a trace: after the workspace zeroing kernel with split-K.
+std::unique_ptr<KernelSource> gemm_kernel_of(TraceSource& trace, const GemmTiling& t) {
+  REQUIRE(trace.num_kernels() == (t.split_k > 1 ? 3u : 1u));  // bf16/f16/fp8 C: zero, GEMM, convert
+  return trace.open_kernel(t.split_k > 1 ? 1 : 0);
+}
+
 SplitCheck check_split_kernel(const GemmProblem& p, const GemmTiling& t, const std::string& arch,
                               const GemmLimits& limits) {
   auto trace = make_gemm_trace(p, t, arch, limits);
-  auto kernel = trace->open_kernel(0);
+  auto kernel = gemm_kernel_of(*trace, t);
   const KernelInfo& info = kernel->info();
   REQUIRE(check_kernel_info(info) == "");
   REQUIRE(info.flops == 2 * p.m * p.n * p.k);
@@ -732,7 +768,7 @@ TEST_CASE("gemm split-K decode 64x8192x8192 bf16 on sm_90 (H100, 132 SMs)", "[sy
   CHECK(t.warpgroup_mma);
   CHECK(t.split_k == 8);
   REQUIRE(validate_gemm(p, t, kH100Sms).empty());
-  auto k = make_gemm_trace(p, t, "sm_90", kH100Sms)->open_kernel(0);
+  auto k = gemm_kernel_of(*make_gemm_trace(p, t, "sm_90", kH100Sms), t);
   const KernelInfo& info = k->info();
   CHECK(info.name == "warpsim_gemm_bf16_tn_64x256x64_s4_sm90_splitk8 (64x8192x8192)");
   CHECK(info.grid == Dim3{32, 1, 8});
@@ -770,7 +806,7 @@ TEST_CASE("gemm split-K decode 64x8192x8192 bf16 on sm_80 (A100, 108 SMs)", "[sy
   CHECK(t.warps == 4);
   CHECK_FALSE(t.warpgroup_mma);
   CHECK(t.split_k == 5);
-  auto k = make_gemm_trace(p, t, "sm_80", kA100Sms)->open_kernel(0);
+  auto k = gemm_kernel_of(*make_gemm_trace(p, t, "sm_80", kA100Sms), t);
   const KernelInfo& info = k->info();
   CHECK(info.name == "warpsim_gemm_bf16_tn_64x128x32_s4_sm80_splitk5 (64x8192x8192)");
   CHECK(info.grid == Dim3{64, 1, 5});
@@ -852,8 +888,8 @@ TEST_CASE("gemm split-K streams are deterministic and independent of the read ba
     const GemmLimits& limits = std::string(arch) == "sm_80" ? kA100Sms : kH100Sms;
     const GemmTiling t = default_gemm_tiling(arch, p.dtype, p, limits);
     REQUIRE(t.split_k > 1);
-    auto k1 = make_gemm_trace(p, t, arch, limits)->open_kernel(0);
-    auto k2 = make_gemm_trace(p, t, arch, limits)->open_kernel(0);
+    auto k1 = gemm_kernel_of(*make_gemm_trace(p, t, arch, limits), t);
+    auto k2 = gemm_kernel_of(*make_gemm_trace(p, t, arch, limits), t);
     const std::uint64_t n = k1->info().grid.count();
     for (std::uint64_t cta : {std::uint64_t{0}, std::uint64_t{7}, n / 2 + 3, n - 1}) {
       auto c1 = k1->open_cta(cta);
