@@ -74,6 +74,8 @@ struct KernelCheck {
   std::uint64_t warps = 0;
   std::uint64_t insts = 0;
   std::map<Opcode, std::uint64_t> op_counts;
+  std::uint64_t ldgsts_lanes = 0;  // active lanes of all LDGSTS
+  std::set<std::pair<DType, std::uint16_t>> mma_kinds;  // (dtype, K) of every MMA
 };
 
 // Walks every warp of every CTA and checks the invariants the simulator relies on.
@@ -120,6 +122,9 @@ KernelCheck check_gemm_kernel(const GemmProblem& p, const GemmTiling& t, const s
         const WarpInst& in = insts[i];
         ++r.op_counts[in.op];
         r.mma_flops += flops_of(in);
+        if (in.op == Opcode::HMMA || in.op == Opcode::HGMMA) r.mma_kinds.insert({in.dtype, in.mma.k});
+        if (in.op == Opcode::LDGSTS)
+          for (int l = 0; l < 32; ++l) r.ldgsts_lanes += in.active_mask >> l & 1;
         if (in.op == Opcode::EXIT) ++exits;
         if (in.op == Opcode::BAR) {
           CHECK(in.aux == 0);
@@ -979,4 +984,186 @@ TEST_CASE("generated trace base: lazy chunks, owned lane offsets stay valid for 
   }
   CHECK(lds == 12);
   CHECK(s->read(buf.data(), buf.size()) == 0);  // stays ended
+}
+
+TEST_CASE("gemm k tail: k-tiles rounded up, the lanes past k masked", "[synth][gemm][tails]") {
+  for (const std::string arch : {"sm_80", "sm_90"}) {
+    INFO(arch);
+    const GemmTiling t = default_gemm_tiling(arch, DType::BF16);
+    const GemmProblem tail{256, 256, 1000, DType::BF16}, full{256, 256, 1024, DType::BF16};
+    // 1000 and 1024 have the same k-tiles (32 of 32 on sm_80, 16 of 64 on sm_90): the same instructions
+    const KernelCheck a = check_gemm_kernel(tail, t, arch), b = check_gemm_kernel(full, t, arch);
+    CHECK(a.op_counts == b.op_counts);
+    CHECK(a.insts == b.insts);
+    // Each 16-byte chunk (8 bf16) of A is copied once per N-tile, of B once per M-tile; rows of 1000 have 125.
+    const std::uint64_t tiles_m = 256 / t.tile_m, tiles_n = 256 / t.tile_n;
+    CHECK(a.ldgsts_lanes == 256 * 125 * tiles_n + 256 * 125 * tiles_m);
+    CHECK(b.ldgsts_lanes == 256 * 128 * tiles_n + 256 * 128 * tiles_m);
+  }
+}
+
+TEST_CASE("gemm k not 16-byte aligned: copies as wide as the rows allow", "[synth][gemm][tails]") {
+  const GemmTiling t = default_gemm_tiling("sm_80", DType::BF16);
+  // k = 1001 bf16: rows of 2002 bytes, 2-byte aligned -> 2-byte copies, 8 per 16-byte chunk of k = 1024
+  const KernelCheck odd = check_gemm_kernel(GemmProblem{128, 128, 1001, DType::BF16}, t, "sm_80");
+  const KernelCheck full = check_gemm_kernel(GemmProblem{128, 128, 1024, DType::BF16}, t, "sm_80");
+  CHECK(odd.op_counts.at(Opcode::LDGSTS) == 8 * full.op_counts.at(Opcode::LDGSTS));
+  CHECK(odd.op_counts.at(Opcode::HMMA) == full.op_counts.at(Opcode::HMMA));  // ceil(1001/32) = 32 k-tiles
+  CHECK(odd.ldgsts_lanes == 2 * 128 * 1001);  // one lane per element of A and of B (one tile each)
+  // k = 1004: 2008-byte rows, 8-byte copies
+  const KernelCheck four = check_gemm_kernel(GemmProblem{128, 128, 1004, DType::BF16}, t, "sm_80");
+  CHECK(four.op_counts.at(Opcode::LDGSTS) == 2 * full.op_counts.at(Opcode::LDGSTS));
+  // fp8 on sm_90, k = 1041: byte copies
+  check_gemm_kernel(GemmProblem{64, 256, 1041, DType::FP8}, default_gemm_tiling("sm_90", DType::FP8), "sm_90");
+}
+
+TEST_CASE("gemm n tail: a vocabulary projection of 30522 columns", "[synth][gemm][tails]") {
+  // 30522 bf16 = 61044-byte rows of C, 4-byte aligned: 4-byte stores (check_gemm_kernel: each byte of C once)
+  for (const std::string arch : {"sm_80", "sm_90"}) {
+    INFO(arch);
+    const GemmProblem p{64, 30522, 64, DType::BF16};
+    const GemmTiling t = default_gemm_tiling(arch, DType::BF16);
+    const KernelCheck r = check_gemm_kernel(p, t, arch);
+    const std::uint64_t tiles_n = (30522 + t.tile_n - 1) / t.tile_n;
+    CHECK(r.warps == tiles_n * t.warps);
+  }
+  // 250 columns: 500-byte rows, 4-byte stores; 125 columns: 250-byte rows, 2-byte stores
+  check_gemm_kernel(GemmProblem{100, 250, 96, DType::F16}, default_gemm_tiling("sm_80", DType::F16), "sm_80");
+  check_gemm_kernel(GemmProblem{100, 125, 96, DType::F16}, default_gemm_tiling("sm_80", DType::F16), "sm_80");
+  check_gemm_kernel(GemmProblem{100, 125, 96, DType::F16}, default_gemm_tiling("sm_90", DType::F16), "sm_90");
+}
+
+TEST_CASE("gemm data types: tf32 and int8 MMA shapes, element sizes in addresses", "[synth][gemm][dtypes]") {
+  // PTX ISA: mma.sync m16n8k8 for tf32, m16n8k32 for s8; wgmma K = 8 (tf32), 32 (s8). tf32 operands are 4-byte
+  // fp32 in memory with fp32 C; int8 is 1 byte with int32 C (check_gemm_kernel checks the addresses with these).
+  struct Case {
+    const char* arch;
+    DType dtype;
+    std::uint16_t k;
+  };
+  for (const Case c : {Case{"sm_80", DType::TF32, 8}, Case{"sm_80", DType::I8, 32}, Case{"sm_90", DType::TF32, 8},
+                       Case{"sm_90", DType::I8, 32}, Case{"sm_80", DType::F16, 16}}) {
+    INFO(c.arch << " " << static_cast<int>(c.dtype));
+    const GemmProblem p{256, 256, 256, c.dtype};
+    const GemmTiling t = default_gemm_tiling(c.arch, c.dtype);
+    CHECK(t.tile_k * input_bytes(c.dtype) == (std::string(c.arch) == "sm_80" ? 64u : 128u));  // bytes of K per row
+    const KernelCheck r = check_gemm_kernel(p, t, c.arch);
+    CHECK(r.mma_kinds == std::set<std::pair<DType, std::uint16_t>>{{c.dtype, c.k}});
+    CHECK(r.mma_flops == 2ull * 256 * 256 * 256);
+  }
+  auto trace = make_gemm_trace(GemmProblem{256, 256, 256, DType::TF32}, default_gemm_tiling("sm_80", DType::TF32),
+                               "sm_80", kA100Limits);
+  CHECK(trace->open_kernel(0)->info().name == "warpsim_gemm_tf32_tn_128x128x16_s4_sm80 (256x256x256)");
+}
+
+TEST_CASE("gemm strided batched: batch x tiles CTAs, each on its own matrices", "[synth][gemm][batch]") {
+  for (const std::string arch : {"sm_80", "sm_90"}) {
+    INFO(arch);
+    const GemmTiling t = default_gemm_tiling(arch, DType::BF16);
+    const GemmProblem one{200, 136, 96, DType::BF16}, three{200, 136, 96, DType::BF16, 3};
+    const KernelCheck a = check_gemm_kernel(one, t, arch);
+    const KernelCheck b = check_gemm_kernel(three, t, arch);  // grid.z = 3, addresses per batch checked there
+    CHECK(b.warps == 3 * a.warps);
+    for (const auto& [op, n] : a.op_counts) CHECK(b.op_counts.at(op) == 3 * n);
+    auto trace = make_gemm_trace(three, t, arch, limits_for(arch));
+    CHECK(trace->open_kernel(0)->info().name.find("(3x200x136x96)") != std::string::npos);
+  }
+}
+
+namespace {
+
+// Bytes of global memory each helper kernel instruction touches, by opcode, with per-byte counts over [base, end).
+struct HelperWalk {
+  std::map<Opcode, std::uint64_t> op_counts;
+  std::map<Opcode, std::map<std::uint64_t, std::uint32_t>> bytes;  // opcode -> address -> times touched
+  std::set<std::uint32_t> access_bytes;
+};
+HelperWalk walk_helper(KernelSource& k) {
+  HelperWalk w;
+  const KernelInfo& info = k.info();
+  REQUIRE(check_kernel_info(info) == "");
+  CHECK(info.flops == 0);
+  for (std::uint64_t cta = 0; cta < info.grid.count(); ++cta) {
+    auto cs = k.open_cta(cta);
+    for (std::uint32_t warp = 0; warp < cs->num_warps(); ++warp) {
+      auto ws = cs->open_warp(warp);
+      std::vector<std::array<std::uint64_t, 32>> lanes;
+      const auto insts = read_all(*ws, 64, &lanes);
+      REQUIRE(insts.back().op == Opcode::EXIT);
+      for (std::size_t i = 0; i < insts.size(); ++i) {
+        ++w.op_counts[insts[i].op];
+        if (!insts[i].is_memory()) continue;
+        w.access_bytes.insert(insts[i].access_bytes);
+        for (int l = 0; l < 32; ++l)
+          if (insts[i].active_mask >> l & 1)
+            for (std::uint32_t b = 0; b < insts[i].access_bytes; ++b) ++w.bytes[insts[i].op][lanes[i][l] + b];
+      }
+    }
+  }
+  return w;
+}
+// True when `touched` holds exactly the bytes [base, base + size), each once.
+bool covers_once(const std::map<std::uint64_t, std::uint32_t>& touched, std::uint64_t base, std::uint64_t size) {
+  if (touched.size() != size || touched.begin()->first != base || touched.rbegin()->first != base + size - 1)
+    return false;
+  for (const auto& [addr, n] : touched)
+    if (n != 1) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("gemm split-K: the workspace zeroing and conversion kernels are part of the trace", "[synth][gemm][splitk]") {
+  // 64x8192x8192 bf16 on A100: split 5 (see above). Workspace = C's place: 64 x 8192 fp32 after B.
+  const GemmProblem p{64, 8192, 8192, DType::BF16};
+  const GemmTiling t = default_gemm_tiling("sm_80", p.dtype, p, kA100Sms);
+  REQUIRE(t.split_k == 5);
+  auto trace = make_gemm_trace(p, t, "sm_80", kA100Sms);
+  REQUIRE(trace->num_kernels() == 3);
+  const std::uint64_t b_base = align_mib(kA + 64ull * 8192 * 2);
+  const std::uint64_t ws = align_mib(b_base + 8192ull * 8192 * 2), ws_bytes = 64ull * 8192 * 4;
+  const std::uint64_t out = align_mib(ws + ws_bytes), out_bytes = 64ull * 8192 * 2;
+
+  auto zero = trace->open_kernel(0);
+  CHECK(zero->info().name == "warpsim_gemm_splitk_zero (64x8192x8192)");
+  HelperWalk z = walk_helper(*zero);
+  CHECK(z.op_counts.count(Opcode::LDG) == 0);
+  CHECK(z.access_bytes == std::set<std::uint32_t>{16});
+  CHECK(covers_once(z.bytes[Opcode::STG], ws, ws_bytes));
+  CHECK(zero->info().grid.count() * zero->info().block.x * 16 == ws_bytes);  // one 16-byte store per thread
+
+  CHECK(trace->open_kernel(1)->info().name == "warpsim_gemm_bf16_tn_64x128x32_s4_sm80_splitk5 (64x8192x8192)");
+
+  auto convert = trace->open_kernel(2);
+  CHECK(convert->info().name == "warpsim_gemm_splitk_convert_bf16 (64x8192x8192)");
+  HelperWalk c = walk_helper(*convert);
+  CHECK(covers_once(c.bytes[Opcode::LDG], ws, ws_bytes));   // the fp32 partial sums, read once
+  CHECK(covers_once(c.bytes[Opcode::STG], out, out_bytes));  // bf16 C, written once, after the workspace
+  CHECK(c.op_counts.at(Opcode::FMUL) == c.op_counts.at(Opcode::LDG) * 2);  // 4 values per lane, 2 packs
+
+  // A ragged size: 3 x 37 x 1000 fp32 = 111000 elements: 16-byte zeroing (a multiple of 4), the last warp masked.
+  const GemmProblem r{37, 1000, 4096, DType::F16, 3};
+  GemmTiling rt = default_gemm_tiling("sm_80", r.dtype);
+  rt.split_k = 3;
+  auto rtrace = make_gemm_trace(r, rt, "sm_80", kA100Sms);
+  REQUIRE(rtrace->num_kernels() == 3);
+  const std::uint64_t rb = align_mib(kA + 3ull * 37 * 4096 * 2);
+  const std::uint64_t rws = align_mib(rb + 3ull * 1000 * 4096 * 2);
+  auto rz = rtrace->open_kernel(0);
+  HelperWalk rzw = walk_helper(*rz);
+  INFO("zeroed " << rzw.bytes[Opcode::STG].size() << " bytes from " << rzw.bytes[Opcode::STG].begin()->first
+                 << ", expected from " << rws);
+  CHECK(covers_once(rzw.bytes[Opcode::STG], rws, 111000ull * 4));
+  auto rc = rtrace->open_kernel(2);
+  HelperWalk rcw = walk_helper(*rc);
+  CHECK(covers_once(rcw.bytes[Opcode::LDG], rws, 111000ull * 4));
+  CHECK(covers_once(rcw.bytes[Opcode::STG], align_mib(rws + 111000ull * 4), 111000ull * 2));
+
+  // 32-bit C (tf32: fp32, int8: int32) is the workspace itself: zeroing only, no conversion.
+  for (DType d : {DType::TF32, DType::I8}) {
+    GemmTiling st = default_gemm_tiling("sm_80", d);
+    st.split_k = 2;
+    auto tr = make_gemm_trace(GemmProblem{128, 128, 4096, d}, st, "sm_80", kA100Sms);
+    CHECK(tr->num_kernels() == 2);
+  }
 }

@@ -919,18 +919,21 @@ class FlatPassWarp final : public WarpGenerator {
     emit_alu(c, Opcode::S2R, kCta, {});
     emit_alu(c, Opcode::IMAD, kAddr, {kCta, kTid});
     emit_alu(c, Opcode::ISETP, kHelperGuard, {kAddr});
-    const std::uint32_t mask = first_lanes_mask(ceil_div(F.elements - first_, F.elems));
-    if (!F.convert) {
-      emit_alu(c, Opcode::MOV, kValue, {});
-    } else {
-      const std::uint32_t load_bytes = F.elems * kWorkspaceBytes;
-      emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{F.src + first_ * kWorkspaceBytes, load_bytes}, mask,
-                kValue, load_bytes / 4, {kAddr});
-      for (std::uint32_t e = 0; e < F.elems; e += 2)
-        emit_alu(c, Opcode::FMUL, reg(kValue + e), {reg(kValue + e), reg(kValue + std::min(e + 1, F.elems - 1))});
+    // Lanes whose vector starts before the end; a warp wholly past it only checks the bound and exits.
+    const std::uint32_t mask = first_ < F.elements ? first_lanes_mask(ceil_div(F.elements - first_, F.elems)) : 0;
+    if (mask != 0) {
+      if (!F.convert) {
+        emit_alu(c, Opcode::MOV, kValue, {});
+      } else {
+        const std::uint32_t load_bytes = F.elems * kWorkspaceBytes;
+        emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{F.src + first_ * kWorkspaceBytes, load_bytes}, mask,
+                  kValue, load_bytes / 4, {kAddr});
+        for (std::uint32_t e = 0; e < F.elems; e += 2)
+          emit_alu(c, Opcode::FMUL, reg(kValue + e), {reg(kValue + e), reg(kValue + std::min(e + 1, F.elems - 1))});
+      }
+      emit_store(c, Opcode::STG, MemSpace::Global,
+                 LaneRows{F.dst + first_ * F.dst_elem_bytes, F.elems * F.dst_elem_bytes}, mask, {kValue, kAddr});
     }
-    emit_store(c, Opcode::STG, MemSpace::Global,
-               LaneRows{F.dst + first_ * F.dst_elem_bytes, F.elems * F.dst_elem_bytes}, mask, {kValue, kAddr});
     c.emit(Opcode::EXIT);
     return true;
   }
