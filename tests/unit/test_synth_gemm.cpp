@@ -570,13 +570,20 @@ struct SplitCheck {
 //  * CTA z (= linear id / tiles) copies only k-tiles [z*k_tiles/split_k, (z+1)*k_tiles/split_k) of A and B, so
 //    the K ranges of the splits are disjoint; every 16-byte chunk of A is copied exactly tiles_n times and every
 //    chunk of B exactly tiles_m times (once per CTA of its split that needs it), nothing outside A and B;
-//  * split_k > 1: no STG; every fp32 element of C (workspace of m x n x 4 B after B) receives exactly one RED
-//    (4 bytes per lane) from each split, none outside C; split_k == 1: bf16 STG covering C once;
+//  * split_k > 1, atomic: no STG; every fp32 element of C (workspace of m x n x 4 B after B) receives exactly one
+//    RED (4 bytes per lane) from each split, none outside C; parallel: no RED; split z stores (STG of fp32) each
+//    element of its slice z (m x n x 4 B, slices one after another from C's place) exactly once;
+//    split_k == 1: bf16 STG covering C once;
 //  * every warp of a CTA executes the same number of BARs; shared accesses stay within the allocation.
-// The GEMM kernel of a trace: after the workspace zeroing kernel with split-K.
+// With split-K and a 16-bit C: parallel = GEMM, reduce; atomic = zero, GEMM, convert.
 std::unique_ptr<KernelSource> gemm_kernel_of(TraceSource& trace, const GemmTiling& t) {
-  REQUIRE(trace.num_kernels() == (t.split_k > 1 ? 3u : 1u));  // bf16/f16/fp8 C: zero, GEMM, convert
-  return trace.open_kernel(t.split_k > 1 ? 1 : 0);
+  if (t.split_k == 1) {
+    REQUIRE(trace.num_kernels() == 1);
+    return trace.open_kernel(0);
+  }
+  const bool parallel = t.split_k_reduction == GemmTiling::SplitKReduction::Parallel;
+  REQUIRE(trace.num_kernels() == (parallel ? 2u : 3u));
+  return trace.open_kernel(parallel ? 0 : 1);
 }
 
 SplitCheck check_split_kernel(const GemmProblem& p, const GemmTiling& t, const std::string& arch,
@@ -591,13 +598,15 @@ SplitCheck check_split_kernel(const GemmProblem& p, const GemmTiling& t, const s
   REQUIRE(info.grid == Dim3{static_cast<std::uint32_t>(tiles_n), static_cast<std::uint32_t>(tiles_m), t.split_k});
   REQUIRE(info.block.x == t.warps * 32);
   const bool split = t.split_k > 1;
+  const bool parallel = split && t.split_k_reduction == GemmTiling::SplitKReduction::Parallel;
   CHECK((info.name.find("_splitk" + std::to_string(t.split_k) + " (") != std::string::npos) == split);
 
   const std::uint64_t eb = p.dtype == DType::FP8 ? 1 : 2;
   const std::uint64_t a_end = kA + p.m * p.k * eb;
   const std::uint64_t b_base = align_mib(a_end), b_end = b_base + p.n * p.k * eb;
   const std::uint64_t c_eb = split ? 4 : 2;
-  const std::uint64_t c_base = align_mib(b_end), c_end = c_base + p.m * p.n * c_eb;
+  const std::uint64_t slice_bytes = p.m * p.n * c_eb;
+  const std::uint64_t c_base = align_mib(b_end), c_end = c_base + (parallel ? t.split_k : 1) * slice_bytes;
   std::vector<std::uint16_t> a_reads((a_end - kA) / 16), b_reads((b_end - b_base) / 16);
   std::vector<std::uint16_t> c_count(p.m * p.n);       // RED lanes (split) or STG bytes / 2 per element
   std::vector<std::int32_t> c_last_z(p.m * p.n, -1);   // split of the last RED: each split adds once
@@ -638,8 +647,10 @@ SplitCheck check_split_kernel(const GemmProblem& p, const GemmTiling& t, const s
         CHECK(in.active_mask != 0);
         const std::uint64_t bytes = in.access_bytes;
         if (in.space == MemSpace::Global) {
-          const bool expected = in.op == Opcode::LDGSTS ? bytes == 16 : split ? in.op == Opcode::RED && bytes == 4
-                                                                              : in.op == Opcode::STG;
+          const bool expected = in.op == Opcode::LDGSTS ? bytes == 16
+                                : parallel              ? in.op == Opcode::STG
+                                : split                 ? in.op == Opcode::RED && bytes == 4
+                                                        : in.op == Opcode::STG;
           if (!expected) FAIL("unexpected global access by opcode " << static_cast<int>(in.op) << ", " << bytes << " B");
         } else {
           REQUIRE(in.space == MemSpace::Shared);
@@ -668,6 +679,16 @@ SplitCheck check_split_kernel(const GemmProblem& p, const GemmTiling& t, const s
             twice_from_split += c_last_z[e] >= static_cast<std::int32_t>(z);
             c_last_z[e] = static_cast<std::int32_t>(z);
             ++c_count[e];
+          } else if (parallel) {  // STG of fp32 partial sums into slice z
+            if (!(addr >= c_base && addr + bytes <= c_end && addr % 4 == 0))
+              FAIL("STG outside the workspace: cta " << cta << " warp " << w << " lane " << l << " addr " << addr);
+            CHECK((addr - c_base) / slice_bytes == z);
+            for (std::uint64_t b = 0; b < bytes; b += 4) {
+              const std::uint64_t e = (addr - c_base) % slice_bytes / 4 + b / 4;
+              twice_from_split += c_last_z[e] >= static_cast<std::int32_t>(z);
+              c_last_z[e] = static_cast<std::int32_t>(z);
+              ++c_count[e];
+            }
           } else {  // STG of bf16 C (split_k == 1)
             if (!(addr >= c_base && addr + bytes <= c_end))
               FAIL("STG outside C: cta " << cta << " warp " << w << " lane " << l << " addr " << addr);
@@ -823,9 +844,10 @@ TEST_CASE("gemm split-K decode 64x8192x8192 bf16 on sm_80 (A100, 108 SMs)", "[sy
   CHECK(r.mma_flops == 2ull * 64 * 8192 * 8192);
   // splits of 256*z/5: 51, 51, 51, 51, 52 k-tiles; per warp and k-tile 2 k-steps x 4x4 HMMA
   CHECK(r.op_counts[Opcode::HMMA] == 64ull * 4 * (4 * 51 + 52) * 2 * 16);
-  CHECK(r.op_counts[Opcode::STG] == 0);
-  // Each warp reduces 64 rows x 32 fp32: 64 RED of 32 lanes.
-  CHECK(r.op_counts[Opcode::RED] == 320 * 4 * 64);
+  CHECK(r.op_counts[Opcode::RED] == 0);
+  // Each warp stores 64 rows x 32 fp32 into its split's slice: 128-byte rows of 8 lanes x 16 B, 4 rows per STG:
+  // 16 STG.
+  CHECK(r.op_counts[Opcode::STG] == 320 * 4 * 16);
 }
 
 TEST_CASE("gemm split-K ragged shapes, both structures, and uneven splits", "[synth][gemm][splitk]") {
@@ -1113,12 +1135,46 @@ bool covers_once(const std::map<std::uint64_t, std::uint32_t>& touched, std::uin
 
 }  // namespace
 
-TEST_CASE("gemm split-K: the workspace zeroing and conversion kernels are part of the trace", "[synth][gemm][splitk]") {
-  // 64x8192x8192 bf16 on A100: split 5 (see above). Workspace = C's place: 64 x 8192 fp32 after B.
+TEST_CASE("gemm split-K, parallel (sm_80): the reduction kernel sums the workspace slices", "[synth][gemm][splitk]") {
+  // 64x8192x8192 bf16 on A100: split 5 (see above), partial tiles into 5 fp32 slices of 64 x 8192 at C's place
+  // (after B), then one kernel reading each slice once and writing bf16 C once, after the workspace.
   const GemmProblem p{64, 8192, 8192, DType::BF16};
   const GemmTiling t = default_gemm_tiling("sm_80", p.dtype, p, kA100Sms);
   REQUIRE(t.split_k == 5);
+  REQUIRE(t.split_k_reduction == GemmTiling::SplitKReduction::Parallel);
   auto trace = make_gemm_trace(p, t, "sm_80", kA100Sms);
+  REQUIRE(trace->num_kernels() == 2);
+  const std::uint64_t b_base = align_mib(kA + 64ull * 8192 * 2);
+  const std::uint64_t ws = align_mib(b_base + 8192ull * 8192 * 2), slice = 64ull * 8192 * 4;
+  const std::uint64_t out = align_mib(ws + 5 * slice), out_bytes = 64ull * 8192 * 2;
+  CHECK(trace->open_kernel(0)->info().name == "warpsim_gemm_bf16_tn_64x128x32_s4_sm80_splitk5 (64x8192x8192)");
+  auto reduce = trace->open_kernel(1);
+  CHECK(reduce->info().name == "warpsim_gemm_splitk_reduce_bf16 (64x8192x8192)");
+  HelperWalk r = walk_helper(*reduce);
+  CHECK(covers_once(r.bytes[Opcode::LDG], ws, 5 * slice));   // every partial sum read once
+  CHECK(covers_once(r.bytes[Opcode::STG], out, out_bytes));  // bf16 C written once
+  CHECK(r.access_bytes == std::set<std::uint32_t>{16, 8});   // 4 fp32 in, 4 bf16 out per lane
+  CHECK(r.op_counts.at(Opcode::FADD) == r.op_counts.at(Opcode::LDG) / 5 * 4 * 4);  // 4 adds per extra slice
+  CHECK(reduce->info().grid.count() * reduce->info().block.x * 4 == 64ull * 8192);  // 4 elements per thread
+
+  // 32-bit C (tf32: fp32, int8: int32): the reduction writes it directly, 16 bytes per lane
+  for (DType d : {DType::TF32, DType::I8}) {
+    GemmTiling st = default_gemm_tiling("sm_80", d);
+    st.split_k = 2;
+    auto tr = make_gemm_trace(GemmProblem{128, 128, 4096, d}, st, "sm_80", kA100Sms);
+    REQUIRE(tr->num_kernels() == 2);
+    auto k = tr->open_kernel(1);
+    CHECK(walk_helper(*k).access_bytes == std::set<std::uint32_t>{16});
+  }
+}
+
+TEST_CASE("gemm split-K, atomic (sm_90): zeroing and conversion kernels around the GEMM", "[synth][gemm][splitk]") {
+  // 64x8192x8192 bf16 on H100: split 8 (see above), RED into one fp32 workspace of 64 x 8192 at C's place.
+  const GemmProblem p{64, 8192, 8192, DType::BF16};
+  const GemmTiling t = default_gemm_tiling("sm_90", p.dtype, p, kH100Sms);
+  REQUIRE(t.split_k == 8);
+  REQUIRE(t.split_k_reduction == GemmTiling::SplitKReduction::Atomic);
+  auto trace = make_gemm_trace(p, t, "sm_90", kH100Sms);
   REQUIRE(trace->num_kernels() == 3);
   const std::uint64_t b_base = align_mib(kA + 64ull * 8192 * 2);
   const std::uint64_t ws = align_mib(b_base + 8192ull * 8192 * 2), ws_bytes = 64ull * 8192 * 4;
@@ -1132,38 +1188,45 @@ TEST_CASE("gemm split-K: the workspace zeroing and conversion kernels are part o
   CHECK(covers_once(z.bytes[Opcode::STG], ws, ws_bytes));
   CHECK(zero->info().grid.count() * zero->info().block.x * 16 == ws_bytes);  // one 16-byte store per thread
 
-  CHECK(trace->open_kernel(1)->info().name == "warpsim_gemm_bf16_tn_64x128x32_s4_sm80_splitk5 (64x8192x8192)");
+  CHECK(trace->open_kernel(1)->info().name == "warpsim_gemm_bf16_tn_64x256x64_s4_sm90_splitk8 (64x8192x8192)");
 
   auto convert = trace->open_kernel(2);
   CHECK(convert->info().name == "warpsim_gemm_splitk_convert_bf16 (64x8192x8192)");
   HelperWalk c = walk_helper(*convert);
-  CHECK(covers_once(c.bytes[Opcode::LDG], ws, ws_bytes));   // the fp32 partial sums, read once
+  CHECK(covers_once(c.bytes[Opcode::LDG], ws, ws_bytes));   // the fp32 sums, read once
   CHECK(covers_once(c.bytes[Opcode::STG], out, out_bytes));  // bf16 C, written once, after the workspace
+  CHECK(c.op_counts.count(Opcode::FADD) == 0);
   CHECK(c.op_counts.at(Opcode::FMUL) == c.op_counts.at(Opcode::LDG) * 2);  // 4 values per lane, 2 packs
 
   // A ragged size: 3 x 37 x 1000 fp32 = 111000 elements: 16-byte zeroing (a multiple of 4), the last warp masked.
   const GemmProblem r{37, 1000, 4096, DType::F16, 3};
   GemmTiling rt = default_gemm_tiling("sm_80", r.dtype);
   rt.split_k = 3;
+  rt.split_k_reduction = GemmTiling::SplitKReduction::Atomic;
   auto rtrace = make_gemm_trace(r, rt, "sm_80", kA100Sms);
   REQUIRE(rtrace->num_kernels() == 3);
   const std::uint64_t rb = align_mib(kA + 3ull * 37 * 4096 * 2);
   const std::uint64_t rws = align_mib(rb + 3ull * 1000 * 4096 * 2);
   auto rz = rtrace->open_kernel(0);
   HelperWalk rzw = walk_helper(*rz);
-  INFO("zeroed " << rzw.bytes[Opcode::STG].size() << " bytes from " << rzw.bytes[Opcode::STG].begin()->first
-                 << ", expected from " << rws);
   CHECK(covers_once(rzw.bytes[Opcode::STG], rws, 111000ull * 4));
   auto rc = rtrace->open_kernel(2);
   HelperWalk rcw = walk_helper(*rc);
   CHECK(covers_once(rcw.bytes[Opcode::LDG], rws, 111000ull * 4));
   CHECK(covers_once(rcw.bytes[Opcode::STG], align_mib(rws + 111000ull * 4), 111000ull * 2));
+  // ... and the same in parallel: 3 slices of 111000 fp32 summed
+  rt.split_k_reduction = GemmTiling::SplitKReduction::Parallel;
+  auto ptrace = make_gemm_trace(r, rt, "sm_80", kA100Sms);
+  REQUIRE(ptrace->num_kernels() == 2);
+  auto pr = ptrace->open_kernel(1);
+  HelperWalk prw = walk_helper(*pr);
+  CHECK(covers_once(prw.bytes[Opcode::LDG], rws, 3 * 111000ull * 4));
+  CHECK(covers_once(prw.bytes[Opcode::STG], align_mib(rws + 3 * 111000ull * 4), 111000ull * 2));
 
-  // 32-bit C (tf32: fp32, int8: int32) is the workspace itself: zeroing only, no conversion.
+  // 32-bit C (tf32: fp32, int8: int32) is the atomic workspace itself: zeroing only, no conversion.
   for (DType d : {DType::TF32, DType::I8}) {
-    GemmTiling st = default_gemm_tiling("sm_80", d);
+    GemmTiling st = default_gemm_tiling("sm_90", d);
     st.split_k = 2;
-    auto tr = make_gemm_trace(GemmProblem{128, 128, 4096, d}, st, "sm_80", kA100Sms);
-    CHECK(tr->num_kernels() == 2);
+    CHECK(make_gemm_trace(GemmProblem{128, 128, 4096, d}, st, "sm_90", kH100Sms)->num_kernels() == 2);
   }
 }

@@ -92,8 +92,11 @@ std::string dtype_tag(DType t) {
 
 // The epilogue of a warp whose accumulator tile is `acc_cols` wide: 16-bit or 32-bit stores as wide as C's row
 // pitch allows, or fp32 reductions into the split-K workspace.
-StagedEpilogue gemm_epilogue(const GemmProblem& p, std::uint32_t acc_cols, std::uint32_t split_k) {
-  if (split_k > 1) return StagedEpilogue::reduce_fp32(acc_cols);
+StagedEpilogue gemm_epilogue(const GemmProblem& p, std::uint32_t acc_cols, const GemmTiling& t) {
+  if (t.split_k > 1 && t.split_k_reduction == GemmTiling::SplitKReduction::Atomic)
+    return StagedEpilogue::reduce_fp32(acc_cols);
+  if (t.split_k > 1)  // the partial tile into its workspace slice
+    return StagedEpilogue::store_32bit(acc_cols, gemm_access_bytes(p.n * kWorkspaceBytes));
   const std::uint32_t out_bytes = gemm_output_bytes(p.dtype);
   const std::uint32_t store_bytes = gemm_access_bytes(p.n * out_bytes);
   return out_bytes == 2 ? StagedEpilogue::store_16bit(acc_cols, store_bytes)
@@ -136,6 +139,7 @@ struct GemmPlan {
   std::uint64_t tiles = 0;  // output tiles of one batch, tiles_m * tiles_n
   std::uint32_t tiles_m = 0, tiles_n = 0, k_tiles = 0;
   std::uint32_t split_k = 1;  // grid.z: CTA z reduces k-tiles [z*k_tiles/split_k, (z+1)*k_tiles/split_k)
+  bool parallel_split_k = false;  // split_k > 1, partial tiles stored into workspace slices
   MmaShape mma{};
   std::uint32_t k_steps = 0;         // MMAs along K per k-tile
   std::uint32_t chunk_elems = 0;     // elements per 16-byte chunk of the shared-memory tiles
@@ -190,7 +194,8 @@ struct GemmPlan {
     CtaWork w;
     w.a = batch_matrix(a, batch);
     w.b = batch_matrix(b, batch);
-    w.c = batch_matrix(c, batch);
+    // Parallel split-K: slice `split` of the workspace holds every batch's partial C.
+    w.c = batch_matrix(c, parallel_split_k ? split * p.batch + batch : batch);
     w.a_row0 = std::uint64_t{tile.m} * t.tile_m;
     w.b_row0 = std::uint64_t{tile.n} * t.tile_n;
     w.kt_begin = static_cast<std::uint32_t>(split * k_tiles / split_k);
@@ -262,6 +267,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.warp_specialized = t.warpgroup_mma;
   P.eb = elem_bytes(p.dtype);
   P.split_k = t.split_k;
+  P.parallel_split_k = t.split_k > 1 && t.split_k_reduction == GemmTiling::SplitKReduction::Parallel;
   const GemmMatrices m = gemm_matrices(p, t.split_k);
   P.a = m.a;
   P.b = m.b;
@@ -307,7 +313,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.k_steps = t.tile_k / P.mma.k;
   P.a_copy = CoalescedTileCopy(t.tile_m, t.tile_k * P.eb, copy_threads, copy_bytes);
   P.b_copy = CoalescedTileCopy(t.tile_n, t.tile_k * P.eb, copy_threads, copy_bytes);
-  P.epi = gemm_epilogue(p, acc_cols, P.split_k);
+  P.epi = gemm_epilogue(p, acc_cols, t);
 
   // Register ids: accumulators, fragments, then scalars and epilogue temporaries.
   RegisterAllocator regs;
@@ -696,7 +702,9 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
   t.swizzle_group = 8;
   if (is_ampere_arch(arch)) {
     // CUTLASS/cuBLAS's workhorse for large bf16/f16 GEMMs on A100: 2x2 warps of 64x64, 4 stages of 64 KiB total,
-    // so two CTAs (8 warps) fit per SM.
+    // so two CTAs (8 warps) fit per SM. Split-K (when the heuristic splits) is cuBLAS's on A100: partial tiles
+    // in workspace slices, summed by a separate reduction kernel (splitKreduce_kernel in its profiles).
+    t.split_k_reduction = GemmTiling::SplitKReduction::Parallel;
     // Other input types keep the 64 bytes of K per tile row (tf32 16, i8 32 elements): the same stage size.
     t.tile_m = 128;
     t.tile_n = 128;
@@ -791,6 +799,9 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
       p.batch * p.n * p.k >= kMaxElems || p.batch * p.m * p.n >= kMaxElems)
     return "GEMM matrices too large (each batch of A, B and C must hold fewer than 2^40 elements)";
   const std::uint32_t c_eb = c_elem_bytes(p.dtype, t.split_k);
+  if (t.split_k > 1 && t.split_k_reduction == GemmTiling::SplitKReduction::Parallel &&
+      t.split_k * p.batch * p.m * p.n >= kMaxElems)
+    return "GEMM split-K workspace too large (split_k x batch x m x n must be below 2^40 fp32 elements)";
   if (p.k * eb > 0x7fffffffull || p.n * c_eb > 0x7fffffffull) return "GEMM row pitch exceeds 2 GiB";
   if (t.split_k >= 1 && p.batch * t.split_k > kMaxGridZ)
     return "GEMM grid too large: grid.z = batch x split_k = " + std::to_string(p.batch) + " x " +
@@ -873,7 +884,7 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
     return "GEMM shared memory " + std::to_string(smem) + " B per CTA (" + std::to_string(t.stages) + " stages x (" +
            std::to_string(t.tile_m) + "+" + std::to_string(t.tile_n) + ") x " + std::to_string(t.tile_k) + " x " +
            std::to_string(eb) + " B) exceeds the limit of " + std::to_string(limits.shared_mem_per_cta) + " B";
-  const std::uint64_t staging = std::uint64_t{t.warps} * gemm_epilogue(p, acc_cols, t.split_k).staging_bytes();
+  const std::uint64_t staging = std::uint64_t{t.warps} * gemm_epilogue(p, acc_cols, t).staging_bytes();
   if (staging > smem)
     return "GEMM epilogue staging (" + std::to_string(staging) + " B) does not fit in the pipeline's shared memory (" +
            std::to_string(smem) + " B): use more stages or a larger tile_k";
@@ -885,21 +896,23 @@ namespace {
 
 // ---- split-K helper kernels ------------------------------------------------------------------------------------
 //
-// The split-K GEMM reduces into an fp32 workspace that must be zero before it and, for a 16-bit C, converted
-// after it: two more kernels of the same stream, as cuBLAS launches them (a memset and a conversion pass).
-// Both are flat passes over the batch*m*n elements, `elems` (up to 4: one 16-byte fp32 vector) per thread, 256
-// threads per CTA:
-//   S2R x2, IMAD (address), ISETP (bound); zero: MOV, STG of elems*4 bytes; convert: LDG of elems*4 bytes, FMUL
-//   per pair (the F2FP pack, as the epilogue counts it), STG of elems*2 bytes; EXIT.
-// The last warp masks the lanes past the end.
+// Flat passes over the batch*m*n elements of C, `elems` (up to 4: one 16-byte fp32 vector) per thread, 256
+// threads per CTA, launched in the GEMM's stream:
+//  * reduction (Parallel split-K, cuBLAS's splitKreduce_kernel): sums the split_k fp32 slices into C;
+//  * zeroing (Atomic split-K, a memset before the GEMM) and conversion (Atomic split-K with a 16-bit C: the
+//    one-slice reduction after it).
+//   S2R x2, IMAD (address), ISETP (bound); per source slice an LDG of elems*4 bytes and (after the first) an FADD
+//   per element; for 16-bit output an FMUL per pair (the F2FP pack, as the epilogue counts it); zeroing: MOV;
+//   STG of elems*out bytes; EXIT. The last warp masks the lanes past the end.
 constexpr std::uint32_t kHelperThreads = 256;
-constexpr std::uint32_t kHelperRegs = 16;  // ids, address, 4 values: far below any limit
+constexpr std::uint32_t kHelperRegs = 16;  // ids, address, 2 x 4 values: far below any limit
 constexpr std::uint32_t kHelperMaxElems = kVecBytes / kWorkspaceBytes;
 constexpr std::uint16_t kHelperGuard = kPredGuard;
 
 struct FlatPass {
-  bool convert = false;  // false: store zeros into `dst`; true: read fp32 `src`, store 16-bit `dst`
-  std::uint64_t src = 0, dst = 0;
+  std::uint32_t sources = 0;      // fp32 slices summed (0: store zeros)
+  std::uint64_t src = 0, src_stride = 0;  // first slice, bytes from one slice to the next
+  std::uint64_t dst = 0;
   std::uint64_t elements = 0;  // batch * m * n
   std::uint32_t elems = 0;     // per thread
   std::uint32_t dst_elem_bytes = 0;
@@ -914,7 +927,7 @@ class FlatPassWarp final : public WarpGenerator {
     if (done_) return false;
     done_ = true;
     const FlatPass& F = *pass_;
-    enum : std::uint16_t { kTid, kCta, kAddr, kValue };
+    enum : std::uint16_t { kTid, kCta, kAddr, kSum, kLoad = kSum + kHelperMaxElems };
     emit_alu(c, Opcode::S2R, kTid, {});
     emit_alu(c, Opcode::S2R, kCta, {});
     emit_alu(c, Opcode::IMAD, kAddr, {kCta, kTid});
@@ -922,17 +935,22 @@ class FlatPassWarp final : public WarpGenerator {
     // Lanes whose vector starts before the end; a warp wholly past it only checks the bound and exits.
     const std::uint32_t mask = first_ < F.elements ? first_lanes_mask(ceil_div(F.elements - first_, F.elems)) : 0;
     if (mask != 0) {
-      if (!F.convert) {
-        emit_alu(c, Opcode::MOV, kValue, {});
-      } else {
-        const std::uint32_t load_bytes = F.elems * kWorkspaceBytes;
-        emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{F.src + first_ * kWorkspaceBytes, load_bytes}, mask,
-                  kValue, load_bytes / 4, {kAddr});
-        for (std::uint32_t e = 0; e < F.elems; e += 2)
-          emit_alu(c, Opcode::FMUL, reg(kValue + e), {reg(kValue + e), reg(kValue + std::min(e + 1, F.elems - 1))});
+      if (F.sources == 0) emit_alu(c, Opcode::MOV, kSum, {});
+      const std::uint32_t load_bytes = F.elems * kWorkspaceBytes;
+      for (std::uint32_t s = 0; s < F.sources; ++s) {
+        const std::uint16_t into = s == 0 ? kSum : kLoad;
+        emit_load(c, Opcode::LDG, MemSpace::Global,
+                  LaneRows{F.src + s * F.src_stride + first_ * kWorkspaceBytes, load_bytes}, mask, into,
+                  load_bytes / 4, {kAddr});
+        if (s > 0)
+          for (std::uint32_t e = 0; e < F.elems; ++e)
+            emit_alu(c, Opcode::FADD, reg(kSum + e), {reg(kSum + e), reg(kLoad + e)});
       }
+      if (F.sources > 0 && F.dst_elem_bytes == 2)
+        for (std::uint32_t e = 0; e < F.elems; e += 2)
+          emit_alu(c, Opcode::FMUL, reg(kSum + e), {reg(kSum + e), reg(kSum + std::min(e + 1, F.elems - 1))});
       emit_store(c, Opcode::STG, MemSpace::Global,
-                 LaneRows{F.dst + first_ * F.dst_elem_bytes, F.elems * F.dst_elem_bytes}, mask, {kValue, kAddr});
+                 LaneRows{F.dst + first_ * F.dst_elem_bytes, F.elems * F.dst_elem_bytes}, mask, {kSum, kAddr});
     }
     c.emit(Opcode::EXIT);
     return true;
@@ -991,10 +1009,30 @@ std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const G
   shape << problem.m << 'x' << problem.n << 'x' << problem.k;
   desc << "synthetic GEMM " << shape.str() << ' ' << dtype_tag(problem.dtype) << " on " << arch;
   std::vector<GeneratedKernelSpec> kernels;
+  const std::uint64_t elements = problem.batch * problem.m * problem.n;
+  const std::uint32_t out_bytes = gemm_output_bytes(problem.dtype);
+  const std::string out_tag = problem.dtype == DType::FP8 ? "bf16" : dtype_tag(problem.dtype);
+  // The C a helper kernel writes: after the workspace (1 MiB aligned).
+  const std::uint64_t workspace_bytes = (plan->parallel_split_k ? plan->split_k : 1) * elements * kWorkspaceBytes;
+  const std::uint64_t c_after_workspace = round_up(plan->c.base + workspace_bytes, kMatrixAlign);
+  auto output_pass = [&](std::uint32_t sources) {
+    FlatPass pass;
+    pass.sources = sources;
+    pass.src = plan->c.base;
+    pass.src_stride = elements * kWorkspaceBytes;
+    pass.dst = c_after_workspace;
+    pass.elements = elements;
+    pass.elems = std::min(kHelperMaxElems, gemm_access_bytes(elements * out_bytes) / out_bytes);
+    pass.dst_elem_bytes = out_bytes;
+    return pass;
+  };
   if (plan->split_k == 1) {
     kernels.push_back(std::move(spec));
+  } else if (plan->parallel_split_k) {
+    kernels.push_back(std::move(spec));
+    kernels.push_back(make_flat_pass_kernel(
+        output_pass(plan->split_k), "warpsim_gemm_splitk_reduce_" + out_tag + " (" + shape.str() + ")", arch));
   } else {
-    const std::uint64_t elements = problem.batch * problem.m * problem.n;
     FlatPass zero;
     zero.dst = plan->c.base;
     zero.elements = elements;
@@ -1002,18 +1040,9 @@ std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const G
     zero.dst_elem_bytes = kWorkspaceBytes;
     kernels.push_back(make_flat_pass_kernel(zero, "warpsim_gemm_splitk_zero (" + shape.str() + ")", arch));
     kernels.push_back(std::move(spec));
-    const std::uint32_t out_bytes = gemm_output_bytes(problem.dtype);
-    if (out_bytes != kWorkspaceBytes) {  // 16-bit C: convert the fp32 workspace into it (placed after it)
-      FlatPass convert;
-      convert.convert = true;
-      convert.src = plan->c.base;
-      convert.dst = round_up(plan->c.base + elements * kWorkspaceBytes, kMatrixAlign);
-      convert.elements = elements;
-      convert.elems = std::min(kHelperMaxElems, gemm_access_bytes(elements * out_bytes) / out_bytes);
-      convert.dst_elem_bytes = out_bytes;
+    if (out_bytes != kWorkspaceBytes)  // 16-bit C: convert the fp32 workspace into it
       kernels.push_back(make_flat_pass_kernel(
-          convert, "warpsim_gemm_splitk_convert_" + std::string(problem.dtype == DType::FP8 ? "bf16" : dtype_tag(problem.dtype)) + " (" + shape.str() + ")", arch));
-    }
+          output_pass(1), "warpsim_gemm_splitk_convert_" + out_tag + " (" + shape.str() + ")", arch));
   }
   return std::make_unique<GeneratedTrace>(std::move(kernels), desc.str());
 }

@@ -38,10 +38,14 @@ struct GemmTiling {
   bool warpgroup_mma = false;       // false: sm_80 multistage (mma.sync); true: sm_90 warp-specialised (HGMMA)
   std::uint32_t swizzle_group = 1;  // CTA rasterisation: this many consecutive M-tiles share each N-tile column
   // Split-K: grid.z = split_k CTAs share each output tile, CTA z reducing k-tiles
-  // [z*k_tiles/split_k, (z+1)*k_tiles/split_k). With split_k > 1 every CTA adds its fp32 partial tile into C with
-  // global reductions (RED.ADD.F32), so C is an fp32 workspace: make_gemm_trace adds a kernel zeroing it before
-  // the GEMM and, for a 16-bit C, one converting it afterwards (README.md, "Split-K").
+  // [z*k_tiles/split_k, (z+1)*k_tiles/split_k). How the fp32 partial tiles are summed (README.md, "Split-K"):
+  //  * Parallel: CTA z stores its partial tile into slice z of an fp32 workspace (split_k slices of C's size);
+  //    a reduction kernel after the GEMM sums the slices into C (cuBLAS's splitKreduce_kernel).
+  //  * Atomic: every CTA adds its partial tile into one fp32 workspace with global reductions (RED.ADD.F32); a
+  //    kernel zeroes it before the GEMM and, for a 16-bit C, one converts it afterwards.
+  enum class SplitKReduction { Atomic, Parallel };
   std::uint32_t split_k = 1;
+  SplitKReduction split_k_reduction = SplitKReduction::Atomic;
 };
 
 // Resource limits of the target GPU that a kernel must respect, taken from its config (`sm` section:
@@ -73,8 +77,8 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype, const GemmP
 // what is wrong.
 std::string validate_gemm(const GemmProblem& problem, const GemmTiling& tiling, const GemmLimits& limits);
 
-// The GEMM kernel, preceded by the split-K workspace zeroing kernel and followed by the conversion kernel when
-// split_k > 1 (1 or 3 kernels). Throws InputError when the arch is unknown, does not match the tiling's structure, or
+// The GEMM kernel alone (split_k = 1); with split-K, Parallel: the GEMM and the reduction kernel; Atomic: the
+// zeroing kernel, the GEMM and, for a 16-bit C, the conversion kernel. Throws InputError when the arch is unknown, does not match the tiling's structure, or
 // validate_gemm against `limits` fails.
 std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const GemmTiling& tiling,
                                              const std::string& arch, const GemmLimits& limits);
