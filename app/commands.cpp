@@ -300,11 +300,13 @@ int cmd_synth(int argc, char** argv) {
     if (vm.count(key.name)) given[key.name] = vm[key.name].as<std::string>();
   const Config config = load_gpu_config(gpu, {});
   auto source = synths.make(info.name, given, config);
-  const std::unique_ptr<KernelSource> first_kernel = source->open_kernel(0);
-  const KernelInfo& kernel = first_kernel->info();
-  fmt::print("{}: grid {}x{}x{}, block {} threads, {} registers/thread, {} B shared memory, {}\n", kernel.name,
-             kernel.grid.x, kernel.grid.y, kernel.grid.z, kernel.block.count(), kernel.registers_per_thread,
-             kernel.shared_mem_bytes, kernel.target_arch);
+  for (std::size_t i = 0; i < source->num_kernels(); ++i) {  // e.g. a split-K GEMM and its reduction kernel
+    const std::unique_ptr<KernelSource> k = source->open_kernel(i);
+    const KernelInfo& kernel = k->info();
+    fmt::print("{}: grid {}x{}x{}, block {} threads, {} registers/thread, {} B shared memory, {}\n", kernel.name,
+               kernel.grid.x, kernel.grid.y, kernel.grid.z, kernel.block.count(), kernel.registers_per_thread,
+               kernel.shared_mem_bytes, kernel.target_arch);
+  }
   if (!output.empty()) {
     const TraceWriteStats st = write_trace(output, *source);
     fmt::print("wrote {}: {} warp-instructions, {} bytes ({:g} B/instruction)\n", output, st.instructions, st.file_bytes,

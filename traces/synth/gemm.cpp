@@ -902,7 +902,7 @@ namespace {
 //  * zeroing (Atomic split-K, a memset before the GEMM) and conversion (Atomic split-K with a 16-bit C: the
 //    one-slice reduction after it).
 //   S2R x2, IMAD (address), ISETP (bound); per source slice an LDG of elems*4 bytes and (after the first) an FADD
-//   per element; for 16-bit output an FMUL per pair (the F2FP pack, as the epilogue counts it); zeroing: MOV;
+//   (IADD3 for int32) per element; for 16-bit output an FMUL per pair (the F2FP pack, as the epilogue counts it); zeroing: MOV;
 //   STG of elems*out bytes; EXIT. The last warp masks the lanes past the end.
 constexpr std::uint32_t kHelperThreads = 256;
 constexpr std::uint32_t kHelperRegs = 16;  // ids, address, 2 x 4 values: far below any limit
@@ -916,6 +916,7 @@ struct FlatPass {
   std::uint64_t elements = 0;  // batch * m * n
   std::uint32_t elems = 0;     // per thread
   std::uint32_t dst_elem_bytes = 0;
+  Opcode add = Opcode::FADD;  // sum of two slices' elements: FADD (fp32), IADD3 (int32 partials of int8)
 };
 
 class FlatPassWarp final : public WarpGenerator {
@@ -944,7 +945,7 @@ class FlatPassWarp final : public WarpGenerator {
                   load_bytes / 4, {kAddr});
         if (s > 0)
           for (std::uint32_t e = 0; e < F.elems; ++e)
-            emit_alu(c, Opcode::FADD, reg(kSum + e), {reg(kSum + e), reg(kLoad + e)});
+            emit_alu(c, F.add, reg(kSum + e), {reg(kSum + e), reg(kLoad + e)});
       }
       if (F.sources > 0 && F.dst_elem_bytes == 2)
         for (std::uint32_t e = 0; e < F.elems; e += 2)
@@ -1011,7 +1012,11 @@ std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const G
   std::vector<GeneratedKernelSpec> kernels;
   const std::uint64_t elements = problem.batch * problem.m * problem.n;
   const std::uint32_t out_bytes = gemm_output_bytes(problem.dtype);
-  const std::string out_tag = problem.dtype == DType::FP8 ? "bf16" : dtype_tag(problem.dtype);
+  // Named by C's type: bf16 (also for fp8 inputs), f16, f32 (tf32 inputs), i32 (int8 inputs).
+  const std::string out_tag = problem.dtype == DType::FP8    ? "bf16"
+                              : problem.dtype == DType::TF32 ? "f32"
+                              : problem.dtype == DType::I8   ? "i32"
+                                                             : dtype_tag(problem.dtype);
   // The C a helper kernel writes: after the workspace (1 MiB aligned).
   const std::uint64_t workspace_bytes = (plan->parallel_split_k ? plan->split_k : 1) * elements * kWorkspaceBytes;
   const std::uint64_t c_after_workspace = round_up(plan->c.base + workspace_bytes, kMatrixAlign);
@@ -1024,6 +1029,7 @@ std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const G
     pass.elements = elements;
     pass.elems = std::min(kHelperMaxElems, gemm_access_bytes(elements * out_bytes) / out_bytes);
     pass.dst_elem_bytes = out_bytes;
+    pass.add = problem.dtype == DType::I8 ? Opcode::IADD3 : Opcode::FADD;
     return pass;
   };
   if (plan->split_k == 1) {
