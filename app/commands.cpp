@@ -155,7 +155,7 @@ struct WorkloadOptions {
     desc.add_options()
         ("trace", po::value(&spec.trace_file), "trace file to replay (format recognised by its contents: native .wst, traces/FORMAT.md)")
         ("gemm", po::value(&gemm), "shorthand for --synth gemm: a GEMM MxNxK (the default workload when none is given)")
-        ("dtype", po::value(&dtype), "data type of --gemm: bf16 (default), fp16, fp8")
+        ("dtype", po::value(&dtype), "data type of --gemm: bf16 (default), fp16, fp8, tf32, int8")
         ("synth", po::value(&spec.synthesizer), "run a registered synthesizer of this kind (see `warpsim synth --help`)")
         ("synth-key", po::value(&synth_keys)->composing(), "a key of --synth, KEY=VALUE, e.g. --synth-key m=4096 (repeatable)");
   }
@@ -300,11 +300,13 @@ int cmd_synth(int argc, char** argv) {
     if (vm.count(key.name)) given[key.name] = vm[key.name].as<std::string>();
   const Config config = load_gpu_config(gpu, {});
   auto source = synths.make(info.name, given, config);
-  const std::unique_ptr<KernelSource> first_kernel = source->open_kernel(0);
-  const KernelInfo& kernel = first_kernel->info();
-  fmt::print("{}: grid {}x{}x{}, block {} threads, {} registers/thread, {} B shared memory, {}\n", kernel.name,
-             kernel.grid.x, kernel.grid.y, kernel.grid.z, kernel.block.count(), kernel.registers_per_thread,
-             kernel.shared_mem_bytes, kernel.target_arch);
+  for (std::size_t i = 0; i < source->num_kernels(); ++i) {  // e.g. a split-K GEMM and its reduction kernel
+    const std::unique_ptr<KernelSource> k = source->open_kernel(i);
+    const KernelInfo& kernel = k->info();
+    fmt::print("{}: grid {}x{}x{}, block {} threads, {} registers/thread, {} B shared memory, {}\n", kernel.name,
+               kernel.grid.x, kernel.grid.y, kernel.grid.z, kernel.block.count(), kernel.registers_per_thread,
+               kernel.shared_mem_bytes, kernel.target_arch);
+  }
   if (!output.empty()) {
     const TraceWriteStats st = write_trace(output, *source);
     fmt::print("wrote {}: {} warp-instructions, {} bytes ({:g} B/instruction)\n", output, st.instructions, st.file_bytes,

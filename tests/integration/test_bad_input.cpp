@@ -95,6 +95,10 @@ std::vector<BadInput> catalogue() {
        "arch.yaml:2:13: gpu.arch: the GEMM synthesizer generates code for sm_80, sm_90 or sm_100, not 'sm_95'",
        {"synth", "gemm", "--gpu", "arch.yaml", "--m", "64", "--n", "64", "--k", "64", "--out", "g.wst"},
        text_file("arch.yaml", "base: h100_sxm\ngpu: {arch: sm_95}\n")},
+      {"data type the GPU's tensor cores lack", "",
+       "synth gemm key 'dtype': fp8 has no tensor-core MMA on NVIDIA A100-SXM4-80GB (sm_80, "
+       "sm.tensor.flops_per_cycle.fp8 = 0)",
+       {"synth", "gemm", "--gpu", "a100_sxm", "--m", "64", "--n", "64", "--k", "64", "--dtype", "fp8"}, {}},
       {"grid product overflows", "grid.wst: a kernel of grid 2996173443x1119412321x11 (1 CTA modulo 2^64)",
        "trace file 'grid.wst': kernel 0 ('crafted'): invalid kernel info: grid 2996173443x1119412321x11 has more "
        "than 2^64 - 1 CTAs",

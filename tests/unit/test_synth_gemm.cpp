@@ -30,6 +30,16 @@ constexpr GemmLimits kH100Limits{227 * 1024, 65536, 255};
 constexpr GemmLimits kA100Limits{163 * 1024, 65536, 255};
 GemmLimits limits_for(const std::string& arch) { return arch == "sm_80" ? kA100Limits : kH100Limits; }
 
+// By hand, per data type (README.md, "GEMM"): input element bytes and output element bytes without split-K.
+std::uint64_t input_bytes(DType t) { return t == DType::FP8 || t == DType::I8 ? 1 : t == DType::TF32 ? 4 : 2; }
+std::uint64_t output_bytes(DType t) { return t == DType::TF32 || t == DType::I8 ? 4 : 2; }
+// The widest access of at most 16 bytes whose size divides a row pitch (a power of two).
+std::uint64_t widest_access(std::uint64_t pitch) {
+  for (std::uint64_t b : {16, 8, 4, 2})
+    if (pitch % b == 0) return b;
+  return 1;
+}
+
 std::vector<WarpInst> read_all(WarpStream& s, std::size_t batch, std::vector<std::array<std::uint64_t, 32>>* lanes) {
   std::vector<WarpInst> out;
   std::vector<WarpInst> buf(batch);
@@ -64,28 +74,37 @@ struct KernelCheck {
   std::uint64_t warps = 0;
   std::uint64_t insts = 0;
   std::map<Opcode, std::uint64_t> op_counts;
+  std::uint64_t ldgsts_lanes = 0;  // active lanes of all LDGSTS
+  std::set<std::pair<DType, std::uint16_t>> mma_kinds;  // (dtype, K) of every MMA
 };
 
 // Walks every warp of every CTA and checks the invariants the simulator relies on.
+//  Every batch's A and B are read and its C written exactly once per byte, by the CTAs of grid.z = batch only;
+//  copies are as wide as the rows of A and B allow (16 bytes at most), stores as wide as C's rows allow.
 KernelCheck check_gemm_kernel(const GemmProblem& p, const GemmTiling& t, const std::string& arch) {
   auto trace = make_gemm_trace(p, t, arch, limits_for(arch));
   REQUIRE(trace->num_kernels() == 1);
   auto kernel = trace->open_kernel(0);
   const KernelInfo& info = kernel->info();
   REQUIRE(check_kernel_info(info) == "");
-  REQUIRE(info.flops == 2 * p.m * p.n * p.k);
+  REQUIRE(info.flops == 2 * p.batch * p.m * p.n * p.k);
   REQUIRE(info.grid.x == (p.n + t.tile_n - 1) / t.tile_n);
   REQUIRE(info.grid.y == (p.m + t.tile_m - 1) / t.tile_m);
+  REQUIRE(info.grid.z == p.batch);
   REQUIRE(info.block.x == t.warps * 32);
 
-  const std::uint64_t eb = p.dtype == DType::FP8 ? 1 : 2;
-  const std::uint64_t a_end = kA + p.m * p.k * eb;
-  const std::uint64_t b_base = align_mib(a_end), b_end = b_base + p.n * p.k * eb;
-  const std::uint64_t c_base = align_mib(b_end), c_end = c_base + p.m * p.n * 2;
+  const std::uint64_t eb = input_bytes(p.dtype), c_eb = output_bytes(p.dtype);
+  const std::uint64_t a_size = p.m * p.k * eb, b_size = p.n * p.k * eb, c_size = p.m * p.n * c_eb;
+  const std::uint64_t a_end = kA + p.batch * a_size;
+  const std::uint64_t b_base = align_mib(a_end), b_end = b_base + p.batch * b_size;
+  const std::uint64_t c_base = align_mib(b_end), c_end = c_base + p.batch * c_size;
+  const std::uint64_t copy_bytes = widest_access(p.k * eb), store_bytes = widest_access(p.n * c_eb);
   std::vector<std::uint8_t> a_read(a_end - kA), b_read(b_end - b_base), c_written(c_end - c_base);
+  std::uint64_t wrong_batch = 0;  // accesses of a CTA to another batch's matrices
 
   KernelCheck r;
   for (std::uint64_t cta = 0; cta < info.grid.count(); ++cta) {
+    const std::uint64_t batch = cta / (std::uint64_t{info.grid.x} * info.grid.y);
     auto cs = kernel->open_cta(cta);
     REQUIRE(cs->num_warps() == t.warps);
     std::vector<std::uint64_t> bars;
@@ -103,6 +122,9 @@ KernelCheck check_gemm_kernel(const GemmProblem& p, const GemmTiling& t, const s
         const WarpInst& in = insts[i];
         ++r.op_counts[in.op];
         r.mma_flops += flops_of(in);
+        if (in.op == Opcode::HMMA || in.op == Opcode::HGMMA) r.mma_kinds.insert({in.dtype, in.mma.k});
+        if (in.op == Opcode::LDGSTS)
+          for (int l = 0; l < 32; ++l) r.ldgsts_lanes += in.active_mask >> l & 1;
         if (in.op == Opcode::EXIT) ++exits;
         if (in.op == Opcode::BAR) {
           CHECK(in.aux == 0);
@@ -145,17 +167,21 @@ KernelCheck check_gemm_kernel(const GemmProblem& p, const GemmTiling& t, const s
           }
           REQUIRE(in.space == MemSpace::Global);
           if (in.op == Opcode::LDGSTS) {
-            REQUIRE(bytes == 16);
+            REQUIRE(bytes == copy_bytes);
             if (addr >= kA && addr + bytes <= a_end) {
+              wrong_batch += (addr - kA) / a_size != batch || (addr + bytes - 1 - kA) / a_size != batch;
               for (std::uint64_t b = 0; b < bytes; ++b) a_read[addr - kA + b] = 1;
             } else if (addr >= b_base && addr + bytes <= b_end) {
+              wrong_batch += (addr - b_base) / b_size != batch || (addr + bytes - 1 - b_base) / b_size != batch;
               for (std::uint64_t b = 0; b < bytes; ++b) b_read[addr - b_base + b] = 1;
             } else {
               FAIL("LDGSTS outside A and B: cta " << cta << " warp " << w << " lane " << l << " addr " << addr);
             }
           } else if (in.op == Opcode::STG) {
+            REQUIRE(bytes == store_bytes);
             if (!(addr >= c_base && addr + bytes <= c_end))
               FAIL("STG outside C: cta " << cta << " warp " << w << " lane " << l << " addr " << addr);
+            wrong_batch += (addr - c_base) / c_size != batch;
             for (std::uint64_t b = 0; b < bytes; ++b) ++c_written[addr - c_base + b];
           } else {
             FAIL("unexpected global access by opcode " << static_cast<int>(in.op));
@@ -182,6 +208,7 @@ KernelCheck check_gemm_kernel(const GemmProblem& p, const GemmTiling& t, const s
   CHECK(a_missing == 0);
   CHECK(b_missing == 0);
   CHECK(c_bad == 0);
+  CHECK(wrong_batch == 0);
   return r;
 }
 
@@ -448,12 +475,20 @@ TEST_CASE("gemm validation", "[synth][gemm]") {
   CHECK_THROWS_AS(make_gemm_trace(bf16, deep, "sm_90", h100), InputError);
 
   // dimensions
-  CHECK_FALSE(validate_gemm(GemmProblem{1024, 1024, 1000, DType::BF16}, a, a100).empty());  // k % 16
-  CHECK_FALSE(validate_gemm(GemmProblem{1024, 1020, 1024, DType::BF16}, a, a100).empty());  // n % 8
-  CHECK(validate_gemm(GemmProblem{1000, 1024, 1024, DType::BF16}, a, a100).empty());        // any m
-  CHECK_FALSE(validate_gemm(GemmProblem{1024, 1024, 1040, DType::FP8}, h, h100).empty());   // fp8: k % 32
+  // any m, n, k (predicated tails, narrower accesses where rows are not 16-byte aligned)
+  CHECK(validate_gemm(GemmProblem{1024, 1024, 1000, DType::BF16}, a, a100).empty());
+  CHECK(validate_gemm(GemmProblem{1024, 1020, 1024, DType::BF16}, a, a100).empty());
+  CHECK(validate_gemm(GemmProblem{1000, 1024, 1024, DType::BF16}, a, a100).empty());
+  CHECK(validate_gemm(GemmProblem{1024, 30522, 1001, DType::BF16}, a, a100).empty());
+  CHECK(validate_gemm(GemmProblem{1024, 1024, 1041, DType::FP8}, h, h100).empty());
   CHECK_FALSE(validate_gemm(GemmProblem{0, 1024, 1024, DType::BF16}, a, a100).empty());
-  CHECK_FALSE(validate_gemm(GemmProblem{64, 64, 64, DType::F32}, a, a100).empty());
+  CHECK(validate_gemm(GemmProblem{64, 64, 64, DType::F32}, a, a100).find("not f32") != std::string::npos);
+  CHECK(validate_gemm(GemmProblem{64, 64, 64, DType::F64}, a, a100).find("not f64") != std::string::npos);
+  CHECK(validate_gemm(GemmProblem{64, 64, 64, DType::BF16, 0}, a, a100).find("batch") != std::string::npos);
+  GemmTiling split = a;
+  split.split_k = 2;
+  CHECK(validate_gemm(GemmProblem{64, 64, 4096, DType::BF16, 32768}, split, a100).find("grid.z") !=
+        std::string::npos);
 
   // structure
   GemmTiling bad = h;
@@ -535,13 +570,26 @@ struct SplitCheck {
 //  * CTA z (= linear id / tiles) copies only k-tiles [z*k_tiles/split_k, (z+1)*k_tiles/split_k) of A and B, so
 //    the K ranges of the splits are disjoint; every 16-byte chunk of A is copied exactly tiles_n times and every
 //    chunk of B exactly tiles_m times (once per CTA of its split that needs it), nothing outside A and B;
-//  * split_k > 1: no STG; every fp32 element of C (workspace of m x n x 4 B after B) receives exactly one RED
-//    (4 bytes per lane) from each split, none outside C; split_k == 1: bf16 STG covering C once;
+//  * split_k > 1, atomic: no STG; every fp32 element of C (workspace of m x n x 4 B after B) receives exactly one
+//    RED (4 bytes per lane) from each split, none outside C; parallel: no RED; split z stores (STG of fp32) each
+//    element of its slice z (m x n x 4 B, slices one after another from C's place) exactly once;
+//    split_k == 1: bf16 STG covering C once;
 //  * every warp of a CTA executes the same number of BARs; shared accesses stay within the allocation.
+// With split-K and a 16-bit C: parallel = GEMM, reduce; atomic = zero, GEMM, convert.
+std::unique_ptr<KernelSource> gemm_kernel_of(TraceSource& trace, const GemmTiling& t) {
+  if (t.split_k == 1) {
+    REQUIRE(trace.num_kernels() == 1);
+    return trace.open_kernel(0);
+  }
+  const bool parallel = t.split_k_reduction == GemmTiling::SplitKReduction::Parallel;
+  REQUIRE(trace.num_kernels() == (parallel ? 2u : 3u));
+  return trace.open_kernel(parallel ? 0 : 1);
+}
+
 SplitCheck check_split_kernel(const GemmProblem& p, const GemmTiling& t, const std::string& arch,
                               const GemmLimits& limits) {
   auto trace = make_gemm_trace(p, t, arch, limits);
-  auto kernel = trace->open_kernel(0);
+  auto kernel = gemm_kernel_of(*trace, t);
   const KernelInfo& info = kernel->info();
   REQUIRE(check_kernel_info(info) == "");
   REQUIRE(info.flops == 2 * p.m * p.n * p.k);
@@ -550,13 +598,15 @@ SplitCheck check_split_kernel(const GemmProblem& p, const GemmTiling& t, const s
   REQUIRE(info.grid == Dim3{static_cast<std::uint32_t>(tiles_n), static_cast<std::uint32_t>(tiles_m), t.split_k});
   REQUIRE(info.block.x == t.warps * 32);
   const bool split = t.split_k > 1;
+  const bool parallel = split && t.split_k_reduction == GemmTiling::SplitKReduction::Parallel;
   CHECK((info.name.find("_splitk" + std::to_string(t.split_k) + " (") != std::string::npos) == split);
 
   const std::uint64_t eb = p.dtype == DType::FP8 ? 1 : 2;
   const std::uint64_t a_end = kA + p.m * p.k * eb;
   const std::uint64_t b_base = align_mib(a_end), b_end = b_base + p.n * p.k * eb;
   const std::uint64_t c_eb = split ? 4 : 2;
-  const std::uint64_t c_base = align_mib(b_end), c_end = c_base + p.m * p.n * c_eb;
+  const std::uint64_t slice_bytes = p.m * p.n * c_eb;
+  const std::uint64_t c_base = align_mib(b_end), c_end = c_base + (parallel ? t.split_k : 1) * slice_bytes;
   std::vector<std::uint16_t> a_reads((a_end - kA) / 16), b_reads((b_end - b_base) / 16);
   std::vector<std::uint16_t> c_count(p.m * p.n);       // RED lanes (split) or STG bytes / 2 per element
   std::vector<std::int32_t> c_last_z(p.m * p.n, -1);   // split of the last RED: each split adds once
@@ -597,8 +647,10 @@ SplitCheck check_split_kernel(const GemmProblem& p, const GemmTiling& t, const s
         CHECK(in.active_mask != 0);
         const std::uint64_t bytes = in.access_bytes;
         if (in.space == MemSpace::Global) {
-          const bool expected = in.op == Opcode::LDGSTS ? bytes == 16 : split ? in.op == Opcode::RED && bytes == 4
-                                                                              : in.op == Opcode::STG;
+          const bool expected = in.op == Opcode::LDGSTS ? bytes == 16
+                                : parallel              ? in.op == Opcode::STG
+                                : split                 ? in.op == Opcode::RED && bytes == 4
+                                                        : in.op == Opcode::STG;
           if (!expected) FAIL("unexpected global access by opcode " << static_cast<int>(in.op) << ", " << bytes << " B");
         } else {
           REQUIRE(in.space == MemSpace::Shared);
@@ -627,6 +679,16 @@ SplitCheck check_split_kernel(const GemmProblem& p, const GemmTiling& t, const s
             twice_from_split += c_last_z[e] >= static_cast<std::int32_t>(z);
             c_last_z[e] = static_cast<std::int32_t>(z);
             ++c_count[e];
+          } else if (parallel) {  // STG of fp32 partial sums into slice z
+            if (!(addr >= c_base && addr + bytes <= c_end && addr % 4 == 0))
+              FAIL("STG outside the workspace: cta " << cta << " warp " << w << " lane " << l << " addr " << addr);
+            CHECK((addr - c_base) / slice_bytes == z);
+            for (std::uint64_t b = 0; b < bytes; b += 4) {
+              const std::uint64_t e = (addr - c_base) % slice_bytes / 4 + b / 4;
+              twice_from_split += c_last_z[e] >= static_cast<std::int32_t>(z);
+              c_last_z[e] = static_cast<std::int32_t>(z);
+              ++c_count[e];
+            }
           } else {  // STG of bf16 C (split_k == 1)
             if (!(addr >= c_base && addr + bytes <= c_end))
               FAIL("STG outside C: cta " << cta << " warp " << w << " lane " << l << " addr " << addr);
@@ -732,7 +794,7 @@ TEST_CASE("gemm split-K decode 64x8192x8192 bf16 on sm_90 (H100, 132 SMs)", "[sy
   CHECK(t.warpgroup_mma);
   CHECK(t.split_k == 8);
   REQUIRE(validate_gemm(p, t, kH100Sms).empty());
-  auto k = make_gemm_trace(p, t, "sm_90", kH100Sms)->open_kernel(0);
+  auto k = gemm_kernel_of(*make_gemm_trace(p, t, "sm_90", kH100Sms), t);
   const KernelInfo& info = k->info();
   CHECK(info.name == "warpsim_gemm_bf16_tn_64x256x64_s4_sm90_splitk8 (64x8192x8192)");
   CHECK(info.grid == Dim3{32, 1, 8});
@@ -770,7 +832,7 @@ TEST_CASE("gemm split-K decode 64x8192x8192 bf16 on sm_80 (A100, 108 SMs)", "[sy
   CHECK(t.warps == 4);
   CHECK_FALSE(t.warpgroup_mma);
   CHECK(t.split_k == 5);
-  auto k = make_gemm_trace(p, t, "sm_80", kA100Sms)->open_kernel(0);
+  auto k = gemm_kernel_of(*make_gemm_trace(p, t, "sm_80", kA100Sms), t);
   const KernelInfo& info = k->info();
   CHECK(info.name == "warpsim_gemm_bf16_tn_64x128x32_s4_sm80_splitk5 (64x8192x8192)");
   CHECK(info.grid == Dim3{64, 1, 5});
@@ -782,9 +844,10 @@ TEST_CASE("gemm split-K decode 64x8192x8192 bf16 on sm_80 (A100, 108 SMs)", "[sy
   CHECK(r.mma_flops == 2ull * 64 * 8192 * 8192);
   // splits of 256*z/5: 51, 51, 51, 51, 52 k-tiles; per warp and k-tile 2 k-steps x 4x4 HMMA
   CHECK(r.op_counts[Opcode::HMMA] == 64ull * 4 * (4 * 51 + 52) * 2 * 16);
-  CHECK(r.op_counts[Opcode::STG] == 0);
-  // Each warp reduces 64 rows x 32 fp32: 64 RED of 32 lanes.
-  CHECK(r.op_counts[Opcode::RED] == 320 * 4 * 64);
+  CHECK(r.op_counts[Opcode::RED] == 0);
+  // Each warp stores 64 rows x 32 fp32 into its split's slice: 128-byte rows of 8 lanes x 16 B, 4 rows per STG:
+  // 16 STG.
+  CHECK(r.op_counts[Opcode::STG] == 320 * 4 * 16);
 }
 
 TEST_CASE("gemm split-K ragged shapes, both structures, and uneven splits", "[synth][gemm][splitk]") {
@@ -852,8 +915,8 @@ TEST_CASE("gemm split-K streams are deterministic and independent of the read ba
     const GemmLimits& limits = std::string(arch) == "sm_80" ? kA100Sms : kH100Sms;
     const GemmTiling t = default_gemm_tiling(arch, p.dtype, p, limits);
     REQUIRE(t.split_k > 1);
-    auto k1 = make_gemm_trace(p, t, arch, limits)->open_kernel(0);
-    auto k2 = make_gemm_trace(p, t, arch, limits)->open_kernel(0);
+    auto k1 = gemm_kernel_of(*make_gemm_trace(p, t, arch, limits), t);
+    auto k2 = gemm_kernel_of(*make_gemm_trace(p, t, arch, limits), t);
     const std::uint64_t n = k1->info().grid.count();
     for (std::uint64_t cta : {std::uint64_t{0}, std::uint64_t{7}, n / 2 + 3, n - 1}) {
       auto c1 = k1->open_cta(cta);
@@ -943,4 +1006,227 @@ TEST_CASE("generated trace base: lazy chunks, owned lane offsets stay valid for 
   }
   CHECK(lds == 12);
   CHECK(s->read(buf.data(), buf.size()) == 0);  // stays ended
+}
+
+TEST_CASE("gemm k tail: k-tiles rounded up, the lanes past k masked", "[synth][gemm][tails]") {
+  for (const std::string arch : {"sm_80", "sm_90"}) {
+    INFO(arch);
+    const GemmTiling t = default_gemm_tiling(arch, DType::BF16);
+    const GemmProblem tail{256, 256, 1000, DType::BF16}, full{256, 256, 1024, DType::BF16};
+    // 1000 and 1024 have the same k-tiles (32 of 32 on sm_80, 16 of 64 on sm_90): the same instructions
+    const KernelCheck a = check_gemm_kernel(tail, t, arch), b = check_gemm_kernel(full, t, arch);
+    CHECK(a.op_counts == b.op_counts);
+    CHECK(a.insts == b.insts);
+    // Each 16-byte chunk (8 bf16) of A is copied once per N-tile, of B once per M-tile; rows of 1000 have 125.
+    const std::uint64_t tiles_m = 256 / t.tile_m, tiles_n = 256 / t.tile_n;
+    CHECK(a.ldgsts_lanes == 256 * 125 * tiles_n + 256 * 125 * tiles_m);
+    CHECK(b.ldgsts_lanes == 256 * 128 * tiles_n + 256 * 128 * tiles_m);
+  }
+}
+
+TEST_CASE("gemm k not 16-byte aligned: copies as wide as the rows allow", "[synth][gemm][tails]") {
+  const GemmTiling t = default_gemm_tiling("sm_80", DType::BF16);
+  // k = 1001 bf16: rows of 2002 bytes, 2-byte aligned -> 2-byte copies, 8 per 16-byte chunk of k = 1024
+  const KernelCheck odd = check_gemm_kernel(GemmProblem{128, 128, 1001, DType::BF16}, t, "sm_80");
+  const KernelCheck full = check_gemm_kernel(GemmProblem{128, 128, 1024, DType::BF16}, t, "sm_80");
+  CHECK(odd.op_counts.at(Opcode::LDGSTS) == 8 * full.op_counts.at(Opcode::LDGSTS));
+  CHECK(odd.op_counts.at(Opcode::HMMA) == full.op_counts.at(Opcode::HMMA));  // ceil(1001/32) = 32 k-tiles
+  CHECK(odd.ldgsts_lanes == 2 * 128 * 1001);  // one lane per element of A and of B (one tile each)
+  // k = 1004: 2008-byte rows, 8-byte copies
+  const KernelCheck four = check_gemm_kernel(GemmProblem{128, 128, 1004, DType::BF16}, t, "sm_80");
+  CHECK(four.op_counts.at(Opcode::LDGSTS) == 2 * full.op_counts.at(Opcode::LDGSTS));
+  // fp8 on sm_90, k = 1041: byte copies
+  check_gemm_kernel(GemmProblem{64, 256, 1041, DType::FP8}, default_gemm_tiling("sm_90", DType::FP8), "sm_90");
+}
+
+TEST_CASE("gemm n tail: a vocabulary projection of 30522 columns", "[synth][gemm][tails]") {
+  // 30522 bf16 = 61044-byte rows of C, 4-byte aligned: 4-byte stores (check_gemm_kernel: each byte of C once)
+  for (const std::string arch : {"sm_80", "sm_90"}) {
+    INFO(arch);
+    const GemmProblem p{64, 30522, 64, DType::BF16};
+    const GemmTiling t = default_gemm_tiling(arch, DType::BF16);
+    const KernelCheck r = check_gemm_kernel(p, t, arch);
+    const std::uint64_t tiles_n = (30522 + t.tile_n - 1) / t.tile_n;
+    CHECK(r.warps == tiles_n * t.warps);
+  }
+  // 250 columns: 500-byte rows, 4-byte stores; 125 columns: 250-byte rows, 2-byte stores
+  check_gemm_kernel(GemmProblem{100, 250, 96, DType::F16}, default_gemm_tiling("sm_80", DType::F16), "sm_80");
+  check_gemm_kernel(GemmProblem{100, 125, 96, DType::F16}, default_gemm_tiling("sm_80", DType::F16), "sm_80");
+  check_gemm_kernel(GemmProblem{100, 125, 96, DType::F16}, default_gemm_tiling("sm_90", DType::F16), "sm_90");
+}
+
+TEST_CASE("gemm data types: tf32 and int8 MMA shapes, element sizes in addresses", "[synth][gemm][dtypes]") {
+  // PTX ISA: mma.sync m16n8k8 for tf32, m16n8k32 for s8; wgmma K = 8 (tf32), 32 (s8). tf32 operands are 4-byte
+  // fp32 in memory with fp32 C; int8 is 1 byte with int32 C (check_gemm_kernel checks the addresses with these).
+  struct Case {
+    const char* arch;
+    DType dtype;
+    std::uint16_t k;
+  };
+  for (const Case c : {Case{"sm_80", DType::TF32, 8}, Case{"sm_80", DType::I8, 32}, Case{"sm_90", DType::TF32, 8},
+                       Case{"sm_90", DType::I8, 32}, Case{"sm_80", DType::F16, 16}}) {
+    INFO(c.arch << " " << static_cast<int>(c.dtype));
+    const GemmProblem p{256, 256, 256, c.dtype};
+    const GemmTiling t = default_gemm_tiling(c.arch, c.dtype);
+    CHECK(t.tile_k * input_bytes(c.dtype) == (std::string(c.arch) == "sm_80" ? 64u : 128u));  // bytes of K per row
+    const KernelCheck r = check_gemm_kernel(p, t, c.arch);
+    CHECK(r.mma_kinds == std::set<std::pair<DType, std::uint16_t>>{{c.dtype, c.k}});
+    CHECK(r.mma_flops == 2ull * 256 * 256 * 256);
+  }
+  auto trace = make_gemm_trace(GemmProblem{256, 256, 256, DType::TF32}, default_gemm_tiling("sm_80", DType::TF32),
+                               "sm_80", kA100Limits);
+  CHECK(trace->open_kernel(0)->info().name == "warpsim_gemm_tf32_tn_128x128x16_s4_sm80 (256x256x256)");
+}
+
+TEST_CASE("gemm strided batched: batch x tiles CTAs, each on its own matrices", "[synth][gemm][batch]") {
+  for (const std::string arch : {"sm_80", "sm_90"}) {
+    INFO(arch);
+    const GemmTiling t = default_gemm_tiling(arch, DType::BF16);
+    const GemmProblem one{200, 136, 96, DType::BF16}, three{200, 136, 96, DType::BF16, 3};
+    const KernelCheck a = check_gemm_kernel(one, t, arch);
+    const KernelCheck b = check_gemm_kernel(three, t, arch);  // grid.z = 3, addresses per batch checked there
+    CHECK(b.warps == 3 * a.warps);
+    for (const auto& [op, n] : a.op_counts) CHECK(b.op_counts.at(op) == 3 * n);
+    auto trace = make_gemm_trace(three, t, arch, limits_for(arch));
+    CHECK(trace->open_kernel(0)->info().name.find("(3x200x136x96)") != std::string::npos);
+  }
+}
+
+namespace {
+
+// Bytes of global memory each helper kernel instruction touches, by opcode, with per-byte counts over [base, end).
+struct HelperWalk {
+  std::map<Opcode, std::uint64_t> op_counts;
+  std::map<Opcode, std::map<std::uint64_t, std::uint32_t>> bytes;  // opcode -> address -> times touched
+  std::set<std::uint32_t> access_bytes;
+};
+HelperWalk walk_helper(KernelSource& k) {
+  HelperWalk w;
+  const KernelInfo& info = k.info();
+  REQUIRE(check_kernel_info(info) == "");
+  CHECK(info.flops == 0);
+  for (std::uint64_t cta = 0; cta < info.grid.count(); ++cta) {
+    auto cs = k.open_cta(cta);
+    for (std::uint32_t warp = 0; warp < cs->num_warps(); ++warp) {
+      auto ws = cs->open_warp(warp);
+      std::vector<std::array<std::uint64_t, 32>> lanes;
+      const auto insts = read_all(*ws, 64, &lanes);
+      REQUIRE(insts.back().op == Opcode::EXIT);
+      for (std::size_t i = 0; i < insts.size(); ++i) {
+        ++w.op_counts[insts[i].op];
+        if (!insts[i].is_memory()) continue;
+        w.access_bytes.insert(insts[i].access_bytes);
+        for (int l = 0; l < 32; ++l)
+          if (insts[i].active_mask >> l & 1)
+            for (std::uint32_t b = 0; b < insts[i].access_bytes; ++b) ++w.bytes[insts[i].op][lanes[i][l] + b];
+      }
+    }
+  }
+  return w;
+}
+// True when `touched` holds exactly the bytes [base, base + size), each once.
+bool covers_once(const std::map<std::uint64_t, std::uint32_t>& touched, std::uint64_t base, std::uint64_t size) {
+  if (touched.size() != size || touched.begin()->first != base || touched.rbegin()->first != base + size - 1)
+    return false;
+  for (const auto& [addr, n] : touched)
+    if (n != 1) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("gemm split-K, parallel (sm_80): the reduction kernel sums the workspace slices", "[synth][gemm][splitk]") {
+  // 64x8192x8192 bf16 on A100: split 5 (see above), partial tiles into 5 fp32 slices of 64 x 8192 at C's place
+  // (after B), then one kernel reading each slice once and writing bf16 C once, after the workspace.
+  const GemmProblem p{64, 8192, 8192, DType::BF16};
+  const GemmTiling t = default_gemm_tiling("sm_80", p.dtype, p, kA100Sms);
+  REQUIRE(t.split_k == 5);
+  REQUIRE(t.split_k_reduction == GemmTiling::SplitKReduction::Parallel);
+  auto trace = make_gemm_trace(p, t, "sm_80", kA100Sms);
+  REQUIRE(trace->num_kernels() == 2);
+  const std::uint64_t b_base = align_mib(kA + 64ull * 8192 * 2);
+  const std::uint64_t ws = align_mib(b_base + 8192ull * 8192 * 2), slice = 64ull * 8192 * 4;
+  const std::uint64_t out = align_mib(ws + 5 * slice), out_bytes = 64ull * 8192 * 2;
+  CHECK(trace->open_kernel(0)->info().name == "warpsim_gemm_bf16_tn_64x128x32_s4_sm80_splitk5 (64x8192x8192)");
+  auto reduce = trace->open_kernel(1);
+  CHECK(reduce->info().name == "warpsim_gemm_splitk_reduce_bf16 (64x8192x8192)");
+  HelperWalk r = walk_helper(*reduce);
+  CHECK(covers_once(r.bytes[Opcode::LDG], ws, 5 * slice));   // every partial sum read once
+  CHECK(covers_once(r.bytes[Opcode::STG], out, out_bytes));  // bf16 C written once
+  CHECK(r.access_bytes == std::set<std::uint32_t>{16, 8});   // 4 fp32 in, 4 bf16 out per lane
+  CHECK(r.op_counts.at(Opcode::FADD) == r.op_counts.at(Opcode::LDG) / 5 * 4 * 4);  // 4 adds per extra slice
+  CHECK(reduce->info().grid.count() * reduce->info().block.x * 4 == 64ull * 8192);  // 4 elements per thread
+
+  // 32-bit C (tf32: fp32, int8: int32): the reduction writes it directly, 16 bytes per lane
+  for (DType d : {DType::TF32, DType::I8}) {
+    GemmTiling st = default_gemm_tiling("sm_80", d);
+    st.split_k = 2;
+    auto tr = make_gemm_trace(GemmProblem{128, 128, 4096, d}, st, "sm_80", kA100Sms);
+    REQUIRE(tr->num_kernels() == 2);
+    auto k = tr->open_kernel(1);
+    CHECK(walk_helper(*k).access_bytes == std::set<std::uint32_t>{16});
+  }
+}
+
+TEST_CASE("gemm split-K, atomic (sm_90): zeroing and conversion kernels around the GEMM", "[synth][gemm][splitk]") {
+  // 64x8192x8192 bf16 on H100: split 8 (see above), RED into one fp32 workspace of 64 x 8192 at C's place.
+  const GemmProblem p{64, 8192, 8192, DType::BF16};
+  const GemmTiling t = default_gemm_tiling("sm_90", p.dtype, p, kH100Sms);
+  REQUIRE(t.split_k == 8);
+  REQUIRE(t.split_k_reduction == GemmTiling::SplitKReduction::Atomic);
+  auto trace = make_gemm_trace(p, t, "sm_90", kH100Sms);
+  REQUIRE(trace->num_kernels() == 3);
+  const std::uint64_t b_base = align_mib(kA + 64ull * 8192 * 2);
+  const std::uint64_t ws = align_mib(b_base + 8192ull * 8192 * 2), ws_bytes = 64ull * 8192 * 4;
+  const std::uint64_t out = align_mib(ws + ws_bytes), out_bytes = 64ull * 8192 * 2;
+
+  auto zero = trace->open_kernel(0);
+  CHECK(zero->info().name == "warpsim_gemm_splitk_zero (64x8192x8192)");
+  HelperWalk z = walk_helper(*zero);
+  CHECK(z.op_counts.count(Opcode::LDG) == 0);
+  CHECK(z.access_bytes == std::set<std::uint32_t>{16});
+  CHECK(covers_once(z.bytes[Opcode::STG], ws, ws_bytes));
+  CHECK(zero->info().grid.count() * zero->info().block.x * 16 == ws_bytes);  // one 16-byte store per thread
+
+  CHECK(trace->open_kernel(1)->info().name == "warpsim_gemm_bf16_tn_64x256x64_s4_sm90_splitk8 (64x8192x8192)");
+
+  auto convert = trace->open_kernel(2);
+  CHECK(convert->info().name == "warpsim_gemm_splitk_convert_bf16 (64x8192x8192)");
+  HelperWalk c = walk_helper(*convert);
+  CHECK(covers_once(c.bytes[Opcode::LDG], ws, ws_bytes));   // the fp32 sums, read once
+  CHECK(covers_once(c.bytes[Opcode::STG], out, out_bytes));  // bf16 C, written once, after the workspace
+  CHECK(c.op_counts.count(Opcode::FADD) == 0);
+  CHECK(c.op_counts.at(Opcode::FMUL) == c.op_counts.at(Opcode::LDG) * 2);  // 4 values per lane, 2 packs
+
+  // A ragged size: 3 x 37 x 1000 fp32 = 111000 elements: 16-byte zeroing (a multiple of 4), the last warp masked.
+  const GemmProblem r{37, 1000, 4096, DType::F16, 3};
+  GemmTiling rt = default_gemm_tiling("sm_80", r.dtype);
+  rt.split_k = 3;
+  rt.split_k_reduction = GemmTiling::SplitKReduction::Atomic;
+  auto rtrace = make_gemm_trace(r, rt, "sm_80", kA100Sms);
+  REQUIRE(rtrace->num_kernels() == 3);
+  const std::uint64_t rb = align_mib(kA + 3ull * 37 * 4096 * 2);
+  const std::uint64_t rws = align_mib(rb + 3ull * 1000 * 4096 * 2);
+  auto rz = rtrace->open_kernel(0);
+  HelperWalk rzw = walk_helper(*rz);
+  CHECK(covers_once(rzw.bytes[Opcode::STG], rws, 111000ull * 4));
+  auto rc = rtrace->open_kernel(2);
+  HelperWalk rcw = walk_helper(*rc);
+  CHECK(covers_once(rcw.bytes[Opcode::LDG], rws, 111000ull * 4));
+  CHECK(covers_once(rcw.bytes[Opcode::STG], align_mib(rws + 111000ull * 4), 111000ull * 2));
+  // ... and the same in parallel: 3 slices of 111000 fp32 summed
+  rt.split_k_reduction = GemmTiling::SplitKReduction::Parallel;
+  auto ptrace = make_gemm_trace(r, rt, "sm_80", kA100Sms);
+  REQUIRE(ptrace->num_kernels() == 2);
+  auto pr = ptrace->open_kernel(1);
+  HelperWalk prw = walk_helper(*pr);
+  CHECK(covers_once(prw.bytes[Opcode::LDG], rws, 3 * 111000ull * 4));
+  CHECK(covers_once(prw.bytes[Opcode::STG], align_mib(rws + 3 * 111000ull * 4), 111000ull * 2));
+
+  // 32-bit C (tf32: fp32, int8: int32) is the atomic workspace itself: zeroing only, no conversion.
+  for (DType d : {DType::TF32, DType::I8}) {
+    GemmTiling st = default_gemm_tiling("sm_90", d);
+    st.split_k = 2;
+    CHECK(make_gemm_trace(GemmProblem{128, 128, 4096, d}, st, "sm_90", kH100Sms)->num_kernels() == 2);
+  }
 }

@@ -18,12 +18,14 @@ std::uint32_t matrix_edge_lane_mask(const RowMajorMatrix& m, std::uint64_t row, 
   return mask;
 }
 
-CoalescedTileCopy::CoalescedTileCopy(std::uint32_t rows, std::uint32_t row_bytes, std::uint32_t copying_threads)
-    : chunks_per_row(row_bytes / kVecBytes),
-      lanes_per_row(std::min<std::uint32_t>(row_bytes / kVecBytes, kWarpSize)),
+CoalescedTileCopy::CoalescedTileCopy(std::uint32_t rows, std::uint32_t row_bytes, std::uint32_t copying_threads,
+                                     std::uint32_t chunk_bytes)
+    : chunks_per_row(row_bytes / chunk_bytes),
+      lanes_per_row(std::min<std::uint32_t>(row_bytes / chunk_bytes, kWarpSize)),
       threads(copying_threads),
-      copies_per_thread(rows * (row_bytes / kVecBytes) / copying_threads) {
-  WARPSIM_ASSERT(row_bytes % kVecBytes == 0 && copying_threads > 0, "tile rows must be whole 16-byte chunks");
+      copies_per_thread(rows * (row_bytes / chunk_bytes) / copying_threads) {
+  WARPSIM_ASSERT(chunk_bytes > 0 && row_bytes % chunk_bytes == 0 && copying_threads > 0,
+                 "tile rows must be whole chunks");
 }
 
 std::uint32_t swizzled_chunk_offset(std::uint32_t row, std::uint32_t chunk, std::uint32_t chunks_per_row) {

@@ -216,16 +216,18 @@ inline std::uint32_t matrix_lane_mask(const RowMajorMatrix& m, std::uint64_t row
 }
 
 // A tile of `rows` rows x `row_bytes` bytes copied by `threads` threads (a whole CTA, or a producer warpgroup) in
-// 16-byte chunks: thread t's copy i is chunk i*threads + t of the tile (row-major chunk order). Each warp's 32
-// chunks are consecutive, `lanes_per_row` lanes per tile row, so a copy covers whole 128-byte lines.
+// chunks of `chunk_bytes` (16, or less where the source rows are not 16-byte aligned): thread t's copy i is chunk
+// i*threads + t of the tile (row-major chunk order). Each warp's 32 chunks are consecutive, `lanes_per_row` lanes
+// per tile row, so a copy of 16-byte chunks covers whole 128-byte lines.
 struct CoalescedTileCopy {
-  std::uint32_t chunks_per_row = 0;     // 16-byte chunks per tile row
+  std::uint32_t chunks_per_row = 0;     // chunks per tile row
   std::uint32_t lanes_per_row = 0;      // min(chunks_per_row, 32)
   std::uint32_t threads = 0;
   std::uint32_t copies_per_thread = 0;  // rows * chunks_per_row / threads (the tile must split evenly)
 
   CoalescedTileCopy() = default;
-  CoalescedTileCopy(std::uint32_t rows, std::uint32_t row_bytes, std::uint32_t copying_threads);
+  CoalescedTileCopy(std::uint32_t rows, std::uint32_t row_bytes, std::uint32_t copying_threads,
+                    std::uint32_t chunk_bytes = kVecBytes);
   // Tile row and chunk of lane 0 of copy `copy` of the warp numbered `warp` among the copying ones.
   struct Chunk {
     std::uint32_t row = 0, chunk = 0;

@@ -1,26 +1,27 @@
 // Staged accumulator epilogue (see epilogue.h).
 #include "traces/synth/epilogue.h"
 
+#include <algorithm>
 #include <numeric>
 
 namespace warpsim::synth {
 namespace {
 
-constexpr std::uint32_t kStoreMaxCols = 64;          // 128 B of bf16 per staged row
-constexpr std::uint32_t kReduceMaxCols = kWarpSize;  // 128 B of fp32: one lane per column
-constexpr std::uint32_t kPackedPairBytes = 4;        // STS of a packed bf16x2 pair
-constexpr std::uint32_t kFp32PairBytes = 8;          // STS.64 of an fp32 pair
-constexpr std::uint32_t kFragLanesPerRow = 4;        // mma fragment layout: 4 lanes per accumulator row
+constexpr std::uint32_t kStagedRowBytes = 128;  // one cache line of output per staged row
+constexpr std::uint32_t kFragLanesPerRow = 4;    // mma fragment layout: 4 lanes per accumulator row
 
-StagedEpilogue make_epilogue(bool reduce_f32, std::uint32_t out_elem_bytes, std::uint32_t pass_cols,
+// A pass is as wide as the tile allows up to one 128-byte line of output, and no wider than 32 lanes of the
+// read-back (narrow, misaligned stores).
+StagedEpilogue make_epilogue(bool reduce_f32, std::uint32_t out_elem_bytes, std::uint32_t tile_cols,
                              std::uint32_t readback_lane_bytes) {
+  const std::uint32_t max_cols = std::min(kStagedRowBytes, kWarpSize * readback_lane_bytes) / out_elem_bytes;
   StagedEpilogue e;
   e.reduce_f32 = reduce_f32;
   e.out_elem_bytes = out_elem_bytes;
-  e.pass_cols = pass_cols;
-  e.staging_pitch = pass_cols * out_elem_bytes + kEpiloguePad;
+  e.pass_cols = std::gcd(tile_cols, max_cols);
+  e.staging_pitch = e.pass_cols * out_elem_bytes + kEpiloguePad;
   e.readback_lane_bytes = readback_lane_bytes;
-  e.readback_lanes_per_row = pass_cols * out_elem_bytes / readback_lane_bytes;
+  e.readback_lanes_per_row = e.pass_cols * out_elem_bytes / readback_lane_bytes;
   e.readback_rows_per_inst = kWarpSize / e.readback_lanes_per_row;
   e.readback_insts = kEpilogueRows / e.readback_rows_per_inst;
   return e;
@@ -28,19 +29,22 @@ StagedEpilogue make_epilogue(bool reduce_f32, std::uint32_t out_elem_bytes, std:
 
 }  // namespace
 
-StagedEpilogue StagedEpilogue::store_16bit(std::uint32_t tile_cols) {
-  return make_epilogue(false, 2, std::gcd(tile_cols, kStoreMaxCols), kVecBytes);
+StagedEpilogue StagedEpilogue::store_16bit(std::uint32_t tile_cols, std::uint32_t store_bytes) {
+  return make_epilogue(false, 2, tile_cols, store_bytes);
 }
-StagedEpilogue StagedEpilogue::reduce_fp32(std::uint32_t tile_cols) {
-  return make_epilogue(true, 4, std::gcd(tile_cols, kReduceMaxCols), 4);
+StagedEpilogue StagedEpilogue::store_32bit(std::uint32_t tile_cols, std::uint32_t store_bytes) {
+  return make_epilogue(false, 4, tile_cols, store_bytes);
 }
+StagedEpilogue StagedEpilogue::reduce_fp32(std::uint32_t tile_cols) { return make_epilogue(true, 4, tile_cols, 4); }
 
 void emit_staged_epilogue(InstChunk& c, const StagedEpilogue& epi, const MmaAccumulatorTile& acc,
                           const RowMajorMatrix& out, std::uint64_t row0, std::uint64_t col0,
                           std::uint32_t staging_base, std::uint16_t readback_reg, std::uint16_t out_ptr) {
   const std::uint32_t blocks_per_pass = epi.pass_cols / kMmaSyncShape.n;
   const std::uint32_t passes_n = acc.n_blocks / blocks_per_pass;
-  const std::uint32_t sts_bytes = epi.reduce_f32 ? kFp32PairBytes : kPackedPairBytes;
+  // STS of an accumulator pair: packed into one 32-bit register for 16-bit output, else 2 registers (STS.64).
+  const bool packed = epi.out_elem_bytes == 2;
+  const std::uint32_t sts_bytes = 2 * epi.out_elem_bytes;
   const std::uint32_t lane_elems = epi.readback_lane_bytes / epi.out_elem_bytes;
   const std::uint32_t regs_per_load = epi.regs_per_readback();
   for (std::uint32_t mi = 0; mi < acc.m_blocks; ++mi) {
@@ -49,7 +53,7 @@ void emit_staged_epilogue(InstChunk& c, const StagedEpilogue& epi, const MmaAccu
       for (std::uint32_t ni = ni0; ni < ni_end; ++ni)
         for (std::uint32_t e = 0; e < kMmaAccRegs; ++e)
           emit_alu(c, Opcode::FMUL, acc.reg(mi, ni, e), {acc.reg(mi, ni, e)});
-      if (!epi.reduce_f32)  // F2FP packs of the pairs (e = 0,1 and 2,3), as FMUL
+      if (packed)  // F2FP packs of the pairs (e = 0,1 and 2,3), as FMUL
         for (std::uint32_t ni = ni0; ni < ni_end; ++ni)
           for (std::uint32_t half = 0; half < 2; ++half) {
             const std::uint16_t lo = acc.reg(mi, ni, 2 * half);
@@ -61,10 +65,10 @@ void emit_staged_epilogue(InstChunk& c, const StagedEpilogue& epi, const MmaAccu
                                      (ni - ni0) * kMmaSyncShape.n * epi.out_elem_bytes,
                                  sts_bytes, kFragLanesPerRow, epi.staging_pitch};
           const std::uint16_t pair = acc.reg(mi, ni, 2 * half);
-          if (epi.reduce_f32)
-            emit_store(c, Opcode::STS, MemSpace::Shared, staging, kFullMask, {pair, reg(pair + 1u)});
-          else
+          if (packed)
             emit_store(c, Opcode::STS, MemSpace::Shared, staging, kFullMask, {pair});
+          else
+            emit_store(c, Opcode::STS, MemSpace::Shared, staging, kFullMask, {pair, reg(pair + 1u)});
         }
       }
       for (std::uint32_t j = 0; j < epi.readback_insts; ++j) {

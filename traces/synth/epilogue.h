@@ -1,6 +1,7 @@
 // Epilogue piece for synthesizers whose warps end holding an mma accumulator tile (GEMM, attention's O, ...):
 // the tile is scaled, staged through warp-private shared memory and written to a row-major matrix in full
-// 128-byte rows, either stored as 16-bit values (STG.128) or added as fp32 (RED.ADD.F32, split-K style).
+// 128-byte rows, either stored as 16-bit or 32-bit values (STG) or added as fp32 (RED.ADD.F32, split-K style).
+// Stores are 16 bytes per lane, or narrower where the output's row pitch is not 16-byte aligned.
 #pragma once
 
 #include <cstdint>
@@ -26,22 +27,25 @@ inline constexpr std::uint32_t kEpiloguePad = 16;   // staging row padding: the 
 // Shape of the passes of 16 rows x `pass_cols` columns that a warp writes its tile in. Per pass: FMUL (alpha) per
 // accumulator; for 16-bit output an FMUL per pair standing for the F2FP pack; STS of the pairs into the staging
 // rows (pitch staging_pitch); read back `readback_insts` loads of readback_lanes_per_row lanes per row; IADD3 of
-// the output pointer; then one STG.128 (16-bit output) or RED of 4 bytes (fp32 reduction) per load.
+// the output pointer; then one STG of readback_lane_bytes per lane (16-bit or 32-bit output) or RED of 4 bytes
+// (fp32 reduction) per load.
 struct StagedEpilogue {
   bool reduce_f32 = false;  // RED.ADD.F32 into an fp32 matrix instead of STG of 16-bit values
   std::uint32_t out_elem_bytes = 0;
-  std::uint32_t pass_cols = 0;        // gcd(tile width, 64) for 16-bit output, gcd(tile width, 32) for fp32
+  std::uint32_t pass_cols = 0;        // gcd(tile width, 128 B of output), at most 32 lanes' worth per row
   std::uint32_t staging_pitch = 0;    // pass_cols * out_elem_bytes + kEpiloguePad
-  std::uint32_t readback_lane_bytes = 0;  // 16 (LDS.128, 8 bf16) or 4 (LDS.32, one fp32)
+  std::uint32_t readback_lane_bytes = 0;  // bytes per lane of the read-back and of the store (16: LDS/STG.128)
   std::uint32_t readback_lanes_per_row = 0, readback_rows_per_inst = 0, readback_insts = 0;
 
-  // 16-bit output (bf16/f16) of a `tile_cols`-wide accumulator tile.
-  static StagedEpilogue store_16bit(std::uint32_t tile_cols);
+  // 16-bit output (bf16/f16) of a `tile_cols`-wide accumulator tile, stored `store_bytes` (16, 8, 4 or 2) per lane.
+  static StagedEpilogue store_16bit(std::uint32_t tile_cols, std::uint32_t store_bytes = kVecBytes);
+  // 32-bit output (fp32, int32) of a `tile_cols`-wide accumulator tile, stored `store_bytes` (16, 8, 4) per lane.
+  static StagedEpilogue store_32bit(std::uint32_t tile_cols, std::uint32_t store_bytes = kVecBytes);
   // fp32 reduction into the output (split-K partial sums) of a `tile_cols`-wide accumulator tile.
   static StagedEpilogue reduce_fp32(std::uint32_t tile_cols);
 
   std::uint32_t staging_bytes() const { return kEpilogueRows * staging_pitch; }  // per warp
-  std::uint32_t regs_per_readback() const { return readback_lane_bytes / 4; }
+  std::uint32_t regs_per_readback() const { return (readback_lane_bytes + 3) / 4; }
   // Register ids the read-back needs, from emit_staged_epilogue's readback_reg.
   std::uint32_t readback_regs() const { return readback_insts * regs_per_readback(); }
 };

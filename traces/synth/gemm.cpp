@@ -32,12 +32,11 @@ using namespace synth;
 // ---- layout and hardware constants --------------------------------------------------------------------------
 constexpr std::uint64_t kABase = 0x7f0000000000ull;  // A's address; B and C follow, each 1 MiB aligned
 constexpr std::uint64_t kMatrixAlign = 1ull << 20;
-constexpr MmaShape kHmmaShape = kMmaSyncShape;  // mma.sync.m16n8k16 (bf16/f16)
+constexpr MmaShape kHmmaShape = kMmaSyncShape;  // mma.sync.m16n8k16 (bf16/f16): m, n and the 32 bytes of K
 constexpr std::uint32_t kFragBuffers = 2;       // fragments are double-buffered: k-step s+1 loads during s
 constexpr std::uint32_t kHgmmaM = 64;           // wgmma M per warpgroup
 constexpr std::uint32_t kHgmmaMaxN = 256;
 constexpr std::uint32_t kHgmmaAccIds = 4;           // register ids standing for a warp's HGMMA accumulator block
-constexpr std::uint32_t kOutElems = kVecBytes / 2;  // bf16/f16 outputs per 16-byte store
 constexpr std::uint32_t kRegOverhead = 40;          // addresses, counters, epilogue temporaries (beyond acc + frags)
 constexpr std::uint32_t kProducerRegs = 40;         // CUTLASS's setmaxnreg for the load warpgroup
 constexpr std::uint32_t kConsumerRegOverhead = 104;
@@ -64,10 +63,15 @@ std::uint32_t round_up32(std::uint32_t a, std::uint32_t b) { return static_cast<
 bool is_ampere_arch(const std::string& arch) { return arch == "sm_80"; }
 bool is_hopper_arch(const std::string& arch) { return arch == "sm_90" || arch == "sm_100"; }
 
-std::uint32_t elem_bytes(DType t) { return t == DType::FP8 ? 1u : 2u; }
-std::uint32_t mma_k_for(DType t) { return t == DType::FP8 ? 32u : 16u; }  // k of one MMA: 32 bytes of K
-constexpr std::uint32_t kOutBytes = 2;                                    // bf16 or f16 C
-constexpr std::uint32_t kWorkspaceBytes = 4;                              // fp32 C of a split-K kernel
+std::uint32_t elem_bytes(DType t) { return gemm_input_bytes(t); }
+// K of one MMA (mma.sync m16n8kK, wgmma m64nNkK): 32 bytes of K for every input type (PTX ISA: k16 for
+// bf16/f16, k8 for tf32, k32 for e4m3/e5m2 and s8).
+constexpr std::uint32_t kMmaKBytes = 32;
+std::uint32_t mma_k_for(DType t) { return kMmaKBytes / elem_bytes(t); }
+constexpr std::uint32_t kWorkspaceBytes = 4;  // fp32 (int32 for i8) C of a split-K kernel
+std::uint32_t c_elem_bytes(DType t, std::uint32_t split_k) {
+  return split_k > 1 ? kWorkspaceBytes : gemm_output_bytes(t);
+}
 
 std::string dtype_tag(DType t) {
   switch (t) {
@@ -77,15 +81,26 @@ std::string dtype_tag(DType t) {
       return "f16";
     case DType::FP8:
       return "fp8";
+    case DType::TF32:
+      return "tf32";
+    case DType::I8:
+      return "i8";
     default:
       return "?";
   }
 }
 
-// The epilogue of a warp whose accumulator tile is `acc_cols` wide: bf16/f16 stores, or fp32 reductions into the
-// split-K workspace.
-StagedEpilogue gemm_epilogue(std::uint32_t acc_cols, std::uint32_t split_k) {
-  return split_k > 1 ? StagedEpilogue::reduce_fp32(acc_cols) : StagedEpilogue::store_16bit(acc_cols);
+// The epilogue of a warp whose accumulator tile is `acc_cols` wide: 16-bit or 32-bit stores as wide as C's row
+// pitch allows, or fp32 reductions into the split-K workspace.
+StagedEpilogue gemm_epilogue(const GemmProblem& p, std::uint32_t acc_cols, const GemmTiling& t) {
+  if (t.split_k > 1 && t.split_k_reduction == GemmTiling::SplitKReduction::Atomic)
+    return StagedEpilogue::reduce_fp32(acc_cols);
+  if (t.split_k > 1)  // the partial tile into its workspace slice
+    return StagedEpilogue::store_32bit(acc_cols, gemm_access_bytes(p.n * kWorkspaceBytes));
+  const std::uint32_t out_bytes = gemm_output_bytes(p.dtype);
+  const std::uint32_t store_bytes = gemm_access_bytes(p.n * out_bytes);
+  return out_bytes == 2 ? StagedEpilogue::store_16bit(acc_cols, store_bytes)
+                        : StagedEpilogue::store_32bit(acc_cols, store_bytes);
 }
 
 // Warp grid of the multistage structure: the factorisation of `warps` with the squarest warp tile that still
@@ -120,13 +135,16 @@ struct GemmPlan {
   bool warp_specialized = false;
 
   std::uint32_t eb = 2;    // input element bytes
-  RowMajorMatrix a, b, c;  // c: bf16/f16, or the fp32 workspace with split-K
+  RowMajorMatrix a, b, c;  // batch 0's; c: the output type, or the fp32 workspace with split-K
+  std::uint64_t tiles = 0;  // output tiles of one batch, tiles_m * tiles_n
   std::uint32_t tiles_m = 0, tiles_n = 0, k_tiles = 0;
   std::uint32_t split_k = 1;  // grid.z: CTA z reduces k-tiles [z*k_tiles/split_k, (z+1)*k_tiles/split_k)
+  bool parallel_split_k = false;  // split_k > 1, partial tiles stored into workspace slices
   MmaShape mma{};
   std::uint32_t k_steps = 0;         // MMAs along K per k-tile
-  std::uint32_t chunk_elems = 0;     // elements per 16-byte copy chunk
+  std::uint32_t chunk_elems = 0;     // elements per 16-byte chunk of the shared-memory tiles
   std::uint32_t chunks_per_row = 0;  // 16-byte chunks per tile row (tile_k elements)
+  std::uint32_t copy_elems = 0;      // elements per copy (one lane's LDGSTS: 16 bytes, or A/B rows' alignment)
   CoalescedTileCopy a_copy, b_copy;  // per k-tile, by the copying threads (all, or the producer warpgroup)
   std::uint32_t a_tile_bytes = 0, stage_bytes = 0;
   std::uint32_t copies() const { return a_copy.copies_per_thread + b_copy.copies_per_thread; }
@@ -161,22 +179,33 @@ struct GemmPlan {
     return ldsm[ldsm_index(warp, op, frag, ks)].data();
   }
 
-  // What linear CTA `cta_id` computes: its output tile (first rows of its A and B tiles) and its k-tiles
-  // [kt_begin, kt_end). CTAs z*tiles .. (z+1)*tiles-1 (grid.z = z) are split z, rasterised as without split-K.
+  // What linear CTA `cta_id` computes: its batch's matrices, its output tile (first rows of its A and B tiles)
+  // and its k-tiles [kt_begin, kt_end). CTAs z*tiles .. (z+1)*tiles-1 (grid.z = z) are batch z / split_k, split
+  // z % split_k, rasterised as without split-K.
   struct CtaWork {
+    RowMajorMatrix a, b, c;
     std::uint64_t a_row0 = 0, b_row0 = 0;
     std::uint32_t kt_begin = 0, kt_end = 0;
   };
   CtaWork cta_work(std::uint64_t cta_id) const {
-    const std::uint64_t tiles = std::uint64_t{tiles_m} * tiles_n;
     const std::uint64_t z = cta_id / tiles;
+    const std::uint64_t batch = z / split_k, split = z % split_k;
     const GemmTileIndex tile = gemm_cta_tile(cta_id % tiles, tiles_m, tiles_n, t.swizzle_group);
     CtaWork w;
+    w.a = batch_matrix(a, batch);
+    w.b = batch_matrix(b, batch);
+    // Parallel split-K: slice `split` of the workspace holds every batch's partial C.
+    w.c = batch_matrix(c, parallel_split_k ? split * p.batch + batch : batch);
     w.a_row0 = std::uint64_t{tile.m} * t.tile_m;
     w.b_row0 = std::uint64_t{tile.n} * t.tile_n;
-    w.kt_begin = static_cast<std::uint32_t>(z * k_tiles / split_k);
-    w.kt_end = static_cast<std::uint32_t>((z + 1) * k_tiles / split_k);
+    w.kt_begin = static_cast<std::uint32_t>(split * k_tiles / split_k);
+    w.kt_end = static_cast<std::uint32_t>((split + 1) * k_tiles / split_k);
     return w;
+  }
+  // Matrix `batch` of a strided batch: the next one starts where the previous one ends.
+  static RowMajorMatrix batch_matrix(RowMajorMatrix m, std::uint64_t batch) {
+    m.base += batch * m.rows * m.pitch();
+    return m;
   }
 };
 
@@ -204,7 +233,7 @@ std::uint32_t kernel_registers(const GemmTiling& t) {
   return static_cast<std::uint32_t>(round_up(ceil_div(total, threads), kRegGranule));
 }
 
-std::uint32_t shared_mem_bytes(const GemmProblem& p, const GemmTiling& t) {
+std::uint32_t shared_mem_bytes(const GemmProblem& p, const GemmTiling& t) {  // the pipeline's stages
   return static_cast<std::uint32_t>(std::uint64_t{t.stages} * (t.tile_m + t.tile_n) * t.tile_k * elem_bytes(p.dtype));
 }
 
@@ -215,6 +244,21 @@ std::string arch_tag(const std::string& arch) {
   return s;
 }
 
+// A, B and C of batch 0 (the others follow each matrix, batch_matrix): A at kABase, B and C each after the
+// previous matrix's whole batch, 1 MiB aligned. C is the fp32 workspace with split-K.
+struct GemmMatrices {
+  RowMajorMatrix a, b, c;
+};
+GemmMatrices gemm_matrices(const GemmProblem& p, std::uint32_t split_k) {
+  const std::uint32_t eb = elem_bytes(p.dtype);
+  const std::uint64_t a_base = kABase;
+  const std::uint64_t b_base = round_up(a_base + p.batch * p.m * p.k * eb, kMatrixAlign);
+  const std::uint64_t c_base = round_up(b_base + p.batch * p.n * p.k * eb, kMatrixAlign);
+  return GemmMatrices{RowMajorMatrix{a_base, p.m, p.k, eb},
+                      RowMajorMatrix{b_base, p.n, p.k, eb},  // stored N x K
+                      RowMajorMatrix{c_base, p.m, p.n, c_elem_bytes(p.dtype, split_k)}};
+}
+
 std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, const std::string& arch) {
   auto plan = std::make_shared<GemmPlan>();
   GemmPlan& P = *plan;
@@ -223,17 +267,19 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.warp_specialized = t.warpgroup_mma;
   P.eb = elem_bytes(p.dtype);
   P.split_k = t.split_k;
-  const std::uint64_t a_base = kABase;
-  const std::uint64_t b_base = round_up(a_base + p.m * p.k * P.eb, kMatrixAlign);
-  const std::uint64_t c_base = round_up(b_base + p.n * p.k * P.eb, kMatrixAlign);
-  P.a = RowMajorMatrix{a_base, p.m, p.k, P.eb};
-  P.b = RowMajorMatrix{b_base, p.n, p.k, P.eb};  // stored N x K
-  P.c = RowMajorMatrix{c_base, p.m, p.n, P.split_k > 1 ? kWorkspaceBytes : kOutBytes};
+  P.parallel_split_k = t.split_k > 1 && t.split_k_reduction == GemmTiling::SplitKReduction::Parallel;
+  const GemmMatrices m = gemm_matrices(p, t.split_k);
+  P.a = m.a;
+  P.b = m.b;
+  P.c = m.c;
   P.tiles_m = static_cast<std::uint32_t>(ceil_div(p.m, t.tile_m));
   P.tiles_n = static_cast<std::uint32_t>(ceil_div(p.n, t.tile_n));
+  P.tiles = std::uint64_t{P.tiles_m} * P.tiles_n;
   P.k_tiles = static_cast<std::uint32_t>(ceil_div(p.k, t.tile_k));
   P.chunk_elems = kVecBytes / P.eb;
   P.chunks_per_row = t.tile_k / P.chunk_elems;
+  const std::uint32_t copy_bytes = gemm_access_bytes(p.k * P.eb);  // A's and B's rows are both k elements
+  P.copy_elems = copy_bytes / P.eb;
   P.a_tile_bytes = t.tile_m * t.tile_k * P.eb;
   P.stage_bytes = (t.tile_m + t.tile_n) * t.tile_k * P.eb;
 
@@ -241,7 +287,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   std::uint32_t acc_cols = 0;  // accumulator tile width of one computing warp
   std::uint32_t copy_threads = 0;
   if (!P.warp_specialized) {
-    P.mma = kHmmaShape;
+    P.mma = MmaShape{kHmmaShape.m, kHmmaShape.n, static_cast<std::uint16_t>(mma_k_for(p.dtype))};
     multistage_warp_layout(t, P.warps_m, P.warps_n);
     P.warp_tile_m = t.tile_m / P.warps_m;
     P.warp_tile_n = t.tile_n / P.warps_n;
@@ -265,9 +311,9 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
     acc_cols = t.tile_n;
   }
   P.k_steps = t.tile_k / P.mma.k;
-  P.a_copy = CoalescedTileCopy(t.tile_m, t.tile_k * P.eb, copy_threads);
-  P.b_copy = CoalescedTileCopy(t.tile_n, t.tile_k * P.eb, copy_threads);
-  P.epi = gemm_epilogue(acc_cols, P.split_k);
+  P.a_copy = CoalescedTileCopy(t.tile_m, t.tile_k * P.eb, copy_threads, copy_bytes);
+  P.b_copy = CoalescedTileCopy(t.tile_n, t.tile_k * P.eb, copy_threads, copy_bytes);
+  P.epi = gemm_epilogue(p, acc_cols, t);
 
   // Register ids: accumulators, fragments, then scalars and epilogue temporaries.
   RegisterAllocator regs;
@@ -292,7 +338,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   if (!P.warp_specialized) {
     P.ldsm_frags = std::max(P.n_mi, P.n_ni / 2);
     P.ldsm.resize(std::size_t{t.warps} * 2 * P.ldsm_frags * P.k_steps);
-    const std::uint32_t chunks_per_kstep = kHmmaShape.k / P.chunk_elems;  // 2: the k halves of a 16x16 block
+    const std::uint32_t chunks_per_kstep = kMmaKBytes / kVecBytes;  // 2: the k halves of a 16x16 (bf16) block
     for (std::uint32_t w = 0; w < t.warps; ++w) {
       const std::uint32_t row0 = (w % P.warps_m) * P.warp_tile_m;  // CUTLASS: warp m index fastest
       const std::uint32_t col0 = (w / P.warps_m) * P.warp_tile_n;
@@ -323,14 +369,16 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   name << "warpsim_gemm_" << dtype_tag(p.dtype) << "_tn_" << t.tile_m << 'x' << t.tile_n << 'x' << t.tile_k << "_s"
        << t.stages << '_' << arch_tag(arch);
   if (P.split_k > 1) name << "_splitk" << P.split_k;
-  name << " (" << p.m << 'x' << p.n << 'x' << p.k << ')';
+  name << " (";
+  if (p.batch > 1) name << p.batch << 'x';
+  name << p.m << 'x' << p.n << 'x' << p.k << ')';
   info.name = name.str();
-  info.grid = Dim3{P.tiles_n, P.tiles_m, P.split_k};
+  info.grid = Dim3{P.tiles_n, P.tiles_m, static_cast<std::uint32_t>(p.batch * P.split_k)};
   info.block = Dim3{t.warps * kWarpSize, 1, 1};
   info.registers_per_thread = kernel_registers(t);
   info.shared_mem_bytes = shared_mem_bytes(p, t);
   info.target_arch = arch;
-  info.flops = 2 * p.m * p.n * p.k;
+  info.flops = 2 * p.batch * p.m * p.n * p.k;
   return plan;
 }
 
@@ -357,23 +405,23 @@ void emit_setup(InstChunk& c, const GemmPlan& P) {
 // LDGSTS number `it` (of the operand's copies per thread) of the copying warp `copy_warp` for (global) k-tile `kt`.
 // Lanes outside the matrix (ragged M/N/K) are masked; a copy with no lane left (or of a k-tile at or past the end
 // `kt_end` of the CTA's k-range, which CUTLASS zero-fills) is not emitted, only its code slot kept.
-void emit_operand_copy(InstChunk& c, const GemmPlan& P, Operand op, std::uint64_t tile_row0, std::uint32_t copy_warp,
-                       std::uint32_t it, std::uint32_t kt, std::uint32_t kt_end) {
+void emit_operand_copy(InstChunk& c, const GemmPlan& P, Operand op, const RowMajorMatrix& matrix,
+                       std::uint64_t tile_row0, std::uint32_t copy_warp, std::uint32_t it, std::uint32_t kt,
+                       std::uint32_t kt_end) {
   if (kt >= kt_end) {
     c.skip();
     return;
   }
   const CoalescedTileCopy& copy = op == Operand::A ? P.a_copy : P.b_copy;
-  const RowMajorMatrix& matrix = op == Operand::A ? P.a : P.b;
   const CoalescedTileCopy::Chunk at = copy.first_chunk(it, copy_warp);
   const std::uint64_t row = tile_row0 + at.row;
-  const std::uint64_t col = std::uint64_t{kt} * P.t.tile_k + std::uint64_t{at.chunk} * P.chunk_elems;
-  const std::uint32_t mask = matrix_lane_mask(matrix, row, col, copy.lanes_per_row, P.chunk_elems);
+  const std::uint64_t col = std::uint64_t{kt} * P.t.tile_k + std::uint64_t{at.chunk} * P.copy_elems;
+  const std::uint32_t mask = matrix_lane_mask(matrix, row, col, copy.lanes_per_row, P.copy_elems);
   if (mask == 0) {
     c.skip();
     return;
   }
-  emit_async_copy(c, matrix_lanes(matrix, row, col, copy.lanes_per_row, P.chunk_elems), mask,
+  emit_async_copy(c, matrix_lanes(matrix, row, col, copy.lanes_per_row, P.copy_elems), mask,
                   op == Operand::A ? P.r_gptr_a : P.r_gptr_b, P.r_smem_w);
 }
 
@@ -382,18 +430,21 @@ struct GemmWarpContext {
   GemmWarpContext(std::shared_ptr<const GemmPlan> plan_in, std::uint64_t cta_id, std::uint32_t warp_in)
       : plan(std::move(plan_in)), warp(warp_in) {
     const GemmPlan::CtaWork work = plan->cta_work(cta_id);
+    a = work.a;
+    b = work.b;
+    c = work.c;
     a_row0 = work.a_row0;
     b_row0 = work.b_row0;
     k_tiles = PipelineTiles{work.kt_begin, work.kt_end, plan->t.stages};
   }
 
   // Copy j of a k-tile's per-thread list (the A copies first, then the B copies) of global k-tile `kt`.
-  void emit_copy(InstChunk& c, std::uint32_t j, std::uint32_t kt) const {
+  void emit_copy(InstChunk& ch, std::uint32_t j, std::uint32_t kt) const {
     const GemmPlan& P = *plan;
     if (j < P.a_copy.copies_per_thread)
-      emit_operand_copy(c, P, Operand::A, a_row0, warp, j, kt, k_tiles.end);
+      emit_operand_copy(ch, P, Operand::A, a, a_row0, warp, j, kt, k_tiles.end);
     else
-      emit_operand_copy(c, P, Operand::B, b_row0, warp, j - P.a_copy.copies_per_thread, kt, k_tiles.end);
+      emit_operand_copy(ch, P, Operand::B, b, b_row0, warp, j - P.a_copy.copies_per_thread, kt, k_tiles.end);
   }
   // A whole stage of the copying warp (prologue, and the producer's refill): every copy of global k-tile `kt`,
   // the pointer advances, the commit.
@@ -411,6 +462,7 @@ struct GemmWarpContext {
 
   std::shared_ptr<const GemmPlan> plan;
   std::uint32_t warp;
+  RowMajorMatrix a, b, c;                // the CTA's batch of A, B and C
   std::uint64_t a_row0 = 0, b_row0 = 0;  // first global row of the CTA's A and B tiles
   PipelineTiles k_tiles;                 // the CTA's global k-tiles (all of them without split-K)
 };
@@ -439,7 +491,7 @@ class MultistageWarp final : public TilePipelineWarp<MultistageWarp> {
   void emit_iteration(InstChunk& c, std::uint32_t kt);
   void emit_epilogue(InstChunk& c) {
     const GemmPlan& P = *g_.plan;
-    emit_staged_epilogue(c, P.epi, MmaAccumulatorTile{P.r_acc, P.n_mi, P.n_ni}, P.c, g_.a_row0 + warp_row0_,
+    emit_staged_epilogue(c, P.epi, MmaAccumulatorTile{P.r_acc, P.n_mi, P.n_ni}, g_.c, g_.a_row0 + warp_row0_,
                          g_.b_row0 + warp_col0_, g_.warp * P.epi.staging_bytes(), P.r_epi, P.r_cptr);
     c.emit(Opcode::EXIT);
   }
@@ -555,7 +607,7 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     if (!producer_) {
       const std::uint32_t consumer = g_.warp - P.first_consumer_warp;
       const std::uint64_t row0 = g_.a_row0 + consumer * kEpilogueRows;  // warpgroup g, warp q: rows 64g + 16q
-      emit_staged_epilogue(c, P.epi, MmaAccumulatorTile{P.r_acc, P.n_mi, P.n_ni}, P.c, row0, g_.b_row0,
+      emit_staged_epilogue(c, P.epi, MmaAccumulatorTile{P.r_acc, P.n_mi, P.n_ni}, g_.c, row0, g_.b_row0,
                            consumer * P.epi.staging_bytes(), P.r_epi, P.r_cptr);
     }
     c.emit(Opcode::EXIT);
@@ -610,15 +662,53 @@ GemmTileIndex gemm_cta_tile(std::uint64_t cta_id, std::uint32_t tiles_m, std::ui
 
 bool gemm_supports_arch(const std::string& arch) { return is_ampere_arch(arch) || is_hopper_arch(arch); }
 
+std::uint32_t gemm_input_bytes(DType dtype) {
+  switch (dtype) {
+    case DType::FP8:
+    case DType::I8:
+      return 1;
+    case DType::BF16:
+    case DType::F16:
+      return 2;
+    case DType::TF32:
+      return 4;  // tf32 operands are fp32 in memory (the MMA ignores the low 13 mantissa bits)
+    default:
+      return 0;
+  }
+}
+
+std::uint32_t gemm_output_bytes(DType dtype) {
+  switch (dtype) {
+    case DType::FP8:
+    case DType::BF16:
+    case DType::F16:
+      return 2;
+    case DType::TF32:
+    case DType::I8:
+      return 4;
+    default:
+      return 0;
+  }
+}
+
+std::uint32_t gemm_access_bytes(std::uint64_t row_pitch_bytes) {
+  std::uint32_t bytes = kVecBytes;
+  while (bytes > 1 && row_pitch_bytes % bytes != 0) bytes /= 2;
+  return bytes;
+}
+
 GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
   GemmTiling t;
   t.swizzle_group = 8;
   if (is_ampere_arch(arch)) {
     // CUTLASS/cuBLAS's workhorse for large bf16/f16 GEMMs on A100: 2x2 warps of 64x64, 4 stages of 64 KiB total,
-    // so two CTAs (8 warps) fit per SM.
+    // so two CTAs (8 warps) fit per SM. Split-K (when the heuristic splits) is cuBLAS's on A100: partial tiles
+    // in workspace slices, summed by a separate reduction kernel (splitKreduce_kernel in its profiles).
+    t.split_k_reduction = GemmTiling::SplitKReduction::Parallel;
+    // Other input types keep the 64 bytes of K per tile row (tf32 16, i8 32 elements): the same stage size.
     t.tile_m = 128;
     t.tile_n = 128;
-    t.tile_k = 32;
+    t.tile_k = 64 / std::max(1u, elem_bytes(dtype));
     t.stages = 4;
     t.warps = 4;
     t.warpgroup_mma = false;
@@ -626,10 +716,10 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
   }
   if (is_hopper_arch(arch)) {
     // CUTLASS 3 warp-specialised 128x256 tile: one producer and two consumer warpgroups, 4 stages of 48 KiB.
-    // fp8 doubles tile_k so that a stage still holds 128 bytes of K per row.
+    // Every input type keeps 128 bytes of K per tile row (fp8, i8: 128; tf32: 32 elements).
     t.tile_m = 128;
     t.tile_n = 256;
-    t.tile_k = dtype == DType::FP8 ? 128 : 64;
+    t.tile_k = 128 / std::max(1u, elem_bytes(dtype));
     t.stages = 4;
     t.warps = 12;
     t.warpgroup_mma = true;
@@ -648,11 +738,12 @@ namespace {
 std::uint32_t choose_split_k(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
   if (limits.sm_count == 0) return 1;
   if (p.m == 0 || p.n == 0 || p.k == 0) return 1;  // invalid: validate_gemm says so
-  const std::uint64_t tiles = ceil_div(p.m, t.tile_m) * ceil_div(p.n, t.tile_n);
+  if (elem_bytes(p.dtype) == 0 || p.batch == 0) return 1;
+  const std::uint64_t tiles = p.batch * ceil_div(p.m, t.tile_m) * ceil_div(p.n, t.tile_n);
   if (tiles >= limits.sm_count) return 1;  // every SM has an output tile already
   const std::uint64_t k_tiles = ceil_div(p.k, t.tile_k);
   const std::uint64_t min_k_tiles = std::max<std::uint32_t>(2, t.stages);
-  const std::uint64_t s_max = std::min<std::uint64_t>(k_tiles / min_k_tiles, kMaxGridZ);
+  const std::uint64_t s_max = std::min<std::uint64_t>(k_tiles / min_k_tiles, kMaxGridZ / p.batch);
   if (s_max < 2) return 1;
 
   // CTAs per SM, as far as the limits tell (the per-SM shared memory is taken as the per-CTA limit: H100 and A100
@@ -693,26 +784,28 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype, const GemmP
 }
 
 std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
-  if (p.dtype != DType::BF16 && p.dtype != DType::F16 && p.dtype != DType::FP8)
-    return "GEMM dtype must be bf16, f16 or fp8";
+  if (elem_bytes(p.dtype) == 0)
+    return "GEMM dtype must be bf16, f16, fp8, tf32 or i8, not " + std::string(dtype_name(p.dtype));
   if (p.dtype == DType::FP8 && !t.warpgroup_mma)
     return "fp8 GEMM needs the warpgroup-MMA (sm_90) structure: sm_80 tensor cores have no fp8 MMA";
   if (p.m == 0 || p.n == 0 || p.k == 0) return "GEMM dimensions m, n, k must be positive";
+  if (p.batch == 0) return "GEMM batch must be at least 1";
   const std::uint32_t eb = elem_bytes(p.dtype);
   const std::uint32_t mma_k = mma_k_for(p.dtype);
-  if (p.k % mma_k != 0)
-    return "GEMM k=" + std::to_string(p.k) + " must be a multiple of " + std::to_string(mma_k) + " (one MMA's K for " +
-           dtype_tag(p.dtype) + ")";
-  if (p.n % kOutElems != 0)
-    return "GEMM n=" + std::to_string(p.n) + " must be a multiple of " + std::to_string(kOutElems) +
-           " (16-byte aligned rows of C)";
   constexpr std::uint64_t kMaxDim = 1ull << 31;    // products of two dimensions cannot overflow
   constexpr std::uint64_t kMaxElems = 1ull << 40;  // keeps every address computation far from overflow
-  if (p.m >= kMaxDim || p.n >= kMaxDim || p.k >= kMaxDim || p.m * p.k >= kMaxElems || p.n * p.k >= kMaxElems ||
-      p.m * p.n >= kMaxElems)
-    return "GEMM matrices too large (each must hold fewer than 2^40 elements)";
-  const std::uint32_t c_eb = t.split_k > 1 ? kWorkspaceBytes : kOutBytes;
+  if (p.m >= kMaxDim || p.n >= kMaxDim || p.k >= kMaxDim || p.batch >= kMaxDim || p.m * p.k >= kMaxElems ||
+      p.n * p.k >= kMaxElems || p.m * p.n >= kMaxElems || p.batch * p.m * p.k >= kMaxElems ||
+      p.batch * p.n * p.k >= kMaxElems || p.batch * p.m * p.n >= kMaxElems)
+    return "GEMM matrices too large (each batch of A, B and C must hold fewer than 2^40 elements)";
+  const std::uint32_t c_eb = c_elem_bytes(p.dtype, t.split_k);
+  if (t.split_k > 1 && t.split_k_reduction == GemmTiling::SplitKReduction::Parallel &&
+      t.split_k * p.batch * p.m * p.n >= kMaxElems)
+    return "GEMM split-K workspace too large (split_k x batch x m x n must be below 2^40 fp32 elements)";
   if (p.k * eb > 0x7fffffffull || p.n * c_eb > 0x7fffffffull) return "GEMM row pitch exceeds 2 GiB";
+  if (t.split_k >= 1 && p.batch * t.split_k > kMaxGridZ)
+    return "GEMM grid too large: grid.z = batch x split_k = " + std::to_string(p.batch) + " x " +
+           std::to_string(t.split_k) + " must be <= 65535";
 
   if (t.tile_m == 0 || t.tile_n == 0 || t.tile_k == 0 || t.warps == 0)
     return "GEMM tile sizes and warp count must be positive";
@@ -721,10 +814,13 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
   if (t.split_k == 0) return "GEMM split_k must be at least 1";
   if (t.tile_k % mma_k != 0)
     return "GEMM tile_k=" + std::to_string(t.tile_k) + " must be a multiple of " + std::to_string(mma_k);
-  const std::uint32_t chunks_per_row = t.tile_k * eb / kVecBytes;
+  if (t.tile_k * eb % kVecBytes != 0)
+    return "GEMM tile_k=" + std::to_string(t.tile_k) + ": a tile row must be whole 16-byte chunks";
+  // Copies are 16 bytes per lane, or as wide as the rows of A and B (k elements) are aligned.
+  const std::uint32_t chunks_per_row = t.tile_k * eb / gemm_access_bytes(p.k * eb);
   if (!(kWarpSize % chunks_per_row == 0 || chunks_per_row % kWarpSize == 0))
     return "GEMM tile_k=" + std::to_string(t.tile_k) +
-           ": its 16-byte chunks per row must divide, or be a multiple of, the 32 lanes of a copy";
+           ": its copy chunks per row must divide, or be a multiple of, the 32 lanes of a copy";
   if (ceil_div(p.n, t.tile_n) > 0x7fffffffull || ceil_div(p.m, t.tile_m) > kMaxGridY)
     return "GEMM grid too large (grid.y = ceil(m/tile_m) must be <= 65535)";
   if (t.split_k > 1) {
@@ -776,7 +872,7 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
   if ((std::uint64_t{t.tile_m} * chunks_per_row) % copy_threads != 0 ||
       (std::uint64_t{t.tile_n} * chunks_per_row) % copy_threads != 0)
     return "GEMM tiles of A (" + std::to_string(t.tile_m) + " rows) and B (" + std::to_string(t.tile_n) + " rows) x " +
-           std::to_string(t.tile_k) + " must split into whole 16-byte copies per each of the " +
+           std::to_string(t.tile_k) + " must split into whole copies per each of the " +
            std::to_string(copy_threads) + " copying threads";
   const std::uint64_t regs_per_cta = std::uint64_t{kernel_registers(t)} * t.warps * kWarpSize;
   if (regs_per_cta > limits.registers_per_sm)
@@ -788,12 +884,102 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
     return "GEMM shared memory " + std::to_string(smem) + " B per CTA (" + std::to_string(t.stages) + " stages x (" +
            std::to_string(t.tile_m) + "+" + std::to_string(t.tile_n) + ") x " + std::to_string(t.tile_k) + " x " +
            std::to_string(eb) + " B) exceeds the limit of " + std::to_string(limits.shared_mem_per_cta) + " B";
-  const std::uint64_t staging = std::uint64_t{t.warps} * gemm_epilogue(acc_cols, t.split_k).staging_bytes();
+  const std::uint64_t staging = std::uint64_t{t.warps} * gemm_epilogue(p, acc_cols, t).staging_bytes();
   if (staging > smem)
     return "GEMM epilogue staging (" + std::to_string(staging) + " B) does not fit in the pipeline's shared memory (" +
            std::to_string(smem) + " B): use more stages or a larger tile_k";
   return "";
 }
+
+
+namespace {
+
+// ---- split-K helper kernels ------------------------------------------------------------------------------------
+//
+// Flat passes over the batch*m*n elements of C, `elems` (up to 4: one 16-byte fp32 vector) per thread, 256
+// threads per CTA, launched in the GEMM's stream:
+//  * reduction (Parallel split-K, cuBLAS's splitKreduce_kernel): sums the split_k fp32 slices into C;
+//  * zeroing (Atomic split-K, a memset before the GEMM) and conversion (Atomic split-K with a 16-bit C: the
+//    one-slice reduction after it).
+//   S2R x2, IMAD (address), ISETP (bound); per source slice an LDG of elems*4 bytes and (after the first) an FADD
+//   (IADD3 for int32) per element; for 16-bit output an FMUL per pair (the F2FP pack, as the epilogue counts it); zeroing: MOV;
+//   STG of elems*out bytes; EXIT. The last warp masks the lanes past the end.
+constexpr std::uint32_t kHelperThreads = 256;
+constexpr std::uint32_t kHelperRegs = 16;  // ids, address, 2 x 4 values: far below any limit
+constexpr std::uint32_t kHelperMaxElems = kVecBytes / kWorkspaceBytes;
+constexpr std::uint16_t kHelperGuard = kPredGuard;
+
+struct FlatPass {
+  std::uint32_t sources = 0;      // fp32 slices summed (0: store zeros)
+  std::uint64_t src = 0, src_stride = 0;  // first slice, bytes from one slice to the next
+  std::uint64_t dst = 0;
+  std::uint64_t elements = 0;  // batch * m * n
+  std::uint32_t elems = 0;     // per thread
+  std::uint32_t dst_elem_bytes = 0;
+  Opcode add = Opcode::FADD;  // sum of two slices' elements: FADD (fp32), IADD3 (int32 partials of int8)
+};
+
+class FlatPassWarp final : public WarpGenerator {
+ public:
+  FlatPassWarp(std::shared_ptr<const FlatPass> pass, std::uint64_t cta, std::uint32_t warp)
+      : pass_(std::move(pass)), first_((cta * kHelperThreads + std::uint64_t{warp} * kWarpSize) * pass_->elems) {}
+
+  bool generate(InstChunk& c) override {
+    if (done_) return false;
+    done_ = true;
+    const FlatPass& F = *pass_;
+    enum : std::uint16_t { kTid, kCta, kAddr, kSum, kLoad = kSum + kHelperMaxElems };
+    emit_alu(c, Opcode::S2R, kTid, {});
+    emit_alu(c, Opcode::S2R, kCta, {});
+    emit_alu(c, Opcode::IMAD, kAddr, {kCta, kTid});
+    emit_alu(c, Opcode::ISETP, kHelperGuard, {kAddr});
+    // Lanes whose vector starts before the end; a warp wholly past it only checks the bound and exits.
+    const std::uint32_t mask = first_ < F.elements ? first_lanes_mask(ceil_div(F.elements - first_, F.elems)) : 0;
+    if (mask != 0) {
+      if (F.sources == 0) emit_alu(c, Opcode::MOV, kSum, {});
+      const std::uint32_t load_bytes = F.elems * kWorkspaceBytes;
+      for (std::uint32_t s = 0; s < F.sources; ++s) {
+        const std::uint16_t into = s == 0 ? kSum : kLoad;
+        emit_load(c, Opcode::LDG, MemSpace::Global,
+                  LaneRows{F.src + s * F.src_stride + first_ * kWorkspaceBytes, load_bytes}, mask, into,
+                  load_bytes / 4, {kAddr});
+        if (s > 0)
+          for (std::uint32_t e = 0; e < F.elems; ++e)
+            emit_alu(c, F.add, reg(kSum + e), {reg(kSum + e), reg(kLoad + e)});
+      }
+      if (F.sources > 0 && F.dst_elem_bytes == 2)
+        for (std::uint32_t e = 0; e < F.elems; e += 2)
+          emit_alu(c, Opcode::FMUL, reg(kSum + e), {reg(kSum + e), reg(kSum + std::min(e + 1, F.elems - 1))});
+      emit_store(c, Opcode::STG, MemSpace::Global,
+                 LaneRows{F.dst + first_ * F.dst_elem_bytes, F.elems * F.dst_elem_bytes}, mask, {kSum, kAddr});
+    }
+    c.emit(Opcode::EXIT);
+    return true;
+  }
+
+ private:
+  std::shared_ptr<const FlatPass> pass_;
+  std::uint64_t first_ = 0;  // first element of lane 0
+  bool done_ = false;
+};
+
+GeneratedKernelSpec make_flat_pass_kernel(const FlatPass& pass, const std::string& name, const std::string& arch) {
+  auto shared = std::make_shared<const FlatPass>(pass);
+  GeneratedKernelSpec spec;
+  spec.info.name = name;
+  spec.info.grid = Dim3{static_cast<std::uint32_t>(ceil_div(ceil_div(pass.elements, pass.elems), kHelperThreads)), 1, 1};
+  spec.info.block = Dim3{kHelperThreads, 1, 1};
+  spec.info.registers_per_thread = kHelperRegs;
+  spec.info.shared_mem_bytes = 0;
+  spec.info.target_arch = arch;
+  spec.info.flops = 0;
+  spec.make_warp = [shared](std::uint64_t cta, std::uint32_t warp) -> std::unique_ptr<WarpGenerator> {
+    return std::make_unique<FlatPassWarp>(shared, cta, warp);
+  };
+  return spec;
+}
+
+}  // namespace
 
 std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const GemmTiling& tiling,
                                              const std::string& arch, const GemmLimits& limits) {
@@ -819,11 +1005,51 @@ std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const G
       return std::make_unique<MultistageWarp>(plan, cta, warp);
     };
   }
-  std::ostringstream desc;
-  desc << "synthetic GEMM " << problem.m << 'x' << problem.n << 'x' << problem.k << ' ' << dtype_tag(problem.dtype)
-       << " on " << arch;
+  std::ostringstream desc, shape;
+  if (problem.batch > 1) shape << problem.batch << 'x';
+  shape << problem.m << 'x' << problem.n << 'x' << problem.k;
+  desc << "synthetic GEMM " << shape.str() << ' ' << dtype_tag(problem.dtype) << " on " << arch;
   std::vector<GeneratedKernelSpec> kernels;
-  kernels.push_back(std::move(spec));
+  const std::uint64_t elements = problem.batch * problem.m * problem.n;
+  const std::uint32_t out_bytes = gemm_output_bytes(problem.dtype);
+  // Named by C's type: bf16 (also for fp8 inputs), f16, f32 (tf32 inputs), i32 (int8 inputs).
+  const std::string out_tag = problem.dtype == DType::FP8    ? "bf16"
+                              : problem.dtype == DType::TF32 ? "f32"
+                              : problem.dtype == DType::I8   ? "i32"
+                                                             : dtype_tag(problem.dtype);
+  // The C a helper kernel writes: after the workspace (1 MiB aligned).
+  const std::uint64_t workspace_bytes = (plan->parallel_split_k ? plan->split_k : 1) * elements * kWorkspaceBytes;
+  const std::uint64_t c_after_workspace = round_up(plan->c.base + workspace_bytes, kMatrixAlign);
+  auto output_pass = [&](std::uint32_t sources) {
+    FlatPass pass;
+    pass.sources = sources;
+    pass.src = plan->c.base;
+    pass.src_stride = elements * kWorkspaceBytes;
+    pass.dst = c_after_workspace;
+    pass.elements = elements;
+    pass.elems = std::min(kHelperMaxElems, gemm_access_bytes(elements * out_bytes) / out_bytes);
+    pass.dst_elem_bytes = out_bytes;
+    pass.add = problem.dtype == DType::I8 ? Opcode::IADD3 : Opcode::FADD;
+    return pass;
+  };
+  if (plan->split_k == 1) {
+    kernels.push_back(std::move(spec));
+  } else if (plan->parallel_split_k) {
+    kernels.push_back(std::move(spec));
+    kernels.push_back(make_flat_pass_kernel(
+        output_pass(plan->split_k), "warpsim_gemm_splitk_reduce_" + out_tag + " (" + shape.str() + ")", arch));
+  } else {
+    FlatPass zero;
+    zero.dst = plan->c.base;
+    zero.elements = elements;
+    zero.elems = gemm_access_bytes(elements * kWorkspaceBytes) / kWorkspaceBytes;
+    zero.dst_elem_bytes = kWorkspaceBytes;
+    kernels.push_back(make_flat_pass_kernel(zero, "warpsim_gemm_splitk_zero (" + shape.str() + ")", arch));
+    kernels.push_back(std::move(spec));
+    if (out_bytes != kWorkspaceBytes)  // 16-bit C: convert the fp32 workspace into it
+      kernels.push_back(make_flat_pass_kernel(
+          output_pass(1), "warpsim_gemm_splitk_convert_" + out_tag + " (" + shape.str() + ")", arch));
+  }
   return std::make_unique<GeneratedTrace>(std::move(kernels), desc.str());
 }
 

@@ -11,12 +11,25 @@
 
 namespace warpsim {
 
-// C[m,n] = A[m,k] * B[k,n]. A is row-major (K contiguous); B is stored N x K (K contiguous: "TN", as the weight
-// of a PyTorch Linear); C is row-major. Accumulation is fp32; C is bf16 for bf16 and fp8 inputs, f16 for f16.
+// C[m,n] = A[m,k] * B[k,n], `batch` times (strided batched: matrix i of A, B, C at i times its size). A is
+// row-major (K contiguous); B is stored N x K (K contiguous: "TN", as the weight of a PyTorch Linear); C is
+// row-major. Inputs bf16, f16, fp8 (e4m3/e5m2: one byte, the same MMA rate), tf32 (4-byte fp32 storage) or i8.
+// Accumulation is fp32 (int32 for i8); C is bf16 for bf16 and fp8 inputs, f16 for f16, fp32 for tf32 and int32
+// for i8 (cuBLASLt's common int8 GEMM, CUBLAS_COMPUTE_32I with CUDA_R_32I output).
+// Any m, n, k: rows whose pitch is not a multiple of 16 bytes are copied and stored with the widest access
+// their alignment allows (gemm_access_bytes), and tiles past an edge are masked.
 struct GemmProblem {
   std::uint64_t m = 0, n = 0, k = 0;
   DType dtype = DType::BF16;
+  std::uint64_t batch = 1;
 };
+
+// Bytes of one element of the GEMM's inputs, and of its output C (without split-K); 0 for an unsupported dtype.
+std::uint32_t gemm_input_bytes(DType dtype);
+std::uint32_t gemm_output_bytes(DType dtype);
+// Widest global access (16, 8, 4, 2 or 1 bytes) that every row of a matrix with this row pitch can use: the
+// largest power of two up to 16 dividing the pitch (rows start at multiples of the pitch from an aligned base).
+std::uint32_t gemm_access_bytes(std::uint64_t row_pitch_bytes);
 
 struct GemmTiling {
   std::uint32_t tile_m = 0, tile_n = 0, tile_k = 0;  // CTA tile
@@ -25,9 +38,14 @@ struct GemmTiling {
   bool warpgroup_mma = false;       // false: sm_80 multistage (mma.sync); true: sm_90 warp-specialised (HGMMA)
   std::uint32_t swizzle_group = 1;  // CTA rasterisation: this many consecutive M-tiles share each N-tile column
   // Split-K: grid.z = split_k CTAs share each output tile, CTA z reducing k-tiles
-  // [z*k_tiles/split_k, (z+1)*k_tiles/split_k). With split_k > 1 every CTA adds its fp32 partial tile into C with
-  // global reductions (RED.ADD.F32), so C is an fp32 workspace (zeroed before the kernel), not bf16/f16.
+  // [z*k_tiles/split_k, (z+1)*k_tiles/split_k). How the fp32 partial tiles are summed (README.md, "Split-K"):
+  //  * Parallel: CTA z stores its partial tile into slice z of an fp32 workspace (split_k slices of C's size);
+  //    a reduction kernel after the GEMM sums the slices into C (cuBLAS's splitKreduce_kernel).
+  //  * Atomic: every CTA adds its partial tile into one fp32 workspace with global reductions (RED.ADD.F32); a
+  //    kernel zeroes it before the GEMM and, for a 16-bit C, one converts it afterwards.
+  enum class SplitKReduction { Atomic, Parallel };
   std::uint32_t split_k = 1;
+  SplitKReduction split_k_reduction = SplitKReduction::Atomic;
 };
 
 // Resource limits of the target GPU that a kernel must respect, taken from its config (`sm` section:
@@ -59,7 +77,8 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype, const GemmP
 // what is wrong.
 std::string validate_gemm(const GemmProblem& problem, const GemmTiling& tiling, const GemmLimits& limits);
 
-// One-kernel trace. Throws InputError when the arch is unknown, does not match the tiling's structure, or
+// The GEMM kernel alone (split_k = 1); with split-K, Parallel: the GEMM and the reduction kernel; Atomic: the
+// zeroing kernel, the GEMM and, for a 16-bit C, the conversion kernel. Throws InputError when the arch is unknown, does not match the tiling's structure, or
 // validate_gemm against `limits` fails.
 std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const GemmTiling& tiling,
                                              const std::string& arch, const GemmLimits& limits);

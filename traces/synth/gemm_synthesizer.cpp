@@ -13,6 +13,11 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
   if (!gemm_supports_arch(arch))
     gpu.fail("arch", "the GEMM synthesizer generates code for sm_80, sm_90 or sm_100, not '" + arch + "'");
   const Params& sm = config.section("sm");
+  // A data type the GPU's tensor cores lack (fp8 on A100) is the synthesizer's input that is wrong for this GPU.
+  const std::string flops_key = "tensor.flops_per_cycle." + std::string(dtype_name(problem.dtype));
+  if (sm.u64(flops_key) == 0)
+    throw InputError("synth gemm key 'dtype': " + std::string(dtype_name(problem.dtype)) + " has no tensor-core MMA on " +
+                     gpu.str("name") + " (" + arch + ", sm." + flops_key + " = 0)");
   GemmLimits limits;
   limits.shared_mem_per_cta = sm.u64("shared_memory_per_cta");
   limits.registers_per_sm = sm.u32("registers");
@@ -34,16 +39,21 @@ SynthesizerInfo gemm_synthesizer() {
                   .uint("m", "rows", std::nullopt, "rows of A and C (tokens)", 1, kMaxDim)
                   .uint("n", "columns", std::nullopt, "columns of C (output features)", 1, kMaxDim)
                   .uint("k", "elements", std::nullopt, "reduction depth (input features)", 1, kMaxDim)
-                  .choice("dtype", {"bf16", "fp16", "f16", "fp8"}, "bf16",
-                          "input data type (fp32 accumulation; fp16 and f16 are one type)")
+                  .choice("dtype", {"bf16", "fp16", "f16", "fp8", "tf32", "int8", "i8"}, "bf16",
+                          "input data type: bf16/fp16 (C of the same type), fp8 (e4m3 or e5m2: one byte, bf16 C; "
+                          "sm_90), tf32 (fp32 in memory, fp32 C), int8 (int32 C); fp16 = f16, int8 = i8")
+                  .uint("batch", "matrices", 1, "strided batch: independent GEMMs, one after another in memory", 1,
+                        65535)
                   .params();
   info.factory = [](const SynthArgs& args, const Config& config) {
     GemmProblem problem;
     problem.m = args.u64("m");
     problem.n = args.u64("n");
     problem.k = args.u64("k");
+    problem.batch = args.u64("batch");
     const std::string& dtype = args.text("dtype");
-    const bool parsed = parse_dtype(dtype == "fp16" ? "f16" : dtype, problem.dtype);  // the ISA spells it f16
+    // The ISA spells them f16 and i8.
+    const bool parsed = parse_dtype(dtype == "fp16" ? "f16" : dtype == "int8" ? "i8" : dtype, problem.dtype);
     WARPSIM_ASSERT(parsed, "gemm dtype choice '" + dtype + "' has no DType");
     return make_gemm_for_gpu(problem, config);
   };
