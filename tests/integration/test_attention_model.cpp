@@ -56,11 +56,13 @@ void check_tensor_share(const AttnRun& run, double min_share) {
 
 TEST_CASE("attention fa2 forward and backward stay under the tensor peak on A100 and H100", "[attention]") {
   // 2 x 16 heads x 512 tokens, head_dim 64: the forward has 4 x 2 x 16 = 128 CTAs of 128 rows, the backward 128
-  // CTAs of 128 keys: about one wave on either GPU, so a fair share, not the peak, is expected.
+  // CTAs of 128 keys: at most one CTA per SM on either GPU (half of the forward's CTA slots), and on H100 the
+  // config's peak is warpgroup MMA's, which this sm_80 kernel's mma.sync does not reach (flash-attention 2 reaches
+  // about a third of it on large problems): a tenth of the peak, not the peak, is expected.
   for (const char* gpu : {"a100_sxm", "h100_sxm"}) {
     SECTION(gpu) {
       const AttnRun fwd = run_attention(gpu, {"batch=2", "heads=16", "seqlen_q=512", "head_dim=64"});
-      check_tensor_share(fwd, 0.15);
+      check_tensor_share(fwd, 0.1);
       const AttnRun bwd = run_attention(gpu, {"batch=2", "heads=16", "seqlen_q=512", "head_dim=64", "direction=bwd"});
       check_tensor_share(bwd, 0.1);
     }
