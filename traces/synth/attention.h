@@ -149,13 +149,11 @@ inline void emit_clear(InstChunk& c, std::uint16_t first, std::uint32_t regs) {
 void emit_tile_copy(InstChunk& c, const CoalescedTileCopy& copy, const RowMajorMatrix& m, std::uint64_t row0,
                     std::uint64_t col0, std::uint32_t warp, std::uint16_t gptr, std::uint16_t sptr);
 
-// Unmasked copies of a tile of `copy`: the count of LDGSTS one thread issues.
-inline std::uint32_t copy_slots(const CoalescedTileCopy& copy) { return copy.copies_per_thread; }
-
-// The kernels' registers: at most `max` ids (data ids below kMaxDataReg), rounded to 8 as ptxas allocates.
+// Registers per thread of a kernel whose streams use `used` register ids: rounded up to 8 (ptxas's allocation
+// unit), at most the config's sm.max_registers_per_thread (flash-attention's kernels run at the 255 limit).
 std::uint32_t kernel_registers(std::uint32_t used, const Config& config);
 
-// Shared-memory and occupancy limits the kernels check their tiles against.
+// The config's sm.shared_memory_per_cta, which the kernels check their tiles against.
 std::uint64_t shared_memory_per_cta(const Config& config);
 
 // ---- the kernels --------------------------------------------------------------------------------------------------

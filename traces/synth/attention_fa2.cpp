@@ -226,7 +226,7 @@ class ForwardWarp final : public TilePipelineWarp<ForwardWarp> {
     const FwdPlan& P = *plan_;
     for (std::uint32_t ni = 0; ni < tile.n_blocks; ++ni)
       for (std::uint32_t half = 0; half < 2; ++half) {
-        const std::uint64_t r = w_.o_row0 + row - w_.o_row0 + half * 8;
+        const std::uint64_t r = row + half * 8;
         const std::uint64_t col = w_.o_col0 + ni * 8;
         std::uint32_t mask = 0;
         for (std::uint32_t l = 0; l < kWarpSize; ++l)
@@ -385,7 +385,7 @@ std::vector<GeneratedKernelSpec> fa2_forward_kernels(const AttnProblem& p, const
 namespace {
 
 // flash_bwd_launch_template.h, sm80 (no dropout), with the shared memory the GPU allows per block:
-//   hdim 64:  kBlockM 128, kBlockN 128, 8 warps, AtomLayoutMSdP 2, AtomLayoutNdKV 4, AtomLayoutMdQ 2 (144 KB)
+//   hdim 64:  kBlockM 128, kBlockN 128, 8 warps, AtomLayoutMSdP 4, AtomLayoutNdKV 4, AtomLayoutMdQ 4 (144 KB)
 //   hdim 128: kBlockM 64,  kBlockN 128, 8 warps, 2, 4, 2 (144 KB)
 //   hdim 256: kBlockM 64,  kBlockN 64,  8 warps, 4, 2, 2 (176 KB; without Q double buffering 144 KB)
 struct BwdTiling {
@@ -694,7 +694,7 @@ std::vector<GeneratedKernelSpec> fa2_backward_kernels(const AttnProblem& p, cons
   BwdPlan& P = *plan;
   P.p = p;
   const std::uint32_t d = static_cast<std::uint32_t>(p.head_dim);
-  if (d == 64) P.t = BwdTiling{128, 128, 8, 2, 4, 2, true};
+  if (d == 64) P.t = BwdTiling{128, 128, 8, 4, 4, 4, true};
   else if (d == 128) P.t = BwdTiling{64, 128, 8, 2, 4, 2, true};
   else P.t = BwdTiling{64, 64, 8, 4, 2, 2, true};
   const std::uint32_t row_bytes = d * p.elem_bytes, chunks = row_bytes / kVecBytes;
