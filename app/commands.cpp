@@ -454,7 +454,7 @@ const char* kValidateUsage =
     "occupancy, theoretical_occupancy, l1_hit_rate, l2_hit_rate (of its longest kernel); microbenchmark metrics\n"
     "that a synthesizer declares (`warpsim synth --help`); ttft_ms, ms_per_token, tokens_per_s (LLM: reported as\n"
     "unsupported until LLM inference is simulated).\n"
-    "A case whose kind is not built yet (attention, llm, ...) is reported as unsupported; one the synthesizer or the\n"
+    "A case whose kind is not built yet (allreduce, llm, ...) is reported as unsupported; one the synthesizer or the\n"
     "simulation refuses, as failed, with the reason. Anything else wrong in a file (YAML, a missing or unknown field,\n"
     "a misspelt kind, key or metric, an unknown GPU config, a duplicate id) stops before simulating: FILE:LINE.\n"
     "\n"

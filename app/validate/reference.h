@@ -16,7 +16,7 @@
 // whole file (InputError "FILE:LINE: case ID: what was expected"): the YAML, missing or unknown fields, a
 // duplicate id, a non-numeric `measured`, an unknown GPU config, a workload kind misspelt (close to a registered
 // one), an unknown key of a registered kind, an unknown metric. A kind that is not registered and not close to
-// one (attention, llm, ... not built yet) is not an error: the case is reported as unsupported.
+// one (allreduce, llm, ... not built yet) is not an error: the case is reported as unsupported.
 #pragma once
 
 #include <map>

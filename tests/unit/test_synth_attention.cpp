@@ -1,0 +1,250 @@
+// Tests of the attention synthesizer (traces/synth/attention*.cpp): instruction and byte counts of the generated
+// streams worked out here from the attention definition (every HMMA m16n8k16 is 16*8*16 multiply-adds, each tensor
+// element read or written the stated number of times), the causal block structure, GQA addressing, the decode
+// variant's paged reads and split heuristic, and the input checks.
+#include <array>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/config/config.h"
+#include "sim/core/error.h"
+#include "sim/registry/registry.h"
+#include "sim/trace/inst.h"
+#include "sim/trace/source.h"
+#include "traces/synth/attention.h"
+#include "traces/synth/registry.h"
+
+using namespace warpsim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+Config gpu(const std::string& name) {
+  return Config::load(std::string(WARPSIM_SOURCE_DIR) + "/configs/" + name + ".yaml", {}, Registry::instance());
+}
+
+constexpr std::uint64_t kArrayBase = 0x7f0000000000;  // the synthesizers' first array
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+constexpr double kMmaFlops = 2.0 * 16 * 8 * 16;       // one mma.sync m16n8k16
+
+struct KernelTotals {
+  KernelInfo info;
+  std::map<Opcode, std::uint64_t> insts;
+  std::uint64_t ldgsts_bytes = 0, ldg_bytes = 0, stg_bytes = 0, red_lanes = 0;
+  std::map<std::uint64_t, std::set<std::uint64_t>> ldgsts_addresses;  // per CTA, lane addresses >= address_floor
+  std::set<std::uint64_t> ldg_addresses;
+  std::uint64_t ldgsts_bytes_above_floor = 0;
+  bool every_warp_ends_with_exit = true;
+  std::uint64_t n(Opcode op) const {
+    const auto it = insts.find(op);
+    return it == insts.end() ? 0 : it->second;
+  }
+};
+
+KernelTotals scan(TraceSource& trace, std::size_t kernel_index, std::uint64_t address_floor = ~std::uint64_t{0}) {
+  std::unique_ptr<KernelSource> kernel = trace.open_kernel(kernel_index);
+  KernelTotals t;
+  t.info = kernel->info();
+  REQUIRE(check_kernel_info(t.info) == "");
+  std::array<WarpInst, 128> buf{};
+  for (std::uint64_t cta = 0; cta < t.info.grid.count(); ++cta) {
+    std::unique_ptr<CtaSource> c = kernel->open_cta(cta);
+    for (std::uint32_t w = 0; w < c->num_warps(); ++w) {
+      std::unique_ptr<WarpStream> s = c->open_warp(w);
+      Opcode last = Opcode::NOP;
+      for (std::size_t got; (got = s->read(buf.data(), buf.size())) > 0;)
+        for (std::size_t i = 0; i < got; ++i) {
+          const WarpInst& in = buf[i];
+          INFO("opcode " << opcode_info(in.op).name << " pc " << in.pc);
+          REQUIRE(check_inst(in) == "");
+          ++t.insts[in.op];
+          last = in.op;
+          const std::uint64_t bytes = std::uint64_t(in.active_lanes()) * in.access_bytes;
+          if (in.op == Opcode::LDG) {
+            t.ldg_bytes += bytes;
+            for (int l = 0; l < kWarpSize; ++l)
+              if (in.active_mask >> l & 1u) t.ldg_addresses.insert(in.lane_address(l));
+          }
+          if (in.op == Opcode::STG) t.stg_bytes += bytes;
+          if (in.op == Opcode::RED) t.red_lanes += in.active_lanes();
+          if (in.op == Opcode::LDGSTS) {
+            t.ldgsts_bytes += bytes;
+            for (int l = 0; l < kWarpSize; ++l)
+              if ((in.active_mask >> l & 1u) && in.lane_address(l) >= address_floor) {
+                t.ldgsts_addresses[cta].insert(in.lane_address(l));
+                t.ldgsts_bytes_above_floor += in.access_bytes;
+              }
+          }
+        }
+      if (last != Opcode::EXIT) t.every_warp_ends_with_exit = false;
+    }
+  }
+  return t;
+}
+
+std::unique_ptr<TraceSource> make(const std::map<std::string, std::string>& keys, const std::string& config = "a100_sxm") {
+  return SynthRegistry::instance().make("attention", keys, gpu(config));
+}
+
+}  // namespace
+
+TEST_CASE("attention fa2 forward: every MMA is useful work, Q/K/V read and O/LSE written as the tiling implies",
+          "[synth][attention]") {
+  // 1 x 2 heads x 256 x 256, head_dim 128: 4*b*h*s*s*d = 67108864 FLOPs, each HMMA 4096 of them.
+  const double b = 1, h = 2, s = 256, d = 128;
+  auto trace = make({{"batch", "1"}, {"heads", "2"}, {"seqlen_q", "256"}, {"head_dim", "128"}});
+  REQUIRE(trace->num_kernels() == 1);
+  const KernelTotals t = scan(*trace, 0);
+  CHECK(t.every_warp_ends_with_exit);
+  CHECK(static_cast<double>(t.n(Opcode::HMMA)) * kMmaFlops == 4 * b * h * s * s * d);
+  CHECK(static_cast<double>(t.info.flops) == 4 * b * h * s * s * d);
+  // flash-attention's sm80 tile for head_dim 128: 128 query rows per CTA, 4 warps: grid (2 row blocks, 1, 2 heads)
+  CHECK(t.info.grid.x == 2);
+  CHECK(t.info.grid.z == 2);
+  CHECK(t.info.block.x == 128);
+  // Each CTA reads its 128 Q rows once and all of its head's K and V (256 x 128 x 2 B each).
+  const double q_bytes = b * h * s * d * 2, kv_head_bytes = s * d * 2;
+  CHECK(static_cast<double>(t.ldgsts_bytes) == q_bytes + t.info.grid.count() * 2 * kv_head_bytes);
+  // O once (16-bit) and the logsumexp of every row (fp32).
+  CHECK(static_cast<double>(t.stg_bytes) == q_bytes + b * h * s * 4);
+  // Online softmax: one MUFU.EX2 per score element at least (b*h*s*s / 32 lanes warp instructions).
+  CHECK(static_cast<double>(t.n(Opcode::MUFU)) >= b * h * s * s / 32);
+  CHECK(t.n(Opcode::SHFL) > 0);
+  CHECK(t.n(Opcode::FSETP) == 0);  // nothing to mask: 256 is a multiple of the 64-key block
+}
+
+TEST_CASE("attention fa2 forward causal: only the blocks at or below the diagonal, the diagonal ones masked",
+          "[synth][attention]") {
+  auto full = make({{"heads", "2"}, {"seqlen_q", "256"}, {"head_dim", "128"}});
+  auto causal = make({{"heads", "2"}, {"seqlen_q", "256"}, {"head_dim", "128"}, {"causal", "true"}});
+  const KernelTotals f = scan(*full, 0), c = scan(*causal, 0);
+  // 128-row query blocks over 64-key blocks: row block m sees key blocks 0 .. 2m+1, i.e. 2 + 4 = 6 of 2 x 4 = 8.
+  CHECK(c.n(Opcode::HMMA) * 8 == f.n(Opcode::HMMA) * 6);
+  // Masked blocks: the two per row block that cross its diagonal (keys past row m*128's limit), 2 row blocks x
+  // 2 heads = 8 blocks of 128 x 64 scores, one select per score: 8 * 128 * 64 / 32 lanes.
+  CHECK(c.n(Opcode::FSETP) == 8 * 128 * 64 / 32);
+  CHECK(c.info.flops * 2 == f.info.flops);
+}
+
+TEST_CASE("attention fa2 forward GQA: query heads of one group read the same K/V", "[synth][attention]") {
+  // heads 4, kv_heads 2, 128 tokens, head_dim 64: Q (64 KiB) at the first array, K at +1 MiB, V at +2 MiB, O at +3 MiB.
+  auto trace = make({{"heads", "4"}, {"kv_heads", "2"}, {"seqlen_q", "128"}, {"head_dim", "64"}});
+  const KernelTotals t = scan(*trace, 0, kArrayBase + kMiB);
+  REQUIRE(t.info.grid.count() == 4);  // one 128-row block per head: CTA id = head
+  const auto& a = t.ldgsts_addresses;
+  CHECK(a.at(0) == a.at(1));
+  CHECK(a.at(2) == a.at(3));
+  for (std::uint64_t addr : a.at(0)) CHECK(a.at(2).count(addr) == 0);
+  for (std::uint64_t addr : a.at(0)) CHECK(addr < kArrayBase + 3 * kMiB);
+  // Each CTA reads K and V of its KV head entirely: 2 x 128 x 64 x 2 B = 32 KiB in 16-byte pieces.
+  CHECK(a.at(0).size() == 2 * 128 * 64 * 2 / 16);
+}
+
+TEST_CASE("attention fa2 backward: three kernels, 2.5x the forward MMAs, dQ reduced once per KV block",
+          "[synth][attention]") {
+  const double b = 1, h = 2, s = 256, d = 128;
+  auto trace = make({{"heads", "2"}, {"seqlen_q", "256"}, {"head_dim", "128"}, {"direction", "bwd"}});
+  REQUIRE(trace->num_kernels() == 3);
+  const KernelTotals pre = scan(*trace, 0), main = scan(*trace, 1), convert = scan(*trace, 2);
+  // Preprocessing: reads dO and O once, writes D (fp32 per row) and clears dQaccum (fp32).
+  CHECK(static_cast<double>(pre.ldg_bytes) == 2 * b * h * s * d * 2);
+  CHECK(static_cast<double>(pre.stg_bytes) == b * h * s * 4 + b * h * s * d * 4);
+  // Main: S, dP, dV, dQ, dK: five matmuls of 2*s*s*d per head = 2.5 x the forward's two.
+  CHECK(static_cast<double>(main.n(Opcode::HMMA)) * kMmaFlops == 2.5 * 4 * b * h * s * s * d);
+  CHECK(static_cast<double>(main.info.flops) == 2.5 * 4 * b * h * s * s * d);
+  // head_dim 128: KV blocks of 128 keys: grid (2 KV blocks, 1, 2 heads); every dQ element gets one atomic add per
+  // KV block.
+  CHECK(main.info.grid.count() == 4);
+  CHECK(static_cast<double>(main.red_lanes) == 2 * b * h * s * d);
+  CHECK(main.every_warp_ends_with_exit);
+  // Conversion: dQaccum (fp32) in, dQ (16-bit) out.
+  CHECK(static_cast<double>(convert.ldg_bytes) == b * h * s * d * 4);
+  CHECK(static_cast<double>(convert.stg_bytes) == b * h * s * d * 2);
+
+  auto both = make({{"heads", "2"}, {"seqlen_q", "256"}, {"head_dim", "128"}, {"direction", "fwd_bwd"}});
+  CHECK(both->num_kernels() == 4);
+  // Causal backward: KV block n (128 keys) is seen by the 64-row query blocks from 2n on: 4 + 2 of 2 x 4.
+  auto causal = make({{"heads", "2"}, {"seqlen_q", "256"}, {"head_dim", "128"}, {"direction", "bwd"}, {"causal", "true"}});
+  CHECK(scan(*causal, 1).n(Opcode::HMMA) * 8 == main.n(Opcode::HMMA) * 6);
+}
+
+TEST_CASE("attention fa2 backward: head_dim 256 drops Q double buffering where shared memory is short",
+          "[synth][attention]") {
+  // 64x64 tiles: Q double-buffered is 2*32 + 32 (dO) + 32 (K) + 32 (V) + 8 (P) + 8 (dS) = 176 KiB; A100 allows
+  // 163 KiB per CTA, H100 227 KiB.
+  auto a100 = make({{"heads", "1"}, {"seqlen_q", "128"}, {"head_dim", "256"}, {"direction", "bwd"}}, "a100_sxm");
+  auto h100 = make({{"heads", "1"}, {"seqlen_q", "128"}, {"head_dim", "256"}, {"direction", "bwd"}}, "h100_sxm");
+  CHECK(a100->open_kernel(1)->info().shared_mem_bytes == 144 * 1024);
+  CHECK(h100->open_kernel(1)->info().shared_mem_bytes == 176 * 1024);
+}
+
+TEST_CASE("attention decode: paged K/V read once per KV head, every page's table entry read, splits combined",
+          "[synth][attention]") {
+  // batch 2, 8 query heads over 2 KV heads, one query token, 1024 cached tokens, head_dim 128, 16-token pages.
+  const double b = 2, kvh = 2, skv = 1024, d = 128;
+  auto trace = make({{"variant", "decode"}, {"batch", "2"}, {"heads", "8"}, {"kv_heads", "2"}, {"seqlen_q", "1"},
+                     {"seqlen_kv", "1024"}, {"head_dim", "128"}, {"page_size", "16"}});
+  // Arrays: Q (4 KiB) at the base, the K cache at +1 MiB, the V cache at +2 MiB, the page table at +3 MiB.
+  const KernelTotals t = scan(*trace, 0, kArrayBase + kMiB);
+  // flash-attention's heuristic: 2 x 2 CTAs (the group's 4 heads are one 64-row block) for 108 x 2 slots and 8
+  // KV blocks of 128: eligible splits 1, 2, 3, 4, 8 (5 to 7 leave 2 blocks per split, as 4 does); 8 fills the most
+  // (32 CTAs, 32/216 = 0.148) and 4 (0.074) is below 85% of that.
+  REQUIRE(trace->num_kernels() == 2);
+  CHECK(t.info.grid.y == 8);
+  CHECK(t.info.grid.count() == 2 * 2 * 8);
+  // Every K and V element once: 2 * b * kv_heads * skv * d * 2 B, no 16-byte piece twice.
+  std::set<std::uint64_t> kv;
+  for (const auto& [cta, addrs] : t.ldgsts_addresses)
+    for (std::uint64_t a : addrs)
+      if (a < kArrayBase + 3 * kMiB) CHECK(kv.insert(a).second);
+  CHECK(static_cast<double>(kv.size()) * 16 == 2 * b * kvh * skv * d * 2);
+  // The page table: b * 1024/16 entries of 4 bytes, each read.
+  std::set<std::uint64_t> table;
+  for (std::uint64_t a : t.ldg_addresses)
+    if (a >= kArrayBase + 3 * kMiB && a < kArrayBase + 4 * kMiB) table.insert(a);
+  CHECK(table.size() == 2 * 1024 / 16);
+  // Combine: one fp32 partial row per split read back for each of the b * heads output rows.
+  const KernelTotals combine = scan(*trace, 1);
+  CHECK(static_cast<double>(combine.stg_bytes) == b * 8 * d * 2);
+}
+
+TEST_CASE("attention decode: num_splits_heuristic as flash-attention picks", "[synth][attention]") {
+  using warpsim::synth::attn::num_splits_heuristic;
+  // 200 CTAs >= 0.8 x 216 slots: no split.
+  CHECK(num_splits_heuristic(200, 216, 32, 128) == 1);
+  // 64 CTAs, 32 KV blocks: efficiencies 64s/216 / ceil(.): s=3 gives 192/216 = 0.889; the best eligible is s=16
+  // or 32 (0.948); 0.889 >= 0.85 x 0.948 and s=3 is the smallest such.
+  CHECK(num_splits_heuristic(64, 216, 32, 128) == 3);
+  // 8 CTAs, 8 KV blocks: at most 8 splits, 64/216 = 0.296 is the best and the smallest above 85% of it.
+  CHECK(num_splits_heuristic(8, 216, 8, 128) == 8);
+}
+
+TEST_CASE("attention: bad keys give one clear error", "[synth][attention][bad input]") {
+  auto error_of = [](const std::map<std::string, std::string>& keys) -> std::string {
+    try {
+      make(keys);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK_THAT(error_of({{"heads", "8"}, {"seqlen_q", "64"}, {"head_dim", "96"}}),
+             Contains("head_dim") && Contains("64, 128 or 256"));
+  CHECK_THAT(error_of({{"heads", "8"}, {"kv_heads", "3"}, {"seqlen_q", "64"}, {"head_dim", "64"}}),
+             Contains("kv_heads") && Contains("divide heads"));
+  CHECK_THAT(error_of({{"heads", "8"}, {"seqlen_q", "64"}, {"head_dim", "64"}, {"variant", "fa3"}}),
+             Contains("fa3") && Contains("not built"));
+  CHECK_THAT(error_of({{"heads", "8"}, {"seqlen_q", "1"}, {"head_dim", "64"}, {"variant", "decode"}, {"direction", "bwd"}}),
+             Contains("direction"));
+  CHECK_THAT(error_of({{"heads", "8"}, {"seqlen_q", "64"}, {"head_dim", "64"}, {"causal", "maybe"}}),
+             Contains("causal") && Contains("true or false"));
+  CHECK_THAT(error_of({{"heads", "8"}, {"seqlen_q", "1"}, {"head_dim", "64"}, {"variant", "decode"}, {"page_size", "24"}}),
+             Contains("page_size") && Contains("multiple of 16"));
+  CHECK_THAT(error_of({{"heads", "8"}, {"seq_q", "64"}, {"head_dim", "64"}}), Contains("seq_q"));
+  CHECK_THAT(error_of({{"seqlen_q", "64"}, {"head_dim", "64"}}), Contains("heads") && Contains("required"));
+}
