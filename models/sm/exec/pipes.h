@@ -1,6 +1,8 @@
 // Execution pipes of a sub-partition and their timing: per-class latency and issue interval from
 // `sm.pipes.<pipe>.*`, per-opcode overrides from `sm.opcodes.<OP>.*`, and the tensor pipe timed from the MMA's
-// work (shape and operand type) and the SM's tensor throughput for that type.
+// work (shape and operand type) and the SM's tensor throughput for that type: warpgroup MMA (HGMMA) at
+// `sm.tensor.flops_per_cycle.<type>`, mma.sync (HMMA) at `sm.tensor.mma_sync_flops_per_cycle.<type>` where a GPU
+// runs it slower (Hopper), with the HGMMA result latency a function of N (`sm.tensor.wgmma.*`).
 #pragma once
 
 #include <array>
@@ -64,11 +66,16 @@ class ExecutionTiming {
   // Per-opcode timing (the pipe's unless overridden by sm.opcodes.<OP>.*), indexed by Opcode.
   std::array<Cycle, static_cast<std::size_t>(Opcode::Count)> op_latency_{}, op_interval_{};
   Cycle tensor_latency_ = 0;
+  Cycle wgmma_latency_fixed_ = 0, wgmma_latency_per_n8_ = 0;  // both 0: HGMMA latency as HMMA's
   std::array<double, 8> tensor_flops_per_cycle_{};  // per SM, indexed by DType
-  std::array<double, 8> tensor_rate_{};             // per sub-partition, for the current kernel
+  std::array<double, 8> mma_sync_flops_per_cycle_{};  // per SM, indexed by DType; 0 = tensor_flops_per_cycle_
+  std::array<double, 8> tensor_rate_{};             // HGMMA, per sub-partition, for the current kernel
+  std::array<double, 8> mma_sync_rate_{};           // HMMA, per sub-partition, for the current kernel
   // Kernels repeat one MMA shape and type: the last timing is remembered.
   struct LastMma {
+    Opcode op = Opcode::NOP;
     DType dtype = DType::None;
+    std::uint16_t n = 0;
     std::uint64_t flops = 0;
     Cycle interval = 0, latency = 0;
   } last_mma_;
