@@ -78,6 +78,10 @@ inline constexpr int kMaxSrc = 4;
 inline constexpr int kWarpSize = 32;
 inline constexpr std::uint32_t kMbarriers = 32;  // mbarriers per CTA a trace may name (WarpInst::group)
 
+// HMMA / HGMMA aux flag: A is 2:4 structured-sparse (mma.sp, wgmma .sp); the shape's K is the dense-equivalent K
+// and the FLOPs counted are 2mnk, as NVIDIA counts sparse throughput.
+inline constexpr std::uint32_t kMmaSparse = 1;
+
 struct MmaShape {
   std::uint16_t m = 0, n = 0, k = 0;
 };
@@ -102,7 +106,7 @@ struct WarpInst {
   const std::int32_t* deltas = nullptr;  // Deltas mode: 32 entries, owned by the stream, valid for the batch
   // tensor
   MmaShape mma{};
-  // BAR: barrier id; DEPBAR, WARPGROUP_DEPBAR: max groups still outstanding
+  // BAR: barrier id; DEPBAR, WARPGROUP_DEPBAR: max groups still outstanding; HMMA, HGMMA: flags (kMmaSparse)
   std::uint32_t aux = 0;
 
   // Address of lane `lane` (only meaningful when the lane is active and addr_mode != None).

@@ -252,6 +252,13 @@ inline WarpInst& emit_hgmma(InstChunk& c, DType dtype, MmaShape shape, const std
   return inst;
 }
 
+// Marks an HMMA or HGMMA as 2:4 structured-sparse (mma.sp / wgmma .sp): its shape's K is the dense-equivalent K,
+// and it runs sm.tensor.(mma_sync_)sparse_speedup times faster than the dense instruction.
+inline WarpInst& make_sparse(WarpInst& mma) {
+  mma.aux |= kMmaSparse;
+  return mma;
+}
+
 // Warpgroup MMA with A from registers (wgmma ... RS): as emit_hgmma, plus the first register of the warp's A
 // fragment as a source, which the HGMMA waits for like any operand (the accumulator it does not: see below).
 template <std::size_t N>

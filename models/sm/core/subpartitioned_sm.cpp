@@ -465,7 +465,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     if (pipe != Pipe::None) {
       const std::size_t pi = static_cast<std::size_t>(pipe);
       Cycle interval = 0, latency = 0;
-      timing_.timing(*in, pipe, interval, latency);
+      timing_.timing(*in, pipe, w.sp, interval, latency);
       sp.pipe_free[pi] = now + interval;
       pipe_busy_[pi] += interval;
       result = now + latency;

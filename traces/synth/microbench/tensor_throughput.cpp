@@ -78,13 +78,14 @@ std::unique_ptr<TraceSource> make_tensor(const SynthArgs& args, const Config& co
   const std::uint32_t ilp = static_cast<std::uint32_t>(args.u64("ilp"));
   const std::uint64_t iterations = args.u64("iterations");
   const std::uint32_t pending = static_cast<std::uint32_t>(args.u64("wgmma_pending"));
+  const bool sparse = args.text("sparse") == "true";
   if (!wgmma && pending)
     throw InputError("tensor_throughput key 'wgmma_pending': only for instruction=wgmma (mma.sync is synchronous)");
   KernelInfo info;
   info.block = block_of_warps("tensor_throughput", "warps", warps, config);
   const std::uint64_t ctas = args.u64("ctas") ? args.u64("ctas") : config.section("sm").u64("count");
   info.grid.x = static_cast<std::uint32_t>(ctas);
-  info.name = fmt::format("warpsim_tensor_{}_{}_{}_ilp{}{}", wgmma ? "wgmma" : "mma", type.name, shape_text, ilp,
+  info.name = fmt::format("warpsim_tensor_{}{}_{}_{}_ilp{}{}", wgmma ? "wgmma" : "mma", sparse ? "_sp" : "", type.name, shape_text, ilp,
                           pending ? fmt::format("_pending{}", pending) : std::string());
   // Accumulators, then the A and B fragments (never written: ready from the start).
   const std::uint16_t a_frag = reg(ilp * kChainRegs), b_frag = reg(a_frag + kMmaARegs);
@@ -104,8 +105,9 @@ std::unique_ptr<TraceSource> make_tensor(const SynthArgs& args, const Config& co
           if (wgmma) emit_wgmma_fence(c);
           for (std::uint32_t j = 0; j < ilp; ++j) {
             const std::uint16_t acc = reg(j * kChainRegs);
-            if (wgmma) emit_hgmma(c, dtype, shape, std::array<std::uint16_t, 4>{acc, reg(acc + 2), reg(acc + 4), reg(acc + 6)});
-            else emit_hmma(c, dtype, shape, acc, kMmaAccRegs, a_frag, b_frag);
+            WarpInst& mma = wgmma ? emit_hgmma(c, dtype, shape, std::array<std::uint16_t, 4>{acc, reg(acc + 2), reg(acc + 4), reg(acc + 6)})
+                                  : emit_hmma(c, dtype, shape, acc, kMmaAccRegs, a_frag, b_frag);
+            if (sparse) make_sparse(mma);
           }
           if (wgmma) {
             emit_wgmma_commit(c);
@@ -140,6 +142,8 @@ SynthesizerInfo tensor_synthesizer() {
                   .uint("ilp", "chains", 1, "independent accumulator chains per warp", 1, kMaxChains)
                   .uint("iterations", "MMAs", 1024, "MMAs per chain", 1, 1ull << 24)
                   .uint("ctas", "CTAs", 0, "CTAs (0 = sm.count)", 0, 1ull << 20)
+                  .choice("sparse", {"false", "true"}, std::string("false"),
+                          "2:4 structured-sparse MMAs (mma.sp / wgmma .sp): flops counted dense-equivalent")
                   .uint("wgmma_pending", "groups", 0,
                         "wgmma: committed groups left executing at each iteration's wait_group (0 = latency chain, "
                         "1 = next group issued while one executes)", 0, 8)
