@@ -1,8 +1,8 @@
 // Seam for an asynchronous copy engine beside the LSU (Hopper's Tensor Memory Accelerator: cp.async.bulk,
-// cp.async.bulk.tensor) and for the transaction-count barriers (mbarrier) its copies complete on. No engine
-// ships yet: the trace format has no bulk-copy opcode. The attach point is real: an engine registered as
-// an implementation of config section `async_copy` is created by the SM's memory pipeline (one per SM) and
-// offered every memory instruction at issue, before the LSU.
+// cp.async.bulk.tensor) and for the transaction-count barriers (mbarrier) its copies complete on. The shipped
+// engine is `tma` (models/sm/memory/tma_engine.cpp, UTMALDG). An engine registered as an implementation of
+// config section `async_copy` is created by the SM's memory pipeline (one per SM) and offered every memory
+// instruction at issue, before the LSU.
 //
 // Protocol:
 //  * At issue (the cycle the warp scheduler picks the instruction), MemoryPipeline::issue() asks handles();
@@ -14,7 +14,7 @@
 //    so the issuing warp's cp.async group (DEPBAR) and drain-at-EXIT accounting see it.
 //  * mbarrier: for copies that signal an mbarrier (complete_tx::bytes), the engine also reports the bytes with
 //    transaction_bytes(); the pipeline forwards them to the SM core, which owns the CTA's barriers and wakes
-//    warps waiting on that mbarrier's phase (the core side fails the run until mbarrier waits are traced).
+//    warps waiting on that mbarrier's phase (SYNCS_PHASECHK_TRANS64_TRYWAIT).
 #pragma once
 
 #include <cstdint>

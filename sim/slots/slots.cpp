@@ -52,6 +52,7 @@ void declare_gpu_slots(Registry& r) {
   r.declare_slot({"hbm", "hbm_simple", "DRAM channels", &hbm_shared});
   r.declare_slot({"sm", "subpartitioned", "streaming multiprocessors", nullptr});
   r.declare_slot({"l1", "sectored", "L1 data cache of each SM", &l1_shared});
+  r.declare_slot({"async_copy", "tma", "asynchronous copy engine of each SM, beside the LSU (TMA)", nullptr});
 }
 
 }  // namespace warpsim

@@ -57,6 +57,15 @@ constexpr OpcodeInfo kOpcodeTable[] = {
     // appended (trace format 1.1). The hardware executes shuffles in the MIO/shared-memory crossbar; the model
     // issues SHFL to the integer ALU pipe with its own latency and issue interval (sm.opcodes.SHFL.*).
     {"SHFL", OpClass::Int, MemSpace::None, false},
+    // appended (trace format 1.2): wgmma fence, commit and wait; handled by the warp scheduler, no pipe
+    {"WARPGROUP_ARRIVE", OpClass::Sync, MemSpace::None, false},
+    {"WARPGROUP_COMMIT", OpClass::Sync, MemSpace::None, false},
+    {"WARPGROUP_DEPBAR", OpClass::Sync, MemSpace::None, false},
+    // TMA load (reads global; the shared-memory write is implied, as for LDGSTS) and the mbarrier operations
+    {"UTMALDG", OpClass::Ldst, MemSpace::Global, false},
+    {"SYNCS_ARRIVE_TRANS64", OpClass::Sync, MemSpace::None, false},
+    {"SYNCS_PHASECHK_TRANS64_TRYWAIT", OpClass::Sync, MemSpace::None, false},
+    {"MBARRIER_INIT", OpClass::Sync, MemSpace::None, false},
 };
 static_assert(sizeof(kOpcodeTable) / sizeof(kOpcodeTable[0]) == kNumOpcodes,
               "kOpcodeTable must have one entry per Opcode");
@@ -216,6 +225,30 @@ std::string check_inst(const WarpInst& in) {
     return "Deltas address mode without lane offsets";
   if (in.space != MemSpace::None && in.addr_mode != AddrMode::None) {
     if (std::string error = check_lane_addresses(in); !error.empty()) return std::string(info.name) + " " + error;
+  }
+
+  if (in.op == Opcode::UTMALDG && in.active_mask != 0) {  // (predicated off: no copy)
+    if (in.active_mask != 1u) return "UTMALDG issued by lanes other than lane 0 alone (one thread issues a TMA copy)";
+    if (in.aux < 1 || in.group_stride < 1 || in.stride < in.group_stride)
+      return "UTMALDG box of " + std::to_string(in.aux) + " rows x " + std::to_string(in.group_stride) +
+             " bytes, row pitch " + std::to_string(in.stride) + " (expected rows >= 1, row bytes >= 1, pitch >= row bytes)";
+    if (std::uint64_t{in.aux} * static_cast<std::uint64_t>(in.group_stride) > kMaxTmaBoxBytes)
+      return "UTMALDG box of " + std::to_string(std::uint64_t{in.aux} * static_cast<std::uint64_t>(in.group_stride)) +
+             " bytes (expected at most " + std::to_string(kMaxTmaBoxBytes) + ")";
+    const std::uint64_t last = in.base + (std::uint64_t{in.aux} - 1) * static_cast<std::uint64_t>(in.stride);
+    if (in.base > ~std::uint64_t{0} - (std::uint64_t{in.aux} - 1) * static_cast<std::uint64_t>(in.stride) ||
+        last > ~std::uint64_t{0} - static_cast<std::uint64_t>(in.group_stride))
+      return "UTMALDG box runs past the end of the 64-bit address space";
+  }
+  if (in.op == Opcode::UTMALDG || in.op == Opcode::SYNCS_ARRIVE_TRANS64 ||
+      in.op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT || in.op == Opcode::MBARRIER_INIT) {
+    if (in.group >= kMbarriers)
+      return std::string(info.name) + " on mbarrier " + std::to_string(in.group) + " (expected 0.." +
+             std::to_string(kMbarriers - 1) + ")";
+    if (in.op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT && in.aux > 1)
+      return std::string(info.name) + " phase parity " + std::to_string(in.aux) + " (expected 0 or 1)";
+    if (in.op == Opcode::MBARRIER_INIT && in.aux < 1)
+      return "MBARRIER_INIT with an arrival count of 0 (expected at least 1)";
   }
 
   if (info.op_class == OpClass::Tensor) {

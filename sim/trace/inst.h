@@ -44,6 +44,20 @@ enum class Opcode : std::uint16_t {
   NOP, EXIT,
   // appended after version 1.0 (trace format 1.1): existing opcode numbers stay valid
   SHFL,            // warp shuffle (shfl.sync): register exchange between lanes; no memory access
+  // appended in trace format 1.2: asynchronous warpgroup MMA (wgmma) ordering. SASS spells the first and last
+  // WARPGROUP.ARRIVE and WARPGROUP.DEPBAR.LE gsb0, N; the commit has no SASS instruction of its own (the group's
+  // last HGMMA carries the gsb0 mark), it is a record here so that traces can say where a group ends.
+  WARPGROUP_ARRIVE,  // wgmma.fence: orders the warp's register/shared-memory writes before the following HGMMAs
+  WARPGROUP_COMMIT,  // wgmma.commit_group: the warp's HGMMAs issued since the last commit become one group
+  WARPGROUP_DEPBAR,  // wgmma.wait_group: wait until at most aux committed HGMMA groups are still executing
+  // Hopper asynchronous copies and transaction barriers (format 1.2). `group` names the CTA's mbarrier
+  // (0..kMbarriers-1; the trace carries an id, not its shared-memory address).
+  UTMALDG,               // TMA box load global -> shared (cp.async.bulk.tensor / cp.async.bulk): one thread
+                         // (active_mask 1) copies `aux` rows of `group_stride` bytes from base, row pitch `stride`;
+                         // completion adds the bytes to mbarrier `group`'s transaction count
+  SYNCS_ARRIVE_TRANS64,  // mbarrier.arrive.expect_tx: arrive on mbarrier `group`, expecting `aux` more bytes
+  SYNCS_PHASECHK_TRANS64_TRYWAIT,  // mbarrier.try_wait.parity: wait until the phase of parity `aux` has completed
+  MBARRIER_INIT,         // mbarrier.init: mbarrier `group` expects `aux` arrivals per phase (SASS: a shared store)
   Count
 };
 
@@ -62,6 +76,11 @@ inline constexpr std::uint16_t kNoReg = 0xffff;
 inline constexpr int kMaxDst = 4;
 inline constexpr int kMaxSrc = 4;
 inline constexpr int kWarpSize = 32;
+inline constexpr std::uint32_t kMbarriers = 32;  // mbarriers per CTA a trace may name (WarpInst::group)
+
+// HMMA / HGMMA aux flag: A is 2:4 structured-sparse (mma.sp, wgmma .sp); the shape's K is the dense-equivalent K
+// and the FLOPs counted are 2mnk, as NVIDIA counts sparse throughput.
+inline constexpr std::uint32_t kMmaSparse = 1;
 
 struct MmaShape {
   std::uint16_t m = 0, n = 0, k = 0;
@@ -87,7 +106,7 @@ struct WarpInst {
   const std::int32_t* deltas = nullptr;  // Deltas mode: 32 entries, owned by the stream, valid for the batch
   // tensor
   MmaShape mma{};
-  // BAR: barrier id; DEPBAR: max groups still outstanding
+  // BAR: barrier id; DEPBAR, WARPGROUP_DEPBAR: max groups still outstanding; HMMA, HGMMA: flags (kMmaSparse)
   std::uint32_t aux = 0;
 
   // Address of lane `lane` (only meaningful when the lane is active and addr_mode != None).
@@ -136,6 +155,8 @@ std::string_view mem_space_name(MemSpace s) noexcept;
 // throw TraceError with the message and the record's place. Deltas-mode records must carry their `deltas`.
 inline constexpr std::uint16_t kRegZero = 255;           // RZ: the largest valid register id
 inline constexpr std::uint32_t kMaxAccessBytes = 16;     // bytes per lane of one memory access
+inline constexpr std::uint64_t kMaxTmaBoxBytes = 1u << 20;  // one UTMALDG box (a TMA box is at most 256^5 elements;
+                                                            // shared memory holds far less than 1 MiB)
 std::string check_inst(const WarpInst& inst);
 
 struct KernelInfo;  // sim/trace/source.h

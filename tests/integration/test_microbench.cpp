@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <regex>
 #include <string>
@@ -140,16 +141,86 @@ TEST_CASE("tensor_throughput: one MMA chain at the configured latency, enough ch
   const MicrobenchRun one = run_microbench("h100_sxm", "tensor_throughput", {"warps=1", "ctas=1", "iterations=512"});
   CHECK(metric(one, "latency_cycles") >= config_number(one.config, "sm.tensor.latency"));
   CHECK(metric(one, "latency_cycles") <= config_number(one.config, "sm.tensor.latency") * 1.01);
-  // 16 warps x 4 chains = 16 MMAs in flight per sub-partition, more than latency / issue interval (24 / 4 on
-  // H100): the tensor pipes never wait. Peak = SMs x flops_per_cycle x SM clock.
-  for (const auto& keys : {std::vector<std::string>{"warps=16", "ilp=4", "iterations=256"},
-                                              std::vector<std::string>{"instruction=wgmma", "warps=8", "iterations=256"}}) {
+  // mma.sync: 16 warps x 4 chains = 16 MMAs in flight per sub-partition, more than latency / issue interval (24 / 5.9
+  // on H100): the tensor pipes never wait. Its rate on Hopper is sm.tensor.mma_sync_flops_per_cycle.
+  const MicrobenchRun mma = run_microbench("h100_sxm", "tensor_throughput", {"warps=16", "ilp=4", "iterations=256"}, {"sm.count=4"});
+  const double mma_peak = config_number(mma.config, "sm.count") * config_number(mma.config, "sm.tensor.mma_sync_flops_per_cycle.f16") *
+                          config_number(mma.config, "clocks.sm") / 1e12;
+  CHECK(metric(mma, "tflops") <= mma_peak * 1.0001);
+  CHECK(metric(mma, "tflops") >= mma_peak * 0.98);
+  // Sparse mma.sp: sm.tensor.mma_sync_sparse_speedup times that (measured: 722.8 TFLOPS, h800pcie.tp.mma_fp16_sp.luo24,
+  // against 494.4 dense).
+  const MicrobenchRun sp = run_microbench("h100_sxm", "tensor_throughput", {"warps=16", "ilp=4", "iterations=256", "sparse=true"}, {"sm.count=4"});
+  CHECK(metric(sp, "tflops") <= mma_peak * config_number(sp.config, "sm.tensor.mma_sync_sparse_speedup") * 1.0001);
+  CHECK(metric(sp, "tflops") / metric(mma, "tflops") == Approx(722.8 / 494.4).epsilon(0.02));
+  // wgmma (m64n256k16): one group executing while the next issues, or two warpgroups per SM: the warpgroup-MMA
+  // peak, SMs x flops_per_cycle x SM clock.
+  for (const auto& keys : {std::vector<std::string>{"instruction=wgmma", "warps=8", "iterations=256"},
+                           std::vector<std::string>{"instruction=wgmma", "warps=4", "wgmma_pending=1", "iterations=256"}}) {
     const MicrobenchRun run = run_microbench("h100_sxm", "tensor_throughput", keys, {"sm.count=4"});
     const double peak_tflops = config_number(run.config, "sm.count") * config_number(run.config, "sm.tensor.flops_per_cycle.f16") *
                                config_number(run.config, "clocks.sm") / 1e12;
     CHECK(metric(run, "tflops") <= peak_tflops * 1.0001);
     CHECK(metric(run, "tflops") >= peak_tflops * 0.98);
+    // Measured on Hopper (H800 PCIe, Luo et al. 2024): mma.sync fp16 494.4 TFLOPS (h800pcie.tp.mma_fp16.luo24),
+    // wgmma m64n256k16 fp16 729.3 (h800pcie.tp.wgmma_fp16.luo24): mma.sync reaches 0.678 of wgmma.
+    CHECK(metric(mma, "tflops") / metric(run, "tflops") == Approx(494.4 / 729.3).epsilon(0.02));
   }
+}
+
+TEST_CASE("tensor_throughput wgmma: a dependent chain takes the configured latency for its N, as measured", "[microbench]") {
+  // One warpgroup, each iteration fence + HGMMA + commit + wait_group 0: the MMA's latency plus 2 issue cycles
+  // (the fence and the next HGMMA after the wait). Measured: m64n64k16 32 cycles (h200.lat.wgmma_n64.jarm),
+  // m64n256k16 128 (h200.lat.wgmma_n256.jarm; h800pcie.lat.wgmma_fp16.luo24 128 too).
+  for (const auto& [n, measured] : {std::pair<int, double>{64, 32.0}, {256, 128.0}}) {
+    INFO("N = " << n);
+    const MicrobenchRun run = run_microbench("h100_sxm", "tensor_throughput",
+                                             {"instruction=wgmma", "shape=m64n" + std::to_string(n) + "k16", "warps=4",
+                                              "ctas=1", "iterations=256"});
+    const double configured = config_number(run.config, "sm.tensor.wgmma.latency_fixed") +
+                              config_number(run.config, "sm.tensor.wgmma.latency_per_n8") * n / 8;
+    CHECK(metric(run, "latency_cycles") - 2 >= configured);
+    CHECK(metric(run, "latency_cycles") - 2 <= configured + 0.1);
+    CHECK(metric(run, "latency_cycles") - 2 == Approx(measured).epsilon(0.01));
+  }
+}
+
+TEST_CASE("tma_bandwidth: an L2-resident TMA load takes its setup latency more than a load, as measured", "[microbench][tma]") {
+  // One CTA, one stage, one 128-byte box reloaded (an L2 hit after the first): per box the TMA path (async_copy.latency,
+  // the NoC both ways, L2, the L1TEX data path) plus the issue of the arrive and of the copy after the wait.
+  const MicrobenchRun tma = run_microbench("h100_sxm", "tma_bandwidth",
+                                           {"box_rows=1", "box_row_bytes=128", "stages=1", "footprint=128B", "ctas=1", "iterations=1024"});
+  const MicrobenchRun load = run_microbench("h100_sxm", "pointer_chase", {"footprint=512KiB", "steps=8192"});
+  const auto& cfg = tma.config;
+  const double l2_path = config_number(cfg, "l1.hit_latency") +
+                         (2 * config_number(cfg, "noc.latency") + config_number(cfg, "l2.hit_latency")) *
+                             config_number(cfg, "clocks.sm") / config_number(cfg, "clocks.l2");
+  const double tma_path = config_number(cfg, "async_copy.latency") + l2_path;
+  // Above the path: the arrive and the copy issued after the wait, the box's 128 B through the 64 B/clock NoC
+  // ports, rounding at the clock-domain crossings: under 10 cycles.
+  CHECK(metric(tma, "latency_cycles") >= tma_path);
+  CHECK(metric(tma, "latency_cycles") <= tma_path + 10);
+  // Measured on H800 PCIe: TMA 365 cycles (h800pcie.lat.tma.raw) against 264.5 for loads (h800pcie.lat.l2.raw):
+  // TMA is 100.5 cycles slower. The model's difference, TMA minus the pointer-chase L2 load:
+  CHECK(metric(tma, "latency_cycles") - metric(load, "latency_cycles") == Approx(365.0 - 264.5).epsilon(0.08));
+}
+
+TEST_CASE("tma_bandwidth: from DRAM TMA reaches the bandwidth loads reach; from L2 its SM port", "[microbench][tma]") {
+  // Every SM streams 8 KiB boxes from DRAM, 4 in flight (69 MB in all): HBM is the bottleneck. Measured on H800
+  // PCIe, h800pcie.bw.tma.raw 1826 GB/s is likewise a DRAM-bound figure (90% of h100pcie.spec.hbm_peak_bw 2039 GB/s).
+  const MicrobenchRun tma = run_microbench("h100_sxm", "tma_bandwidth", {"iterations=64"});
+  const double hbm_gbps = config_number(tma.config, "hbm.bandwidth") / 1e9;
+  CHECK(metric(tma, "bandwidth_gbps") <= hbm_gbps);
+  CHECK(metric(tma, "bandwidth_gbps") >= 0.9 * hbm_gbps);
+  // L2-resident (each CTA reloads one 64 KiB region): per SM at most what its NoC port delivers and the unit
+  // issues; one SM's port is the bottleneck (64 B per L2 clock < 128 B per SM clock).
+  const MicrobenchRun l2 = run_microbench("h100_sxm", "tma_bandwidth", {"footprint=64KiB", "iterations=512", "ctas=1"}, {"sm.count=1"});
+  const auto& cfg = l2.config;
+  const double port = config_number(cfg, "noc.port_bandwidth") * config_number(cfg, "clocks.l2");
+  const double issue = config_number(cfg, "async_copy.issue_bytes_per_cycle") * config_number(cfg, "clocks.sm");
+  const double cap_gbps = std::min(port, issue) / 1e9;
+  CHECK(metric(l2, "bandwidth_gbps") <= cap_gbps);
+  CHECK(metric(l2, "bandwidth_gbps") >= 0.85 * cap_gbps);
 }
 
 TEST_CASE("tensor_throughput refuses wgmma and fp8 on sm_80 with one clear error", "[microbench]") {
@@ -168,7 +239,7 @@ TEST_CASE("tensor_throughput refuses wgmma and fp8 on sm_80 with one clear error
 TEST_CASE("synth --help lists every microbenchmark with its keys and metrics", "[microbench]") {
   const CmdResult r = run_warpsim({"synth", "--help"});
   REQUIRE(r.exit_code == 0);
-  for (const char* kind : {"pointer_chase:", "stream:", "smem_bandwidth:", "dep_chain:", "tensor_throughput:"})
+  for (const char* kind : {"pointer_chase:", "stream:", "smem_bandwidth:", "dep_chain:", "tensor_throughput:", "tma_bandwidth:"})
     CHECK(contains(r.out, kind));
   for (const char* metric : {"latency_cycles", "latency_ns", "bandwidth_gbps", "bandwidth_bytes_per_clk_per_sm",
                              "throughput_per_clk_per_sm", "tflops"})

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -13,6 +14,7 @@
 #include "sim/core/error.h"
 #include "sim/registry/registry.h"
 #include "sim/trace/inst.h"
+#include "sim/trace/trace_file.h"
 #include "traces/synth/registry.h"
 
 using namespace warpsim;
@@ -42,7 +44,7 @@ std::unique_ptr<TraceSource> make(const std::string& kind, const std::map<std::s
 }
 
 const std::vector<std::string> kMicrobenchmarks = {"pointer_chase", "stream", "smem_bandwidth", "dep_chain",
-                                                   "tensor_throughput"};
+                                                   "tensor_throughput", "tma_bandwidth"};
 
 }  // namespace
 
@@ -52,7 +54,8 @@ TEST_CASE("microbenchmarks are registered with their declared metrics", "[synth]
       {"stream", {"bandwidth_gbps"}},
       {"smem_bandwidth", {"bandwidth_bytes_per_clk_per_sm", "bandwidth_gbps"}},
       {"dep_chain", {"latency_cycles", "throughput_per_clk_per_sm"}},
-      {"tensor_throughput", {"tflops", "latency_cycles"}}};
+      {"tensor_throughput", {"tflops", "latency_cycles"}},
+      {"tma_bandwidth", {"bandwidth_gbps", "latency_cycles"}}};
   for (const auto& [kind, names] : metrics) {
     const SynthesizerInfo* info = SynthRegistry::instance().find(kind);
     REQUIRE(info);
@@ -273,4 +276,82 @@ TEST_CASE("dep_chain and tensor_throughput chain each instruction to its predece
       CHECK(in.dtype == DType::F16);
     }
   CHECK(hmma == 6);
+}
+
+namespace {
+
+std::vector<WarpInst> first_warp(TraceSource& t) {
+  auto kernel = t.open_kernel(0);
+  auto cta = kernel->open_cta(0);
+  auto warp = cta->open_warp(0);
+  std::vector<WarpInst> out;
+  WarpInst buf[64];
+  for (std::size_t n; (n = warp->read(buf, 64)) > 0;) out.insert(out.end(), buf, buf + n);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("format 1.2 opcodes (wgmma fence/commit/wait, TMA, mbarriers) round-trip through the native trace file",
+          "[synth][microbench][trace]") {
+  const Config h100 = gpu("h100_sxm");
+  for (const auto& [kind, keys] : std::vector<std::pair<std::string, std::map<std::string, std::string>>>{
+           {"tma_bandwidth", {{"iterations", "8"}, {"stages", "2"}}},
+           {"tensor_throughput", {{"instruction", "wgmma"}, {"iterations", "4"}, {"wgmma_pending", "1"}}}}) {
+    INFO(kind);
+    const std::unique_ptr<TraceSource> trace = make(kind, keys, h100);
+    const std::filesystem::path path = std::filesystem::temp_directory_path() / ("warpsim_test_" + kind + ".wst");
+    write_trace(path.string(), *trace);
+    TraceFileReader reader(path.string());
+    const std::unique_ptr<TraceSource> again = make(kind, keys, h100);
+    const std::vector<WarpInst> original = first_warp(*again), back = first_warp(reader);
+    std::filesystem::remove(path);
+    REQUIRE(back.size() == original.size());
+    std::set<Opcode> seen;
+    for (std::size_t i = 0; i < back.size(); ++i) {
+      const WarpInst &a = original[i], &b = back[i];
+      CHECK((a.op == b.op && a.aux == b.aux && a.group == b.group && a.base == b.base && a.stride == b.stride &&
+             a.group_stride == b.group_stride && a.active_mask == b.active_mask));
+      CHECK(check_inst(b).empty());
+      seen.insert(b.op);
+    }
+    if (kind == "tma_bandwidth") {
+      for (Opcode op : {Opcode::MBARRIER_INIT, Opcode::SYNCS_ARRIVE_TRANS64, Opcode::UTMALDG,
+                        Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT})
+        CHECK(seen.count(op) == 1);
+    } else {
+      for (Opcode op : {Opcode::WARPGROUP_ARRIVE, Opcode::HGMMA, Opcode::WARPGROUP_COMMIT, Opcode::WARPGROUP_DEPBAR})
+        CHECK(seen.count(op) == 1);
+    }
+  }
+}
+
+TEST_CASE("format 1.2 records are validated: TMA boxes and mbarrier ids", "[trace]") {
+  WarpInst tma;
+  tma.op = Opcode::UTMALDG;
+  tma.space = MemSpace::Global;
+  tma.addr_mode = AddrMode::Strided;
+  tma.access_bytes = 16;
+  tma.active_mask = 1;
+  tma.base = 0x1000;
+  tma.stride = 256;
+  tma.group_stride = 128;
+  tma.aux = 8;
+  CHECK(check_inst(tma).empty());
+  WarpInst bad = tma;
+  bad.active_mask = 3;
+  CHECK_THAT(check_inst(bad), Catch::Contains("lane 0 alone"));
+  bad = tma;
+  bad.stride = 64;  // pitch below the row
+  CHECK_THAT(check_inst(bad), Catch::Contains("pitch"));
+  bad = tma;
+  bad.aux = 1u << 20;  // 128 MiB
+  CHECK_THAT(check_inst(bad), Catch::Contains("at most"));
+  bad = tma;
+  bad.group = 40;
+  CHECK_THAT(check_inst(bad), Catch::Contains("mbarrier 40"));
+  WarpInst wait;
+  wait.op = Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT;
+  wait.aux = 2;
+  CHECK_THAT(check_inst(wait), Catch::Contains("parity 2"));
 }

@@ -141,6 +141,20 @@ void add_random_inst(Rng& rng, Opcode op, AddrMode mode, std::uint64_t& pc, InMe
   }
   if (op == Opcode::BAR || op == Opcode::DEPBAR) inst.aux = static_cast<std::uint32_t>(rng.below(16));
   if (rng.percent(5)) inst.aux = static_cast<std::uint32_t>(rng.next());
+  // Format 1.2: a TMA box is lane 0's (or predicated off), at most 1 MiB, pitch >= row; mbarrier ids < 32.
+  if (op == Opcode::UTMALDG && inst.active_mask) {
+    inst.active_mask = 1;
+    inst.aux = static_cast<std::uint32_t>(1 + rng.below(64));
+    inst.group_stride = static_cast<std::int32_t>(1 + rng.below(256));
+    inst.stride = inst.group_stride + static_cast<std::int32_t>(rng.below(4096));
+    inst.base = 0x7f0000000000ull + rng.below(1 << 20) * 16;
+  }
+  if (op == Opcode::UTMALDG || op == Opcode::SYNCS_ARRIVE_TRANS64 || op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT ||
+      op == Opcode::MBARRIER_INIT)
+    inst.group = static_cast<std::uint8_t>(mode == AddrMode::Strided2D ? 1 + rng.below(kMbarriers - 1)  // both rules
+                                                                        : rng.below(kMbarriers));
+  if (op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT) inst.aux = static_cast<std::uint32_t>(rng.below(2));
+  if (op == Opcode::MBARRIER_INIT) inst.aux = static_cast<std::uint32_t>(1 + rng.below(1024));
   warp.insts.push_back(inst);
 }
 
@@ -350,7 +364,7 @@ constexpr std::uint8_t kLDS = static_cast<std::uint8_t>(Opcode::LDS);
 constexpr std::uint8_t kHMMA = static_cast<std::uint8_t>(Opcode::HMMA);
 constexpr std::uint8_t kHGMMA = static_cast<std::uint8_t>(Opcode::HGMMA);
 // FORMAT.md states the number of opcodes of each version; appending one must update it (and bump the minor version).
-static_assert(kNumOpcodes == 37, "traces/FORMAT.md: Opcode::Count is 37 in version 1.1");
+static_assert(kNumOpcodes == 44, "traces/FORMAT.md: Opcode::Count is 44 in version 1.2");
 
 }  // namespace
 
@@ -361,7 +375,9 @@ TEST_CASE("opcode table: names, classes, spaces and parsing", "[trace][opcode]")
   const char* names[] = {"IADD3", "IMAD", "LOP3",  "SHF",   "ISETP", "MOV",    "S2R", "FADD",  "FMUL",  "FFMA",
                          "FSETP", "HADD2", "HFMA2", "DADD",  "DMUL",  "DFMA",   "MUFU", "HMMA", "HGMMA", "LDG",
                          "STG",   "LDS",   "STS",   "LDSM",  "LDGSTS", "LDL",  "STL", "ATOMG", "RED",   "LDC",
-                         "BRA",   "BAR",   "LDGDEPBAR", "DEPBAR", "NOP", "EXIT", "SHFL"};
+                         "BRA",   "BAR",   "LDGDEPBAR", "DEPBAR", "NOP", "EXIT", "SHFL", "WARPGROUP_ARRIVE",
+                         "WARPGROUP_COMMIT", "WARPGROUP_DEPBAR", "UTMALDG", "SYNCS_ARRIVE_TRANS64",
+                         "SYNCS_PHASECHK_TRANS64_TRYWAIT", "MBARRIER_INIT"};
   REQUIRE(std::size(names) == kNumOpcodes);
   for (std::size_t i = 0; i < kNumOpcodes; ++i) {
     const auto op = static_cast<Opcode>(i);
@@ -1064,6 +1080,12 @@ TEST_CASE("check_inst accepts valid records", "[trace][validity]") {
     WarpInst m = valid_ldg();
     m.op = static_cast<Opcode>(op);
     m.space = info.space;
+    if (m.op == Opcode::UTMALDG) {  // one thread's box: 2 rows of 64 bytes, 128 bytes apart
+      m.active_mask = 1;
+      m.aux = 2;
+      m.group_stride = 64;
+      m.stride = 128;
+    }
     INFO(info.name);
     CHECK(check_inst(m) == "");
   }

@@ -155,6 +155,70 @@ inline WarpInst& emit_ldmatrix_x4(InstChunk& c, std::uint64_t stage_base, const 
   return inst;
 }
 
+// ---- Hopper asynchronous copies and transaction barriers (TMA, mbarrier) ----------------------------------------
+//
+// A producer thread (lane 0 of one warp) loads a k-tile with TMA and the consumers wait for it on an mbarrier:
+//   prologue (every barrier once, by one warp):  emit_mbarrier_init(c, full[s], 1);  emit_mbarrier_init(c, empty[s], consumers);
+//   producer, k-tile kt into stage s:            emit_mbarrier_wait(c, empty[s], phase ^ 1);   // stage free
+//                                                emit_mbarrier_arrive_expect_tx(c, full[s], tile bytes);
+//                                                emit_tma_load(c, box of A, full[s]);  emit_tma_load(c, box of B, full[s]);
+//   consumer:                                    emit_mbarrier_wait(c, full[s], phase);         // tile landed
+//                                                ... wgmma (fence, HGMMAs, commit, wait_group 1) ...
+//                                                emit_mbarrier_arrive_expect_tx(c, empty[s_prev], 0);  // release
+// where `phase` flips each time the stages wrap around. Mbarrier ids are 0..kMbarriers-1 per CTA. A phase
+// completes when its arrivals have arrived and the bytes announced with expect_tx have landed; try_wait on
+// parity P returns once the phase of parity P has completed (a fresh barrier counts the phase of parity 1 as done,
+// so a producer's first wait on an "empty" barrier with parity 1 passes at once, as in CUTLASS).
+
+// A TMA box in global memory: `rows` rows of `row_bytes` contiguous bytes from `base`, `pitch` bytes apart (a tile
+// of a row-major matrix: matrix_box below). The shared-memory destination is implied (swizzled as the MMA reads it).
+struct TmaBox {
+  std::uint64_t base = 0;
+  std::uint64_t pitch = 0;
+  std::uint32_t rows = 0;
+  std::uint32_t row_bytes = 0;
+  std::uint64_t bytes() const { return std::uint64_t{rows} * row_bytes; }
+};
+// matrix_box() (under "addresses" below): the box of a tile of a row-major matrix.
+
+// mbarrier.init: barrier `id` expects `arrivals` arrivals per phase (SASS: a shared-memory store).
+inline void emit_mbarrier_init(InstChunk& c, std::uint32_t id, std::uint32_t arrivals) {
+  WarpInst& inst = c.emit(Opcode::MBARRIER_INIT);
+  inst.group = static_cast<std::uint8_t>(id);
+  inst.aux = arrivals;
+}
+// mbarrier.arrive.expect_tx (SYNCS.ARRIVE.TRANS64): one arrival on barrier `id`, announcing `tx_bytes` that
+// asynchronous copies will deliver to it in this phase (0: a plain mbarrier.arrive).
+inline void emit_mbarrier_arrive_expect_tx(InstChunk& c, std::uint32_t id, std::uint32_t tx_bytes) {
+  WarpInst& inst = c.emit(Opcode::SYNCS_ARRIVE_TRANS64);
+  inst.group = static_cast<std::uint8_t>(id);
+  inst.aux = tx_bytes;
+}
+// mbarrier.try_wait.parity loop (SYNCS.PHASECHK.TRANS64.TRYWAIT): the warp waits until the phase of parity
+// `parity` (0 or 1) of barrier `id` has completed (stall_long_scoreboard while it waits).
+inline void emit_mbarrier_wait(InstChunk& c, std::uint32_t id, std::uint32_t parity) {
+  WarpInst& inst = c.emit(Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT);
+  inst.group = static_cast<std::uint8_t>(id);
+  inst.aux = parity & 1u;
+}
+// cp.async.bulk.tensor (UTMALDG) global -> shared, issued by lane 0: the TMA unit copies `box` and adds its bytes
+// to barrier `mbarrier`'s transaction count when they have landed in shared memory. `desc` is the register
+// holding the tensor-map / address operand (or kNoReg).
+inline WarpInst& emit_tma_load(InstChunk& c, const TmaBox& box, std::uint32_t mbarrier, std::uint16_t desc = kNoReg) {
+  WarpInst& inst = c.emit(Opcode::UTMALDG);
+  inst.active_mask = 1u;
+  inst.space = MemSpace::Global;
+  inst.addr_mode = AddrMode::Strided;
+  inst.access_bytes = kVecBytes;
+  inst.base = box.base;
+  inst.stride = static_cast<std::int32_t>(box.pitch);
+  inst.group_stride = static_cast<std::int32_t>(box.row_bytes);
+  inst.aux = box.rows;
+  inst.group = static_cast<std::uint8_t>(mbarrier);
+  if (desc != kNoReg) set_src(inst, {desc});
+  return inst;
+}
+
 // ---- tensor core ----------------------------------------------------------------------------------------------
 
 // mma.sync.m16n8k16 (bf16/f16) and its per-lane fragment registers.
@@ -174,8 +238,9 @@ inline WarpInst& emit_hmma(InstChunk& c, DType dtype, MmaShape shape, std::uint1
   set_src(inst, {a_frag, b_frag, acc});
   return inst;
 }
-// Warpgroup MMA (HGMMA, operands from shared memory): each of the warpgroup's 4 warps issues it; `acc_ids` stand
-// for the warp's accumulator block, as destinations and (chained) sources.
+// Warpgroup MMA (HGMMA, operands from shared memory: wgmma ... SS): each of the warpgroup's 4 warps issues it;
+// `acc_ids` stand for the warp's accumulator block, as destinations and (chained) sources. Asynchronous: see
+// emit_wgmma_fence/commit/wait below for the protocol around it.
 template <std::size_t N>
 inline WarpInst& emit_hgmma(InstChunk& c, DType dtype, MmaShape shape, const std::array<std::uint16_t, N>& acc_ids) {
   static_assert(N <= kMaxDst && N <= kMaxSrc, "too many accumulator ids for one record");
@@ -187,6 +252,46 @@ inline WarpInst& emit_hgmma(InstChunk& c, DType dtype, MmaShape shape, const std
   return inst;
 }
 
+// Marks an HMMA or HGMMA as 2:4 structured-sparse (mma.sp / wgmma .sp): its shape's K is the dense-equivalent K,
+// and it runs sm.tensor.(mma_sync_)sparse_speedup times faster than the dense instruction.
+inline WarpInst& make_sparse(WarpInst& mma) {
+  mma.aux |= kMmaSparse;
+  return mma;
+}
+
+// Warpgroup MMA with A from registers (wgmma ... RS): as emit_hgmma, plus the first register of the warp's A
+// fragment as a source, which the HGMMA waits for like any operand (the accumulator it does not: see below).
+template <std::size_t N>
+inline WarpInst& emit_hgmma_rs(InstChunk& c, DType dtype, MmaShape shape, const std::array<std::uint16_t, N>& acc_ids,
+                               std::uint16_t a_frag) {
+  static_assert(N < kMaxSrc, "an RS HGMMA needs a source slot for its A fragment");
+  WarpInst& inst = emit_hgmma(c, dtype, shape, acc_ids);
+  inst.src[N] = a_frag;
+  inst.num_src = static_cast<std::uint8_t>(N + 1);
+  return inst;
+}
+
+// Asynchronous warpgroup MMA protocol (PTX wgmma.fence / commit_group / wait_group; SASS WARPGROUP.ARRIVE,
+// the gsb0 mark of a group's last HGMMA, WARPGROUP.DEPBAR.LE gsb0, N). Every warp of the warpgroup emits the same
+// sequence:
+//   emit_wgmma_fence(c);                                  // once the operands are written (e.g. after the
+//                                                         //   mbarrier wait that says the k-tile has landed)
+//   for each k-step: emit_hgmma(c, dtype, shape, acc);    // occupies the tensor pipe; not waited for
+//   emit_wgmma_commit(c);                                 // the HGMMAs since the last commit form one group
+//   emit_wgmma_wait(c, 1);                                // the previous group done: release its smem stage
+//   ... epilogue: emit_wgmma_wait(c, 0) before reading the accumulators.
+// An HGMMA does not wait for its accumulator (chained HGMMAs run back to back in the tensor pipe); its
+// completion, latency_fixed + latency_per_n8 * N/8 after issue (sm.tensor.wgmma.*), is what the wait waits
+// for (stall_gmma). An instruction other than HGMMA that reads an accumulator still executing waits for it too.
+// wgmma.fence: waits for the warp's register writes by other instructions (not for HGMMAs still executing).
+inline void emit_wgmma_fence(InstChunk& c) { c.emit(Opcode::WARPGROUP_ARRIVE); }
+// wgmma.commit_group: the warp's HGMMAs issued since the last commit become one group (possibly empty).
+inline void emit_wgmma_commit(InstChunk& c) { c.emit(Opcode::WARPGROUP_COMMIT); }
+// wgmma.wait_group: the warp waits until at most `max_outstanding` of its committed groups are executing.
+inline void emit_wgmma_wait(InstChunk& c, std::uint32_t max_outstanding) {
+  c.emit(Opcode::WARPGROUP_DEPBAR).aux = max_outstanding;
+}
+
 // ---- addresses ------------------------------------------------------------------------------------------------
 
 // A row-major matrix in global memory: `rows` x `cols` elements of `elem_bytes`, rows contiguous.
@@ -196,6 +301,12 @@ struct RowMajorMatrix {
   std::uint64_t pitch() const { return cols * elem_bytes; }
   std::uint64_t address(std::uint64_t row, std::uint64_t col) const { return base + (row * cols + col) * elem_bytes; }
 };
+
+// The TMA box of `rows` x `cols` elements of `m` from element (row, col).
+inline TmaBox matrix_box(const RowMajorMatrix& m, std::uint64_t row, std::uint64_t col, std::uint32_t rows,
+                         std::uint32_t cols) {
+  return TmaBox{m.address(row, col), m.pitch(), rows, cols * m.elem_bytes};
+}
 
 // Lanes on consecutive `lane_elems`-element pieces of `m`'s rows from element (row, col), `lanes_per_row` lanes
 // per row (then the next row).

@@ -160,8 +160,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   std::string describe_state() const override {
     if (!resident_ctas_) return {};
     // Warps by state, and the instruction the first warp in each state is stuck at.
-    std::array<int, 6> count{};
-    std::array<std::string, 6> example;
+    std::array<int, 7> count{};
+    std::array<std::string, 7> example;
     for (const auto& sp : subs_)
       for (std::uint32_t ws : sp.warps) {
         const Warp& w = warps_[ws];
@@ -191,7 +191,10 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     timing_.add_stats(g);
     g.add("active_cycles", "cycles", "cycles with at least one resident warp", active_cycles_)
         .add("resident_warp_cycles", "warp-cycles", "sum over cycles of resident warps (occupancy numerator)", resident_warp_cycles_)
-        .add("ctas_launched", "CTAs", "CTAs launched", ctas_launched_);
+        .add("ctas_launched", "CTAs", "CTAs launched", ctas_launched_)
+        .add("mbarrier_arrivals", "arrivals", "mbarrier arrivals (mbarrier.arrive.expect_tx)", mbarrier_arrivals_)
+        .add("mbarrier_tx_bytes", "bytes", "transaction bytes asynchronous copies delivered to mbarriers", mbarrier_bytes_)
+        .add("mbarrier_phases", "phases", "mbarrier phases completed", mbarrier_phases_);
     mem_->add_stats(g);
     const double subpartition_cycles_per_s = static_cast<double>(domain().frequency_hz()) * subpartitions_;
     for (std::size_t i = 0; i < kPipeNames.size(); ++i) {
@@ -213,6 +216,13 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       return "BAR id " + std::to_string(w.barrier) + ": " + std::to_string(cta.barrier_arrived[w.barrier]) + " of " +
              std::to_string(cta.live_warps) + " warps arrived";
     }
+    if (w.block == Block::Mbarrier && w.pos < w.len) {
+      const WarpInst& in = w.buf[w.pos];
+      const Mbarrier& m = ctas_[w.cta].mbarriers[in.group];
+      return "mbarrier " + std::to_string(in.group) + " parity " + std::to_string(in.aux) + ": " +
+             std::to_string(m.completed_phases) + " phases completed, " + std::to_string(m.pending_arrivals) +
+             " arrivals and " + std::to_string(m.pending_bytes) + " transaction bytes pending";
+    }
     if (w.pos < w.len) return std::string(opcode_info(w.buf[w.pos].op).name) + " pc=" + std::to_string(w.buf[w.pos].pc);
     return {};
   }
@@ -225,6 +235,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       case Block::DepBar: return "waiting for cp.async groups";
       case Block::Drain: return "draining at EXIT (memory operations in flight)";
       case Block::Exited: return "exited";
+      case Block::Mbarrier: return "waiting for an mbarrier phase";
     }
     return "?";
   }
@@ -243,7 +254,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   }
   static bool is_dependency(StallReason r) {
     return r == StallReason::Wait || r == StallReason::LongScoreboard || r == StallReason::ShortScoreboard ||
-           r == StallReason::Drain;
+           r == StallReason::Drain || r == StallReason::Gmma;
   }
   // A warp whose operands became ready at ready_cycle, in a stretch where its sub-partition was not ticked
   // because nothing could issue: from ready_cycle on it was held back by a busy pipe.
@@ -312,8 +323,42 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       return true;
     };
     bool known = true;
-    for (int i = 0; i < in->num_src && known; ++i) known = check(in->src[i]);
-    for (int i = 0; i < in->num_dst && known; ++i) known = check(in->dst[i]);
+    if (in->op == Opcode::HGMMA) {
+      // Asynchronous: HGMMAs into the same accumulator are chained inside the tensor pipe (in order), so only
+      // operands that are not its accumulator (A from registers) are waited for; ordering against other writers
+      // of the accumulator is the program's wgmma.fence (WARPGROUP_ARRIVE).
+      for (int i = 0; i < in->num_src && known; ++i)
+        if (std::find(in->dst.begin(), in->dst.begin() + in->num_dst, in->src[i]) == in->dst.begin() + in->num_dst)
+          known = check(in->src[i]);
+    } else if (in->op == Opcode::WARPGROUP_ARRIVE) {
+      // wgmma.fence: the warp's register writes by other instructions complete first; HGMMAs still executing
+      // do not hold it (a pipelined main loop fences while the previous k-tile's MMAs run).
+      for (int r = 0; r < kRegs - 1 && known; ++r)
+        if (w.reg_reason[r] != StallReason::Gmma) known = check(static_cast<std::uint16_t>(r));
+    } else if (in->op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT) {
+      // mbarrier.try_wait.parity P: done once the phase of parity P has completed, i.e. the completed phases'
+      // count has the other parity (a fresh barrier counts as having completed the phase of parity 1).
+      const Mbarrier& m = ctas_[w.cta].mbarriers[in->group];
+      if ((m.completed_phases & 1u) == in->aux) {
+        w.block = Block::Mbarrier;
+        set_reason(w, earliest, StallReason::LongScoreboard);
+        return;
+      }
+      if (m.last_completion > ready) {
+        ready = m.last_completion;
+        why = StallReason::LongScoreboard;
+      }
+    } else if (in->op == Opcode::WARPGROUP_DEPBAR) {
+      // wgmma.wait_group N: until at most N committed groups are executing (completion times known at issue).
+      while (!w.wgmma_groups.empty() && w.wgmma_groups.front() <= earliest) w.wgmma_groups.pop_front();
+      if (w.wgmma_groups.size() > in->aux) {
+        ready = w.wgmma_groups[w.wgmma_groups.size() - 1 - in->aux];
+        why = StallReason::Gmma;
+      }
+    } else {
+      for (int i = 0; i < in->num_src && known; ++i) known = check(in->src[i]);
+      for (int i = 0; i < in->num_dst && known; ++i) known = check(in->dst[i]);
+    }
     if (!known) {
       w.block = Block::MemDep;
       set_reason(w, earliest, why);
@@ -420,7 +465,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     if (pipe != Pipe::None) {
       const std::size_t pi = static_cast<std::size_t>(pipe);
       Cycle interval = 0, latency = 0;
-      timing_.timing(*in, pipe, interval, latency);
+      timing_.timing(*in, pipe, w.sp, interval, latency);
       sp.pipe_free[pi] = now + interval;
       pipe_busy_[pi] += interval;
       result = now + latency;
@@ -440,12 +485,21 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
           w.groups.push_back(w.open_group);
           w.open_group = 0;
         }
+        if (in->op == Opcode::MBARRIER_INIT || in->op == Opcode::SYNCS_ARRIVE_TRANS64) mbarrier_op(w, *in, now);
+        if (in->op == Opcode::WARPGROUP_COMMIT) {  // an empty group is complete at once
+          w.wgmma_groups.push_back(std::max(w.wgmma_open_done, now + 1));
+          w.wgmma_open_done = 0;
+        }
         break;
       case OpClass::Exit:
         ++w.pos;
         exit_warp(ws, now);
         return;
       default:
+        if (in->op == Opcode::HGMMA) {  // asynchronous: its group's completion is what WARPGROUP_DEPBAR waits for
+          result_reason = StallReason::Gmma;
+          w.wgmma_open_done = std::max(w.wgmma_open_done, result);
+        }
         for (int i = 0; i < in->num_dst; ++i)
           if (in->dst[i] < kRegs - 1) {
             w.reg_ready[in->dst[i]] = result;
@@ -502,12 +556,45 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   void lsu_has_room_again(Cycle at) override {
     for (auto& sp : subs_) wake_sub(sp, at);
   }
+  // An asynchronous copy (TMA) delivered `bytes` for mbarrier `mbarrier` of the issuing warp's CTA at `at`.
   void mbarrier_transaction(std::uint32_t warp_slot, std::uint64_t mbarrier, std::uint32_t bytes, Cycle at) override {
-    (void)warp_slot;
-    (void)bytes;
-    (void)at;
-    ctx_.fail("kernel '" + kernel_->name + "': an asynchronous copy completed on mbarrier " + std::to_string(mbarrier) +
-              ", but mbarrier waits are not modelled yet");
+    Cta& cta = ctas_[warps_[warp_slot].cta];
+    Mbarrier& m = cta.mbarriers[mbarrier % kMbarriers];
+    mbarrier_bytes_ += bytes;
+    m.pending_bytes -= bytes;
+    complete_mbarrier_phase_if_done(warps_[warp_slot].cta, static_cast<std::uint32_t>(mbarrier % kMbarriers), at);
+  }
+
+  // ---- mbarriers (the CTA's transaction barriers in shared memory) ----------------------------------------------
+  void mbarrier_op(Warp& w, const WarpInst& in, Cycle now) {
+    Mbarrier& m = ctas_[w.cta].mbarriers[in.group];
+    if (in.op == Opcode::MBARRIER_INIT) {
+      m = Mbarrier{};
+      m.initialised = true;
+      m.arrivals_per_phase = m.pending_arrivals = in.aux;
+      return;
+    }
+    if (!m.initialised || m.pending_arrivals == 0) {
+      ctx_.fail("kernel '" + kernel_->name + "': SYNCS_ARRIVE_TRANS64 on mbarrier " + std::to_string(in.group) +
+                (m.initialised ? ", which has no arrivals pending" : ", which no MBARRIER_INIT initialised"));
+      return;
+    }
+    ++mbarrier_arrivals_;
+    --m.pending_arrivals;
+    m.pending_bytes += in.aux;
+    complete_mbarrier_phase_if_done(w.cta, in.group, now + 1);
+  }
+
+  void complete_mbarrier_phase_if_done(std::uint32_t cta_slot, std::uint32_t id, Cycle at) {
+    Cta& cta = ctas_[cta_slot];
+    Mbarrier& m = cta.mbarriers[id];
+    if (!m.initialised || m.pending_arrivals != 0 || m.pending_bytes != 0) return;
+    ++m.completed_phases;
+    ++mbarrier_phases_;
+    m.last_completion = std::max(m.last_completion, at);
+    m.pending_arrivals = m.arrivals_per_phase;
+    for (std::uint32_t ws : cta.warps)
+      if (warps_[ws].block == Block::Mbarrier && warps_[ws].buf[warps_[ws].pos].group == id) unblock(ws, at);
   }
 
   // ---- barriers and CTA residency -----------------------------------------------------------------------------
@@ -582,7 +669,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   const KernelInfo* kernel_ = nullptr;
   // stats
   std::uint64_t warp_instructions_ = 0, thread_instructions_ = 0, active_cycles_ = 0, resident_warp_cycles_ = 0,
-                ctas_launched_ = 0;
+                ctas_launched_ = 0, mbarrier_arrivals_ = 0, mbarrier_bytes_ = 0, mbarrier_phases_ = 0;
   std::array<std::uint64_t, kTimedPipes> pipe_busy_{};
   std::array<std::uint64_t, kStallNames.size()> stalls_{};
 };

@@ -23,7 +23,7 @@ inline constexpr std::size_t kFetchBatch = 32;
 inline constexpr std::uint32_t kBarriers = 16;  // named barriers per CTA (PTX bar.sync 0..15)
 
 // What a warp waits for besides fixed latencies and pipes (those are in ready_cycle and the pipes' free times).
-enum class Block : std::uint8_t { None, MemDep, Barrier, DepBar, Drain, Exited };
+enum class Block : std::uint8_t { None, MemDep, Barrier, DepBar, Drain, Exited, Mbarrier };
 
 struct Warp {
   // What the scheduler reads every time it looks at the warp comes first, in one cache line; the fetch
@@ -46,6 +46,10 @@ struct Warp {
   std::uint32_t open_group = 0;
   std::uint64_t groups_retired = 0;  // sequence number of groups.front()
   std::deque<std::uint32_t> groups;
+  // wgmma groups: completion cycle of each committed group still executing, oldest first (they complete in order:
+  // one in-order tensor pipe per sub-partition), and of the HGMMAs issued since the last commit.
+  std::deque<Cycle> wgmma_groups;
+  Cycle wgmma_open_done = 0;
   std::unique_ptr<WarpStream> stream;
   std::array<WarpInst, kFetchBatch> buf{};
   std::array<Cycle, kRegs> reg_ready{};
@@ -64,6 +68,8 @@ struct Warp {
     block = Block::None;
     groups.clear();
     groups_retired = 0;
+    wgmma_groups.clear();
+    wgmma_open_done = 0;
     open_group = 0;
     loads_in_flight = 0;
     stores_in_flight = 0;
@@ -83,12 +89,24 @@ inline Cycle earliest_issue(const Warp& w, const PipeFreeTimes& pipe_free) {
   return t;
 }
 
+// A transaction barrier (mbarrier) in the CTA's shared memory: a phase completes when its expected arrivals have
+// arrived and the transaction bytes they announced (expect_tx) have been delivered by asynchronous copies.
+struct Mbarrier {
+  bool initialised = false;
+  std::uint32_t arrivals_per_phase = 0;
+  std::uint32_t pending_arrivals = 0;
+  std::int64_t pending_bytes = 0;     // announced by expect_tx minus delivered (delivery may come first)
+  std::uint64_t completed_phases = 0;
+  Cycle last_completion = 0;          // cycle the last phase completed (data in shared memory by then)
+};
+
 struct Cta {
   bool active = false;
   std::uint64_t id = 0;
   std::vector<std::uint32_t> warps;
   std::uint32_t live_warps = 0;
   std::array<std::uint32_t, kBarriers> barrier_arrived{};  // per barrier id
+  std::array<Mbarrier, kMbarriers> mbarriers{};
   std::unique_ptr<CtaSource> source;
 };
 

@@ -42,7 +42,24 @@ void ExecutionTiming::declare(Schema& s) {
   s.uint("tensor.latency", "cycles", req, "cycles from issue of an m16n8k16 MMA to its result; larger MMAs add their extra pipe occupancy", 1, 10000);
   for (DType t : kTensorTypes)
     s.uint("tensor.flops_per_cycle." + std::string(dtype_name(t)), "FLOP/cycle", req,
-           "dense tensor-core " + std::string(dtype_name(t)) + " operations per cycle per SM (0 = unsupported)", 0, 1 << 20);
+           "dense tensor-core " + std::string(dtype_name(t)) + " operations per cycle per SM (0 = unsupported); "
+           "the warpgroup-MMA (HGMMA) rate, and mma.sync's unless tensor.mma_sync_flops_per_cycle caps it", 0, 1 << 20);
+  for (DType t : kTensorTypes)
+    s.uint("tensor.mma_sync_flops_per_cycle." + std::string(dtype_name(t)), "FLOP/cycle", 0,
+           "dense " + std::string(dtype_name(t)) + " operations per cycle per SM that mma.sync (HMMA) reaches, where it is "
+           "below tensor.flops_per_cycle (Hopper: only wgmma reaches the peak); 0 = tensor.flops_per_cycle", 0, 1 << 20);
+  // wgmma result latency: latency_fixed + latency_per_n8 * N / 8, at least the instruction's tensor-pipe occupancy.
+  s.uint("tensor.wgmma.latency_fixed", "cycles", 0,
+         "part of a warpgroup MMA's (HGMMA) issue-to-completion latency that does not depend on N "
+         "(0 with latency_per_n8 0: HGMMA latency as mma.sync's, tensor.latency + extra occupancy)", 0, 100000);
+  s.uint("tensor.wgmma.latency_per_n8", "cycles", 0,
+         "cycles a warpgroup MMA's (HGMMA) latency grows per 8 columns of N (m64nNk*)", 0, 100000);
+  // Structured (2:4) sparsity: a sparse MMA (aux bit kMmaSparse) does the dense-equivalent work 2mnk this much faster.
+  s.real("tensor.sparse_speedup", "", 0.0,
+         "how much faster a sparse (2:4) warpgroup MMA does its dense-equivalent work than a dense one (0 = no sparse "
+         "tensor cores)", 0.0, 16.0);
+  s.real("tensor.mma_sync_sparse_speedup", "", 0.0,
+         "how much faster a sparse mma.sp (HMMA) does its dense-equivalent work than a dense mma.sync (0 = none)", 0.0, 16.0);
 }
 
 void ExecutionTiming::read(const Params& p) {
@@ -64,15 +81,29 @@ void ExecutionTiming::read(const Params& p) {
     if (const auto v = p.u64(key + ".issue_interval")) op_interval_[o] = v;
   }
   tensor_latency_ = p.u64("tensor.latency");
-  for (DType t : kTensorTypes)
-    tensor_flops_per_cycle_[static_cast<std::size_t>(t)] = static_cast<double>(p.u64("tensor.flops_per_cycle." + std::string(dtype_name(t))));
+  wgmma_latency_fixed_ = p.u64("tensor.wgmma.latency_fixed");
+  wgmma_latency_per_n8_ = p.u64("tensor.wgmma.latency_per_n8");
+  sparse_speedup_ = p.real("tensor.sparse_speedup");
+  mma_sync_sparse_speedup_ = p.real("tensor.mma_sync_sparse_speedup");
+  for (DType t : kTensorTypes) {
+    const auto i = static_cast<std::size_t>(t);
+    tensor_flops_per_cycle_[i] = static_cast<double>(p.u64("tensor.flops_per_cycle." + std::string(dtype_name(t))));
+    const double cap = static_cast<double>(p.u64("tensor.mma_sync_flops_per_cycle." + std::string(dtype_name(t))));
+    mma_sync_flops_per_cycle_[i] = cap > 0 ? std::min(cap, tensor_flops_per_cycle_[i]) : tensor_flops_per_cycle_[i];
+  }
 }
 
 void ExecutionTiming::begin_kernel(const KernelInfo& k, unsigned subpartitions) {
   const double per_sp = 1.0 / subpartitions;
   tensor_rate_.fill(0.0);
+  mma_sync_rate_.fill(0.0);
   last_mma_ = LastMma{};
-  for (DType t : kTensorTypes) tensor_rate_[static_cast<std::size_t>(t)] = tensor_flops_per_cycle_[static_cast<std::size_t>(t)] * per_sp;
+  tensor_carry_.assign(subpartitions, 0.0);
+  for (DType t : kTensorTypes) {
+    const auto i = static_cast<std::size_t>(t);
+    tensor_rate_[i] = tensor_flops_per_cycle_[i] * per_sp;
+    mma_sync_rate_[i] = mma_sync_flops_per_cycle_[i] * per_sp;
+  }
   kernel_ = &k;
 }
 
@@ -80,10 +111,24 @@ void ExecutionTiming::add_stats(StatGroup& g) const {
   g.add("tensor_flops", "FLOP", "tensor-core operations performed", tensor_flops_);
 }
 
-// Tensor pipe occupancy from the instruction's work and the SM's tensor throughput for its type; the result
-// latency grows by the extra occupancy over the m16n8k16 instruction the configured latency refers to.
-void ExecutionTiming::tensor_timing(const WarpInst& in, Cycle& interval, Cycle& latency) {
-  const double rate = tensor_rate_[static_cast<std::size_t>(in.dtype)];
+// Tensor pipe occupancy from the instruction's work and the SM's tensor throughput for its type and instruction
+// (mma.sync may be capped below the warpgroup MMA's rate). mma.sync: the result latency grows by the extra
+// occupancy over the m16n8k16 instruction the configured latency refers to. Warpgroup MMA, when sm.tensor.wgmma.*
+// is configured: latency_fixed + latency_per_n8 * N/8 (the measured latencies depend on N, not on the type:
+// h800pcie.lat.wgmma_fp16.luo24 note), never shorter than the instruction's own pipe occupancy.
+void ExecutionTiming::tensor_timing(const WarpInst& in, unsigned subpartition, Cycle& interval, Cycle& latency) {
+  const bool warpgroup = in.op == Opcode::HGMMA;
+  const bool sparse = (in.aux & kMmaSparse) != 0;
+  const double speedup = warpgroup ? sparse_speedup_ : mma_sync_sparse_speedup_;
+  if (sparse && speedup <= 0) {
+    ctx_.fail("kernel '" + kernel_->name + "' has a sparse " + std::string(opcode_info(in.op).name) +
+              " (2:4 structured sparsity), but this GPU's sm.tensor." +
+              (warpgroup ? "sparse_speedup" : "mma_sync_sparse_speedup") + " is 0 (no sparse tensor cores)");
+    interval = latency = 1;
+    return;
+  }
+  const double rate = (warpgroup ? tensor_rate_ : mma_sync_rate_)[static_cast<std::size_t>(in.dtype)] *
+                      (sparse ? speedup : 1.0);
   const bool tensor_type = std::find(kTensorTypes.begin(), kTensorTypes.end(), in.dtype) != kTensorTypes.end();
   if (!tensor_type || rate <= 0.0 || mma_flops_per_warp(in) == 0) {
     std::string why = !tensor_type ? std::string(dtype_name(in.dtype)) + " is not a tensor-core operand type"
@@ -96,15 +141,31 @@ void ExecutionTiming::tensor_timing(const WarpInst& in, Cycle& interval, Cycle& 
   }
   const std::uint64_t flops = mma_flops_per_warp(in);
   tensor_flops_ += flops;
-  if (in.dtype == last_mma_.dtype && flops == last_mma_.flops) {
-    interval = last_mma_.interval;
-    latency = last_mma_.latency;
-    return;
+  if (!(in.op == last_mma_.op && in.dtype == last_mma_.dtype && in.mma.n == last_mma_.n && sparse == last_mma_.sparse &&
+        flops == last_mma_.flops))
+    mma_timing(in, sparse, flops, rate);
+  latency = last_mma_.latency;
+  // Whole cycles of pipe time whose running sum follows the exact work / rate (an integral one is given as is).
+  double& carry = tensor_carry_[subpartition];
+  carry += last_mma_.exact;
+  interval = std::max<Cycle>(1, static_cast<Cycle>(std::floor(carry + 1e-9)));
+  carry = std::max(0.0, carry - static_cast<double>(interval));
+}
+
+// The timing of one MMA kind (remembered in last_mma_): exact pipe time and result latency.
+void ExecutionTiming::mma_timing(const WarpInst& in, bool sparse, std::uint64_t flops, double rate) {
+  const bool warpgroup = in.op == Opcode::HGMMA;
+  const double exact = static_cast<double>(flops) / rate;
+  Cycle interval = 0, latency = 0;
+  interval = std::max<Cycle>(1, static_cast<Cycle>(std::ceil(exact)));
+  if (warpgroup && (wgmma_latency_fixed_ || wgmma_latency_per_n8_)) {
+    const Cycle by_n = wgmma_latency_fixed_ + wgmma_latency_per_n8_ * ((in.mma.n + 7u) / 8u);
+    latency = std::max(interval, by_n);
+  } else {
+    const Cycle reference = std::max<Cycle>(1, static_cast<Cycle>(std::ceil(2.0 * 16 * 8 * 16 / rate)));
+    latency = tensor_latency_ + (interval > reference ? interval - reference : 0);
   }
-  interval = std::max<Cycle>(1, static_cast<Cycle>(std::ceil(static_cast<double>(flops) / rate)));
-  const Cycle reference = std::max<Cycle>(1, static_cast<Cycle>(std::ceil(2.0 * 16 * 8 * 16 / rate)));
-  latency = tensor_latency_ + (interval > reference ? interval - reference : 0);
-  last_mma_ = LastMma{in.dtype, flops, interval, latency};
+  last_mma_ = LastMma{in.op, in.dtype, in.mma.n, sparse, exact, flops, interval, latency};
 }
 
 }  // namespace warpsim

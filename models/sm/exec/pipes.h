@@ -1,11 +1,14 @@
 // Execution pipes of a sub-partition and their timing: per-class latency and issue interval from
 // `sm.pipes.<pipe>.*`, per-opcode overrides from `sm.opcodes.<OP>.*`, and the tensor pipe timed from the MMA's
-// work (shape and operand type) and the SM's tensor throughput for that type.
+// work (shape and operand type) and the SM's tensor throughput for that type: warpgroup MMA (HGMMA) at
+// `sm.tensor.flops_per_cycle.<type>`, mma.sync (HMMA) at `sm.tensor.mma_sync_flops_per_cycle.<type>` where a GPU
+// runs it slower (Hopper), with the HGMMA result latency a function of N (`sm.tensor.wgmma.*`).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/config/params.h"
 #include "sim/config/schema.h"
@@ -49,14 +52,17 @@ class ExecutionTiming {
 
   // Cycles `in` keeps its pipe busy, and cycles until its result can be used. `pipe` is pipe_of(op_class(in.op))
   // and not Pipe::None. An MMA this GPU cannot execute fails the run (BuildContext::fail) and takes 1 cycle.
-  void timing(const WarpInst& in, Pipe pipe, Cycle& interval, Cycle& latency) {
+  // `subpartition`: the issuing one (an MMA's pipe time is fractional: whole cycles are given out so that their
+  // sum over a sub-partition's MMAs follows the exact work / rate).
+  void timing(const WarpInst& in, Pipe pipe, unsigned subpartition, Cycle& interval, Cycle& latency) {
     interval = op_interval_[static_cast<std::size_t>(in.op)];
     latency = op_latency_[static_cast<std::size_t>(in.op)];
-    if (pipe == Pipe::Tensor) tensor_timing(in, interval, latency);
+    if (pipe == Pipe::Tensor) tensor_timing(in, subpartition, interval, latency);
   }
 
  private:
-  void tensor_timing(const WarpInst& in, Cycle& interval, Cycle& latency);
+  void tensor_timing(const WarpInst& in, unsigned subpartition, Cycle& interval, Cycle& latency);
+  void mma_timing(const WarpInst& in, bool sparse, std::uint64_t flops, double rate);
 
   BuildContext& ctx_;
   const KernelInfo* kernel_ = nullptr;
@@ -64,11 +70,20 @@ class ExecutionTiming {
   // Per-opcode timing (the pipe's unless overridden by sm.opcodes.<OP>.*), indexed by Opcode.
   std::array<Cycle, static_cast<std::size_t>(Opcode::Count)> op_latency_{}, op_interval_{};
   Cycle tensor_latency_ = 0;
+  Cycle wgmma_latency_fixed_ = 0, wgmma_latency_per_n8_ = 0;  // both 0: HGMMA latency as HMMA's
+  double sparse_speedup_ = 0, mma_sync_sparse_speedup_ = 0;      // 0: no structured sparsity
+  std::vector<double> tensor_carry_;  // per sub-partition: pipe time owed (fraction of a cycle) by earlier MMAs
   std::array<double, 8> tensor_flops_per_cycle_{};  // per SM, indexed by DType
-  std::array<double, 8> tensor_rate_{};             // per sub-partition, for the current kernel
+  std::array<double, 8> mma_sync_flops_per_cycle_{};  // per SM, indexed by DType; 0 = tensor_flops_per_cycle_
+  std::array<double, 8> tensor_rate_{};             // HGMMA, per sub-partition, for the current kernel
+  std::array<double, 8> mma_sync_rate_{};           // HMMA, per sub-partition, for the current kernel
   // Kernels repeat one MMA shape and type: the last timing is remembered.
   struct LastMma {
+    Opcode op = Opcode::NOP;
     DType dtype = DType::None;
+    std::uint16_t n = 0;
+    bool sparse = false;
+    double exact = 0;  // pipe cycles: work / rate
     std::uint64_t flops = 0;
     Cycle interval = 0, latency = 0;
   } last_mma_;

@@ -1,8 +1,10 @@
 // Microbenchmark `tensor_throughput`: each warp runs `ilp` independent accumulator chains of `iterations`
 // tensor-core MMAs (each MMA accumulates into its chain's registers, so a chain is serial). mma: mma.sync (HMMA)
 // per warp; wgmma: warpgroup MMA (HGMMA, issued by each warp of a 4-warp group, a quarter of the work each;
-// sm_90). One warp with one chain gives the MMA's latency; many warps give the tensor peak. Grid: `ctas` CTAs
-// (0 = sm.count) of `warps` warps.
+// sm_90), asynchronous: each iteration is wgmma.fence, one HGMMA per chain, commit_group, wait_group
+// `wgmma_pending` (0: each iteration waits for its own MMAs, the dependent chain that measures latency; 1: the
+// next group is issued while one executes, the throughput loop). One warp (one warpgroup) with one chain gives
+// the MMA's latency; many warps give the tensor peak. Grid: `ctas` CTAs (0 = sm.count) of `warps` warps.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -75,11 +77,16 @@ std::unique_ptr<TraceSource> make_tensor(const SynthArgs& args, const Config& co
     throw InputError(fmt::format("tensor_throughput key 'warps': wgmma needs whole warpgroups (a multiple of 4), got {}", warps));
   const std::uint32_t ilp = static_cast<std::uint32_t>(args.u64("ilp"));
   const std::uint64_t iterations = args.u64("iterations");
+  const std::uint32_t pending = static_cast<std::uint32_t>(args.u64("wgmma_pending"));
+  const bool sparse = args.text("sparse") == "true";
+  if (!wgmma && pending)
+    throw InputError("tensor_throughput key 'wgmma_pending': only for instruction=wgmma (mma.sync is synchronous)");
   KernelInfo info;
   info.block = block_of_warps("tensor_throughput", "warps", warps, config);
   const std::uint64_t ctas = args.u64("ctas") ? args.u64("ctas") : config.section("sm").u64("count");
   info.grid.x = static_cast<std::uint32_t>(ctas);
-  info.name = fmt::format("warpsim_tensor_{}_{}_{}_ilp{}", wgmma ? "wgmma" : "mma", type.name, shape_text, ilp);
+  info.name = fmt::format("warpsim_tensor_{}{}_{}_{}_ilp{}{}", wgmma ? "wgmma" : "mma", sparse ? "_sp" : "", type.name, shape_text, ilp,
+                          pending ? fmt::format("_pending{}", pending) : std::string());
   // Accumulators, then the A and B fragments (never written: ready from the start).
   const std::uint16_t a_frag = reg(ilp * kChainRegs), b_frag = reg(a_frag + kMmaARegs);
   info.registers_per_thread = std::max<std::uint32_t>(32, (b_frag + kMmaBRegs + 7) / 8 * 8);
@@ -95,10 +102,16 @@ std::unique_ptr<TraceSource> make_tensor(const SynthArgs& args, const Config& co
         StepProgram prog;
         prog.steps = iterations;
         prog.step = [=](InstChunk& c, std::uint64_t) {
+          if (wgmma) emit_wgmma_fence(c);
           for (std::uint32_t j = 0; j < ilp; ++j) {
             const std::uint16_t acc = reg(j * kChainRegs);
-            if (wgmma) emit_hgmma(c, dtype, shape, std::array<std::uint16_t, 4>{acc, reg(acc + 2), reg(acc + 4), reg(acc + 6)});
-            else emit_hmma(c, dtype, shape, acc, kMmaAccRegs, a_frag, b_frag);
+            WarpInst& mma = wgmma ? emit_hgmma(c, dtype, shape, std::array<std::uint16_t, 4>{acc, reg(acc + 2), reg(acc + 4), reg(acc + 6)})
+                                  : emit_hmma(c, dtype, shape, acc, kMmaAccRegs, a_frag, b_frag);
+            if (sparse) make_sparse(mma);
+          }
+          if (wgmma) {
+            emit_wgmma_commit(c);
+            emit_wgmma_wait(c, pending);
           }
         };
         return prog;
@@ -129,10 +142,17 @@ SynthesizerInfo tensor_synthesizer() {
                   .uint("ilp", "chains", 1, "independent accumulator chains per warp", 1, kMaxChains)
                   .uint("iterations", "MMAs", 1024, "MMAs per chain", 1, 1ull << 24)
                   .uint("ctas", "CTAs", 0, "CTAs (0 = sm.count)", 0, 1ull << 20)
+                  .choice("sparse", {"false", "true"}, std::string("false"),
+                          "2:4 structured-sparse MMAs (mma.sp / wgmma .sp): flops counted dense-equivalent")
+                  .uint("wgmma_pending", "groups", 0,
+                        "wgmma: committed groups left executing at each iteration's wait_group (0 = latency chain, "
+                        "1 = next group issued while one executes)", 0, 8)
                   .params();
   info.factory = make_tensor;
   info.metrics = {{"tflops", "TFLOP/s", "tensor operations (2mnk per MMA) / kernel time, whole GPU"},
-                  {"latency_cycles", "cycles", "kernel cycles / iterations: one MMA's latency at 1 warp, ilp 1"}};
+                  {"latency_cycles", "cycles",
+                   "kernel cycles / iterations: one MMA's latency at 1 warp (wgmma: 1 warpgroup, wgmma_pending 0), "
+                   "ilp 1; wgmma adds the issue of its fence, commit and wait (2 cycles per iteration)"}};
   info.derive = tensor_metrics;
   return info;
 }

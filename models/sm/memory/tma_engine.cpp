@@ -1,0 +1,184 @@
+// Hopper's Tensor Memory Accelerator (implementation `tma` of slot `async_copy`, one per SM, at the seam beside
+// the LSU: sim/slots/async_copy.h). It takes UTMALDG (cp.async.bulk.tensor / cp.async.bulk global -> shared):
+// one thread hands it a box of `rows` rows of `row_bytes` at a row pitch; after a setup latency the unit walks the
+// box into line requests at its own issue rate (bytes per cycle) with at most `max_outstanding` lines in flight,
+// sends them through the interconnect to L2 (bypassing L1, as TMA does), and when the last line has landed in
+// shared memory it completes the instruction and adds the box's bytes to the mbarrier the copy names
+// (complete_tx::bytes), which wakes the warps waiting on that mbarrier's phase.
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "models/sm/memory/coalescer.h"
+#include "sim/registry/registry.h"
+#include "sim/slots/async_copy.h"
+#include "sim/slots/build_context.h"
+#include "sim/slots/memory.h"
+
+namespace warpsim {
+namespace {
+
+class TmaEngine final : public AsyncCopyEngine {
+ public:
+  static Schema schema() {
+    Schema s("async_copy", "tma", "Tensor Memory Accelerator: box copies global -> shared, completed on mbarriers");
+    s.uint("issue_bytes_per_cycle", "B/cycle", 0,
+           "bytes of line requests the unit generates per SM cycle (0 = this GPU has no TMA: UTMALDG is an error)", 0, 4096);
+    s.uint("max_outstanding", "lines", 0, "line requests of the unit in flight to L2 at once", 0, 65536);
+    s.uint("latency", "cycles", 0,
+           "cycles from the UTMALDG's issue to its first line request (descriptor, address generation), on top of "
+           "the L2 round trip and the L1TEX data path into shared memory", 0, 100000);
+    return s;
+  }
+
+  static std::uint64_t estimate_bytes(const Params&, const Config&) { return sizeof(TmaEngine); }
+
+  TmaEngine(BuildContext& ctx, const Params& p, unsigned index)
+      : ctx_(ctx),
+        sm_(index),
+        domain_(ctx.domain("sm")),
+        noc_(ctx.get<Interconnect>("noc")),
+        address_map_(ctx.get<AddressMap>("address_map")),
+        bytes_per_cycle_(static_cast<double>(p.u64("issue_bytes_per_cycle"))),
+        max_outstanding_(p.u32("max_outstanding")),
+        latency_(p.u64("latency")) {
+    const Params& l1 = ctx.config.section("l1");
+    line_bytes_ = l1.u32("line_size");
+    sector_bytes_ = l1.u32("sector_size");
+    l1_latency_ = l1.u64("hit_latency");
+    StatGroup g(ctx.stats, "sm[" + std::to_string(index) + "].tma", "tma");
+    g.add("copies", "copies", "UTMALDG box copies completed", copies_)
+        .add("bytes", "bytes", "bytes the TMA unit copied into shared memory", bytes_)
+        .add("requests", "requests", "line requests the TMA unit sent to L2", requests_)
+        .add("busy_cycles", "cycles", "cycles the unit had at least one copy in progress", busy_cycles_)
+        .add("issue_cycles", "cycles", "cycles of the unit's request generation (bytes / issue_bytes_per_cycle)", issue_cycles_);
+    const double hz = static_cast<double>(domain_.frequency_hz());
+    g.utilization("utilization", "issue_cycles", hz, "request-generation cycles of the TMA unit against SM cycles");
+  }
+
+  bool handles(const WarpInst& in) const override { return in.op == Opcode::UTMALDG; }
+
+  void start(const WarpInst& in, std::uint32_t record, std::uint32_t warp_slot, Cycle now,
+             AsyncCopyCompletions& done) override {
+    done_ = &done;
+    if (in.active_mask == 0) {  // predicated off: nothing copied, no transaction bytes
+      done.copy_done(record, now + 1);
+      return;
+    }
+    const std::uint64_t box_bytes = std::uint64_t{in.aux} * static_cast<std::uint64_t>(in.group_stride);
+    if (bytes_per_cycle_ <= 0 || max_outstanding_ == 0) {
+      ctx_.fail("a UTMALDG (TMA copy) was issued, but this GPU's async_copy.issue_bytes_per_cycle or "
+                "async_copy.max_outstanding is 0: it has no TMA unit");
+      done.copy_done(record, now + 1);
+      return;
+    }
+    std::uint32_t slot = 0;
+    while (slot < copies_in_flight_.size() && copies_in_flight_[slot].active) ++slot;
+    if (slot == copies_in_flight_.size()) copies_in_flight_.emplace_back();
+    Copy& c = copies_in_flight_[slot];
+    c = Copy{};
+    c.active = true;
+    c.record = record;
+    c.warp = warp_slot;
+    c.mbarrier = in.group;
+    c.bytes = static_cast<std::uint32_t>(box_bytes);
+    // The box's rows, each cut into line-aligned pieces with the sectors they touch.
+    for (std::uint32_t r = 0; r < in.aux; ++r) {
+      std::uint64_t addr = in.base + std::uint64_t{r} * static_cast<std::uint64_t>(in.stride);
+      std::uint64_t left = static_cast<std::uint64_t>(in.group_stride);
+      while (left) {
+        const std::uint64_t line = addr / line_bytes_ * line_bytes_;
+        const std::uint64_t end = std::min<std::uint64_t>(line + line_bytes_, addr + left);
+        std::uint32_t mask = 0;
+        for (std::uint64_t s = (addr - line) / sector_bytes_; s * sector_bytes_ < end - line; ++s) mask |= 1u << s;
+        pending_.push_back(Line{line, mask, slot, now + latency_});
+        ++c.lines_left;
+        left -= end - addr;
+        addr = end;
+      }
+    }
+    if (active_copies_++ == 0) busy_since_ = now;
+    pump(now);
+  }
+
+  bool receive_response(const MemRequest& resp, Cycle now) override {
+    if (!(resp.id & kTag)) return false;
+    Copy& c = copies_in_flight_[resp.id & ~kTag];
+    --outstanding_;
+    if (--c.lines_left == 0) {
+      // The data passes the L1TEX data path into shared memory, as an L1-bypassing cp.async line does.
+      const Cycle at = now + l1_latency_;
+      bytes_ += c.bytes;
+      ++copies_;
+      done_->transaction_bytes(c.warp, c.mbarrier, c.bytes, at);
+      done_->copy_done(c.record, at);
+      c.active = false;
+      if (--active_copies_ == 0) busy_cycles_ += at - busy_since_;
+    }
+    pump(now);
+    return true;
+  }
+
+ private:
+  static constexpr std::uint32_t kTag = 0x80000000u;  // request ids of the unit (the LSU's are record numbers)
+  struct Copy {
+    bool active = false;
+    std::uint32_t record = 0, warp = 0, mbarrier = 0, bytes = 0, lines_left = 0;
+  };
+  struct Line {
+    std::uint64_t addr;
+    std::uint32_t sectors, copy;
+    Cycle ready;  // its copy's issue + setup latency
+  };
+
+  // Sends line requests in order while fewer than max_outstanding are in flight, each when the unit's issue
+  // rate allows and its copy's setup is over (copies overlap their setup with the lines of earlier ones).
+  void pump(Cycle now) {
+    while (!pending_.empty() && outstanding_ < max_outstanding_) {
+      const Line l = pending_.front();
+      pending_.pop_front();
+      const double t = std::max({next_issue_, static_cast<double>(now), static_cast<double>(l.ready)});
+      const std::uint32_t bytes = static_cast<std::uint32_t>(__builtin_popcount(l.sectors)) * sector_bytes_;
+      next_issue_ = t + bytes / bytes_per_cycle_;
+      issue_time_ += bytes / bytes_per_cycle_;
+      issue_cycles_ = static_cast<std::uint64_t>(issue_time_);
+      MemRequest req;
+      req.line_addr = l.addr;
+      req.sector_mask = l.sectors;
+      req.bytes = bytes;
+      req.op = MemOp::Read;
+      req.sm = static_cast<std::uint16_t>(sm_);
+      req.id = kTag | l.copy;
+      req.slice = static_cast<std::uint16_t>(address_map_.slice_of(l.addr));
+      ++outstanding_;
+      ++requests_;
+      noc_.send_request(req, domain_.time_of(static_cast<Cycle>(std::ceil(t))));
+    }
+  }
+
+  BuildContext& ctx_;
+  unsigned sm_;
+  ClockDomain& domain_;
+  Interconnect& noc_;
+  const AddressMap& address_map_;
+  double bytes_per_cycle_;
+  std::uint32_t max_outstanding_;
+  Cycle latency_;
+  std::uint32_t line_bytes_ = 128, sector_bytes_ = 32;
+  Cycle l1_latency_ = 0;
+  AsyncCopyCompletions* done_ = nullptr;
+  std::vector<Copy> copies_in_flight_;
+  std::deque<Line> pending_;
+  std::uint32_t outstanding_ = 0, active_copies_ = 0;
+  double next_issue_ = 0, issue_time_ = 0;
+  Cycle busy_since_ = 0;
+  std::uint64_t copies_ = 0, bytes_ = 0, requests_ = 0, busy_cycles_ = 0, issue_cycles_ = 0;
+};
+
+WARPSIM_REGISTER_COMPONENT(AsyncCopyEngine, TmaEngine, "async_copy", "tma",
+                           "Hopper TMA unit per SM: UTMALDG box copies into shared memory, completed on mbarriers");
+
+}  // namespace
+}  // namespace warpsim
