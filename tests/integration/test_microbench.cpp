@@ -162,17 +162,19 @@ TEST_CASE("tensor_throughput: one MMA chain at the configured latency, enough ch
                                config_number(run.config, "clocks.sm") / 1e12;
     CHECK(metric(run, "tflops") <= peak_tflops * 1.0001);
     CHECK(metric(run, "tflops") >= peak_tflops * 0.98);
-    // Measured on Hopper (H800 PCIe, Luo et al. 2024): mma.sync fp16 494.4 TFLOPS (h800pcie.tp.mma_fp16.luo24),
-    // wgmma m64n256k16 fp16 729.3 (h800pcie.tp.wgmma_fp16.luo24): mma.sync reaches 0.678 of wgmma.
-    CHECK(metric(mma, "tflops") / metric(run, "tflops") == Approx(494.4 / 729.3).epsilon(0.02));
+    // Measured on an H100 SXM5 (validation/data/h100_sxm_2026-11-23/microbench.txt): mma.sync m16n8k16 f16 647.0
+    // TFLOPS, wgmma m64n256k16 f16 974.6 on the same GPU in the same run: mma.sync reaches 0.664 of wgmma (Luo et
+    // al. found 494.4 / 729.3 = 0.678 on an H800 PCIe, h800pcie.tp.mma_fp16.luo24 and h800pcie.tp.wgmma_fp16.luo24).
+    CHECK(metric(mma, "tflops") / metric(run, "tflops") == Approx(647.0 / 974.6).epsilon(0.02));
   }
 }
 
 TEST_CASE("tensor_throughput wgmma: a dependent chain takes the configured latency for its N, as measured", "[microbench]") {
   // One warpgroup, each iteration fence + HGMMA + commit + wait_group 0: the MMA's latency plus 2 issue cycles
-  // (the fence and the next HGMMA after the wait). Measured: m64n64k16 32 cycles (h200.lat.wgmma_n64.jarm),
-  // m64n256k16 128 (h200.lat.wgmma_n256.jarm; h800pcie.lat.wgmma_fp16.luo24 128 too).
-  for (const auto& [n, measured] : {std::pair<int, double>{64, 32.0}, {256, 128.0}}) {
+  // (the fence and the next HGMMA after the wait). Measured on an H100 SXM5 with the same loop
+  // (validation/data/h100_sxm_2026-11-23/microbench.txt, wgmma.m64nNk16.f32.f16.f16.ss.latency): 86.0, 118.0 and
+  // 197.4 cycles per iteration for N = 64, 128, 256; the config's integer line through them is within 5%.
+  for (const auto& [n, measured] : {std::pair<int, double>{64, 86.0}, {128, 118.0}, {256, 197.4}}) {
     INFO("N = " << n);
     const MicrobenchRun run = run_microbench("h100_sxm", "tensor_throughput",
                                              {"instruction=wgmma", "shape=m64n" + std::to_string(n) + "k16", "warps=4",
@@ -181,7 +183,7 @@ TEST_CASE("tensor_throughput wgmma: a dependent chain takes the configured laten
                               config_number(run.config, "sm.tensor.wgmma.latency_per_n8") * n / 8;
     CHECK(metric(run, "latency_cycles") - 2 >= configured);
     CHECK(metric(run, "latency_cycles") - 2 <= configured + 0.1);
-    CHECK(metric(run, "latency_cycles") - 2 == Approx(measured).epsilon(0.01));
+    CHECK(metric(run, "latency_cycles") == Approx(measured).epsilon(0.05));
   }
 }
 
