@@ -152,14 +152,20 @@ SpeedOfLight kernel_speed_of_light(const StatReport& stats, const Config& config
     t.pipe_busy = tensor_pipe->fraction;
     const double rate = executed->value / busy->value * subpartitions;  // per SM per cycle
     t.peak_flops_per_cycle_per_sm = rate;
-    // Types of equal rate (f16 and bf16) cannot be told apart by it: all are named ("bf16/f16").
-    const std::string prefix = "tensor.flops_per_cycle.";
-    for (const auto& [key, value] : sm.values())
-      if (key.compare(0, prefix.size(), prefix) == 0 && value.number > 0 &&
-          std::abs(value.number - rate) <= 1e-9 * value.number) {
-        t.dtype += (t.dtype.empty() ? "" : "/") + key.substr(prefix.size());
+    // Types of equal rate (f16 and bf16) cannot be told apart by it: all are named ("bf16/f16"). The rate is the
+    // type's peak, or its mma.sync rate where the config caps mma.sync below it (Hopper): the peak is the type's.
+    const std::string prefix = "tensor.flops_per_cycle.", capped = "tensor.mma_sync_flops_per_cycle.";
+    // Fractional pipe times are given out in whole cycles: the executed rate matches its type within 0.2%.
+    auto near = [rate](double r) { return r > 0 && std::abs(r - rate) <= 2e-3 * r; };
+    for (const auto& [key, value] : sm.values()) {
+      if (key.compare(0, prefix.size(), prefix) != 0 || value.number <= 0) continue;
+      const std::string type = key.substr(prefix.size());
+      const double cap = sm.has(capped + type) ? sm.real(capped + type) : 0.0;
+      if (near(value.number) || (cap < value.number && near(cap))) {
+        t.dtype += (t.dtype.empty() ? "" : "/") + type;
         t.peak_flops_per_cycle_per_sm = value.number;
       }
+    }
     if (t.dtype.empty()) t.dtype = "mixed";
     if (problem_flops > 0) {
       t.problem_flops = problem_flops;

@@ -258,6 +258,9 @@ std::string check_inst(const WarpInst& in) {
     if (in.mma.m == 0 || in.mma.n == 0 || in.mma.k == 0)
       return std::string(info.name) + " shape m" + std::to_string(in.mma.m) + "n" + std::to_string(in.mma.n) + "k" +
              std::to_string(in.mma.k) + " has a zero dimension";
+    if ((in.aux & ~static_cast<std::uint32_t>(kMmaSparse)) != 0)
+      return std::string(info.name) + " aux " + std::to_string(in.aux) + " has bits other than the sparse flag (expected 0 or " +
+             std::to_string(kMmaSparse) + ")";
   }
   return {};
 }

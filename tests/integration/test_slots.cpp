@@ -33,7 +33,11 @@ TEST_CASE("A second DRAM implementation selected from YAML reports its counters 
              "hbm:\n  impl: banked\n  queue_depth: 2\n  banks: 16\n  row_size: 1KiB\n"
              "  access_latency: 150\n  row_miss_latency: 40\n");
   const Json stats = run_stats(dir, {"--gpu", dir / "banked.yaml", "--gemm", "1024x1024x1024"});
-  const Json& k = stats["kernels"][0];
+  // The GEMM is the kernel with the tensor work (split-K runs a zeroing kernel before it and a conversion after).
+  const Json* gemm = &stats["kernels"][0];
+  for (const Json& kernel : stats["kernels"])
+    if (kernel["flops"].get<std::uint64_t>() > 0) gemm = &kernel;
+  const Json& k = *gemm;
   const Json& c = k["counters"];
   // Every byte of A and B (1024x1024 bf16 each) comes from DRAM exactly once: the 50 MB L2 holds them all.
   CHECK(k["dram_bytes_read"].get<std::uint64_t>() == 2ull * 1024 * 1024 * 2);
@@ -78,8 +82,9 @@ TEST_CASE("An unknown DRAM implementation is a config error that lists the known
 
 TEST_CASE("compare --gpu simulates each candidate through run_one and matches separate runs", "[compare]") {
   TempDir dir;
-  const Json alone = run_stats(dir, {"--gpu", "a100_sxm", "--gemm", "256x512x256"});
-  const CmdResult r = run_warpsim({"compare", "--gpu", "h100_sxm", "--gpu", "a100_sxm", "--gemm", "256x512x256"});
+  // K = 64 is too shallow for split-K: one kernel on each GPU, so the rows compare one kernel's time.
+  const Json alone = run_stats(dir, {"--gpu", "a100_sxm", "--gemm", "256x512x64"});
+  const CmdResult r = run_warpsim({"compare", "--gpu", "h100_sxm", "--gpu", "a100_sxm", "--gemm", "256x512x64"});
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "[0] h100_sxm: NVIDIA H100"));

@@ -30,12 +30,12 @@ TEST_CASE("validate --ncu: mapped launches become cases, the others are listed a
   const std::string j = read_text(dir / "v.json");
   // The fixture: 7 launches; the map gives rows 1-4 a workload (3 GEMMs, 1 attention); its header has 7 metric
   // columns that give cases (time, cycles, DRAM read and written, which also give the bandwidth, L2 hit rate,
-  // occupancy): 7 cases per launch.
-  CHECK(json::number(j, "summary.overall.cases") == 4 * 7);
-  CHECK(json::number(j, "summary.overall.ok") == 4 * 7);
+  // occupancy, and the SM throughput of the Speed Of Light section): 8 cases per launch.
+  CHECK(json::number(j, "summary.overall.cases") == 4 * 8);
+  CHECK(json::number(j, "summary.overall.ok") == 4 * 8);
   CHECK(json::number(j, "summary.overall.unsupported") == 0);
   CHECK(json::number(j, "summary.overall.failed") == 0);
-  CHECK(json::number(j, "summary.by_category.gemm.ok") == 3 * 7);
+  CHECK(json::number(j, "summary.by_category.gemm.ok") == 3 * 8);
   // Rows 5 (elementwise), 6 (NCCL) and 7 (the CUTLASS GEMM the map leaves out): skipped, with their reasons.
   CHECK(json::number(j, "summary.skipped_launches") == 3);
   CHECK(json::number(j, "ncu.launches") == 7);
@@ -48,10 +48,10 @@ TEST_CASE("validate --ncu: mapped launches become cases, the others are listed a
   CHECK(json::string(j, "skipped_launches[2].reason") == "shape unknown: add it to --map");
   CHECK(contains(*json::string(j, "skipped_launches[2].kernel"), "cutlass_80_tensorop_f16_s16816gemm"));
   CHECK_FALSE(json::has(j, "skipped_launches[3]"));
-  // The four launch__ columns and the SM throughput give no case; each is named.
+  // The four launch__ columns give no case; each is named (the SM throughput is the compute_throughput case).
   CHECK(json::string(j, "ncu.ignored_columns[0].column") == "launch__block_size");
-  CHECK(json::has(j, "ncu.ignored_columns[4]"));
-  CHECK_FALSE(json::has(j, "ncu.ignored_columns[5]"));
+  CHECK(json::has(j, "ncu.ignored_columns[3]"));
+  CHECK_FALSE(json::has(j, "ncu.ignored_columns[4]"));
   // A case carries the export's cell: row 1's duration, 702,528 ns.
   CHECK(json::string(j, "cases[0].id") == "ncu.1.sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64.time_us");
   CHECK(*json::number(j, "cases[0].measured") == Approx(702.528));
@@ -59,10 +59,10 @@ TEST_CASE("validate --ncu: mapped launches become cases, the others are listed a
   CHECK(json::string(j, "cases[0].status") == "ok");
 
   // Before the table: the skipped launches (row, line, kernel, reason) and one line of ignored columns.
-  CHECK(contains(r.out, "7 launches, 28 cases, 3 launches skipped"));
+  CHECK(contains(r.out, "7 launches, 32 cases, 3 launches skipped"));
   CHECK(count_lines_containing(r.out, "skipped row ") == 3);
   CHECK(contains(r.out, "skipped row 5 (line 8) vectorized_elementwise_kernel: shape unknown: add it to --map"));
-  CHECK(count_lines_containing(r.out, "ignored 5 columns: launch__block_size, launch__grid_size, "
+  CHECK(count_lines_containing(r.out, "ignored 4 columns: launch__block_size, launch__grid_size, "
                                       "launch__registers_per_thread, launch__shared_mem_per_block_static: launch "
                                       "parameter") == 1);
   CHECK(r.out.find("skipped row 5") < r.out.find("measured"));

@@ -155,6 +155,7 @@ void add_random_inst(Rng& rng, Opcode op, AddrMode mode, std::uint64_t& pc, InMe
                                                                         : rng.below(kMbarriers));
   if (op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT) inst.aux = static_cast<std::uint32_t>(rng.below(2));
   if (op == Opcode::MBARRIER_INIT) inst.aux = static_cast<std::uint32_t>(1 + rng.below(1024));
+  if (op == Opcode::HMMA || op == Opcode::HGMMA) inst.aux &= kMmaSparse;  // its only flag (check_inst)
   warp.insts.push_back(inst);
 }
 

@@ -335,9 +335,10 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       // do not hold it (a pipelined main loop fences while the previous k-tile's MMAs run).
       for (int r = 0; r < kRegs - 1 && known; ++r)
         if (w.reg_reason[r] != StallReason::Gmma) known = check(static_cast<std::uint16_t>(r));
-    } else if (in->op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT) {
+    } else if (in->op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT && in->active_mask != 0) {
       // mbarrier.try_wait.parity P: done once the phase of parity P has completed, i.e. the completed phases'
       // count has the other parity (a fresh barrier counts as having completed the phase of parity 1).
+      // Predicated off (no active lane), it waits for nothing.
       const Mbarrier& m = ctas_[w.cta].mbarriers[in->group];
       if ((m.completed_phases & 1u) == in->aux) {
         w.block = Block::Mbarrier;
@@ -485,9 +486,14 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
           w.groups.push_back(w.open_group);
           w.open_group = 0;
         }
-        if (in->op == Opcode::MBARRIER_INIT || in->op == Opcode::SYNCS_ARRIVE_TRANS64) mbarrier_op(w, *in, now);
+        // A predicated-off init or arrive (no active lane, e.g. the non-elected warps of a producer) does nothing.
+        if ((in->op == Opcode::MBARRIER_INIT || in->op == Opcode::SYNCS_ARRIVE_TRANS64) && in->active_mask != 0)
+          mbarrier_op(w, *in, now);
         if (in->op == Opcode::WARPGROUP_COMMIT) {  // an empty group is complete at once
-          w.wgmma_groups.push_back(std::max(w.wgmma_open_done, now + 1));
+          // Groups complete in order (wait_group counts the oldest ones): a small-N group after a large-N one
+          // completes no earlier than it.
+          const Cycle done = std::max(w.wgmma_open_done, now + 1);
+          w.wgmma_groups.push_back(w.wgmma_groups.empty() ? done : std::max(done, w.wgmma_groups.back()));
           w.wgmma_open_done = 0;
         }
         break;
