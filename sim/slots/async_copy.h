@@ -12,6 +12,9 @@
 //  * Completion: the engine calls AsyncCopyCompletions::copy_done(record, cycle) once for the instruction,
 //    when its last byte is in shared memory. The pipeline completes the record exactly like an LDGSTS line,
 //    so the issuing warp's cp.async group (DEPBAR) and drain-at-EXIT accounting see it.
+//  * Time: the engine sends each request at the cycle it leaves the engine, never stamped in the future (a
+//    future stamp would reserve the SM's NoC port ahead of the LSU's requests). For work due later it returns
+//    that cycle from next_event(); the pipeline wakes the SM then and calls advance().
 //  * mbarrier: for copies that signal an mbarrier (complete_tx::bytes), the engine also reports the bytes with
 //    transaction_bytes(); the pipeline forwards them to the SM core, which owns the CTA's barriers and wakes
 //    warps waiting on that mbarrier's phase (SYNCS_PHASECHK_TRANS64_TRYWAIT).
@@ -47,6 +50,9 @@ class AsyncCopyEngine {
                      AsyncCopyCompletions& done) = 0;
   // An L2 response addressed to the engine (it recognises its own request ids); false if not its own.
   virtual bool receive_response(const MemRequest& resp, Cycle now) = 0;
+  // The next SM cycle at which the engine has work of its own (kSleep if none), and that work, done at `now`.
+  virtual Cycle next_event() const { return kSleep; }
+  virtual void advance(Cycle now) { (void)now; }
 };
 
 }  // namespace warpsim

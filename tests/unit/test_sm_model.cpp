@@ -1165,6 +1165,27 @@ TEST_CASE("TMA: a box load lands in shared memory, completes its mbarrier phase,
   }
 }
 
+TEST_CASE("TMA: a load issued right after a box copy is not queued behind the box's future line requests", "[sm][e2e][tma]") {
+  // The unit sends its first line async_copy.latency (100) cycles after issue and the box's 64 lines of 128 B over
+  // the next 64 cycles (128 B/cycle). The SM's NoC port is idle until then, so an LDG issued on the next LDST slot
+  // waits for its data as long as a lone LDG does (a few cycles of issue order at most), not ~164 cycles more.
+  const Config cfg = small_h100();
+  const double box_start = static_cast<double>(cfg.section("async_copy").u64("latency"));
+  REQUIRE(box_start >= 50);  // the test's margin below assumes the box's lines start well after the LDG's
+  const WarpInst init = mbar_op(Opcode::MBARRIER_INIT, 0, 1), expect = mbar_op(Opcode::SYNCS_ARRIVE_TRANS64, 0, 64 * 128);
+  const std::vector<WarpInst> lone = {init, expect, ldg(5, 0x10000), ffma(6, 5, 2, 3)};
+  const std::vector<WarpInst> after_box = {init, expect, tma_load(0x80000, 64, 128, 0), ldg(5, 0x10000), ffma(6, 5, 2, 3)};
+  const KernelResult a = run_warps(cfg, {lone});
+  const KernelResult b = run_warps(cfg, {after_box});
+  INFO("lone: " << stalls_str(a));
+  INFO("after box: " << stalls_str(b));
+  REQUIRE(total(b, "tma.requests") == 64);
+  const double lone_wait = static_cast<double>(stall(a, "stall_long_scoreboard"));
+  const double wait = static_cast<double>(stall(b, "stall_long_scoreboard"));
+  CHECK(wait <= lone_wait + 8);
+  CHECK(wait >= lone_wait - 8);
+}
+
 TEST_CASE("TMA: a GPU without a TMA unit refuses UTMALDG with one clear error", "[sm][e2e][tma][errors]") {
   const Config cfg = small_h100({"async_copy.issue_bytes_per_cycle=0"});
   InMemoryTrace t = one_cta_trace({{mbar_op(Opcode::MBARRIER_INIT, 0, 1), tma_load(0x40000, 1, 128, 0)}});

@@ -7,6 +7,7 @@
 
 #include <boost/container/small_vector.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -85,6 +86,7 @@ class MemoryPipeline final : private AsyncCopyCompletions {
       on_response(responses_.front(), now);
       responses_.pop();
     }
+    if (async_copy_) async_copy_->advance(now);
     while (!completions_.empty() && completions_.top().cycle <= now) {
       const Completion c = completions_.top();
       completions_.pop();
@@ -99,6 +101,7 @@ class MemoryPipeline final : private AsyncCopyCompletions {
     Cycle next = kSleep;
     if (!completions_.empty()) next = completions_.top().cycle;
     if (queued_ && lsu_next_ < next) next = lsu_next_;
+    if (async_copy_) next = std::min(next, async_copy_->next_event());
     return next;
   }
 

@@ -106,7 +106,8 @@ class TmaEngine final : public AsyncCopyEngine {
   bool receive_response(const MemRequest& resp, Cycle now) override {
     if (!(resp.id & kTag)) return false;
     Copy& c = copies_in_flight_[resp.id & ~kTag];
-    --outstanding_;
+    // A line held back by the max_outstanding limit is generated from now on at the earliest.
+    if (outstanding_-- == max_outstanding_ && !pending_.empty()) next_issue_ = std::max(next_issue_, static_cast<double>(now));
     if (--c.lines_left == 0) {
       // The data passes the L1TEX data path into shared memory, as an L1-bypassing cp.async line does.
       const Cycle at = now + l1_latency_;
@@ -121,6 +122,13 @@ class TmaEngine final : public AsyncCopyEngine {
     return true;
   }
 
+  Cycle next_event() const override {
+    if (pending_.empty() || outstanding_ >= max_outstanding_) return kSleep;  // a response calls pump()
+    return static_cast<Cycle>(std::ceil(send_time(pending_.front())));
+  }
+
+  void advance(Cycle now) override { pump(now); }
+
  private:
   static constexpr std::uint32_t kTag = 0x80000000u;  // request ids of the unit (the LSU's are record numbers)
   struct Copy {
@@ -133,13 +141,19 @@ class TmaEngine final : public AsyncCopyEngine {
     Cycle ready;  // its copy's issue + setup latency
   };
 
-  // Sends line requests in order while fewer than max_outstanding are in flight, each when the unit's issue
-  // rate allows and its copy's setup is over (copies overlap their setup with the lines of earlier ones).
+  // When the unit generates line `l` if nothing else holds it: after the previous line at the issue rate and
+  // after its copy's setup (copies overlap their setup with the lines of earlier ones).
+  double send_time(const Line& l) const { return std::max(next_issue_, static_cast<double>(l.ready)); }
+
+  // Sends, in order, the line requests due by `now` while fewer than max_outstanding are in flight; the rest
+  // wait for next_event() (their send time) or for a response (a free slot). A request is sent at its own
+  // cycle, not ahead of it: a future stamp would reserve the SM's NoC port before the LSU's requests.
   void pump(Cycle now) {
     while (!pending_.empty() && outstanding_ < max_outstanding_) {
       const Line l = pending_.front();
+      const double t = send_time(l);
+      if (static_cast<Cycle>(std::ceil(t)) > now) break;
       pending_.pop_front();
-      const double t = std::max({next_issue_, static_cast<double>(now), static_cast<double>(l.ready)});
       const std::uint32_t bytes = static_cast<std::uint32_t>(__builtin_popcount(l.sectors)) * sector_bytes_;
       next_issue_ = t + bytes / bytes_per_cycle_;
       issue_time_ += bytes / bytes_per_cycle_;
@@ -154,7 +168,7 @@ class TmaEngine final : public AsyncCopyEngine {
       req.slice = static_cast<std::uint16_t>(address_map_.slice_of(l.addr));
       ++outstanding_;
       ++requests_;
-      noc_.send_request(req, domain_.time_of(static_cast<Cycle>(std::ceil(t))));
+      noc_.send_request(req, domain_.time_of(now));  // t <= now: sent at the cycle it is due (woken then)
     }
   }
 
