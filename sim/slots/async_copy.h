@@ -10,8 +10,9 @@
 //    already opened. The engine then owns its timing: it generates its own L2 traffic through the "noc" slot (ctx.get<Interconnect>("noc")) (with
 //    MemRequest::sm = its SM and an id it chooses) and its responses come back through receive_response().
 //  * Completion: the engine calls AsyncCopyCompletions::copy_done(record, cycle) once for the instruction,
-//    when its last byte is in shared memory. The pipeline completes the record exactly like an LDGSTS line,
-//    so the issuing warp's cp.async group (DEPBAR) and drain-at-EXIT accounting see it.
+//    when its last byte is in shared memory. The pipeline completes the record like an LDGSTS line: an LDGSTS
+//    an engine takes stays in the warp's cp.async group (DEPBAR); any other copy (UTMALDG, completed on an
+//    mbarrier) is in no cp.async group, and only the drain at EXIT waits for it.
 //  * Time: the engine sends each request at the cycle it leaves the engine, never stamped in the future (a
 //    future stamp would reserve the SM's NoC port ahead of the LSU's requests). For work due later it returns
 //    that cycle from next_event(); the pipeline wakes the SM then and calls advance().

@@ -1350,6 +1350,31 @@ TEST_CASE("slots: an asynchronous copy engine takes instructions from the LSU an
   CHECK(stall(engine, "stall_long_scoreboard") >= 300 - 5);
 }
 
+TEST_CASE("TMA: a bulk copy is in no cp.async group: DEPBAR waits only for the LDGSTS, EXIT for both", "[sm][e2e][tma]") {
+  // In PTX, mbarrier-completed bulk copies (cp.async.bulk) are not in cp.async groups. A 256-line box takes
+  // async_copy.latency + 256 lines of issue + a DRAM round trip; the 16 B LDGSTS only the round trip, so a DEPBAR 0
+  // after it waits as long as it does without the box, while the warp's EXIT still drains the box.
+  const Config cfg = small_h100();
+  const WarpInst init = mbar_op(Opcode::MBARRIER_INIT, 0, 1), expect = mbar_op(Opcode::SYNCS_ARRIVE_TRANS64, 0, 256 * 128);
+  const WarpInst box = tma_load(0x80000, 256, 128, 0), cp = mem_inst(Opcode::LDGSTS, 0x30000, 0, 16);
+  const std::vector<WarpInst> copy_only = {init, expect, cp, op_only(Opcode::LDGDEPBAR), op_only(Opcode::DEPBAR, 0)};
+  const std::vector<WarpInst> with_box = {init, expect, box, cp, op_only(Opcode::LDGDEPBAR), op_only(Opcode::DEPBAR, 0)};
+  const std::vector<WarpInst> box_only = {init, expect, box};
+  const KernelResult a = run_warps(cfg, {copy_only});
+  const KernelResult b = run_warps(cfg, {with_box});
+  const KernelResult c = run_warps(cfg, {box_only});
+  INFO("LDGSTS alone: " << stalls_str(a));
+  INFO("LDGSTS and box: " << stalls_str(b));
+  INFO("box alone: " << stalls_str(c));
+  REQUIRE(c.cycles > a.cycles + 200);  // the box takes longer by far: a wait for it would show
+  const double alone = static_cast<double>(stall(a, "stall_long_scoreboard"));
+  const double mixed = static_cast<double>(stall(b, "stall_long_scoreboard"));
+  CHECK(mixed <= alone + 8);
+  CHECK(mixed >= alone - 8);
+  CHECK(b.cycles + 8 >= c.cycles);  // EXIT waited for the box
+  CHECK(stall(b, "stall_drain") >= c.cycles - a.cycles - 16);
+}
+
 TEST_CASE("config: L1 and L2 must agree on line and sector sizes", "[sm][config]") {
   CHECK_THROWS_WITH(Gpu(small_h100({"l2.sector_size=64B"})), Catch::Contains("same line and sector sizes"));
 }

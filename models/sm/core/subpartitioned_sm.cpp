@@ -379,7 +379,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   void evaluate_exit(Warp& w, Cycle earliest) {
     bool async_pending = w.open_group != 0;
     for (std::uint32_t g : w.groups) async_pending |= g != 0;
-    if (w.loads_in_flight || w.stores_in_flight || async_pending) {
+    if (w.loads_in_flight || w.stores_in_flight || w.bulk_copies_in_flight || async_pending) {
       w.block = Block::Drain;
       set_reason(w, earliest, StallReason::Drain);
       return;
@@ -524,6 +524,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     const MemKind kind = mem_->issue(ws, in, w.open_group_seq(), now);
     if (kind == MemKind::Store || kind == MemKind::SharedStore) ++w.stores_in_flight;
     if (kind == MemKind::AsyncCopy) ++w.open_group;
+    if (kind == MemKind::BulkCopy) ++w.bulk_copies_in_flight;
     if (writes_registers(kind)) {
       for (int i = 0; i < in.num_dst; ++i)
         if (in.dst[i] < kRegs - 1) {
@@ -554,6 +555,9 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
         else --w.groups[r.group - w.groups_retired];
         break;
       }
+      case MemKind::BulkCopy:
+        --w.bulk_copies_in_flight;
+        break;
     }
     if (w.block == Block::MemDep || w.block == Block::DepBar || w.block == Block::Drain) unblock(r.warp, t);
   }

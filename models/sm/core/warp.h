@@ -46,6 +46,8 @@ struct Warp {
   std::uint32_t open_group = 0;
   std::uint64_t groups_retired = 0;  // sequence number of groups.front()
   std::deque<std::uint32_t> groups;
+  // Bulk copies of the copy engine (UTMALDG) in flight: completed on mbarriers, in no cp.async group; EXIT drains them.
+  std::uint32_t bulk_copies_in_flight = 0;
   // wgmma groups: completion cycle of each committed group still executing, oldest first (they complete in order:
   // one in-order tensor pipe per sub-partition), and of the HGMMAs issued since the last commit.
   std::deque<Cycle> wgmma_groups;
@@ -71,6 +73,7 @@ struct Warp {
     wgmma_groups.clear();
     wgmma_open_done = 0;
     open_group = 0;
+    bulk_copies_in_flight = 0;
     loads_in_flight = 0;
     stores_in_flight = 0;
   }

@@ -85,7 +85,7 @@ MemKind MemoryPipeline::issue(std::uint32_t warp_slot, const WarpInst& in, std::
   r.shared_bytes = 0;
   r.cacheable = true;
   if (async_copy_ && async_copy_->handles(in)) {  // completed by the engine through copy_done()
-    r.kind = MemKind::AsyncCopy;
+    r.kind = in.op == Opcode::LDGSTS ? MemKind::AsyncCopy : MemKind::BulkCopy;
     r.cacheable = false;
     r.group = async_group;
     r.remaining = 1;

@@ -33,7 +33,9 @@ namespace warpsim {
 class BuildContext;
 
 // Atomic: read-modify-write performed at L2, returning the old value (RED, without a result, is a Store).
-enum class MemKind : std::uint8_t { Load, Store, SharedLoad, SharedStore, AsyncCopy, Atomic };
+// AsyncCopy: cp.async (LDGSTS), counted in the warp's cp.async groups. BulkCopy: a copy engine's bulk copy
+// (UTMALDG), completed on an mbarrier and in no cp.async group: the warp waits for it only at EXIT.
+enum class MemKind : std::uint8_t { Load, Store, SharedLoad, SharedStore, AsyncCopy, BulkCopy, Atomic };
 
 inline bool writes_registers(MemKind k) { return k == MemKind::Load || k == MemKind::SharedLoad || k == MemKind::Atomic; }
 
