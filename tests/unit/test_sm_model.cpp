@@ -12,6 +12,7 @@
 
 #include "models/gpu/gpu.h"
 #include "sim/slots/async_copy.h"
+#include "models/sm/core/warp.h"
 #include "models/sm/memory/coalescer.h"
 #include "sim/slots/l1_cache.h"
 #include "models/sm/scheduler/warp_scheduler.h"
@@ -1184,6 +1185,42 @@ TEST_CASE("TMA: a load issued right after a box copy is not queued behind the bo
   const double wait = static_cast<double>(stall(b, "stall_long_scoreboard"));
   CHECK(wait <= lone_wait + 8);
   CHECK(wait >= lone_wait - 8);
+}
+
+TEST_CASE("mbarriers: a copy delivering to, or a try_wait on, an uninitialised mbarrier is an input error", "[sm][e2e][tma][errors]") {
+  const Config cfg = small_h100();
+  SECTION("UTMALDG completing on a barrier no MBARRIER_INIT set up") {
+    InMemoryTrace t = one_cta_trace({{mbar_op(Opcode::MBARRIER_INIT, 0, 1), tma_load(0x40000, 1, 128, 5)}}, 32, 0, "tma_k");
+    const std::string e = input_error_of(cfg, t);
+    CHECK_THAT(e, Contains("kernel 'tma_k', CTA 0") && Contains("UTMALDG") && Contains("128 bytes") &&
+                      Contains("mbarrier 5, which no MBARRIER_INIT initialised"));
+  }
+  SECTION("try_wait (parity 1 would pass at once on a fresh barrier)") {
+    InMemoryTrace t = one_cta_trace({{mbar_op(Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT, 4, 1), ffma(6, 2, 3, 4)}}, 32, 0, "wait_k");
+    CHECK_THAT(input_error_of(cfg, t), Contains("kernel 'wait_k', CTA 0") && Contains("try_wait") &&
+                                           Contains("mbarrier 4, which no MBARRIER_INIT initialised"));
+  }
+  SECTION("initialised first: no error") {
+    InMemoryTrace t = one_cta_trace({{mbar_op(Opcode::MBARRIER_INIT, 4, 1), mbar_op(Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT, 4, 1)}});
+    CHECK(input_error_of(cfg, t).empty());
+  }
+}
+
+TEST_CASE("wgmma groups: commit drops the groups already complete, so commits without waits keep few", "[sm][wgmma]") {
+  Warp w;
+  // Empty groups committed one cycle apart: each is complete one cycle after its commit.
+  for (Cycle now = 0; now < 10000; ++now) w.commit_wgmma_group(now);
+  CHECK(w.wgmma_groups.size() == 1);
+  // A group still executing is kept, and a later (empty) group completes no earlier than it: in order.
+  w.wgmma_open_done = 20000;
+  w.commit_wgmma_group(10000);
+  w.commit_wgmma_group(10001);
+  REQUIRE(w.wgmma_groups.size() == 2);
+  CHECK(w.wgmma_groups.front() == 20000);
+  CHECK(w.wgmma_groups.back() == 20000);
+  w.commit_wgmma_group(20000);  // both complete by now: dropped
+  REQUIRE(w.wgmma_groups.size() == 1);
+  CHECK(w.wgmma_groups.front() == 20001);
 }
 
 TEST_CASE("TMA: a GPU without a TMA unit refuses UTMALDG with one clear error", "[sm][e2e][tma][errors]") {

@@ -221,7 +221,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       const Mbarrier& m = ctas_[w.cta].mbarriers[in.group];
       return "mbarrier " + std::to_string(in.group) + " parity " + std::to_string(in.aux) + ": " +
              std::to_string(m.completed_phases) + " phases completed, " + std::to_string(m.pending_arrivals) +
-             " arrivals and " + std::to_string(m.pending_bytes) + " transaction bytes pending";
+             " arrivals and " + std::to_string(m.pending_bytes) + " transaction bytes pending" +
+             (m.initialised ? "" : " (never initialised: no MBARRIER_INIT)");
     }
     if (w.pos < w.len) return std::string(opcode_info(w.buf[w.pos].op).name) + " pc=" + std::to_string(w.buf[w.pos].pc);
     return {};
@@ -489,13 +490,10 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
         // A predicated-off init or arrive (no active lane, e.g. the non-elected warps of a producer) does nothing.
         if ((in->op == Opcode::MBARRIER_INIT || in->op == Opcode::SYNCS_ARRIVE_TRANS64) && in->active_mask != 0)
           mbarrier_op(w, *in, now);
-        if (in->op == Opcode::WARPGROUP_COMMIT) {  // an empty group is complete at once
-          // Groups complete in order (wait_group counts the oldest ones): a small-N group after a large-N one
-          // completes no earlier than it.
-          const Cycle done = std::max(w.wgmma_open_done, now + 1);
-          w.wgmma_groups.push_back(w.wgmma_groups.empty() ? done : std::max(done, w.wgmma_groups.back()));
-          w.wgmma_open_done = 0;
-        }
+        if (in->op == Opcode::WARPGROUP_COMMIT) w.commit_wgmma_group(now);
+        if (in->op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT && in->active_mask != 0 &&
+            !ctas_[w.cta].mbarriers[in->group].initialised)
+          fail_uninitialised_mbarrier(w.cta, in->group, "SYNCS_PHASECHK_TRANS64_TRYWAIT (mbarrier.try_wait) on");
         break;
       case OpClass::Exit:
         ++w.pos;
@@ -570,6 +568,9 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   void mbarrier_transaction(std::uint32_t warp_slot, std::uint64_t mbarrier, std::uint32_t bytes, Cycle at) override {
     Cta& cta = ctas_[warps_[warp_slot].cta];
     Mbarrier& m = cta.mbarriers[mbarrier % kMbarriers];
+    if (!m.initialised)
+      fail_uninitialised_mbarrier(warps_[warp_slot].cta, static_cast<std::uint32_t>(mbarrier % kMbarriers),
+                                  "a UTMALDG (TMA copy) delivered " + std::to_string(bytes) + " bytes to");
     mbarrier_bytes_ += bytes;
     m.pending_bytes -= bytes;
     complete_mbarrier_phase_if_done(warps_[warp_slot].cta, static_cast<std::uint32_t>(mbarrier % kMbarriers), at);
@@ -593,6 +594,12 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     --m.pending_arrivals;
     m.pending_bytes += in.aux;
     complete_mbarrier_phase_if_done(w.cta, in.group, now + 1);
+  }
+
+  // An mbarrier used before any MBARRIER_INIT: the program is wrong (its phases and byte counts are undefined).
+  void fail_uninitialised_mbarrier(std::uint32_t cta_slot, std::uint32_t id, const std::string& what) {
+    ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(ctas_[cta_slot].id) + ": " + what + " mbarrier " +
+              std::to_string(id) + ", which no MBARRIER_INIT initialised");
   }
 
   void complete_mbarrier_phase_if_done(std::uint32_t cta_slot, std::uint32_t id, Cycle at) {

@@ -60,6 +60,17 @@ struct Warp {
   // Sequence number of the open cp.async group (the one LDGSTS issued now joins).
   std::uint64_t open_group_seq() const { return groups_retired + groups.size(); }
 
+  // wgmma.commit_group at cycle `now`: closes the group of the HGMMAs issued since the last commit (an empty
+  // group is complete at once). Groups complete in order (wait_group counts the oldest ones), so a small-N group
+  // after a large-N one completes no earlier than it. Groups complete by `now` are dropped first: a program that
+  // commits and never waits keeps only those still executing.
+  void commit_wgmma_group(Cycle now) {
+    while (!wgmma_groups.empty() && wgmma_groups.front() <= now) wgmma_groups.pop_front();
+    const Cycle done = std::max(wgmma_open_done, now + 1);
+    wgmma_groups.push_back(wgmma_groups.empty() ? done : std::max(done, wgmma_groups.back()));
+    wgmma_open_done = 0;
+  }
+
   void reset() {
     stream.reset();
     pos = len = 0;
