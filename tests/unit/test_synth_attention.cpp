@@ -246,5 +246,14 @@ TEST_CASE("attention: bad keys give one clear error", "[synth][attention][bad in
   CHECK_THAT(error_of({{"heads", "8"}, {"seqlen_q", "1"}, {"head_dim", "64"}, {"variant", "decode"}, {"page_size", "24"}}),
              Contains("page_size") && Contains("multiple of 16"));
   CHECK_THAT(error_of({{"heads", "8"}, {"seq_q", "64"}, {"head_dim", "64"}}), Contains("seq_q"));
+  // Sizes: Q of 65535 x 2^24 x 65535 x 256 x 2 B wraps 2^64; 512 x 2^24 x 1 x 64 x 2 B is 2^40 exactly; a decode
+  // cache of 65535 sequences of one 2^20-token page x 64 x 2 B is 65535 x 2^27 B. Each names the keys of its array.
+  CHECK_THAT(error_of({{"batch", "65535"}, {"heads", "65535"}, {"seqlen_q", "16777216"}, {"head_dim", "256"}}),
+             Contains("batch x seqlen_q x heads x head_dim") && Contains("more than 2^64") && Contains("below 2^40 bytes"));
+  CHECK_THAT(error_of({{"batch", "512"}, {"heads", "1"}, {"seqlen_q", "16777216"}, {"head_dim", "64"}}),
+             Contains("batch x seqlen_q x heads x head_dim") && Contains("1099511627776 bytes"));
+  CHECK_THAT(error_of({{"batch", "65535"}, {"heads", "1"}, {"seqlen_q", "1"}, {"seqlen_kv", "16"}, {"head_dim", "64"},
+                       {"variant", "decode"}, {"page_size", "1048576"}}),
+             Contains("page_size") && Contains("kv_heads") && Contains("8795958804480 bytes"));
   CHECK_THAT(error_of({{"seqlen_q", "64"}, {"head_dim", "64"}}), Contains("heads") && Contains("required"));
 }

@@ -35,6 +35,23 @@ constexpr std::uint64_t kMaxGridYZ = 65535;  // CUDA's grid.y / grid.z limit
   throw InputError("attention key '" + key + "': " + what);
 }
 
+// Every array stays below 2^40 bytes, as the GEMM's matrices do: address computations stay far from overflow.
+constexpr std::uint64_t kMaxArrayBytes = std::uint64_t{1} << 40;
+
+// Bytes of an array of the product of `factors`; an InputError naming `keys` when it reaches kMaxArrayBytes (the
+// product is taken without wrapping).
+std::uint64_t checked_array_bytes(const std::string& array, const std::string& keys,
+                                  std::initializer_list<std::uint64_t> factors) {
+  std::uint64_t bytes = 1;
+  bool wrapped = false;
+  for (std::uint64_t f : factors) wrapped = wrapped || __builtin_mul_overflow(bytes, f, &bytes);
+  if (wrapped || bytes >= kMaxArrayBytes)
+    throw InputError("attention keys " + keys + ": the " + array + " would take " +
+                     (wrapped ? std::string("more than 2^64") : std::to_string(bytes)) +
+                     " bytes; each array must stay below 2^40 bytes");
+  return bytes;
+}
+
 }  // namespace
 
 AttnProblem attention_problem(const SynthArgs& args) {
@@ -63,6 +80,19 @@ AttnProblem attention_problem(const SynthArgs& args) {
                        "(FlashAttention-2, runs on sm_80 and sm_90) or decode");
   if (p.batch > kMaxGridYZ) bad_key("batch", "at most 65535 (CUDA's grid.y limit), got " + std::to_string(p.batch));
   if (p.heads > kMaxGridYZ) bad_key("heads", "at most 65535 (CUDA's grid.z limit), got " + std::to_string(p.heads));
+  // Q and O, then K and V (the decode variant's paged cache holds whole pages); the other arrays are bounded by
+  // these (AttnArrays::add checks them too).
+  checked_array_bytes("Q tensor", "batch x seqlen_q x heads x head_dim",
+                      {p.batch, p.seqlen_q, p.heads, p.head_dim, p.elem_bytes});
+  std::uint64_t kv_tokens = p.seqlen_kv;
+  if (p.variant == "decode" && p.page_size > 0) {
+    kv_tokens = p.seqlen_kv / p.page_size * p.page_size;
+    if (kv_tokens < p.seqlen_kv && __builtin_add_overflow(kv_tokens, p.page_size, &kv_tokens)) kv_tokens = ~std::uint64_t{0};
+  }
+  checked_array_bytes(p.variant == "decode" ? "K cache (whole pages)" : "K tensor",
+                      p.variant == "decode" ? "batch x seqlen_kv (in pages of page_size) x kv_heads x head_dim"
+                                            : "batch x seqlen_kv x kv_heads x head_dim",
+                      {p.batch, kv_tokens, p.kv_heads, p.head_dim, p.elem_bytes});
   if (p.variant == "decode") {
     if (p.direction != "fwd")
       bad_key("direction", "the decode variant is forward only (inference), got " + p.direction);
@@ -76,6 +106,11 @@ AttnProblem attention_problem(const SynthArgs& args) {
 }
 
 std::uint64_t AttnArrays::add(std::uint64_t bytes) {
+  // attention_problem() bounds Q and K/V below 2^40 bytes; the arrays derived from them (gradients, fp32
+  // accumulators, per-split outputs) are at most 2^17 times those, so their products did not wrap.
+  if (bytes >= kMaxArrayBytes)
+    throw InputError("attention keys batch, heads, seqlen_q, seqlen_kv, head_dim: an array of " + std::to_string(bytes) +
+                     " bytes; each array must stay below 2^40 bytes");
   constexpr std::uint64_t kAlign = std::uint64_t{1} << 20;
   const std::uint64_t base = next_;
   next_ = (next_ + std::max<std::uint64_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
