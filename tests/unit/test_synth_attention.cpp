@@ -213,6 +213,19 @@ TEST_CASE("attention decode: paged K/V read once per KV head, every page's table
   CHECK(static_cast<double>(combine.stg_bytes) == b * 8 * d * 2);
 }
 
+TEST_CASE("attention decode: without KV splits batch x heads may pass 65535 (grid.y and grid.z hold them apart)",
+          "[synth][attention]") {
+  // 256 x 512 = 131072 CTAs of one 64-row block fill 108 x 2 slots: no split, grid (1, 256 batch, 512 heads),
+  // within CUDA's grid.y and grid.z limits though batch x heads is above 65535.
+  auto trace = make({{"variant", "decode"}, {"batch", "256"}, {"heads", "512"}, {"seqlen_q", "1"}, {"seqlen_kv", "16"},
+                     {"head_dim", "64"}, {"page_size", "16"}});
+  REQUIRE(trace->num_kernels() == 1);  // no combine kernel: one split
+  const KernelInfo info = trace->open_kernel(0)->info();
+  CHECK(info.grid.x == 1);
+  CHECK(info.grid.y == 256);
+  CHECK(info.grid.z == 512);
+}
+
 TEST_CASE("attention decode: num_splits_heuristic as flash-attention picks", "[synth][attention]") {
   using warpsim::synth::attn::num_splits_heuristic;
   // 200 CTAs >= 0.8 x 216 slots: no split.
