@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+
+#include "models/sm/exec/pipes.h"
 
 namespace warpsim {
 namespace {
@@ -23,6 +26,19 @@ constexpr PipeMetric kPipes[] = {
     {"ldst", "LSU issue (ldst pipe)", "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_elapsed"},
     {"branch", "branch pipe", "sm__inst_executed_pipe_cbu.avg.pct_of_peak_sustained_elapsed"},
 };
+
+// Every pipe of kPipeNames has its row above (and no other): a new pipe does not go missing from the report.
+constexpr bool same_name(const char* a, const char* b) { return *a == *b && (*a == '\0' || same_name(a + 1, b + 1)); }
+constexpr bool every_pipe_has_a_metric() {
+  for (const char* name : kPipeNames) {
+    bool found = false;
+    for (const PipeMetric& p : kPipes) found = found || same_name(name, p.pipe);
+    if (!found) return false;
+  }
+  return true;
+}
+static_assert(std::size(kPipes) == kPipeNames.size() && every_pipe_has_a_metric(),
+              "kPipes must list each pipe of kPipeNames (models/sm/exec/pipes.h) exactly once");
 
 // Crossbar ports, per side and direction: the busiest port of each (the `max` of the metric) is the limit.
 struct PortMetric {

@@ -29,8 +29,6 @@ double AttnProblem::kv_bytes() const {
 
 namespace {
 
-constexpr std::uint64_t kMaxGridYZ = 65535;  // CUDA's grid.y / grid.z limit
-
 [[noreturn]] void bad_key(const std::string& key, const std::string& what) {
   throw InputError("attention key '" + key + "': " + what);
 }
@@ -78,8 +76,10 @@ AttnProblem attention_problem(const SynthArgs& args) {
   if (p.variant == "fa3")
     bad_key("variant", "fa3 (the Hopper warp-specialised FlashAttention-3 kernel) is not built yet; use fa2 "
                        "(FlashAttention-2, runs on sm_80 and sm_90) or decode");
-  if (p.batch > kMaxGridYZ) bad_key("batch", "at most 65535 (CUDA's grid.y limit), got " + std::to_string(p.batch));
-  if (p.heads > kMaxGridYZ) bad_key("heads", "at most 65535 (CUDA's grid.z limit), got " + std::to_string(p.heads));
+  if (p.batch > kMaxGridDimYZ)
+    bad_key("batch", "at most " + std::to_string(kMaxGridDimYZ) + " (CUDA's grid.y limit), got " + std::to_string(p.batch));
+  if (p.heads > kMaxGridDimYZ)
+    bad_key("heads", "at most " + std::to_string(kMaxGridDimYZ) + " (CUDA's grid.z limit), got " + std::to_string(p.heads));
   // Q and O, then K and V (the decode variant's paged cache holds whole pages); the other arrays are bounded by
   // these (AttnArrays::add checks them too).
   checked_array_bytes("Q tensor", "batch x seqlen_q x heads x head_dim",

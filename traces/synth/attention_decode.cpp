@@ -208,10 +208,10 @@ std::vector<GeneratedKernelSpec> decode_kernels(const AttnProblem& p, const Conf
   const Dim3 grid = splits > 1 ? Dim3{m_blocks, splits, static_cast<std::uint32_t>(p.batch * heads)}
                                : Dim3{m_blocks, static_cast<std::uint32_t>(p.batch), static_cast<std::uint32_t>(heads)};
   // With splits, grid.z is batch x heads' (without, grid.y and grid.z are batch and heads', checked with the keys).
-  if (splits > 1 && p.batch * heads > 65535)
+  if (splits > 1 && p.batch * heads > kMaxGridDimYZ)
     throw InputError(std::string("attention decode: batch x ") + (swapped ? "kv_heads" : "heads") + " (" +
                      std::to_string(p.batch * heads) + ", the grid.z of " +
-                     std::to_string(splits) + " KV splits) above CUDA's grid.z limit of 65535");
+                     std::to_string(splits) + " KV splits) above CUDA's grid.z limit of " + std::to_string(kMaxGridDimYZ));
   const std::string name = "warpsim_flash_fwd_splitkv_paged_" + p.dtype_name + "_hdim" + std::to_string(d) + "_64x" +
                            std::to_string(P.block_n) + "_splits" + std::to_string(splits) + "_page" +
                            std::to_string(p.page_size);

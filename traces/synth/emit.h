@@ -25,6 +25,10 @@ inline constexpr std::uint32_t kLdsmMatrices = 4;   // .x4: lanes 8q..8q+7 addre
 inline constexpr std::uint32_t kWarpgroupWarps = 4;
 inline constexpr std::uint32_t kWarpgroupThreads = kWarpgroupWarps * kWarpSize;
 inline constexpr std::uint32_t kFullMask = ~0u;
+// Largest gridDim.y and gridDim.z of a launch: 65535 on every compute capability (CUDA C++ Programming Guide,
+// "Features and Technical Specifications", table "Technical Specifications per Compute Capability": maximum y- or
+// z-dimension of a grid of thread blocks). Synthesizers check their grids against it.
+inline constexpr std::uint64_t kMaxGridDimYZ = 65535;
 // Active mask of lanes 0..n-1 (all 32 when n >= 32): the lanes of a ragged last piece of work.
 inline constexpr std::uint32_t first_lanes_mask(std::uint64_t n) {
   return n >= kWarpSize ? kFullMask : (1u << n) - 1;
