@@ -103,6 +103,12 @@ TEST_CASE("microbenchmark keys are validated with one clear error", "[synth][mic
   CHECK_THAT(error_of([&] { make("tensor_throughput", Keys{{"instruction", "wgmma"}}, a100); }),
              Catch::Contains("sm_90 only"));
   CHECK_THAT(error_of([&] { make("tensor_throughput", Keys{{"dtype", "fp8"}}, a100); }), Catch::Contains("no FP8"));
+  // TMA: wherever the config has a TMA unit (async_copy.issue_bytes_per_cycle > 0), whatever the arch is called.
+  CHECK_THAT(error_of([&] { make("tma_bandwidth", Keys{}, a100); }),
+             Catch::Contains("sm_80") && Catch::Contains("async_copy.issue_bytes_per_cycle is 0"));
+  CHECK_NOTHROW(make("tma_bandwidth", Keys{{"iterations", "2"}}, gpu("b200")));
+  CHECK_THAT(error_of([&] { make("tma_bandwidth", Keys{}, gpu("h100_sxm", {"async_copy.issue_bytes_per_cycle=0"})); }),
+             Catch::Contains("has none"));
   CHECK_THAT(error_of([&] { make("tensor_throughput", Keys{{"shape", "m64n256k16"}}, h100); }),
              Catch::Contains("m16n8k8 and m16n8k16"));
   CHECK_THAT(error_of([&] { make("tensor_throughput", Keys{{"instruction", "wgmma"}, {"shape", "m64n250k16"}}, h100); }),

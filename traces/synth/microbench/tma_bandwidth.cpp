@@ -1,5 +1,5 @@
-// Microbenchmark `tma_bandwidth`: TMA box loads into shared memory (sm_90). One warp per CTA keeps `stages`
-// boxes in flight, each on its own mbarrier: per box i (stage s = i % stages) it waits for the box that last used
+// Microbenchmark `tma_bandwidth`: TMA box loads into shared memory (GPUs with a TMA unit, sm_90 and later). One
+// warp per CTA keeps `stages` boxes in flight, each on its own mbarrier: per box i (stage s = i % stages) it waits for the box that last used
 // stage s (try_wait on that phase's parity), arrives with expect_tx(box bytes) and issues the UTMALDG. Box i of
 // a CTA reads bytes (i * box) mod `footprint` of the CTA's own region, so a footprint of one box measures the
 // latency of an L2-resident TMA load (after the first), and the default (no reuse) streams from DRAM.
@@ -34,8 +34,12 @@ std::uint64_t footprint_of(const SynthArgs& args) {
 
 std::unique_ptr<TraceSource> make_tma(const SynthArgs& args, const Config& config) {
   const std::string arch = config.section("gpu").str("arch");
-  if (arch != "sm_90")
-    throw InputError("tma_bandwidth: TMA box copies (cp.async.bulk.tensor) exist on sm_90 only; this GPU is " + arch);
+  // The GPU has a TMA unit when its config gives the unit a rate (0 on GPUs without one, as on sm_80).
+  const bool has_tma = config.has_section("async_copy") && config.section("async_copy").has("issue_bytes_per_cycle") &&
+                       config.section("async_copy").u64("issue_bytes_per_cycle") > 0;
+  if (!has_tma)
+    throw InputError("tma_bandwidth: TMA box copies (cp.async.bulk.tensor) need a TMA unit; this GPU (" + arch +
+                     ") has none (async_copy.issue_bytes_per_cycle is 0)");
   TmaPlan p;
   p.box.rows = static_cast<std::uint32_t>(args.u64("box_rows"));
   p.box.row_bytes = static_cast<std::uint32_t>(args.u64("box_row_bytes"));
