@@ -3,12 +3,16 @@
 representative workload of each synthesizer family, for one or more warpsim binaries (e.g. before and after a
 change), run alternately so that a busy machine slows them alike. A benchmark that prints figures, not a test.
 
-    python3 tools/bench/family_speed.py build/warpsim [OTHER_WARPSIM ...] [--only REGEX] [--repeat N]
+    python3 tools/bench/family_speed.py build/warpsim [OTHER_WARPSIM[:CONFIG_DIR] ...] [--only REGEX] [--repeat N]
+
+An older binary whose shipped configs differ takes them from CONFIG_DIR (WARPSIM_CONFIG_DIR), e.g. the `configs`
+folder of `git archive <rev> configs`.
 
 A workload a binary cannot run (a synthesizer it does not have yet) is reported as `-`.
 """
 import argparse
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -33,11 +37,14 @@ WORKLOADS = [
 
 
 def run(warpsim, gpu, kind, keys):
+    env = dict(os.environ)
+    if ":" in warpsim:
+        warpsim, env["WARPSIM_CONFIG_DIR"] = warpsim.split(":", 1)
     with tempfile.TemporaryDirectory() as out:
         cmd = [warpsim, "run", "--gpu", gpu, "--synth", kind, "--out", out]
         for k, v in keys.items():
             cmd += ["--synth-key", f"{k}={v}"]
-        p = subprocess.run(cmd, capture_output=True, text=True)
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if p.returncode != 0:
             return None
         sim = json.load(open(f"{out}/stats.json"))["sim"]
