@@ -77,8 +77,8 @@ constexpr int kMaxStages = 32;
 // Returns false (error flag raised) if a wait gave up.
 template <class Issue>
 __device__ bool stream_ring(uint8_t* ring, uint64_t* bars, uint32_t chunk, size_t chunks, int passes,
-                            unsigned* err, Issue issue) {
-  const int stages = kRingBytes / chunk;
+                            unsigned* err, Issue issue, uint32_t ring_bytes = kRingBytes) {
+  const int stages = ring_bytes / chunk;
   for (int s = 0; s < stages; ++s) mbar_init(&bars[s], 1);
   // Make the initialised barriers visible to the async proxy (the copy engine).
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -110,13 +110,13 @@ __device__ bool stream_ring(uint8_t* ring, uint64_t* bars, uint32_t chunk, size_
 // (a1) 1-D bulk copies (cp.async.bulk) of `chunk` contiguous bytes.
 __global__ void __launch_bounds__(32, 1)
     tma_stream_kernel(const uint8_t* src, size_t bytes, int passes, uint32_t chunk, unsigned* err,
-                      ClockProbe* probes) {
+                      ClockProbe* probes, uint32_t ring_bytes = kRingBytes) {
   extern __shared__ __align__(128) uint8_t ring[];
   __shared__ uint64_t bars[kMaxStages];
   if (threadIdx.x != 0) return;  // the elected issuing thread
   unsigned long long c0 = clock64(), t0 = global_ns();
   auto issue = [&](uint8_t* dst, size_t c, uint64_t* bar) { bulk_g2s(dst, src + c * chunk, chunk, bar); };
-  if (!stream_ring(ring, bars, chunk, bytes / chunk, passes, err, issue)) return;
+  if (!stream_ring(ring, bars, chunk, bytes / chunk, passes, err, issue, ring_bytes)) return;
   unsigned long long c1 = clock64(), t1 = global_ns();
   probes[blockIdx.x] = ClockProbe{c1 - c0, t1 - t0, sm_id()};
 }
@@ -395,6 +395,27 @@ int main() {
                     sms, int(kRingBytes / chunk), kRingBytes / 1024, fp.passes);
       report_bw(std::string("tma_bulk.") + fp.name + ".chunk" + std::to_string(chunk / 1024) + "KiB",
                 double(fp.bytes / chunk * chunk) * fp.passes, ms, probes, sms, cond);
+    }
+  }
+
+  // (a3) Bytes in flight: one CTA (one SM's TMA) and all SMs streaming an L2-resident 2 MiB with rings of 8 to
+  // 128 KiB of 4 KiB copies, all stages in flight: where the rate stops growing with the ring says how many
+  // bytes one SM's TMA keeps in flight (Little's law: rate x latency).
+  for (int ctas : {1, sms}) {
+    for (uint32_t ring : {8192u, 16384u, 32768u, 65536u, 131072u}) {
+      const uint32_t chunk = 4096;
+      const size_t bytes = size_t(2) << 20;
+      const int passes = ctas == 1 ? 8 : 64;
+      Probes probes(ctas);
+      auto launch = [&] {
+        tma_stream_kernel<<<ctas, 32, kRingBytes>>>(l2_buf, bytes, passes, chunk, err, probes.dev, ring);
+      };
+      const double ms = time_launches(launch, kTimedLaunches);
+      check_timeout_flag(err, "tma_stream_kernel (in flight)");
+      std::snprintf(cond, sizeof cond, "ctas=%d,issuing_threads_per_cta=1,chunk=4KiB,stages=%d,ring=%uKiB,l2_2MiB,passes=%d",
+                    ctas, int(ring / chunk), ring / 1024, passes);
+      report_bw(std::string("tma_inflight.ctas") + std::to_string(ctas) + ".ring" + std::to_string(ring / 1024) + "KiB",
+                double(bytes) * passes, ms, probes, ctas, cond);
     }
   }
 
