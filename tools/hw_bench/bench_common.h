@@ -57,6 +57,27 @@ inline void result(const char* id, double value, const char* unit, const char* c
   std::fflush(stdout);
 }
 
+// Times `launch` (one kernel launch) with cudaEvents: one warm-up, then `reps` launches; ms per launch.
+template <class F>
+inline double time_launches(F launch, int reps) {
+  launch();
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  CHECK(cudaEventRecord(e0));
+  for (int r = 0; r < reps; ++r) launch();
+  CHECK(cudaGetLastError());
+  CHECK(cudaEventRecord(e1));
+  CHECK(cudaEventSynchronize(e1));
+  float ms = 0;
+  CHECK(cudaEventElapsedTime(&ms, e0, e1));
+  CHECK(cudaEventDestroy(e0));
+  CHECK(cudaEventDestroy(e1));
+  return double(ms) / reps;
+}
+
 // Device buffer of ClockProbe (one per CTA) with host copy.
 struct Probes {
   ClockProbe* dev = nullptr;

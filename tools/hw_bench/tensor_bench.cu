@@ -171,26 +171,6 @@ static Gpu query_gpu() {
   return g;
 }
 
-// Times `launch` (one kernel launch) with cudaEvents: one warm-up, then `reps` launches; ms per launch.
-template <class F>
-static double time_launches(F launch, int reps) {
-  launch();
-  CHECK(cudaGetLastError());
-  CHECK(cudaDeviceSynchronize());
-  cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
-  CHECK(cudaEventRecord(e0));
-  for (int r = 0; r < reps; ++r) launch();
-  CHECK(cudaGetLastError());
-  CHECK(cudaEventRecord(e1));
-  CHECK(cudaEventSynchronize(e1));
-  float ms = 0;
-  CHECK(cudaEventElapsedTime(&ms, e0, e1));
-  CHECK(cudaEventDestroy(e0));
-  CHECK(cudaEventDestroy(e1));
-  return double(ms) / reps;
-}
 
 // Prints throughput (whole GPU and per SM per cycle), the measured SM clock, and latency.
 static void report_rate(const std::string& id, double flops, double ms, const Probes& probes, int sms,

@@ -315,25 +315,6 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(32, 1)
 }
 
 // ------------------------------------------------------------------- host
-template <class F>
-static double time_launches(F launch, int reps) {
-  launch();
-  CHECK(cudaGetLastError());
-  CHECK(cudaDeviceSynchronize());
-  cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
-  CHECK(cudaEventRecord(e0));
-  for (int r = 0; r < reps; ++r) launch();
-  CHECK(cudaGetLastError());
-  CHECK(cudaEventRecord(e1));
-  CHECK(cudaEventSynchronize(e1));
-  float ms = 0;
-  CHECK(cudaEventElapsedTime(&ms, e0, e1));
-  CHECK(cudaEventDestroy(e0));
-  CHECK(cudaEventDestroy(e1));
-  return double(ms) / reps;
-}
 
 static void report_bw(const std::string& id, double bytes, double ms, const Probes& probes, int sms,
                       std::string cond) {
