@@ -13,36 +13,15 @@ using namespace wstest;
 
 namespace {
 
-struct AttnRun {
-  std::map<std::string, double> metrics;  // "attention: NAME = VALUE UNIT"
-  std::map<std::string, std::string> config;
+struct AttnRun : SynthRun {
   double tensor_peak_flops() const {
     return config_number(config, "sm.count") * config_number(config, "sm.tensor.flops_per_cycle.f16") *
            config_number(config, "clocks.sm");
   }
-  double metric(const std::string& name) const {
-    const auto it = metrics.find(name);
-    if (it == metrics.end()) FAIL("metric '" << name << "' not printed");
-    return it->second;
-  }
 };
 
 AttnRun run_attention(const std::string& gpu, const std::vector<std::string>& keys) {
-  TempDir dir;
-  std::vector<std::string> args = {"run", "--gpu", gpu, "--synth", "attention", "--out", dir / "out", "--no-progress"};
-  for (const std::string& k : keys) args.insert(args.end(), {"--synth-key", k});
-  const CmdResult r = run_warpsim(args);
-  INFO(describe(args, r));
-  REQUIRE(r.exit_code == 0);
-  AttnRun out;
-  const std::regex line("^attention: (\\w+) = ([-+0-9.eE]+) ");
-  std::istringstream text(r.out);
-  for (std::string l; std::getline(text, l);) {
-    std::smatch m;
-    if (std::regex_search(l, m, line)) out.metrics[m[1]] = std::stod(m[2]);
-  }
-  out.config = read_flat_yaml(read_text(dir.path() / "out" / "config.resolved.yaml"));
-  return out;
+  return AttnRun{run_synth(gpu, "attention", keys)};
 }
 
 void check_tensor_share(const AttnRun& run, double min_share) {

@@ -25,6 +25,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -355,6 +356,38 @@ inline double config_number(const std::map<std::string, std::string>& cfg, const
   const auto it = cfg.find(key);
   if (it == cfg.end()) throw std::runtime_error("config has no key '" + key + "'");
   return parse_si(it->second);
+}
+
+// A synthesizer run end to end (`warpsim run --synth KIND`): the metrics it printed ("KIND: NAME = VALUE UNIT")
+// and the run's resolved config. Only for test files, which include Catch before this header.
+struct SynthRun {
+  std::map<std::string, double> metrics;
+  std::map<std::string, std::string> config;
+  double metric(const std::string& name) const {
+    const auto it = metrics.find(name);
+    if (it == metrics.end()) FAIL("metric '" << name << "' not printed");
+    return it->second;
+  }
+};
+
+inline SynthRun run_synth(const std::string& gpu, const std::string& kind, const std::vector<std::string>& keys,
+                          const std::vector<std::string>& sets = {}) {
+  TempDir dir;
+  std::vector<std::string> args = {"run", "--gpu", gpu, "--synth", kind, "--out", dir / "out", "--no-progress"};
+  for (const std::string& k : keys) args.insert(args.end(), {"--synth-key", k});
+  for (const std::string& s : sets) args.insert(args.end(), {"--set", s});
+  const CmdResult r = run_warpsim(args);
+  INFO(describe(args, r));
+  REQUIRE(r.exit_code == 0);
+  SynthRun out;
+  const std::regex line("^" + kind + ": (\\w+) = ([-+0-9.eE]+) ");
+  std::istringstream text(r.out);
+  for (std::string l; std::getline(text, l);) {
+    std::smatch m;
+    if (std::regex_search(l, m, line)) out.metrics[m[1]] = std::stod(m[2]);
+  }
+  out.config = read_flat_yaml(read_text(dir.path() / "out" / "config.resolved.yaml"));
+  return out;
 }
 
 }  // namespace wstest

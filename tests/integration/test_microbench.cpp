@@ -15,36 +15,14 @@ using namespace wstest;
 
 namespace {
 
-struct MicrobenchRun {
-  std::map<std::string, double> metrics;  // as printed: "KIND: NAME = VALUE UNIT"
-  std::map<std::string, std::string> config;
-};
+using MicrobenchRun = SynthRun;
 
 MicrobenchRun run_microbench(const std::string& gpu, const std::string& kind, const std::vector<std::string>& keys,
                              const std::vector<std::string>& sets = {}) {
-  TempDir dir;
-  std::vector<std::string> args = {"run", "--gpu", gpu, "--synth", kind, "--out", dir / "out", "--no-progress"};
-  for (const std::string& k : keys) args.insert(args.end(), {"--synth-key", k});
-  for (const std::string& s : sets) args.insert(args.end(), {"--set", s});
-  const CmdResult r = run_warpsim(args);
-  INFO(describe(args, r));
-  REQUIRE(r.exit_code == 0);
-  MicrobenchRun out;
-  const std::regex line("^" + kind + ": (\\w+) = ([-+0-9.eE]+) ");
-  std::istringstream text(r.out);
-  for (std::string l; std::getline(text, l);) {
-    std::smatch m;
-    if (std::regex_search(l, m, line)) out.metrics[m[1]] = std::stod(m[2]);
-  }
-  out.config = read_flat_yaml(read_text(dir.path() / "out" / "config.resolved.yaml"));
-  return out;
+  return run_synth(gpu, kind, keys, sets);
 }
 
-double metric(const MicrobenchRun& run, const std::string& name) {
-  const auto it = run.metrics.find(name);
-  if (it == run.metrics.end()) FAIL("metric '" << name << "' not printed");
-  return it->second;
-}
+double metric(const MicrobenchRun& run, const std::string& name) { return run.metric(name); }
 
 }  // namespace
 
