@@ -780,15 +780,21 @@ std::vector<GeneratedKernelSpec> fa2_backward_kernels(const AttnProblem& p, cons
   const std::string suffix = "_" + p.dtype_name + "_hdim" + std::to_string(d) + (p.causal ? "_causal" : "");
   std::vector<GeneratedKernelSpec> out;
 
-  // 1. flash_bwd_dot_do_o_kernel: D = rowsum(dO * O) per row (the d/8 lanes of a row reduce with SHFL), and
-  // dQaccum cleared. One CTA per (block_m rows, batch, head), 8 warps.
-  {
+  // The two element-wise kernels around the main one: one CTA per (block_m rows, batch, head), `threads` threads.
+  auto row_block_kernel = [&](const std::string& name) {
     GeneratedKernelSpec spec;
-    spec.info.name = "warpsim_flash_bwd_dot_do_o" + suffix;
+    spec.info.name = name + suffix;
     spec.info.grid = Dim3{P.m_blocks, static_cast<std::uint32_t>(p.batch), static_cast<std::uint32_t>(p.heads)};
     spec.info.block = Dim3{threads, 1, 1};
     spec.info.registers_per_thread = 32;
     spec.info.target_arch = arch;
+    return spec;
+  };
+
+  // 1. flash_bwd_dot_do_o_kernel: D = rowsum(dO * O) per row (the d/8 lanes of a row reduce with SHFL), and
+  // dQaccum cleared. One CTA per (block_m rows, batch, head), 8 warps.
+  {
+    GeneratedKernelSpec spec = row_block_kernel("warpsim_flash_bwd_dot_do_o");
     const CoalescedTileCopy tile = P.qdo_copy;
     const CoalescedTileCopy acc_tile(M, d * 4, threads);
     const std::uint32_t elems = kVecBytes / p.elem_bytes;
@@ -872,12 +878,7 @@ std::vector<GeneratedKernelSpec> fa2_backward_kernels(const AttnProblem& p, cons
 
   // 3. flash_bwd_convert_dq_kernel: dQ = dQaccum * scale, to 16 bits. One CTA per (block_m rows, batch, head).
   {
-    GeneratedKernelSpec spec;
-    spec.info.name = "warpsim_flash_bwd_convert_dq" + suffix;
-    spec.info.grid = Dim3{P.m_blocks, static_cast<std::uint32_t>(p.batch), static_cast<std::uint32_t>(p.heads)};
-    spec.info.block = Dim3{threads, 1, 1};
-    spec.info.registers_per_thread = 32;
-    spec.info.target_arch = arch;
+    GeneratedKernelSpec spec = row_block_kernel("warpsim_flash_bwd_convert_dq");
     const CoalescedTileCopy acc_tile(M, d * 4, threads);
     spec.make_warp = [plan, dq, acc_tile](std::uint64_t cta, std::uint32_t warp) -> std::unique_ptr<WarpGenerator> {
       return std::make_unique<StraightWarp>([plan, dq, acc_tile, cta, warp](InstChunk& c) {
