@@ -46,8 +46,6 @@ constexpr std::uint16_t kPredLoop = 248;  // predicate registers P0, P1 get ids 
 constexpr std::uint16_t kPredGuard = 249;
 constexpr std::uint16_t kPredRole = 250;
 constexpr std::uint16_t kFirstPredId = kPredLoop;
-constexpr std::uint32_t kMaxGridY = 65535;
-constexpr std::uint32_t kMaxGridZ = 65535;
 constexpr std::uint32_t kMinChunkInsts = 64;  // consumers batch k-tiles until a chunk has this many records
 
 // Instructions of the fixed code sections (kept in step with the emitters below; used to lay out the code).
@@ -743,7 +741,7 @@ std::uint32_t choose_split_k(const GemmProblem& p, const GemmTiling& t, const Ge
   if (tiles >= limits.sm_count) return 1;  // every SM has an output tile already
   const std::uint64_t k_tiles = ceil_div(p.k, t.tile_k);
   const std::uint64_t min_k_tiles = std::max<std::uint32_t>(2, t.stages);
-  const std::uint64_t s_max = std::min<std::uint64_t>(k_tiles / min_k_tiles, kMaxGridZ / p.batch);
+  const std::uint64_t s_max = std::min<std::uint64_t>(k_tiles / min_k_tiles, kMaxGridDimYZ / p.batch);
   if (s_max < 2) return 1;
 
   // CTAs per SM, as far as the limits tell (the per-SM shared memory is taken as the per-CTA limit: H100 and A100
@@ -803,7 +801,7 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
       t.split_k * p.batch * p.m * p.n >= kMaxElems)
     return "GEMM split-K workspace too large (split_k x batch x m x n must be below 2^40 fp32 elements)";
   if (p.k * eb > 0x7fffffffull || p.n * c_eb > 0x7fffffffull) return "GEMM row pitch exceeds 2 GiB";
-  if (t.split_k >= 1 && p.batch * t.split_k > kMaxGridZ)
+  if (t.split_k >= 1 && p.batch * t.split_k > kMaxGridDimYZ)
     return "GEMM grid too large: grid.z = batch x split_k = " + std::to_string(p.batch) + " x " +
            std::to_string(t.split_k) + " must be <= 65535";
 
@@ -821,11 +819,11 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
   if (!(kWarpSize % chunks_per_row == 0 || chunks_per_row % kWarpSize == 0))
     return "GEMM tile_k=" + std::to_string(t.tile_k) +
            ": its copy chunks per row must divide, or be a multiple of, the 32 lanes of a copy";
-  if (ceil_div(p.n, t.tile_n) > 0x7fffffffull || ceil_div(p.m, t.tile_m) > kMaxGridY)
+  if (ceil_div(p.n, t.tile_n) > 0x7fffffffull || ceil_div(p.m, t.tile_m) > kMaxGridDimYZ)
     return "GEMM grid too large (grid.y = ceil(m/tile_m) must be <= 65535)";
   if (t.split_k > 1) {
     const std::uint64_t k_tiles = ceil_div(p.k, t.tile_k);
-    if (t.split_k > k_tiles || t.split_k > kMaxGridZ)
+    if (t.split_k > k_tiles || t.split_k > kMaxGridDimYZ)
       return "GEMM split_k=" + std::to_string(t.split_k) + " exceeds the " + std::to_string(k_tiles) +
              " k-tiles of k=" + std::to_string(p.k) + " (each split needs at least one; grid.z <= 65535)";
   }

@@ -1,6 +1,7 @@
 #include "traces/synth/gemm_synthesizer.h"
 
 #include "sim/core/error.h"
+#include "traces/synth/emit.h"
 #include "traces/synth/registry.h"
 
 namespace warpsim {
@@ -43,7 +44,7 @@ SynthesizerInfo gemm_synthesizer() {
                           "input data type: bf16/fp16 (C of the same type), fp8 (e4m3 or e5m2: one byte, bf16 C; "
                           "sm_90), tf32 (fp32 in memory, fp32 C), int8 (int32 C); fp16 = f16, int8 = i8")
                   .uint("batch", "matrices", 1, "strided batch: independent GEMMs, one after another in memory", 1,
-                        65535)
+                        synth::kMaxGridDimYZ)
                   .params();
   info.factory = [](const SynthArgs& args, const Config& config) {
     GemmProblem problem;
