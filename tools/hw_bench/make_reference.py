@@ -79,6 +79,10 @@ for r in data["results"]:
                   head_dim=128, dtype="fp16")
         case(rid, wl, "time_us", r["time_us"], "attention",
              f"{r['conditions']}: {v:.0f} GB/s; contiguous cache (SDPA has no page table)")
+    elif m := re.fullmatch(r"h100\.op\.(softmax|rmsnorm)\.(bf16|fp32)\.r(\d+)c(\d+)", rid):
+        op, dt, rows, cols = m.group(1), m.group(2), *map(int, m.group(3, 4))
+        case(rid, dict(kind=op, rows=rows, cols=cols, dtype=dt), "time_us", r["time_us"], "ops",
+             f"{r['conditions']}: {v:.0f} GB/s")
     elif m := re.fullmatch(r"h100\.op\.(\w+)\.r(\d+)c(\d+)", rid):
         op, rows, cols = m.group(1), *map(int, m.group(2, 3))
         if op in ("softmax", "layernorm", "rmsnorm"):

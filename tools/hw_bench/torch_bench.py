@@ -262,13 +262,38 @@ def memory_ops():
     record("h100.launch.graph_kernel", t / 100 * 1e6, "us", "100 x.add_(1) captured in a CUDA graph, time per kernel")
 
 
+def row_norms():
+    """RMSNorm and softmax over rows of 4k-32k elements, bf16 and fp32, each tensor 512 MiB (10x the H100's L2):
+    the memory-bound row operators of LLM inference, for the memory model's HBM-share check (issue 9)."""
+    with ClockSampler("norms") as clk:
+        for dtype, tag in ((torch.bfloat16, "bf16"), (torch.float32, "fp32")):
+            for cols in (4096, 8192, 16384, 32768):
+                rows = (512 * 2**20) // (cols * torch.finfo(dtype).bits // 8)
+                x = torch.randn(rows, cols, device="cuda", dtype=dtype)
+                w = torch.ones(cols, device="cuda", dtype=dtype)
+                nbytes = x.numel() * x.element_size()
+                ops = {"softmax": lambda: torch.softmax(x, dim=-1)}
+                if hasattr(F, "rms_norm"):
+                    ops["rmsnorm"] = lambda: F.rms_norm(x, (cols,), w)
+                for name, fn in ops.items():
+                    try:
+                        t = time_fn(fn)
+                        record(f"h100.op.{name}.{tag}.r{rows}c{cols}", 2 * nbytes / t / 1e9, "GB/s",
+                               f"torch {name}, {tag}, rows x cols; bytes = input + output once", time_us=t * 1e6)
+                    except Exception as ex:
+                        print(f"SKIP norm {name} {tag} {cols}: {ex}", flush=True)
+                del x, w
+                torch.cuda.empty_cache()
+    results.append(dict(id="h100.norms.clock", value=clk.clock_median, unit="MHz", conditions="norms section"))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     info = env()
-    sections = [s for s in ("gemm", "attention", "memory") if s in sys.argv] or ["gemm", "attention", "memory"]
+    sections = [s for s in ("gemm", "attention", "memory", "norms") if s in sys.argv] or ["gemm", "attention", "memory"]
     for s in sections:
         t0 = time.time()
-        dict(gemm=gemms, attention=attention, memory=memory_ops)[s]()
+        dict(gemm=gemms, attention=attention, memory=memory_ops, norms=row_norms)[s]()
         print(f"SECTION {s} took {time.time() - t0:.1f} s", flush=True)
     name = "torch_bench.json" if len(sections) == 3 else f"torch_bench_{'_'.join(sections)}.json"
     with open(os.path.join(OUT, name), "w") as f:
