@@ -155,7 +155,7 @@ __global__ void nearfar_first_kernel(const uint64_t* lines, int n, unsigned targ
 // ------------------------------------------------------------------ streams (HBM)
 __device__ __forceinline__ float hsum(float4 v) { return v.x + v.y + v.z + v.w; }
 
-__global__ void __launch_bounds__(256) stream_read_kernel(const float4* __restrict__ a, size_t n, float* sink) {
+__global__ void __launch_bounds__(256, 8) stream_read_kernel(const float4* __restrict__ a, size_t n, float* sink) {
   const size_t step = size_t(gridDim.x) * blockDim.x;
   size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   float s = 0.f;
@@ -193,13 +193,13 @@ __device__ __forceinline__ void stream_body(float4* __restrict__ a, const float4
   for (; i < n; i += step) a[i] = stream_value<kOp>(b, c, s, i);
 }
 // Separate names (not one template) so Nsight Compute's --kernel-name can pick them.
-__global__ void __launch_bounds__(256) stream_write_kernel(float4* a, float s, size_t n) {
+__global__ void __launch_bounds__(256, 8) stream_write_kernel(float4* a, float s, size_t n) {
   stream_body<0>(a, nullptr, nullptr, s, n);
 }
-__global__ void __launch_bounds__(256) stream_copy_kernel(float4* a, const float4* b, size_t n) {
+__global__ void __launch_bounds__(256, 8) stream_copy_kernel(float4* a, const float4* b, size_t n) {
   stream_body<1>(a, b, nullptr, 1.f, n);
 }
-__global__ void __launch_bounds__(256) stream_scale_kernel(float4* a, const float4* b, float s, size_t n) {
+__global__ void __launch_bounds__(256, 8) stream_scale_kernel(float4* a, const float4* b, float s, size_t n) {
   stream_body<2>(a, b, nullptr, s, n);
 }
 __global__ void __launch_bounds__(256)
@@ -209,7 +209,7 @@ __global__ void __launch_bounds__(256)
 
 // Sector-sparse read: 2 threads read the first 32 B sector (two float4) of each 128 B line, so one warp
 // instruction touches 16 lines, 32 B each.
-__global__ void __launch_bounds__(256) stream_sparse_read_kernel(const float4* __restrict__ a, size_t lines,
+__global__ void __launch_bounds__(256, 8) stream_sparse_read_kernel(const float4* __restrict__ a, size_t lines,
                                                                  float* sink) {
   const size_t step = size_t(gridDim.x) * blockDim.x, items = lines * 2;
   size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -233,7 +233,7 @@ __device__ __forceinline__ uint64_t mix64(uint64_t x) {  // splitmix64 finaliser
 
 // Random line gather: `reads` lines chosen by a hash within `total_lines` (a power of two); 8 consecutive
 // threads read one whole 128 B line (16 B each).
-__global__ void __launch_bounds__(256) stream_gather_kernel(const float4* __restrict__ a, size_t total_lines,
+__global__ void __launch_bounds__(256, 8) stream_gather_kernel(const float4* __restrict__ a, size_t total_lines,
                                                             size_t reads, float* sink) {
   const size_t step = size_t(gridDim.x) * blockDim.x, items = reads * 8;
   size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -249,7 +249,7 @@ __global__ void __launch_bounds__(256) stream_gather_kernel(const float4* __rest
 
 // ------------------------------------------------------------------ L2 bandwidth
 // ld.global.cg (L2 only, no L1 allocation) over n float4, `passes` times, grid-stride; 4 loads in flight.
-__global__ void __launch_bounds__(1024) l2_read_kernel(const float4* __restrict__ a, size_t n, int passes,
+__global__ void __launch_bounds__(1024, 2) l2_read_kernel(const float4* __restrict__ a, size_t n, int passes,
                                                        float* sink, ClockProbe* probes) {
   const size_t step = size_t(gridDim.x) * blockDim.x;
   float s = 0.f;
@@ -269,7 +269,7 @@ __global__ void __launch_bounds__(1024) l2_read_kernel(const float4* __restrict_
   sink[size_t(blockIdx.x) * blockDim.x + threadIdx.x] = s;
 }
 
-__global__ void __launch_bounds__(1024) l2_write_kernel(float4* a, size_t n, int passes, ClockProbe* probes) {
+__global__ void __launch_bounds__(1024, 2) l2_write_kernel(float4* a, size_t n, int passes, ClockProbe* probes) {
   const size_t step = size_t(gridDim.x) * blockDim.x;
   const unsigned long long c0 = clock64(), t0 = global_ns();
   for (int p = 0; p < passes; ++p) {
@@ -609,27 +609,39 @@ void test_hbm(const Gpu& g, Buffers& b) {
   float4* A = reinterpret_cast<float4*>(b.pool);
   float4* B = reinterpret_cast<float4*>(b.pool + GiB);
   float4* C = reinterpret_cast<float4*>(b.pool + 2 * GiB);
-  const int blocks = g.sms * 8, threads = 256;  // 2048 threads per SM
-  const std::string cond = fmt("array=1GiB,float4,ctas=%d,threads=%d,loads_in_flight_per_thread=4,median_of=%d",
-                               blocks, threads, g_once ? 1 : 5);
-  auto bw = [&](const char* name, double bytes, double ms, const std::string& extra = "") {
-    res(std::string("hbm.") + name + ".bw", bytes / (ms * 1e-3) / 1e9, "GB/s", cond + extra);
+  const int threads = 256;
+  // One full wave: as many CTAs as fit on all SMs at once (8 per SM at <= 32 registers; triad needs more).
+  auto wave = [&](const void* kernel) {
+    int per_sm = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+    return std::max(1, per_sm) * g.sms;
   };
-  bw("read", double(arr), median_ms([&] { stream_read_kernel<<<blocks, threads>>>(B, n, b.sink); }));
-  bw("write", double(arr), median_ms([&] { stream_write_kernel<<<blocks, threads>>>(A, 1.f, n); }));
-  bw("copy", 2.0 * arr, median_ms([&] { stream_copy_kernel<<<blocks, threads>>>(A, B, n); }));
-  bw("scale", 2.0 * arr, median_ms([&] { stream_scale_kernel<<<blocks, threads>>>(A, B, 3.f, n); }));
-  bw("triad", 3.0 * arr, median_ms([&] { stream_triad_kernel<<<blocks, threads>>>(A, B, C, 3.f, n); }));
+  auto bw = [&](const char* name, double bytes, int blocks, double ms, const std::string& extra = "") {
+    res(std::string("hbm.") + name + ".bw", bytes / (ms * 1e-3) / 1e9, "GB/s",
+        fmt("array=1GiB,float4,ctas=%d,threads=%d,loads_in_flight_per_thread=4,median_of=%d", blocks, threads,
+            g_once ? 1 : 5) +
+            extra);
+  };
+  int k = wave(reinterpret_cast<const void*>(stream_read_kernel));
+  bw("read", double(arr), k, median_ms([&] { stream_read_kernel<<<k, threads>>>(B, n, b.sink); }));
+  k = wave(reinterpret_cast<const void*>(stream_write_kernel));
+  bw("write", double(arr), k, median_ms([&] { stream_write_kernel<<<k, threads>>>(A, 1.f, n); }));
+  k = wave(reinterpret_cast<const void*>(stream_copy_kernel));
+  bw("copy", 2.0 * arr, k, median_ms([&] { stream_copy_kernel<<<k, threads>>>(A, B, n); }));
+  k = wave(reinterpret_cast<const void*>(stream_scale_kernel));
+  bw("scale", 2.0 * arr, k, median_ms([&] { stream_scale_kernel<<<k, threads>>>(A, B, 3.f, n); }));
+  k = wave(reinterpret_cast<const void*>(stream_triad_kernel));
+  bw("triad", 3.0 * arr, k, median_ms([&] { stream_triad_kernel<<<k, threads>>>(A, B, C, 3.f, n); }));
   const size_t lines = arr / kLine;
-  const double sparse_ms = median_ms([&] { stream_sparse_read_kernel<<<blocks, threads>>>(B, lines, b.sink); });
-  bw("read_sector_sparse.useful", double(lines) * 32, sparse_ms, ",32B_of_each_128B_line");
-  bw("read_sector_sparse.lines", double(lines) * kLine, sparse_ms, ",32B_of_each_128B_line,bytes=lines_x128");
+  k = wave(reinterpret_cast<const void*>(stream_sparse_read_kernel));
+  const double sparse_ms = median_ms([&] { stream_sparse_read_kernel<<<k, threads>>>(B, lines, b.sink); });
+  bw("read_sector_sparse.useful", double(lines) * 32, k, sparse_ms, ",32B_of_each_128B_line");
+  bw("read_sector_sparse.lines", double(lines) * kLine, k, sparse_ms, ",32B_of_each_128B_line,bytes=lines_x128");
   const size_t total_lines = b.pool_bytes / kLine, reads = GiB / kLine;
-  bw("random_line_gather",
-     double(reads) * kLine,
+  k = wave(reinterpret_cast<const void*>(stream_gather_kernel));
+  bw("random_line_gather", double(reads) * kLine, k,
      median_ms([&] {
-       stream_gather_kernel<<<blocks, threads>>>(reinterpret_cast<const float4*>(b.pool), total_lines, reads,
-                                                 b.sink);
+       stream_gather_kernel<<<k, threads>>>(reinterpret_cast<const float4*>(b.pool), total_lines, reads, b.sink);
      }),
      fmt(",random_128B_lines_within=%s,lines_read=%zu", size_name(b.pool_bytes).c_str(), reads));
 }
