@@ -453,6 +453,9 @@ void test_latency(const Gpu&, Buffers& b) {
   CHECK(cudaMalloc(&perm_dev, max_lines * sizeof(uint32_t)));
   CHECK(cudaMalloc(&segs_dev, kChaseSegments * sizeof(unsigned)));
   Probes probe(1);
+  // Smallest shared-memory carveout, so L1 gets the most of the SM's 256 KiB for the .ca plateau.
+  CHECK(cudaFuncSetAttribute(chase_kernel<false>, cudaFuncAttributePreferredSharedMemoryCarveout, 0));
+  CHECK(cudaFuncSetAttribute(chase_kernel<true>, cudaFuncAttributePreferredSharedMemoryCarveout, 0));
   uint64_t* chain = reinterpret_cast<uint64_t*>(b.pool);
   std::mt19937_64 rng(20261123);
   for (size_t fp : fps) {
