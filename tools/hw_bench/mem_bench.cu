@@ -288,32 +288,39 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// kWidth = 1, 2, 4 words per lane (ld.shared.u32 / v2 / v4); lane l reads word (l * stride * kWidth) mod
-// kSmemWords, every iteration the same address (8 independent loads per iteration).
+// kWidth = 1, 2, 4 words per lane (ld.volatile.shared.u32 / v2 / v4); lane l reads word l * stride * kWidth
+// (plus a per-load, bank-preserving offset; 8 independent loads per iteration).
 template <int kWidth>
 __global__ void __launch_bounds__(256) smem_load_kernel(int stride, int iters, unsigned* sink, ClockProbe* probes) {
   __shared__ __align__(16) uint32_t buf[kSmemWords];
   for (int i = threadIdx.x; i < kSmemWords; i += blockDim.x) buf[i] = uint32_t(i);
   __syncthreads();
   const int lane = threadIdx.x & 31;
-  const uint32_t addr = smem_addr(buf + (lane * stride * kWidth) % kSmemWords);
+  // Eight addresses 128 B apart (same banks, so the same conflict degree), and every other iteration the other
+  // 16 KiB half of the buffer: no two loads of an iteration, nor of consecutive iterations, share an address, so
+  // ptxas can neither merge nor hoist them (a first version lost all but one load per warp that way).
+  const uint32_t base = smem_addr(buf), off = uint32_t(lane * stride * kWidth) % (kSmemWords / 2);
+  uint32_t addr[8];
+#pragma unroll
+  for (int u = 0; u < 8; ++u) addr[u] = base + 4 * ((off + 32 * u * kWidth) % (kSmemWords / 2));
   uint32_t acc = 0;
   const unsigned long long c0 = clock64(), t0 = global_ns();
   for (int it = 0; it < iters; ++it) {
+    const uint32_t half = uint32_t(it & 1) * (kSmemWords / 2) * 4;
 #pragma unroll
     for (int u = 0; u < 8; ++u) {
       if (kWidth == 1) {
         uint32_t x;
-        asm volatile("ld.shared.u32 %0, [%1];" : "=r"(x) : "r"(addr));
-        acc ^= x;
+        asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(x) : "r"(addr[u] + half));
+        acc += x;
       } else if (kWidth == 2) {
         uint32_t x, y;
-        asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];" : "=r"(x), "=r"(y) : "r"(addr));
-        acc ^= x ^ y;
+        asm volatile("ld.volatile.shared.v2.u32 {%0,%1}, [%2];" : "=r"(x), "=r"(y) : "r"(addr[u] + half));
+        acc += x ^ y;
       } else {
         uint32_t x, y, z, w;
-        asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "r"(addr));
-        acc ^= x ^ y ^ z ^ w;
+        asm volatile("ld.volatile.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "r"(addr[u] + half));
+        acc += x ^ y ^ z ^ w;
       }
     }
   }
@@ -327,8 +334,11 @@ __global__ void __launch_bounds__(256) smem_load_kernel(int stride, int iters, u
 // (row-major, unswizzled: all 8 rows of a matrix in the same 4 banks) or chunk m ^ r (128B swizzle).
 __global__ void __launch_bounds__(256) smem_ldmatrix_kernel(int swizzled, int iters, unsigned* sink,
                                                             ClockProbe* probes) {
-  __shared__ __align__(128) uint32_t tile[8 * kLine / 4];
-  for (int i = threadIdx.x; i < 8 * kLine / 4; i += blockDim.x) tile[i] = uint32_t(i);
+  // 16 copies of the 1 KiB tile: load u of an iteration reads copy u, odd iterations copies 8-15, so no two
+  // ldmatrix of an iteration or of consecutive iterations share an address (ptxas merged them otherwise).
+  constexpr int kTileWords = 8 * kLine / 4;
+  __shared__ __align__(128) uint32_t tile[16 * kTileWords];
+  for (int i = threadIdx.x; i < 16 * kTileWords; i += blockDim.x) tile[i] = uint32_t(i);
   __syncthreads();
   const int lane = threadIdx.x & 31, r = lane & 7, m = lane >> 3;
   const int chunk = swizzled ? (m ^ r) : m;
@@ -336,13 +346,14 @@ __global__ void __launch_bounds__(256) smem_ldmatrix_kernel(int swizzled, int it
   uint32_t acc = 0;
   const unsigned long long c0 = clock64(), t0 = global_ns();
   for (int it = 0; it < iters; ++it) {
+    const uint32_t half = uint32_t(it & 1) * 8 * kTileWords * 4;
 #pragma unroll
     for (int u = 0; u < 8; ++u) {
       uint32_t x, y, z, w;
       asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
                    : "=r"(x), "=r"(y), "=r"(z), "=r"(w)
-                   : "r"(addr));
-      acc ^= x ^ y ^ z ^ w;
+                   : "r"(addr + half + uint32_t(u * kTileWords * 4)));
+      acc += x ^ y ^ z ^ w;
     }
   }
   __syncthreads();
@@ -352,7 +363,7 @@ __global__ void __launch_bounds__(256) smem_ldmatrix_kernel(int swizzled, int it
 }
 
 constexpr int kL1Vecs = 16 * 1024 / 16;  // 16 KiB array = 1024 float4
-// Each thread reads float4 (tid + k*256) mod 1024 of a 16 KiB array with ld.global.ca.v4 (L1 hits after the
+// Each thread reads float4 (tid + k*64) mod 1024 of a 16 KiB array with ld.global.ca.v4 (L1 hits after the
 // first pass); 8 independent loads per iteration.
 __global__ void __launch_bounds__(256) l1_read_kernel(const float4* a, int iters, unsigned* sink, ClockProbe* probes) {
   uint32_t acc = 0;
@@ -360,7 +371,9 @@ __global__ void __launch_bounds__(256) l1_read_kernel(const float4* a, int iters
   for (int it = 0; it < iters; ++it) {
 #pragma unroll
     for (int u = 0; u < 8; ++u) {
-      const float4* p = a + ((threadIdx.x + unsigned(it * 8 + u) * 256u) & (kL1Vecs - 1));
+      // 16 distinct 4 KiB windows cycle over two iterations: no load repeats an address within an iteration
+      // or the next one, so none is merged or hoisted (256-float4 steps repeated every 4 loads before).
+      const float4* p = a + ((threadIdx.x + unsigned(it * 8 + u) * 64u) & (kL1Vecs - 1));
       uint32_t x, y, z, w;
       asm volatile("ld.global.ca.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "l"(p));
       acc ^= x ^ y ^ z ^ w;
