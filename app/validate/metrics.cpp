@@ -37,20 +37,20 @@ Aggregate of_longest(Field field) {
   };
 }
 
-// A speed-of-light fraction of the whole workload: each kernel's weighted by its cycles, as a profiler averaging
-// a unit's busy fraction over the elapsed time of the sequence would report it.
+// A speed-of-light fraction of the whole workload: the run's speed of light as the simulator itself reports it
+// (run_speed_of_light: each kernel's fraction weighted by its cycles, a unit a kernel lacks counting as idle
+// there), so that validate and stats.json cannot disagree on a multi-kernel workload.
 template <typename Unit>
-Aggregate cycle_weighted_sol(Unit unit) {
+Aggregate run_sol(Unit unit) {
   return [unit](const std::vector<KernelResult>& ks) -> std::optional<double> {
-    double weighted = 0, cycles = 0;
-    for (const KernelResult& k : ks) {
-      const SolUnit* u = unit(k.speed_of_light);
-      if (!u) continue;
-      weighted += u->fraction * static_cast<double>(k.cycles);
-      cycles += static_cast<double>(k.cycles);
-    }
-    if (cycles <= 0) return std::nullopt;
-    return weighted / cycles;
+    std::vector<KernelSol> sols;
+    sols.reserve(ks.size());
+    for (const KernelResult& k : ks) sols.push_back(KernelSol{&k.speed_of_light, k.cycles, &k.stalls});
+    if (sols.empty()) return std::nullopt;
+    const SpeedOfLight run = run_speed_of_light(sols);
+    const SolUnit* u = unit(run);
+    if (!u) return std::nullopt;
+    return u->fraction;
   };
 }
 
@@ -103,11 +103,11 @@ const std::vector<KernelMetric>& kernel_metrics() {
       {"l1_hit_rate", "fraction", of_longest([](const KernelResult& k) { return k.l1_hit_rate; })},
       {"l2_hit_rate", "fraction", of_longest([](const KernelResult& k) { return k.l2_hit_rate; })},
       // Speed of light (stats.json `speed_of_light`): why a kernel runs at its speed, unit by unit.
-      {"compute_throughput", "fraction", cycle_weighted_sol([](const SpeedOfLight& s) { return s.compute(); })},
-      {"memory_throughput", "fraction", cycle_weighted_sol([](const SpeedOfLight& s) { return s.memory(); })},
-      {"tensor_pipe_utilization", "fraction", cycle_weighted_sol([](const SpeedOfLight& s) { return s.find("tensor"); })},
-      {"l2_throughput", "fraction", cycle_weighted_sol([](const SpeedOfLight& s) { return s.find("l2"); })},
-      {"dram_throughput", "fraction", cycle_weighted_sol([](const SpeedOfLight& s) { return s.find("dram"); })},
+      {"compute_throughput", "fraction", run_sol([](const SpeedOfLight& s) { return s.compute(); })},
+      {"memory_throughput", "fraction", run_sol([](const SpeedOfLight& s) { return s.memory(); })},
+      {"tensor_pipe_utilization", "fraction", run_sol([](const SpeedOfLight& s) { return s.find("tensor"); })},
+      {"l2_throughput", "fraction", run_sol([](const SpeedOfLight& s) { return s.find("l2"); })},
+      {"dram_throughput", "fraction", run_sol([](const SpeedOfLight& s) { return s.find("dram"); })},
   };
   return metrics;
 }

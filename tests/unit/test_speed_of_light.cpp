@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "app/validate/metrics.h"
 #include "models/gpu/speed_of_light.h"
 #include "sim/config/config.h"
 #include "sim/registry/registry.h"
@@ -76,4 +77,20 @@ TEST_CASE("the run's speed of light weights kernels by their cycles and sums the
   CHECK_FALSE(run.limiter.throughput_bound);  // DRAM at 40%, L2 at 30%
   CHECK(run.limiter.stall == "stall_barrier");  // 2200 of 3020 warp-cycles
   CHECK(run.limiter.verdict == "latency bound: 73% of warp-cycles stall_barrier; top unit DRAM (HBM) at 40%");
+}
+
+TEST_CASE("validate's speed-of-light metrics of a multi-kernel run are the run's own section", "[sol][validate]") {
+  // Kernel a keeps DRAM 80% busy for 1000 cycles; kernel b has no DRAM unit at all (3000 cycles): over the run,
+  // DRAM was busy 800 of 4000 cycles. Averaging only over the kernels that have the unit would say 80%.
+  SpeedOfLight a, b;
+  a.units.push_back(SolUnit{"dram", "DRAM (HBM)", "memory", "dram__throughput", 0.8, 0.8, 1.0, "fraction"});
+  RunResult run;
+  run.kernels.resize(2);
+  run.kernels[0].cycles = 1000;
+  run.kernels[0].speed_of_light = a;
+  run.kernels[1].cycles = 3000;
+  run.kernels[1].speed_of_light = b;
+  CHECK(kernel_metric(run, "dram_throughput") == Approx(800.0 / 4000.0));
+  const SpeedOfLight own = run_speed_of_light({{&a, 1000, &run.kernels[0].stalls}, {&b, 3000, &run.kernels[1].stalls}});
+  CHECK(kernel_metric(run, "dram_throughput") == Approx(own.find("dram")->fraction));
 }
