@@ -36,6 +36,18 @@ std::uint32_t swizzled_chunk_offset(std::uint32_t row, std::uint32_t chunk, std:
   return line * kSwizzleLineBytes + (slot ^ key) * kVecBytes;
 }
 
+std::array<std::int32_t, kWarpSize> swizzled_rows_offsets(std::uint32_t tile_offset, std::uint32_t row0,
+                                                          std::uint32_t chunk, std::uint32_t chunks_per_row,
+                                                          std::uint32_t lanes_per_row, std::uint32_t lane_bytes) {
+  WARPSIM_ASSERT(lanes_per_row > 0 && lanes_per_row * lane_bytes <= kVecBytes, "a row's lanes must fit one chunk");
+  std::array<std::int32_t, kWarpSize> lanes{};
+  for (std::uint32_t lane = 0; lane < kWarpSize; ++lane)
+    lanes[lane] = static_cast<std::int32_t>(tile_offset +
+                                            swizzled_chunk_offset(row0 + lane / lanes_per_row, chunk, chunks_per_row) +
+                                            (lane % lanes_per_row) * lane_bytes);
+  return lanes;
+}
+
 std::array<std::int32_t, kWarpSize> ldmatrix_x4_offsets(std::uint32_t tile_offset, std::uint32_t row0,
                                                         std::uint32_t chunk0, std::uint32_t chunks_per_row,
                                                         LdsmOrder order) {

@@ -9,6 +9,8 @@ namespace {
 
 constexpr std::uint32_t kStagedRowBytes = 128;  // one cache line of output per staged row
 constexpr std::uint32_t kFragLanesPerRow = 4;    // mma fragment layout: 4 lanes per accumulator row
+// Bytes of one STS of the staging: an accumulator pair of two output elements.
+constexpr std::uint32_t staged_pair_bytes(std::uint32_t out_elem_bytes) { return 2 * out_elem_bytes; }
 
 // A pass is as wide as the tile allows up to one 128-byte line of output, and no wider than 32 lanes of the
 // read-back (narrow, misaligned stores).
@@ -19,7 +21,7 @@ StagedEpilogue make_epilogue(bool reduce_f32, std::uint32_t out_elem_bytes, std:
   e.reduce_f32 = reduce_f32;
   e.out_elem_bytes = out_elem_bytes;
   e.pass_cols = std::gcd(tile_cols, max_cols);
-  e.staging_pitch = e.pass_cols * out_elem_bytes + kEpiloguePad;
+  e.staging_pitch = e.pass_cols * out_elem_bytes + kFragLanesPerRow * staged_pair_bytes(out_elem_bytes);
   e.readback_lane_bytes = readback_lane_bytes;
   e.readback_lanes_per_row = e.pass_cols * out_elem_bytes / readback_lane_bytes;
   e.readback_rows_per_inst = kWarpSize / e.readback_lanes_per_row;
@@ -44,7 +46,7 @@ void emit_staged_epilogue(InstChunk& c, const StagedEpilogue& epi, const MmaAccu
   const std::uint32_t passes_n = acc.n_blocks / blocks_per_pass;
   // STS of an accumulator pair: packed into one 32-bit register for 16-bit output, else 2 registers (STS.64).
   const bool packed = epi.out_elem_bytes == 2;
-  const std::uint32_t sts_bytes = 2 * epi.out_elem_bytes;
+  const std::uint32_t sts_bytes = staged_pair_bytes(epi.out_elem_bytes);
   const std::uint32_t lane_elems = epi.readback_lane_bytes / epi.out_elem_bytes;
   const std::uint32_t regs_per_load = epi.regs_per_readback();
   for (std::uint32_t mi = 0; mi < acc.m_blocks; ++mi) {
