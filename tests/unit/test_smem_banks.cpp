@@ -1,6 +1,7 @@
 // Shared-memory bank conflicts (models/sm/memory/smem_banks.h): wavefronts of a warp's access from its lane
 // addresses, against degrees worked out by hand from 32 banks of 4 bytes (bank = (address / 4) % 32).
 #include <array>
+#include <utility>
 #include <catch2/catch.hpp>
 #include <cstdint>
 
@@ -116,12 +117,17 @@ TEST_CASE("synthesized layouts: the staged epilogue and a swizzled fragment stor
   // A warp's 16 x 128 accumulator tile written as bf16 (STS.32 of packed pairs, 8 rows per phase) and as an fp32
   // reduction (STS.64 of pairs, 4 rows per half-warp), read back 16 B (or 4 B) per lane: CUTLASS's padded staging
   // makes every phase cover the 32 banks once. Ideal = actual wavefronts for every shared-memory instruction.
-  for (const synth::StagedEpilogue& epi : {synth::StagedEpilogue::store_16bit(128), synth::StagedEpilogue::reduce_fp32(128),
-                                    synth::StagedEpilogue::store_32bit(128)}) {
-    INFO("output element bytes " << epi.out_elem_bytes << (epi.reduce_f32 ? " (reduction)" : ""));
-    const synth::RowMajorMatrix out{0x50000000, 64, 128, epi.out_elem_bytes};
+  // A 16-column piece of 16-bit output (flash-attention backward's dK/dV) stages 32-byte rows, swizzled.
+  const std::pair<synth::StagedEpilogue, std::uint32_t> cases[] = {
+      {synth::StagedEpilogue::store_16bit(128), 16}, {synth::StagedEpilogue::reduce_fp32(128), 16},
+      {synth::StagedEpilogue::store_32bit(128), 16}, {synth::StagedEpilogue::store_16bit(16), 2}};
+  for (const auto& [epi, n_blocks] : cases) {
+    INFO("output element bytes " << epi.out_elem_bytes << (epi.reduce_f32 ? " (reduction)" : "") << ", "
+                                 << n_blocks * 8 << " columns");
+    const synth::RowMajorMatrix out{0x50000000, 64, n_blocks * 8, epi.out_elem_bytes};
     InstChunk c;
-    synth::emit_staged_epilogue(c, epi, synth::MmaAccumulatorTile{0, 1, 16}, out, 0, 0, 2048, 100, 120);
+    const std::uint32_t staging = 2048;
+    synth::emit_staged_epilogue(c, epi, synth::MmaAccumulatorTile{0, 1, n_blocks}, out, 0, 0, staging, 100, 120);
     c.finalize();
     int shared = 0;
     for (std::size_t i = 0; i < c.size(); ++i) {
@@ -131,12 +137,16 @@ TEST_CASE("synthesized layouts: the staged epilogue and a swizzled fragment stor
       INFO("record " << i << " " << opcode_info(c[i].op).name << " " << int{c[i].access_bytes} << " B/lane");
       CHECK(w.conflicts() == 0);
       CHECK(w.wavefronts == 32u * c[i].access_bytes / 128u);  // one 128-byte bank row per wavefront
+      for (int l = 0; l < kWarpSize; ++l) {  // inside the warp's staging rows
+        CHECK(c[i].lane_address(l) >= staging);
+        CHECK(c[i].lane_address(l) + c[i].access_bytes <= staging + epi.staging_bytes());
+      }
     }
     CHECK(shared > 0);
   }
   // An mma accumulator block (4 lanes x 4 B per row, 8 rows) stored into a swizzled tile of 256-byte rows: 8 rows
   // in 8 different 16-byte bank groups, 1 wavefront; the same rows unswizzled (row pitch 256 B) share 4 banks.
-  const auto swizzled = synth::swizzled_rows_offsets(0, 8, 3, 16, 4, 4);
+  const auto swizzled = synth::swizzled_rows_offsets(0, 8, 3 * 16, 16, 4, 4);
   CHECK(wavefronts(with_deltas(Opcode::STS, 4, swizzled)) == 1);
   std::array<std::int32_t, kWarpSize> linear{};
   for (int l = 0; l < kWarpSize; ++l) linear[l] = (8 + l / 4) * 256 + 3 * 16 + (l % 4) * 4;

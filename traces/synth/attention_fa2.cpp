@@ -638,7 +638,7 @@ class BackwardWarp final : public TilePipelineWarp<BackwardWarp> {
           // ldmatrix reads of the tile expect: 8 rows on 8 bank groups, conflict-free.
           emit_store(c, Opcode::STS, MemSpace::Shared, LaneRows{tile_off, 4, 4, pitch}, kFullMask,
                      {g.acc_block(acc, mi, ni), P.r_sr});
-          c.own_deltas(swizzled_rows_offsets(0, row, col * P.p.elem_bytes / kVecBytes, pitch / kVecBytes, 4, 4));
+          c.own_deltas(swizzled_rows_offsets(0, row, col * P.p.elem_bytes, pitch / kVecBytes, 4, 4));
         }
   }
 
