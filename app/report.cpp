@@ -259,6 +259,21 @@ std::string results_csv(const RunResult& r) {
   return o;
 }
 
+// Shared-memory wavefronts per instruction and the share of them that bank conflicts replayed, loads and stores
+// (empty when the kernel has no shared-memory instructions).
+std::string shared_memory_text(const StatReport& stats) {
+  std::string parts;
+  for (const char* dir : {"ld", "st"}) {
+    const StatValue* requests = stats.find(std::string("sm.smem_requests_") + dir);
+    const StatValue* wavefronts = stats.find(std::string("sm.smem_wavefronts_") + dir);
+    const StatValue* conflicts = stats.find(std::string("sm.smem_bank_conflicts_") + dir);
+    if (!requests || !wavefronts || !conflicts || requests->value <= 0) continue;
+    parts += fmt::format("{}{} {:.2f} wavefronts/instruction, {} of them bank conflicts", parts.empty() ? "" : "; ", dir,
+                         wavefronts->value / requests->value, percent(conflicts->value / wavefronts->value));
+  }
+  return parts.empty() ? "" : "    shared mem  " + parts + "\n";
+}
+
 std::string results_summary(const RunResult& r) {
   std::string o = fmt::format("warpsim: {}, {} kernel(s) from {}\n", r.gpu, r.kernels.size(), r.trace);
   for (const auto& k : r.kernels) {
@@ -272,6 +287,7 @@ std::string results_summary(const RunResult& r) {
     o += fmt::format("    IPC         {:.2f} warp-inst/cycle/SM, occupancy {} (theoretical {})\n", k.ipc,
                      percent(k.occupancy), percent(k.theoretical_occupancy));
     o += fmt::format("    hit rates   L1 {}, L2 {}\n", percent(k.l1_hit_rate), percent(k.l2_hit_rate));
+    o += shared_memory_text(k.stats);
     o += "    utilization";
     for (const auto& [unit, v] : k.utilization) o += fmt::format(" {} {}", unit, percent(v));
     o += "\n";

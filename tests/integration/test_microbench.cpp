@@ -81,15 +81,47 @@ TEST_CASE("smem_bandwidth without conflicts reaches smem.bandwidth per SM", "[mi
   CHECK(metric(run, "bandwidth_gbps") == Approx(metric(run, "bandwidth_bytes_per_clk_per_sm") * sms * sm / 1e9).epsilon(1e-3));
 }
 
-// The shared-memory model charges accessed bytes / smem.bandwidth per instruction and has no banks yet
-// (smem.banks is declared "for a later version"), so an n-way conflict pattern costs the same as a conflict-free
-// one. This is what hardware does (n-fold fewer bytes per cycle) and fails until the model gets banks: then drop
-// the [!shouldfail] tag.
-TEST_CASE("smem_bandwidth with n-way bank conflicts is n times slower", "[microbench][!shouldfail]") {
+// One wavefront (a pass over the 32 banks) per SM cycle: an n-way conflict replays n times, so n times fewer bytes
+// per cycle (CUDA C++ Programming Guide, shared memory of cc 5.x+).
+TEST_CASE("smem_bandwidth with n-way bank conflicts is n times slower", "[microbench]") {
   const MicrobenchRun free = run_microbench("h100_sxm", "smem_bandwidth", {"iterations=1024"}, {"sm.count=1"});
   const MicrobenchRun four = run_microbench("h100_sxm", "smem_bandwidth", {"iterations=1024", "conflict_ways=4"}, {"sm.count=1"});
   CHECK(metric(four, "bandwidth_bytes_per_clk_per_sm") ==
         Approx(metric(free, "bandwidth_bytes_per_clk_per_sm") / 4).epsilon(0.05));
+}
+
+// Lane i reads 4-byte word i*s: bank (i*s) % 32, so gcd(s, 32) distinct words per bank used. Each doubling of the
+// stride (2, 4, ... 32) doubles the conflict degree and halves the bytes per cycle: smem.banks * 4 / s. An odd
+// stride touches every bank once; LDS.128 with 16-byte lanes contiguous is 4 conflict-free quarter-warp passes.
+TEST_CASE("smem_bandwidth --stride: bytes per cycle halve each time the conflict degree doubles", "[microbench]") {
+  const auto run = [](std::vector<std::string> keys) {
+    keys.push_back("iterations=1024");
+    return run_microbench("a100_sxm", "smem_bandwidth", keys, {"sm.count=1"});
+  };
+  const MicrobenchRun two = run({"stride=2"});
+  const double row_bytes = config_number(two.config, "smem.banks") * 4;
+  CHECK(metric(two, "bandwidth_bytes_per_clk_per_sm") == Approx(row_bytes / 2).epsilon(0.01));
+  for (int stride : {4, 8, 16, 32}) {
+    INFO("stride " << stride);
+    CHECK(metric(run({"stride=" + std::to_string(stride)}), "bandwidth_bytes_per_clk_per_sm") ==
+          Approx(row_bytes / stride).epsilon(0.01));
+  }
+  CHECK(metric(run({"stride=3"}), "bandwidth_bytes_per_clk_per_sm") >= row_bytes * 0.9);
+  CHECK(metric(run({"width=16"}), "bandwidth_bytes_per_clk_per_sm") >= row_bytes * 0.97);
+  // LDS.128 with lanes 32 B apart: a quarter-warp spans 256 B, two lanes per bank quad, 2-way.
+  CHECK(metric(run({"width=16", "stride=2"}), "bandwidth_bytes_per_clk_per_sm") == Approx(row_bytes / 2).epsilon(0.01));
+}
+
+// ldmatrix.x4 of a 16x16 fp16 block from 128-byte rows: swizzled, each 8x8 matrix's rows hit 8 bank groups, one
+// wavefront; row-major, all 8 rows hit the same 4 banks, 8 wavefronts.
+TEST_CASE("smem_bandwidth ldmatrix: the swizzled tile runs at the bank rate, the linear one 8 times slower", "[microbench]") {
+  const MicrobenchRun swizzled =
+      run_microbench("h100_sxm", "smem_bandwidth", {"op=ldmatrix", "layout=swizzled", "iterations=1024"}, {"sm.count=1"});
+  const MicrobenchRun linear =
+      run_microbench("h100_sxm", "smem_bandwidth", {"op=ldmatrix", "layout=linear", "iterations=1024"}, {"sm.count=1"});
+  const double row_bytes = config_number(swizzled.config, "smem.banks") * 4;
+  CHECK(metric(swizzled, "bandwidth_bytes_per_clk_per_sm") >= row_bytes * 0.97);
+  CHECK(metric(linear, "bandwidth_bytes_per_clk_per_sm") == Approx(row_bytes / 8).epsilon(0.01));
 }
 
 TEST_CASE("dep_chain: one dependent chain runs at the configured latency, many at the issue rate", "[microbench]") {

@@ -620,8 +620,8 @@ class BackwardWarp final : public TilePipelineWarp<BackwardWarp> {
     return first_lanes_mask((rows - row0) * 4);
   }
 
-  // P or dS (an S-shaped accumulator tile) packed to 16 bits and stored to its shared-memory tile (STS.32 of a
-  // pair per lane and 8-row half block).
+  // P or dS (an S-shaped accumulator tile) packed to 16 bits and stored to its swizzled shared-memory tile (STS.32
+  // of a pair per lane and 8-row half block).
   void emit_to_smem(InstChunk& c, std::uint16_t acc, std::uint32_t tile_off) {
     const BwdPlan& P = *plan_;
     const WarpGemm& g = P.gemm_dp[warp_];
@@ -634,9 +634,11 @@ class BackwardWarp final : public TilePipelineWarp<BackwardWarp> {
         for (std::uint32_t half = 0; half < 2; ++half) {
           const std::uint32_t row = (warp_ % P.t.atom_sdp) * 16 + mi * 16 * P.t.atom_sdp + half * 8;
           const std::uint32_t col = (warp_ / P.t.atom_sdp) * 16 + (ni / 2) * 16 * atom_n + (ni % 2) * 8;
-          const std::uint32_t offset = swizzled_chunk_offset(row, col * P.p.elem_bytes / kVecBytes, pitch / kVecBytes);
-          emit_store(c, Opcode::STS, MemSpace::Shared, LaneRows{tile_off + offset, 4, 4, pitch}, kFullMask,
+          // Each of the 8 rows in its own swizzled chunk (flash-attention's swizzled smem layouts), as the
+          // ldmatrix reads of the tile expect: 8 rows on 8 bank groups, conflict-free.
+          emit_store(c, Opcode::STS, MemSpace::Shared, LaneRows{tile_off, 4, 4, pitch}, kFullMask,
                      {g.acc_block(acc, mi, ni), P.r_sr});
+          c.own_deltas(swizzled_rows_offsets(0, row, col * P.p.elem_bytes, pitch / kVecBytes, 4, 4));
         }
   }
 

@@ -36,6 +36,21 @@ std::uint32_t swizzled_chunk_offset(std::uint32_t row, std::uint32_t chunk, std:
   return line * kSwizzleLineBytes + (slot ^ key) * kVecBytes;
 }
 
+std::array<std::int32_t, kWarpSize> swizzled_rows_offsets(std::uint32_t tile_offset, std::uint32_t row0,
+                                                          std::uint32_t first_byte, std::uint32_t chunks_per_row,
+                                                          std::uint32_t lanes_per_row, std::uint32_t lane_bytes) {
+  WARPSIM_ASSERT(lanes_per_row > 0 && lane_bytes > 0 && kVecBytes % lane_bytes == 0 && first_byte % lane_bytes == 0,
+                 "each lane's bytes must lie in one 16-byte chunk");
+  std::array<std::int32_t, kWarpSize> lanes{};
+  for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) {
+    const std::uint32_t byte = first_byte + (lane % lanes_per_row) * lane_bytes;
+    lanes[lane] = static_cast<std::int32_t>(
+        tile_offset + swizzled_chunk_offset(row0 + lane / lanes_per_row, byte / kVecBytes, chunks_per_row) +
+        byte % kVecBytes);
+  }
+  return lanes;
+}
+
 std::array<std::int32_t, kWarpSize> ldmatrix_x4_offsets(std::uint32_t tile_offset, std::uint32_t row0,
                                                         std::uint32_t chunk0, std::uint32_t chunks_per_row,
                                                         LdsmOrder order) {

@@ -358,6 +358,15 @@ struct CoalescedTileCopy {
 // so 8 rows read at the same logical chunk (an ldmatrix phase) land in 8 different bank groups.
 std::uint32_t swizzled_chunk_offset(std::uint32_t row, std::uint32_t chunk, std::uint32_t chunks_per_row);
 
+// Lane offsets of an access of `lanes_per_row` lanes x `lane_bytes` per row over consecutive rows from `row0` of a
+// swizzled tile (swizzled_chunk_offset) that starts `tile_offset` bytes into shared memory, a row's first lane at
+// byte `first_byte` of the (unswizzled) row; each lane's bytes must lie in one 16-byte chunk. E.g. an mma
+// accumulator pair per lane (4 lanes x 4 B per row, 8 rows) stored into a swizzled tile lands on 8 different bank
+// groups, as the hardware's XOR-swizzled layouts do. For InstChunk::own_deltas() of an instruction whose base is 0.
+std::array<std::int32_t, kWarpSize> swizzled_rows_offsets(std::uint32_t tile_offset, std::uint32_t row0,
+                                                          std::uint32_t first_byte, std::uint32_t chunks_per_row,
+                                                          std::uint32_t lanes_per_row, std::uint32_t lane_bytes);
+
 // Which 8x8 matrices of a 16x16 block (two 8-row halves x two 16-byte chunks of K) an ldmatrix.x4 reads in order.
 enum class LdsmOrder {
   RowHalvesFirst,  // (r0-7,c0), (r8-15,c0), (r0-7,c1), (r8-15,c1): an mma A fragment a0..a3

@@ -9,6 +9,9 @@ namespace {
 
 constexpr std::uint32_t kStagedRowBytes = 128;  // one cache line of output per staged row
 constexpr std::uint32_t kFragLanesPerRow = 4;    // mma fragment layout: 4 lanes per accumulator row
+constexpr std::uint32_t kBankBytes = 4;          // a shared-memory bank's word (smem.bank_bytes of every shipped GPU)
+// Bytes of one STS of the staging: an accumulator pair of two output elements.
+constexpr std::uint32_t staged_pair_bytes(std::uint32_t out_elem_bytes) { return 2 * out_elem_bytes; }
 
 // A pass is as wide as the tile allows up to one 128-byte line of output, and no wider than 32 lanes of the
 // read-back (narrow, misaligned stores).
@@ -19,7 +22,10 @@ StagedEpilogue make_epilogue(bool reduce_f32, std::uint32_t out_elem_bytes, std:
   e.reduce_f32 = reduce_f32;
   e.out_elem_bytes = out_elem_bytes;
   e.pass_cols = std::gcd(tile_cols, max_cols);
-  e.staging_pitch = e.pass_cols * out_elem_bytes + kEpiloguePad;
+  const std::uint32_t pass_bytes = e.pass_cols * out_elem_bytes;
+  // A packed 16-bit pair per lane is 4 B, within one 16-byte chunk: the swizzle applies (fp32 pairs would straddle).
+  e.swizzled = pass_bytes < kStagedRowBytes && staged_pair_bytes(out_elem_bytes) <= kBankBytes;
+  e.staging_pitch = e.swizzled ? pass_bytes : pass_bytes + kFragLanesPerRow * staged_pair_bytes(out_elem_bytes);
   e.readback_lane_bytes = readback_lane_bytes;
   e.readback_lanes_per_row = e.pass_cols * out_elem_bytes / readback_lane_bytes;
   e.readback_rows_per_inst = kWarpSize / e.readback_lanes_per_row;
@@ -44,9 +50,10 @@ void emit_staged_epilogue(InstChunk& c, const StagedEpilogue& epi, const MmaAccu
   const std::uint32_t passes_n = acc.n_blocks / blocks_per_pass;
   // STS of an accumulator pair: packed into one 32-bit register for 16-bit output, else 2 registers (STS.64).
   const bool packed = epi.out_elem_bytes == 2;
-  const std::uint32_t sts_bytes = 2 * epi.out_elem_bytes;
+  const std::uint32_t sts_bytes = staged_pair_bytes(epi.out_elem_bytes);
   const std::uint32_t lane_elems = epi.readback_lane_bytes / epi.out_elem_bytes;
   const std::uint32_t regs_per_load = epi.regs_per_readback();
+  const std::uint32_t chunks_per_row = epi.staging_pitch / kVecBytes;  // of a swizzled staging
   for (std::uint32_t mi = 0; mi < acc.m_blocks; ++mi) {
     for (std::uint32_t pass = 0; pass < passes_n; ++pass) {
       const std::uint32_t ni0 = pass * blocks_per_pass, ni_end = ni0 + blocks_per_pass;
@@ -61,21 +68,29 @@ void emit_staged_epilogue(InstChunk& c, const StagedEpilogue& epi, const MmaAccu
           }
       for (std::uint32_t ni = ni0; ni < ni_end; ++ni) {
         for (std::uint32_t half = 0; half < 2; ++half) {  // rows 0-7, then 8-15 of the block
-          const LaneRows staging{staging_base + half * kLdsmRows * epi.staging_pitch +
-                                     (ni - ni0) * kMmaSyncShape.n * epi.out_elem_bytes,
-                                 sts_bytes, kFragLanesPerRow, epi.staging_pitch};
+          const std::uint32_t first_byte = (ni - ni0) * kMmaSyncShape.n * epi.out_elem_bytes;
+          const LaneRows staging{staging_base + half * kLdsmRows * epi.staging_pitch + first_byte, sts_bytes,
+                                 kFragLanesPerRow, epi.staging_pitch};
           const std::uint16_t pair = acc.reg(mi, ni, 2 * half);
-          if (packed)
-            emit_store(c, Opcode::STS, MemSpace::Shared, staging, kFullMask, {pair});
-          else
-            emit_store(c, Opcode::STS, MemSpace::Shared, staging, kFullMask, {pair, reg(pair + 1u)});
+          WarpInst& sts = packed ? emit_store(c, Opcode::STS, MemSpace::Shared, staging, kFullMask, {pair})
+                                 : emit_store(c, Opcode::STS, MemSpace::Shared, staging, kFullMask, {pair, reg(pair + 1u)});
+          if (epi.swizzled) {  // lane offsets from the staging base
+            c.own_deltas(swizzled_rows_offsets(0, half * kLdsmRows, first_byte, chunks_per_row, kFragLanesPerRow,
+                                               sts_bytes));
+            sts.base = staging_base;
+          }
         }
       }
       for (std::uint32_t j = 0; j < epi.readback_insts; ++j) {
         const LaneRows staged{staging_base + j * epi.readback_rows_per_inst * epi.staging_pitch,
                               epi.readback_lane_bytes, epi.readback_lanes_per_row, epi.staging_pitch};
-        emit_load(c, Opcode::LDS, MemSpace::Shared, staged, kFullMask, reg(readback_reg + j * regs_per_load),
-                  regs_per_load, {});
+        WarpInst& lds = emit_load(c, Opcode::LDS, MemSpace::Shared, staged, kFullMask,
+                                  reg(readback_reg + j * regs_per_load), regs_per_load, {});
+        if (epi.swizzled) {
+          c.own_deltas(swizzled_rows_offsets(0, j * epi.readback_rows_per_inst, 0, chunks_per_row,
+                                             epi.readback_lanes_per_row, epi.readback_lane_bytes));
+          lds.base = staging_base;
+        }
       }
       emit_alu(c, Opcode::IADD3, out_ptr, {out_ptr});
       for (std::uint32_t j = 0; j < epi.readback_insts; ++j) {

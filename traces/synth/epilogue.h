@@ -22,8 +22,14 @@ struct MmaAccumulatorTile {
 };
 
 inline constexpr std::uint32_t kEpilogueRows = 16;  // accumulator rows of one pass (one m16 block row)
-inline constexpr std::uint32_t kEpiloguePad = 16;   // staging row padding: the 8 rows of one STS hit distinct banks
-
+// Staging layouts, conflict-free for the STS of the pairs and the read-back alike:
+//  - passes of 128-byte rows are padded by what the 4 lanes of one accumulator row store (4 x 4 B packed 16-bit
+//    pairs, 4 x 8 B fp32 pairs), so the rows one STS phase writes (8 rows of STS.32, 4 of an STS.64 half-warp) start
+//    on successive bank groups and cover the 32 banks once, and each read-back phase reads one row. CUTLASS pads
+//    its fp32 staging the same 8 elements = 32 B (epilogue Padding = MatrixShape<0, 64 / sizeof_bits * 4>).
+//  - narrower passes of 16-bit output are XOR-swizzled in 16-byte chunks (swizzled_chunk_offset), as the
+//    swizzled shared-memory layouts of CuTe/flash-attention: no padding keeps both the 8 rows of an STS.32 and the
+//    4 rows of an LDS.128 quarter-warp on distinct banks, the swizzle does.
 // Shape of the passes of 16 rows x `pass_cols` columns that a warp writes its tile in. Per pass: FMUL (alpha) per
 // accumulator; for 16-bit output an FMUL per pair standing for the F2FP pack; STS of the pairs into the staging
 // rows (pitch staging_pitch); read back `readback_insts` loads of readback_lanes_per_row lanes per row; IADD3 of
@@ -33,7 +39,8 @@ struct StagedEpilogue {
   bool reduce_f32 = false;  // RED.ADD.F32 into an fp32 matrix instead of STG of 16-bit values
   std::uint32_t out_elem_bytes = 0;
   std::uint32_t pass_cols = 0;        // gcd(tile width, 128 B of output), at most 32 lanes' worth per row
-  std::uint32_t staging_pitch = 0;    // pass_cols * out_elem_bytes + kEpiloguePad
+  std::uint32_t staging_pitch = 0;    // pass_cols * out_elem_bytes, + 4 lanes x the STS width unless swizzled
+  bool swizzled = false;              // staging rows XOR-swizzled in 16-byte chunks (narrow 16-bit passes)
   std::uint32_t readback_lane_bytes = 0;  // bytes per lane of the read-back and of the store (16: LDS/STG.128)
   std::uint32_t readback_lanes_per_row = 0, readback_rows_per_inst = 0, readback_insts = 0;
 

@@ -27,6 +27,9 @@ MemoryPipeline::MemoryPipeline(Component& sm, BuildContext& ctx, const Params& s
   const Params& smem = ctx.config.section("smem");
   smem_latency_ = smem.u64("latency");
   smem_bandwidth_ = smem.u32("bandwidth");
+  smem_banks_.banks = smem.u32("banks");
+  smem_banks_.bank_bytes = smem.u32("bank_bytes");
+  if (smem_banks_.bank_bytes != 4 && smem_banks_.bank_bytes != 8) smem.fail("bank_bytes", "must be 4 or 8");
   responses_.bind(nullptr, &sm);
   responses_.add_probes(ctx.probes);
   // L1-bypassing lines only complete their instruction later: taken when sent, no tick at arrival.
@@ -51,13 +54,30 @@ void MemoryPipeline::add_stats(StatGroup& g) const {
       .add("shared_bytes", "bytes", "shared-memory bytes accessed", shared_bytes_)
       .add("l1_read_sectors", "sectors", "global-load sectors looked up in L1", l1_read_sectors_)
       .add("l1_hit_sectors", "sectors", "global-load sectors that hit in L1", l1_hit_sectors_)
-      .add("l2_requests", "requests", "line requests sent to L2", l2_requests_);
+      .add("l2_requests", "requests", "line requests sent to L2", l2_requests_)
+      .add("smem_requests_ld", "requests", "shared-memory load instructions (LDS, LDSM) executed", smem_requests_ld_)
+      .add("smem_requests_st", "requests", "shared-memory store instructions (STS) executed", smem_requests_st_)
+      .add("smem_wavefronts_ld", "wavefronts",
+           "shared-memory load wavefronts: conflict-free passes through the banks "
+           "(l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld)", smem_wavefronts_ld_)
+      .add("smem_wavefronts_st", "wavefronts",
+           "shared-memory store wavefronts (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st)", smem_wavefronts_st_)
+      .add("smem_bank_conflicts_ld", "wavefronts",
+           "shared-memory load wavefronts beyond the ideal for the words accessed "
+           "(l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld)", smem_conflicts_ld_)
+      .add("smem_bank_conflicts_st", "wavefronts",
+           "shared-memory store wavefronts beyond the ideal (l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st)",
+           smem_conflicts_st_)
+      .add("smem_busy_cycles", "cycles",
+           "shared-memory data-path cycles: wavefronts x smem.banks x smem.bank_bytes / smem.bandwidth", smem_busy_cycles_);
   // Derived metrics, each against this SM's own peak.
   const double hz = static_cast<double>(sm_.domain().frequency_hz());
   g.ratio("l1_hit_rate", "l1_hit_sectors", "l1_read_sectors", "global-load sector hit rate in L1 (l1tex__t_sector_hit_rate)")
       .utilization("lsu_utilization", "lsu_busy_cycles", hz, "LSU data path busy cycles against SM cycles")
       .utilization("l1_utilization", "l1_bytes", hz * l1g_.bandwidth, "L1 data-path bytes against l1.bandwidth per SM cycle")
-      .utilization("smem_utilization", "shared_bytes", hz * smem_bandwidth_, "shared-memory bytes against smem.bandwidth per SM cycle");
+      .utilization("smem_utilization", "smem_busy_cycles", hz,
+                   "shared-memory data-path cycles (wavefronts) against SM cycles "
+                   "(l1tex__data_pipe_lsu_wavefronts_mem_shared)");
 }
 
 std::string MemoryPipeline::describe_state() const {
@@ -98,6 +118,7 @@ MemKind MemoryPipeline::issue(std::uint32_t warp_slot, const WarpInst& in, std::
   if (in.space == MemSpace::Shared) {
     r.kind = store ? MemKind::SharedStore : MemKind::SharedLoad;
     r.shared_bytes = static_cast<std::uint32_t>(in.active_lanes()) * std::max<std::uint32_t>(in.access_bytes, 1);
+    r.shared = shared_wavefronts(in, smem_banks_);
     r.remaining = 1;
   } else {
     coalesce(in, l1g_.line_bytes, l1g_.sector_bytes, r.lines);
@@ -139,8 +160,21 @@ void MemoryPipeline::lsu_step(Cycle now) {
   const std::uint32_t id = queue_.front();
   MemRecord& r = records_[id];
   if (r.kind == MemKind::SharedLoad || r.kind == MemKind::SharedStore) {
-    const Cycle busy = (r.shared_bytes + smem_bandwidth_ - 1) / smem_bandwidth_;
+    // One wavefront moves one bank row (smem.banks x smem.bank_bytes); the data path moves smem.bandwidth bytes
+    // per cycle, so a bank row per cycle on every shipped GPU.
+    const std::uint64_t wavefront_bytes = std::uint64_t{r.shared.wavefronts} * smem_banks_.row_bytes();
+    const Cycle busy = (wavefront_bytes + smem_bandwidth_ - 1) / smem_bandwidth_;
     shared_bytes_ += r.shared_bytes;
+    smem_busy_cycles_ += busy;
+    if (r.kind == MemKind::SharedLoad) {
+      ++smem_requests_ld_;
+      smem_wavefronts_ld_ += r.shared.wavefronts;
+      smem_conflicts_ld_ += r.shared.conflicts();
+    } else {
+      ++smem_requests_st_;
+      smem_wavefronts_st_ += r.shared.wavefronts;
+      smem_conflicts_st_ += r.shared.conflicts();
+    }
     if (r.kind == MemKind::SharedLoad) complete_at(id, now + busy - 1 + smem_latency_);
     else complete_at(id, now + busy);
     pop_lsu(now, busy);
@@ -281,11 +315,16 @@ void MemoryPipeline::complete_at(std::uint32_t record, Cycle cycle) {
 namespace {
 
 Schema smem_schema() {
-  Schema s("smem", "smem", "shared memory (bank-conflict-free first cut: bandwidth-limited)");
+  Schema s("smem", "smem", "shared memory: banks, bank conflicts replayed as wavefronts (models/sm/memory/smem_banks.h)");
   const auto req = std::nullopt;
   s.uint("latency", "cycles", req, "SM cycles, load-to-use of a shared-memory load", 1, 10000);
-  s.uint("bandwidth", "B/cycle", req, "bytes per SM cycle", 1, 4096);
-  s.uint("banks", "banks", req, "shared-memory banks (used by the bank-conflict model of a later version)", 1, 1024);
+  s.uint("bandwidth", "B/cycle", req,
+         "bytes per SM cycle of the shared-memory data path: one wavefront (banks x bank_bytes) takes "
+         "banks x bank_bytes / bandwidth cycles", 1, 4096);
+  s.uint("banks", "banks", req, "shared-memory banks: successive bank_bytes words map to successive banks", 1, 1024);
+  s.uint("bank_bytes", "bytes", 4,
+         "width of one bank: 4 bytes (CUDA C++ Programming Guide, shared memory of compute capability 5.x and later)",
+         4, 8);
   return s;
 }
 

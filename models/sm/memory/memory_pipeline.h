@@ -2,7 +2,8 @@
 // merge misses per line, shared memory (bandwidth-limited), L1-bypassing lines (cp.async.cg copies, atomics)
 // tracked by id, stores acknowledged by L2, and the attach point of an asynchronous copy engine (async_copy.h).
 // It tracks each memory instruction as a record until its data is back; the SM core owns the warps and learns
-// of completed records in advance().
+// of completed records in advance(). Shared-memory instructions take one data-path cycle per wavefront
+// (smem_banks.h: bank conflicts replay).
 #pragma once
 
 #include <boost/container/small_vector.hpp>
@@ -20,6 +21,7 @@
 #include "sim/slots/memory.h"
 #include "sim/slots/async_copy.h"
 #include "models/sm/memory/coalescer.h"
+#include "models/sm/memory/smem_banks.h"
 #include "sim/slots/l1_cache.h"
 #include "sim/config/params.h"
 #include "sim/core/component.h"
@@ -50,6 +52,7 @@ struct MemRecord {
   std::vector<LineAccess> lines;
   std::size_t next_line = 0;
   std::uint32_t shared_bytes = 0;
+  SharedWavefronts shared;  // shared-memory wavefronts (computed at issue: Deltas addresses live for the batch only)
   bool cacheable = true;
 };
 
@@ -152,6 +155,7 @@ class MemoryPipeline final : private AsyncCopyCompletions {
   std::size_t queue_depth_ = 0;
   Cycle smem_latency_ = 0;
   std::uint32_t smem_bandwidth_ = 0;
+  SharedBankGeometry smem_banks_;
   Port<MemRequest> responses_;
   std::deque<std::uint32_t> queue_;  // records waiting for the LSU, in issue order
   std::size_t queued_ = 0;           // queue_.size(), asked at every scheduling decision
@@ -166,6 +170,10 @@ class MemoryPipeline final : private AsyncCopyCompletions {
   std::size_t bypass_in_flight_ = 0;  // L1-bypassing line requests in flight (they hold an MSHR too)
   std::uint64_t lsu_busy_cycles_ = 0, l1_bytes_ = 0, shared_bytes_ = 0, l1_read_sectors_ = 0, l1_hit_sectors_ = 0,
                 l2_requests_ = 0;
+  // Nsight Compute's l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st} and
+  // l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}; requests: shared-memory instructions.
+  std::uint64_t smem_wavefronts_ld_ = 0, smem_wavefronts_st_ = 0, smem_conflicts_ld_ = 0, smem_conflicts_st_ = 0,
+                smem_requests_ld_ = 0, smem_requests_st_ = 0, smem_busy_cycles_ = 0;
 };
 
 }  // namespace warpsim

@@ -48,10 +48,16 @@ class TmaEngine final : public AsyncCopyEngine {
     line_bytes_ = l1.u32("line_size");
     sector_bytes_ = l1.u32("sector_size");
     l1_latency_ = l1.u64("hit_latency");
+    const Params& smem = ctx.config.section("smem");
+    smem_row_bytes_ = smem.u32("banks") * smem.u32("bank_bytes");
     StatGroup g(ctx.stats, "sm[" + std::to_string(index) + "].tma", "tma");
     g.add("copies", "copies", "UTMALDG box copies completed", copies_)
         .add("bytes", "bytes", "bytes the TMA unit copied into shared memory", bytes_)
         .add("requests", "requests", "line requests the TMA unit sent to L2", requests_)
+        .add("smem_wavefronts", "wavefronts",
+             "shared-memory wavefronts of the copies' writes: each box row in pieces of one bank row (smem.banks x "
+             "smem.bank_bytes), conflict-free as a swizzled box is (the trace carries no swizzle mode); counted, not "
+             "charged to the LSU's shared-memory data path", smem_wavefronts_)
         .add("busy_cycles", "cycles", "cycles the unit had at least one copy in progress", busy_cycles_)
         .add("issue_cycles", "cycles", "cycles of the unit's request generation (bytes / issue_bytes_per_cycle)", issue_cycles_);
     const double hz = static_cast<double>(domain_.frequency_hz());
@@ -84,6 +90,7 @@ class TmaEngine final : public AsyncCopyEngine {
     c.warp = warp_slot;
     c.mbarrier = in.group;
     c.bytes = static_cast<std::uint32_t>(box_bytes);
+    c.smem_wavefronts = in.aux * ((static_cast<std::uint64_t>(in.group_stride) + smem_row_bytes_ - 1) / smem_row_bytes_);
     // The box's rows, each cut into line-aligned pieces with the sectors they touch.
     for (std::uint32_t r = 0; r < in.aux; ++r) {
       std::uint64_t addr = in.base + std::uint64_t{r} * static_cast<std::uint64_t>(in.stride);
@@ -112,6 +119,7 @@ class TmaEngine final : public AsyncCopyEngine {
       // The data passes the L1TEX data path into shared memory, as an L1-bypassing cp.async line does.
       const Cycle at = now + l1_latency_;
       bytes_ += c.bytes;
+      smem_wavefronts_ += c.smem_wavefronts;
       ++copies_;
       done_->transaction_bytes(c.warp, c.mbarrier, c.bytes, at);
       done_->copy_done(c.record, at);
@@ -134,6 +142,7 @@ class TmaEngine final : public AsyncCopyEngine {
   struct Copy {
     bool active = false;
     std::uint32_t record = 0, warp = 0, mbarrier = 0, bytes = 0, lines_left = 0;
+    std::uint64_t smem_wavefronts = 0;
   };
   struct Line {
     std::uint64_t addr;
@@ -182,6 +191,7 @@ class TmaEngine final : public AsyncCopyEngine {
   Cycle latency_;
   std::uint32_t line_bytes_ = 128, sector_bytes_ = 32;
   Cycle l1_latency_ = 0;
+  std::uint64_t smem_row_bytes_ = 0, smem_wavefronts_ = 0;
   AsyncCopyCompletions* done_ = nullptr;
   std::vector<Copy> copies_in_flight_;
   std::deque<Line> pending_;

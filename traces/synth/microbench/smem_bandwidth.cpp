@@ -1,13 +1,20 @@
-// Microbenchmark `smem_bandwidth`: every warp loads (LDS) or stores (STS) shared memory `iterations` times with
-// `width` bytes per lane in a bank pattern of `conflict_ways`: lanes come in groups of 32/ways consecutive
-// `width`-byte words covering smem.banks/ways banks, one group per bank row (smem.banks x 4 B = 128 B), so the
-// groups fall on the same banks at different addresses. ways = 1 is the conflict-free contiguous access (each
-// bank holds width/4 of the warp's words, the minimum); ways = n puts n times that on each bank used. At most
-// 128/width ways (a lane's own words span width/4 banks). The loads of a warp are independent (4 destination registers rotate), so the warp
-// keeps the LSU busy. Grid: sm.count * ctas_per_sm CTAs of `threads` threads.
+// Microbenchmark `smem_bandwidth`: every warp loads (LDS), stores (STS) or ldmatrix-loads (LDSM.x4) shared memory
+// `iterations` times, in a bank pattern chosen by one of:
+//  - conflict_ways n: lanes come in groups of 32/n consecutive `width`-byte words covering smem.banks/n banks, one
+//    group per bank row (smem.banks x 4 B = 128 B), so the groups fall on the same banks at different addresses.
+//    n = 1 is the conflict-free contiguous access (each bank holds width/4 of the warp's words, the minimum);
+//    n puts n times that on each bank used. At most 128/width ways (a lane's own words span width/4 banks).
+//  - stride s: lane i accesses the `width`-byte element i*s (the classic strided microbenchmark: with 4-byte
+//    words a stride of s words is a gcd(s, 32)-way conflict, so 128/s B/clk for s = 1, 2, 4, ... 32).
+//  - op ldmatrix: LDSM.x4 of a 16x16 block of 16-bit elements from a tile of 128-byte rows, `layout` swizzled
+//    (the XOR swizzle CUTLASS and FlashAttention use: the 8 rows of each 8x8 matrix on 8 bank groups, one
+//    wavefront per matrix) or linear (row-major: the 8 rows on the same 4 banks, 8-way).
+// The accesses of a warp are independent (4 destination register sets rotate), so the warp keeps the LSU busy.
+// Grid: sm.count * ctas_per_sm CTAs of `threads` threads.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "sim/core/error.h"
 #include "traces/synth/emit.h"
@@ -20,19 +27,43 @@ constexpr std::uint32_t kBankBytes = 4;
 constexpr std::uint16_t kData = 0, kCounter = 16, kAddr = 17, kLoopPred = 248;
 constexpr std::uint32_t kUnroll = 4;  // accesses per loop iteration, into rotating destinations
 
+constexpr std::uint32_t kLdsmTileRows = 2 * kLdsmRows;  // the 16x16 block an ldmatrix.x4 reads
+
+enum class SmemOp { Load, Store, Ldmatrix };
+
 struct SmemPlan {
-  bool store = false;
-  std::uint32_t width = 4, ways = 1, banks = 32;
+  SmemOp op = SmemOp::Load;
+  std::uint32_t width = 4, ways = 1, stride = 1, banks = 32;
   std::uint64_t iterations = 0;
-  // Lanes per group: a group covers banks/ways banks of one bank row.
+  std::array<std::int32_t, kWarpSize> ldsm{};  // Ldmatrix: lane offsets of the LDSM.x4
+  // Bytes each lane accesses per instruction: its width, or one 16-byte matrix row of an ldmatrix.
+  std::uint32_t lane_bytes() const { return op == SmemOp::Ldmatrix ? kVecBytes : width; }
+  // Lanes per group of the conflict_ways pattern: a group covers banks/ways banks of one bank row.
   std::uint32_t group_lanes() const {
     return std::min<std::uint32_t>(kWarpSize, banks * kBankBytes / ways / width);
   }
   LaneRows lanes(std::uint64_t base) const {
+    if (stride > 1) return LaneRows{base, width, kWarpSize, 0};  // the stride is set on the instruction
     return LaneRows{base, width, group_lanes(), std::uint64_t{banks} * kBankBytes};
   }
-  std::uint64_t footprint() const { return lanes(0).row_pitch * (kWarpSize / group_lanes()); }
+  std::uint64_t footprint() const {
+    if (op == SmemOp::Ldmatrix) return kLdsmTileRows * kSwizzleLineBytes;
+    if (stride > 1) return std::uint64_t{kWarpSize} * stride * width;
+    return lanes(0).row_pitch * (kWarpSize / group_lanes());
+  }
 };
+
+// LDSM.x4 lane offsets over rows 0-15, 16-byte chunks 0-1 of a tile of 128-byte rows (an mma A fragment's order).
+std::array<std::int32_t, kWarpSize> ldsm_offsets(bool swizzled) {
+  constexpr std::uint32_t chunks_per_row = kSwizzleLineBytes / kVecBytes;
+  if (swizzled) return ldmatrix_x4_offsets(0, 0, 0, chunks_per_row, LdsmOrder::RowHalvesFirst);
+  std::array<std::int32_t, kWarpSize> lanes{};
+  for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) {
+    const std::uint32_t q = lane / kLdsmRows, row = (q % 2) * kLdsmRows + lane % kLdsmRows, chunk = q / 2;
+    lanes[lane] = static_cast<std::int32_t>(row * kSwizzleLineBytes + chunk * kVecBytes);
+  }
+  return lanes;
+}
 
 StepProgram smem_program(std::shared_ptr<const SmemPlan> p, std::uint32_t warp) {
   StepProgram prog;
@@ -43,13 +74,20 @@ StepProgram smem_program(std::shared_ptr<const SmemPlan> p, std::uint32_t warp) 
   prog.steps = (p->iterations + kUnroll - 1) / kUnroll;
   prog.step = [p, warp](InstChunk& c, std::uint64_t i) {
     c.set_pc(2 * kInstBytes);
-    const LaneRows lanes = p->lanes(std::uint64_t{warp} * p->footprint());
-    const std::uint32_t regs = p->width / kBankBytes;
+    const std::uint64_t base = std::uint64_t{warp} * p->footprint();
+    const LaneRows lanes = p->lanes(base);
+    const std::uint32_t regs = std::max<std::uint32_t>(p->lane_bytes() / kBankBytes, 1);
     for (std::uint32_t u = 0; u < kUnroll; ++u) {
       if (i * kUnroll + u >= p->iterations) { c.skip(); continue; }
       const std::uint16_t dst = reg(kData + u * regs);
-      if (p->store) emit_store(c, Opcode::STS, MemSpace::Shared, lanes, kFullMask, {dst, kAddr});
-      else emit_load(c, Opcode::LDS, MemSpace::Shared, lanes, kFullMask, dst, regs, {kAddr});
+      if (p->op == SmemOp::Ldmatrix) {
+        emit_ldmatrix_x4(c, base, p->ldsm.data(), dst, kAddr);
+        continue;
+      }
+      WarpInst& inst = p->op == SmemOp::Store
+                           ? emit_store(c, Opcode::STS, MemSpace::Shared, lanes, kFullMask, {dst, kAddr})
+                           : emit_load(c, Opcode::LDS, MemSpace::Shared, lanes, kFullMask, dst, regs, {kAddr});
+      if (p->stride > 1) inst.stride = static_cast<std::int32_t>(p->stride * p->width);
     }
     emit_loop_tail(c, kCounter, kLoopPred);
   };
@@ -58,13 +96,22 @@ StepProgram smem_program(std::shared_ptr<const SmemPlan> p, std::uint32_t warp) 
 
 std::unique_ptr<TraceSource> make_smem(const SynthArgs& args, const Config& config) {
   auto plan = std::make_shared<SmemPlan>();
-  plan->store = args.text("op") == "store";
+  const std::string& op = args.text("op");
+  plan->op = op == "store" ? SmemOp::Store : op == "ldmatrix" ? SmemOp::Ldmatrix : SmemOp::Load;
   plan->width = static_cast<std::uint32_t>(std::stoul(args.text("width")));
   plan->ways = static_cast<std::uint32_t>(args.u64("conflict_ways"));
+  plan->stride = static_cast<std::uint32_t>(args.u64("stride"));
   plan->banks = config.section("smem").u32("banks");
   plan->iterations = args.u64("iterations");
+  if (plan->op == SmemOp::Ldmatrix) plan->ldsm = ldsm_offsets(args.text("layout") == "swizzled");
+  if (plan->ways > 1 && plan->stride > 1)
+    throw InputError(fmt::format("smem_bandwidth keys 'conflict_ways' ({}) and 'stride' ({}): give one pattern, not "
+                                 "both", plan->ways, plan->stride));
+  if (plan->op == SmemOp::Ldmatrix && (plan->ways > 1 || plan->stride > 1))
+    throw InputError("smem_bandwidth op 'ldmatrix': its pattern is the 'layout' key (swizzled or linear); "
+                     "'conflict_ways' and 'stride' must be left at 1");
   const std::uint32_t row_bytes = plan->banks * kBankBytes;
-  if (kWarpSize % plan->ways || row_bytes % (plan->ways * plan->width))
+  if (plan->op != SmemOp::Ldmatrix && (kWarpSize % plan->ways || row_bytes % (plan->ways * plan->width)))
     throw InputError(fmt::format("smem_bandwidth key 'conflict_ways': {} does not divide the 32 lanes of a warp, or "
                                  "the {} banks into groups of whole {}-byte lanes (width {}: at most {} ways)",
                                  plan->ways, plan->banks, plan->width, plan->width, row_bytes / plan->width));
@@ -80,7 +127,10 @@ std::unique_ptr<TraceSource> make_smem(const SynthArgs& args, const Config& conf
     throw InputError(fmt::format("smem_bandwidth: {} warps x {} B exceed this GPU's sm.shared_memory_per_cta ({} B)",
                                  info.warps_per_cta(), plan->footprint(), limit));
   info.shared_mem_bytes = static_cast<std::uint32_t>(smem);
-  info.name = fmt::format("warpsim_smem_{}_{}B_{}way", args.text("op"), plan->width, plan->ways);
+  info.name = plan->op == SmemOp::Ldmatrix
+                  ? fmt::format("warpsim_smem_ldmatrix_x4_{}", args.text("layout"))
+                  : plan->stride > 1 ? fmt::format("warpsim_smem_{}_{}B_stride{}", op, plan->width, plan->stride)
+                                     : fmt::format("warpsim_smem_{}_{}B_{}way", op, plan->width, plan->ways);
   info.registers_per_thread = 32;
   info.target_arch = config.section("gpu").str("arch");
   return one_kernel_trace(info, [plan](std::uint64_t, std::uint32_t warp) { return smem_program(plan, warp); },
@@ -90,8 +140,8 @@ std::unique_ptr<TraceSource> make_smem(const SynthArgs& args, const Config& conf
 std::map<std::string, double> smem_metrics(const SynthArgs& args, const Config& config, const WorkloadTiming& t) {
   const std::uint64_t threads = args.u64("threads");
   const double ctas = static_cast<double>(t.sm_count) * static_cast<double>(args.u64("ctas_per_sm"));
-  const double bytes = ctas * static_cast<double>(threads) * static_cast<double>(args.u64("iterations")) *
-                       std::stod(args.text("width"));
+  const double lane_bytes = args.text("op") == "ldmatrix" ? kVecBytes : std::stod(args.text("width"));
+  const double bytes = ctas * static_cast<double>(threads) * static_cast<double>(args.u64("iterations")) * lane_bytes;
   (void)config;
   const double per_clk_per_sm = t.cycles ? bytes / static_cast<double>(t.cycles) / t.sm_count : 0.0;
   return {{"bandwidth_bytes_per_clk_per_sm", per_clk_per_sm}, {"bandwidth_gbps", per_second(bytes, t) / 1e9}};
@@ -100,12 +150,17 @@ std::map<std::string, double> smem_metrics(const SynthArgs& args, const Config& 
 SynthesizerInfo smem_synthesizer() {
   SynthesizerInfo info;
   info.name = "smem_bandwidth";
-  info.description = "shared-memory load (or store) loop with a chosen n-way bank-conflict pattern: shared-memory "
-                     "bandwidth per SM";
+  info.description = "shared-memory load, store or ldmatrix loop with a chosen bank-conflict pattern (n-way groups, "
+                     "a lane stride, or a swizzled vs linear ldmatrix tile): shared-memory bandwidth per SM";
   info.keys = Schema("synth", "smem_bandwidth", info.description)
                   .uint("conflict_ways", "ways", 1, "1 = conflict-free, n = n-way bank conflicts (divides 32; at most 128/width)", 1, 32)
-                  .choice("width", {"4", "8", "16"}, std::string("4"), "bytes per lane (LDS.32/.64/.128)")
-                  .choice("op", {"load", "store"}, std::string("load"), "LDS or STS")
+                  .uint("stride", "elements", 1,
+                        "lane i accesses element i*stride (of width bytes): 4-byte words at a stride of s are "
+                        "gcd(s,32)-way conflicted; not with conflict_ways", 1, 32)
+                  .choice("width", {"4", "8", "16"}, std::string("4"), "bytes per lane (LDS.32/.64/.128; ldmatrix: not used, a lane reads a 16-byte row)")
+                  .choice("op", {"load", "store", "ldmatrix"}, std::string("load"), "LDS, STS or LDSM.x4 (ldmatrix)")
+                  .choice("layout", {"swizzled", "linear"}, std::string("swizzled"),
+                          "ldmatrix: tile of 128-byte rows XOR-swizzled (conflict-free) or row-major (8-way)")
                   .uint("ctas_per_sm", "CTAs", 2, "CTAs per SM (grid = sm.count * ctas_per_sm)", 1, 64)
                   .uint("threads", "threads", 256, "threads per CTA (a multiple of 32)", 32, 1024)
                   .uint("iterations", "accesses", 1024, "shared-memory accesses per thread", 1, 1ull << 24)
