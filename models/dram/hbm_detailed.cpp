@@ -6,7 +6,7 @@
 //   command per cycle, as HBM's separate row and column command buses allow.
 // - Timing (config in ns, turned into HBM-clock cycles by rounding up, as JEDEC's nCK = ceil(t / tCK)):
 //   ACT->RD/WR tRCD, ACT->PRE tRAS, PRE->ACT tRP, RD->data tCL, WR->data tWL, data burst burst_length / 2
-//   cycles (double data rate), RD->RD / WR->WR tCCD_S (other bank group) / tCCD_L (same group), ACT->ACT tRRD_S /
+//   cycles at the device's rate (double data rate), RD->RD / WR->WR tCCD_S (other bank group) / tCCD_L (same group), ACT->ACT tRRD_S /
 //   tRRD_L and at most four ACTs in tFAW, RD->PRE tRTP, end of write data->PRE tWR, end of write data->RD
 //   tWTR_S / tWTR_L, RD->WR tRTW, one refresh every tREFI (all-bank: tRFC with every bank precharged; per-bank:
 //   every tREFI / banks, tRFCsb on one bank).
@@ -16,9 +16,9 @@
 //   empty). Within the active queue, first-ready first-come-first-served: the oldest request whose column
 //   command is ready in an open row goes first, else the oldest request's ACT or PRE; a row still wanted by a
 //   queued request is not closed. Open page keeps rows open; closed page precharges after each request.
-// - Latency: a read's data returns `latency - (tRCD + tCL + burst)` cycles after its last burst: the part of the
-//   measured idle DRAM latency (hbm.latency: an idle read to a closed bank) that is controller, PHY and
-//   interconnect, not DRAM core.
+// - Latency: a read's data returns `latency - (tRCD + tCL + burst + mean refresh wait)` cycles after its last
+//   burst: the part of the measured idle DRAM latency (hbm.latency: the mean over idle reads of precharged banks)
+//   that is controller, PHY and interconnect, not DRAM core. Row conflicts, refresh and queueing add to it.
 // Bank group, bank, row and column come from the address map (DramLocation). Refreshes while the channel is
 // idle are accounted when it wakes, so an idle channel sleeps.
 #include <algorithm>
@@ -128,14 +128,20 @@ class HbmDetailed final : public DramChannel {
     group_state_.resize(groups_);
     row_wanted_.resize(banks_.size());
     refresh_interval_ = per_bank_refresh_ ? std::max<Cycle>(1, t_.refi / banks_.size()) : t_.refi;
-    next_refresh_ = refresh_interval_;
+    // Channels refresh out of step (controllers stagger refresh to spread its current draw): channel i's first
+    // refresh comes i / channels of an interval in, so a stream or a chase sees the average, not an alias.
+    next_refresh_ = refresh_interval_ + refresh_interval_ * index / hbm.u32("channels");
 
-    const Cycle core = t_.rcd + t_.cl + burst_;
+    // hbm.latency is a measured mean idle latency: an access to a precharged bank (a chase's banks are closed by
+    // the refreshes between its visits), which finds its bank refreshing with probability tRFC / tREFI and then
+    // waits tRFC / 2 on average. What remains is controller, PHY and interconnect.
+    const Cycle refresh_busy = per_bank_refresh_ ? t_.rfc_sb : t_.rfc;
+    const Cycle core = t_.rcd + t_.cl + burst_ + refresh_busy * refresh_busy / (2 * t_.refi);
     const Cycle measured = hbm.u64("latency");
     if (measured < core)
       throw ConfigError(hbm.value("latency").where.str() + ": hbm.latency: " + std::to_string(measured) +
-                        " HBM cycles is less than the DRAM core's own tRCD + tCL + burst = " + std::to_string(core) +
-                        " cycles of hbm_detailed; hbm.latency is the whole idle read latency beyond the L2");
+                        " HBM cycles is less than hbm_detailed's DRAM part of an idle read, tRCD + tCL + burst + mean refresh wait = " +
+                        std::to_string(core) + " cycles; hbm.latency is the whole idle read latency beyond the L2");
     fixed_latency_ = measured - core;
 
     StatGroup(ctx.stats, path(), "hbm")

@@ -222,7 +222,7 @@ TEST_CASE("hbm_detailed: writes wait for the high watermark, then drain to the l
 TEST_CASE("hbm_detailed: queue depths, watermarks and timing names are checked", "[hbm]") {
   CHECK_THROWS_WITH(Channel({"hbm.write_low_watermark=30"}), Catch::Contains("hbm.write_low_watermark") && Catch::Contains("below write_high_watermark"));
   CHECK_THROWS_WITH(Channel({"hbm.write_high_watermark=40"}), Catch::Contains("must not exceed write_queue_depth"));
-  CHECK_THROWS_WITH(Channel({"hbm.latency=10"}), Catch::Contains("hbm.latency") && Catch::Contains("tRCD + tCL"));
+  CHECK_THROWS_WITH(Channel({"hbm.latency=10"}), Catch::Contains("hbm.latency") && Catch::Contains("tRCD + tCL + burst"));
   CHECK_THROWS_WITH(Channel({"hbm.bank_groups=6"}), Catch::Contains("hbm.bank_groups") && Catch::Contains("power of two"));
 }
 
