@@ -16,9 +16,10 @@
 //   empty). Within the active queue, first-ready first-come-first-served: the oldest request whose column
 //   command is ready in an open row goes first, else the oldest request's ACT or PRE; a row still wanted by a
 //   queued request is not closed. Open page keeps rows open; closed page precharges after each request.
-// - Latency: a read's data returns `latency - (tRCD + tCL + burst + mean refresh wait)` cycles after its last
-//   burst: the part of the measured idle DRAM latency (hbm.latency: the mean over idle reads of precharged banks)
-//   that is controller, PHY and interconnect, not DRAM core. Row conflicts, refresh and queueing add to it.
+// - Latency: a read's data returns `latency - (tRCD + tCL + burst)` cycles after its last burst: the part of the
+//   measured idle DRAM latency (hbm.latency: an idle read of a precharged bank) that is controller, PHY and
+//   interconnect, not DRAM core. Refresh (on average tRFC^2 / 2 tREFI for a read at a random time), row
+//   conflicts and queueing add to it.
 // Bank group, bank, row and column come from the address map (DramLocation). Refreshes while the channel is
 // idle are accounted when it wakes, so an idle channel sleeps.
 #include <algorithm>
@@ -132,15 +133,14 @@ class HbmDetailed final : public DramChannel {
     // refresh comes i / channels of an interval in, so a stream or a chase sees the average, not an alias.
     next_refresh_ = refresh_interval_ + refresh_interval_ * index / hbm.u32("channels");
 
-    // hbm.latency is a measured mean idle latency: an access to a precharged bank (a chase's banks are closed by
-    // the refreshes between its visits), which finds its bank refreshing with probability tRFC / tREFI and then
-    // waits tRFC / 2 on average. What remains is controller, PHY and interconnect.
-    const Cycle refresh_busy = per_bank_refresh_ ? t_.rfc_sb : t_.rfc;
-    const Cycle core = t_.rcd + t_.cl + burst_ + refresh_busy * refresh_busy / (2 * t_.refi);
+    // hbm.latency is the idle latency of a read of a precharged bank (a chase's banks are closed by the
+    // refreshes between its visits): tRCD + tCL + one burst at the device's rate are the DRAM's part of it, the
+    // rest is controller, PHY and interconnect. A read that meets a refresh, a row conflict or a queue waits more.
+    const Cycle core = t_.rcd + t_.cl + (p.u32("burst_length") + 1) / 2;
     const Cycle measured = hbm.u64("latency");
     if (measured < core)
       throw ConfigError(hbm.value("latency").where.str() + ": hbm.latency: " + std::to_string(measured) +
-                        " HBM cycles is less than hbm_detailed's DRAM part of an idle read, tRCD + tCL + burst + mean refresh wait = " +
+                        " HBM cycles is less than hbm_detailed's DRAM part of an idle read, tRCD + tCL + burst = " +
                         std::to_string(core) + " cycles; hbm.latency is the whole idle read latency beyond the L2");
     fixed_latency_ = measured - core;
 
