@@ -104,7 +104,7 @@ class HbmDetailed final : public DramChannel {
     // The data bus carries a burst (hbm.access_granularity bytes) in the time the channel's share of hbm.bandwidth
     // needs; at the device's own rate that is burst_length / 2 clocks (two beats per clock). A bandwidth set
     // above or below that rate (a what-if) is taken as a faster or slower interface: the column cadence tCCD_S /
-    // tCCD_L scales with it, while the DRAM core's timings (ns) stay.
+    // tCCD_L and the activate rate (tRRD_S/L, tFAW) scale with it, while the DRAM core's timings (ns) stay.
     const double burst_cycles = transfer_cycles(hbm.u32("access_granularity"));
     const double interface_speedup = (p.u32("burst_length") / 2.0) / burst_cycles;
     burst_ = std::max<Cycle>(1, static_cast<Cycle>(std::llround(burst_cycles)));
@@ -123,6 +123,10 @@ class HbmDetailed final : public DramChannel {
     if (t_.refi == 0) fail("timing.tREFI", "must be at least one HBM clock");
     t_.ccd_s = std::max<Cycle>(burst_, static_cast<Cycle>(std::llround(t_.ccd_s / interface_speedup)));
     t_.ccd_l = std::max<Cycle>(t_.ccd_s, static_cast<Cycle>(std::llround(t_.ccd_l / interface_speedup)));
+    // The activate spacing (tRRD_S/L) and window (tFAW) are counted in clocks too: a faster interface opens rows
+    // as much faster, so that a what-if bandwidth also lifts row-miss-bound traffic.
+    for (Cycle* act : {&t_.rrd_s, &t_.rrd_l, &t_.faw})
+      *act = std::max<Cycle>(1, static_cast<Cycle>(std::llround(static_cast<double>(*act) / interface_speedup)));
 
     groups_ = hbm.u32("bank_groups");
     banks_.resize(static_cast<std::size_t>(groups_) * hbm.u32("banks_per_group"));
