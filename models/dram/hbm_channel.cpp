@@ -1,6 +1,8 @@
 // HBM channel "hbm_simple": a first-come-first-served data bus with the channel's share of the peak bandwidth
-// and a fixed access latency. Bank/row timing (tRCD, tRP, tCCD, refresh) belongs to a banked implementation of
-// the same slot.
+// and a fixed access latency (hbm.latency), for fast studies. Requests wait in one bounded queue
+// (hbm.read_queue_depth + hbm.write_queue_depth) and take the bus one at a time, so a channel that cannot keep up
+// pushes back on the L2 slices, reads and write-backs alike. Bank and row timing, refresh and read/write
+// turnaround are hbm_detailed's.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -15,21 +17,20 @@ namespace {
 class HbmChannel final : public DramChannel {
  public:
   static Schema schema() {
-    Schema s("hbm", "hbm_simple", "HBM channels: FCFS data bus at the channel's share of peak bandwidth plus a fixed access latency");
-    s.uint("latency", "cycles", std::nullopt, "HBM-clock cycles a DRAM access adds beyond an L2 miss", 0, 100000);
-    return s;
+    // Its latency and queue depths are the slot's shared hbm.latency, hbm.read_queue_depth, hbm.write_queue_depth.
+    return Schema("hbm", "hbm_simple", "HBM channels: FCFS data bus at the channel's share of peak bandwidth plus a fixed access latency");
   }
 
-  // The queue is unbounded: this model has no request queue limit (the slices' MSHRs bound the reads).
   HbmChannel(BuildContext& ctx, const Params& p, unsigned index)
-      : DramChannel(ctx, index, Port<MemRequest>::kUnbounded) {
+      : DramChannel(ctx, index, p.u32("read_queue_depth") + p.u32("write_queue_depth")) {
     latency_ = p.u64("latency");
     StatGroup(ctx.stats, path(), "hbm")
         .add("busy_cycles", "cycles", "HBM-clock cycles the data bus was transferring", busy_cycles_);
   }
 
   Cycle tick(Cycle now) override {
-    while (has_request()) {
+    // The bus takes the next request in the cycle it finishes the previous one's transfer; the rest wait queued.
+    while (has_request() && bus_free_ < static_cast<double>(now + 1)) {
       const MemRequest req = take_request();
       const double transfer = transfer_cycles(req.bytes);
       bus_free_ = std::max(bus_free_, static_cast<double>(now)) + transfer;
@@ -37,7 +38,8 @@ class HbmChannel final : public DramChannel {
       if (req.op == MemOp::Read) respond(req, static_cast<Cycle>(std::ceil(bus_free_)) + latency_);
       // A write-back from L2: nobody waits for it.
     }
-    return kSleep;
+    if (!has_request()) return kSleep;
+    return std::max(now + 1, static_cast<Cycle>(std::floor(bus_free_)));
   }
 
   std::string describe_state() const override {

@@ -9,12 +9,8 @@ namespace {
 
 class IdealDram final : public DramChannel {
  public:
-  // The slot already declares what every DRAM model shares (bandwidth, channels, ...); add only your own.
-  static Schema schema() {
-    Schema s("hbm", "ideal", "DRAM with a fixed access latency and unlimited bandwidth");
-    s.uint("latency", "cycles", std::nullopt, "HBM-clock cycles from request to data", 1, 100000);
-    return s;
-  }
+  // The slot already declares what every DRAM model shares (bandwidth, channels, latency, ...); add only your own.
+  static Schema schema() { return Schema("hbm", "ideal", "DRAM with a fixed access latency and unlimited bandwidth"); }
 
   IdealDram(BuildContext& ctx, const Params& p, unsigned index)
       : DramChannel(ctx, index, Port<MemRequest>::kUnbounded),  // no queue: nothing to push back with

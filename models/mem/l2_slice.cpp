@@ -71,11 +71,15 @@ class SectoredL2Slice final : public L2Slice {
     }
     while (in_.ready()) {
       if (mshrs_.size() >= mshr_limit_) break;  // woken again when a fill frees an MSHR
+      // Requests waiting for full DRAM queues (misses and write-backs alike) hold miss-handling entries: with
+      // mshrs_per_slice of them waiting, no new request is taken until one leaves (woken by
+      // Port::wait_for_space), so a DRAM that cannot keep up with write-backs pushes back on the SMs.
+      if (backlogged_ >= mshr_limit_) break;
       access(in_.front(), now);
       in_.pop();
     }
     counters_.dirty_bytes = cache_.dirty_sectors() * cache_.sector_bytes();  // every cache change happens in a tick
-    return in_.ready() && mshrs_.size() < mshr_limit_ ? now + 1 : kSleep;
+    return in_.ready() && mshrs_.size() < mshr_limit_ && backlogged_ < mshr_limit_ ? now + 1 : kSleep;
   }
 
   std::string describe_state() const override {

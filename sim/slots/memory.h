@@ -18,10 +18,14 @@ namespace warpsim {
 class BuildContext;
 
 // Where a line lives (config section `address_map`): which L2 slice caches it and which DRAM channel holds it,
-// with the address inside that channel (what a DRAM model splits into bank, row and column by its own geometry).
+// with the address inside that channel and its place in the channel's geometry (hbm.bank_groups,
+// hbm.banks_per_group, hbm.row_size): bank group, bank within the group, row, and byte column within the row.
 struct DramLocation {
   unsigned channel = 0;
   std::uint64_t channel_address = 0;
+  unsigned bank_group = 0, bank = 0;
+  std::uint64_t row = 0;
+  std::uint32_t column = 0;
 };
 
 class AddressMap {

@@ -29,6 +29,12 @@ Schema hbm_shared() {
   s.quantity("bandwidth", ParamType::Bandwidth, kRequired, "peak DRAM bandwidth of the whole device", 1e6);
   s.uint("channels", "channels", kRequired, "independent channels; addresses interleave across them", 1, 4096);
   s.quantity("access_granularity", ParamType::Size, kRequired, "bytes moved per access (a sector)", 1, 4096);
+  s.uint("latency", "cycles", kRequired, "HBM-clock cycles an idle read adds beyond an L2 miss (controller, PHY, interconnect and, for a banked model, the DRAM core's ACT + RD of a closed bank)", 0, 100000);
+  s.uint("read_queue_depth", "requests", kRequired, "reads a channel's controller holds; a full queue pushes back on the L2 slices", 1, 4096);
+  s.uint("write_queue_depth", "requests", kRequired, "writes (L2 write-backs) a channel's controller holds; a full queue pushes back on the L2 slices", 1, 4096);
+  s.uint("bank_groups", "groups", kRequired, "bank groups per channel (power of two; the address map hashes over them)", 1, 64);
+  s.uint("banks_per_group", "banks", kRequired, "banks per bank group (power of two), each with one row buffer", 1, 64);
+  s.quantity("row_size", ParamType::Size, kRequired, "bytes of one row of one bank in one channel (the page)", 32, 1 << 20);
   return s;
 }
 

@@ -28,10 +28,19 @@ TEST_CASE("A second DRAM implementation selected from YAML reports its counters 
   TempDir dir;
   // A user's config anywhere, deriving from the shipped H100 by name: only the DRAM model changes; the slot's
   // shared parameters (bandwidth, channels, granularity) carry over from the base.
+  // hbm_simple with two-entry queues, so that a burst of misses must wait for room.
+  write_text(dir.path() / "simple.yaml",
+             "base: h100_sxm\n"
+             "hbm:\n  impl: hbm_simple\n  read_queue_depth: 1\n  write_queue_depth: 1\n");
+  const Json simple = run_stats(dir, {"--gpu", dir / "simple.yaml", "--gemm", "1024x1024x1024"});
+  std::uint64_t simple_waits = 0;
+  for (const Json& kernel : simple["kernels"]) simple_waits += kernel["counters"]["l2.dram_backpressure_waits"].get<std::uint64_t>();
+  CHECK(simple_waits > 0);
+  // The detailed model with two-entry read and write queues.
   write_text(dir.path() / "banked.yaml",
              "base: h100_sxm\n"
-             "hbm:\n  impl: banked\n  queue_depth: 2\n  banks: 16\n  row_size: 1KiB\n"
-             "  access_latency: 150\n  row_miss_latency: 40\n");
+             "hbm:\n  impl: hbm_detailed\n  read_queue_depth: 2\n  write_queue_depth: 2\n"
+             "  write_high_watermark: 2\n  write_low_watermark: 1\n");
   const Json stats = run_stats(dir, {"--gpu", dir / "banked.yaml", "--gemm", "1024x1024x1024"});
   // The GEMM is the kernel with the tensor work (split-K runs a zeroing kernel before it and a conversion after).
   const Json* gemm = &stats["kernels"][0];
@@ -42,10 +51,12 @@ TEST_CASE("A second DRAM implementation selected from YAML reports its counters 
   // Every byte of A and B (1024x1024 bf16 each) comes from DRAM exactly once: the 50 MB L2 holds them all.
   CHECK(k["dram_bytes_read"].get<std::uint64_t>() == 2ull * 1024 * 1024 * 2);
   CHECK(c["hbm.bytes_read"].get<std::uint64_t>() == k["dram_bytes_read"].get<std::uint64_t>());
-  // The implementation's own counters, summed and per channel; every request is a row hit or a miss.
+  // The implementation's own counters, summed and per channel; every request is a row hit, miss or conflict.
   REQUIRE(c.contains("hbm.row_hits"));
   REQUIRE(c.contains("hbm.row_misses"));
-  CHECK(c["hbm.row_hits"].get<std::uint64_t>() + c["hbm.row_misses"].get<std::uint64_t>() ==
+  REQUIRE(c.contains("hbm.row_conflicts"));
+  CHECK(c["hbm.row_hits"].get<std::uint64_t>() + c["hbm.row_misses"].get<std::uint64_t>() +
+            c["hbm.row_conflicts"].get<std::uint64_t>() ==
         c["hbm.requests"].get<std::uint64_t>());
   CHECK(c["hbm.row_misses"].get<std::uint64_t>() > 0);
   CHECK(k["instances"].contains("hbm.channel[0].row_hits"));
@@ -63,9 +74,9 @@ TEST_CASE("A second DRAM implementation selected from YAML reports its counters 
 TEST_CASE("describe lists a slot's implementations with the shared parameters, and the statistics", "[slots]") {
   const CmdResult r = run_warpsim({"describe", "hbm"});
   REQUIRE(r.exit_code == 0);
-  CHECK(contains(r.out, "hbm:  (impl: banked)"));
+  CHECK(contains(r.out, "hbm:  (impl: hbm_detailed)"));
   CHECK(contains(r.out, "hbm:  (impl: hbm_simple)"));
-  // The slot's shared parameter appears with every implementation (hbm_simple, banked, ideal, ...).
+  // The slot's shared parameter appears with every implementation (hbm_simple, hbm_detailed, ideal, ...).
   const int impls = count_lines_containing(r.out, "hbm:  (impl: ");
   CHECK(impls >= 3);
   CHECK(count_lines_containing(r.out, "  channels ") == impls);
@@ -75,9 +86,9 @@ TEST_CASE("describe lists a slot's implementations with the shared parameters, a
 
 TEST_CASE("An unknown DRAM implementation is a config error that lists the known ones", "[slots]") {
   TempDir dir;
-  const CmdResult r = run_warpsim({"run", "--set", "hbm.impl=bankd", "--gemm", "128x128x128", "--out", dir / "o"});
+  const CmdResult r = run_warpsim({"run", "--set", "hbm.impl=hbm_detaild", "--gemm", "128x128x128", "--out", dir / "o"});
   CHECK(r.exit_code == 2);
-  CHECK(contains(r.err, "did you mean 'banked'"));
+  CHECK(contains(r.err, "did you mean 'hbm_detailed'"));
 }
 
 TEST_CASE("compare --gpu simulates each candidate through run_one and matches separate runs", "[compare]") {
