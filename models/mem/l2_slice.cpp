@@ -3,6 +3,13 @@
 // fetch only the missing sectors from the DRAM channel the address map names. The slice's data port moves
 // `bandwidth / (slices * l2 clock)` bytes per cycle, so aggregate L2 bandwidth is a config figure. A DRAM
 // channel whose queue is full pushes back: requests for it wait here, in order, until it has room.
+// With l2.partitions > 1 the slices split into equal partitions (consecutive indices) and a slice also keeps clean
+// copies of lines homed in another partition for the SMs of its own (models/noc/hierarchical.cpp routes their
+// reads here): a copy miss asks the home slice over the partition link instead of DRAM, and the answer fills the
+// copy and goes on to the SMs without a second pass through this slice's pipeline (the home slice's hit latency
+// already covers it), so a far hit costs a near hit plus the link's round trip. Copies share the slice's
+// capacity with the lines homed here, so one SM's reads see half the L2 at near-hit latency (the plateaus of
+// a100_80.lat.l2.gb / a100_80.lat.l2far.gb).
 #include <boost/container/small_vector.hpp>
 
 #include <algorithm>
@@ -13,6 +20,7 @@
 #include <deque>
 
 #include "models/mem/sector_cache.h"
+#include "models/noc/l2_partitions.h"
 #include "sim/core/flat_map.h"
 #include "sim/registry/registry.h"
 #include "sim/slots/build_context.h"
@@ -28,6 +36,7 @@ class SectoredL2Slice final : public L2Slice {
     s.uint("assoc", "ways", std::nullopt, "associativity", 1, 1024);
     s.uint("hit_latency", "cycles", std::nullopt, "L2-clock cycles a hit spends in the slice", 1, 100000);
     s.uint("mshrs_per_slice", "lines", std::nullopt, "outstanding missed lines per slice", 1, 1 << 20);
+    s.uint("partitions", "partitions", 1u, "L2 partitions; slices split into equal groups, each line homed in one, the others keep copies for their SMs", 1, 64);
     return s;
   }
 
@@ -48,11 +57,16 @@ class SectoredL2Slice final : public L2Slice {
     const std::uint32_t slices = p.u32("slices");
     const std::uint32_t line = p.u32("line_size"), sector = p.u32("sector_size");
     if (line % sector != 0 || line / sector > 32) p.fail("line_size", "must be a multiple of sector_size, at most 32 sectors");
-    cache_ = SectorCache(p.u64("size") / slices, line, sector, p.u32("assoc"), 1);
+    // Sets indexed by the address map's slice hash over the slice count: a footprint of any size fills every
+    // slice's sets evenly (a 36 MiB chase fits a 40 MiB L2, as measured: a100_80.lat.l2far.gb's plateau).
+    cache_ = SectorCache(p.u64("size") / slices, line, sector, p.u32("assoc"), slices);
     if (!cache_.enabled()) p.fail("size", "too small for one set of `assoc` lines per slice");
+    cache_.key_sets_by([this, line, slices](std::uint64_t a) { return address_map_.slice_set_key(a, line, slices); });
     hit_latency_ = p.u64("hit_latency");
     bytes_per_cycle_ = p.real("bandwidth") / slices / static_cast<double>(domain().frequency_hz());
     mshr_limit_ = p.u32("mshrs_per_slice");
+    if (p.u32("partitions") > slices) p.fail("partitions", "more partitions than slices (l2.slices)");
+    partitions_ = L2Partitions{slices, p.u32("partitions")};
     in_.bind(nullptr, this);
     dram_in_.bind(nullptr, this);
     in_.add_probes(ctx.probes);
@@ -103,9 +117,11 @@ class SectoredL2Slice final : public L2Slice {
     return data_free_;
   }
 
-  void respond(const MemRequest& req, Cycle now) {
+  // `pipeline`: the data pass through this slice's tag and data pipeline (hit_latency); a copy filled from the
+  // home slice passes straight on to the SM.
+  void respond(const MemRequest& req, Cycle now, bool pipeline = true) {
     if (req.op == MemOp::Atomic) writeback(cache_.fill(req.line_addr, req.sector_mask, /*dirty=*/true), now);
-    const double done = use_data_port(now, req.bytes) + static_cast<double>(hit_latency_);
+    const double done = use_data_port(now, req.bytes) + (pipeline ? static_cast<double>(hit_latency_) : 0.0);
     noc_.send_response(req, domain().time_of(static_cast<Cycle>(std::ceil(done))));
   }
 
@@ -139,6 +155,12 @@ class SectoredL2Slice final : public L2Slice {
       fetch.op = MemOp::Read;
       fetch.sector_mask = to_fetch;
       fetch.bytes = static_cast<std::uint32_t>(__builtin_popcount(to_fetch)) * cache_.sector_bytes();
+      if (is_copy_lookup(req)) {  // ask the line's home slice, in the other partition
+        fetch.copy_slice = static_cast<std::uint16_t>(index());
+        fetch.slice = static_cast<std::uint16_t>(address_map_.slice_of(req.line_addr));
+        noc_.send_request(fetch, domain().time_of(now));
+        return;
+      }
       fetch.slice = static_cast<std::uint16_t>(index());
       counters_.dram_read_bytes += fetch.bytes;
       send_to_dram(fetch);
@@ -151,16 +173,23 @@ class SectoredL2Slice final : public L2Slice {
     notify_access(req, hit | in_flight, now);
   }
 
+  // A read that arrived here for a line homed in another partition (its copy), not a home slice's request.
+  bool is_copy_lookup(const MemRequest& req) const {
+    return partitions_.partitions > 1 && req.copy_slice == MemRequest::kNoSlice &&
+           partitions_.of(address_map_.slice_of(req.line_addr)) != partitions_.of(index());
+  }
+
   void fill(const MemRequest& resp, Cycle now) {
     Mshr* mshr = mshrs_.find(resp.line_addr);
     if (!mshr) return;
+    const bool from_home = resp.copy_slice == index();  // a copy, answered by the home slice: already through its pipeline
     writeback(cache_.fill(resp.line_addr, resp.sector_mask, false), now);
     Mshr& m = *mshr;
     // Answer every waiting read whose sectors have all arrived.
     auto& w = m.waiting;
     for (Waiter& x : w) x.missing &= ~resp.sector_mask;
     auto done = std::stable_partition(w.begin(), w.end(), [](const Waiter& x) { return x.missing != 0; });
-    for (auto x = done; x != w.end(); ++x) respond(x->req, now);
+    for (auto x = done; x != w.end(); ++x) respond(x->req, now, !from_home);
     w.erase(done, w.end());
     m.requested &= ~resp.sector_mask;
     if (w.empty()) {
@@ -220,6 +249,7 @@ class SectoredL2Slice final : public L2Slice {
   Cycle hit_latency_ = 1;
   double bytes_per_cycle_ = 1.0, data_free_ = 0.0;
   std::size_t mshr_limit_ = 1;
+  L2Partitions partitions_;
   FlatMap64<Mshr> mshrs_;  // by line address
 };
 

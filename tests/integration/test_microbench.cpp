@@ -35,9 +35,13 @@ TEST_CASE("pointer_chase latencies are the configured latencies on each level's 
     const double sm = config_number(cfg, "clocks.sm"), l2clk = config_number(cfg, "clocks.l2"),
                  hbm = config_number(cfg, "clocks.hbm");
     const double l1_path = config_number(cfg, "l1.hit_latency");
-    // L2: the request crosses the NoC, looks up L2, the data crosses back and goes through L1 (SM cycles).
-    const double l2_path = l1_path + (2 * config_number(cfg, "noc.latency") + config_number(cfg, "l2.hit_latency")) * sm / l2clk;
-    const double dram_path = l2_path + config_number(cfg, "hbm.latency") * sm / hbm;
+    // L2: the request crosses the NoC (SM -> GPC -> near partition), looks up L2, the data crosses back and goes
+    // through L1 (SM cycles). The warm-up leaves copies of far-homed lines in the near partition: all near hits.
+    const double noc_one_way = config_number(cfg, "noc.sm_to_gpc_latency") + config_number(cfg, "noc.gpc_to_partition_latency");
+    const double l2_path = l1_path + (2 * noc_one_way + config_number(cfg, "l2.hit_latency")) * sm / l2clk;
+    // DRAM: half the lines are homed in the far partition, whose misses also cross the partition link both ways.
+    const double dram_path = l2_path + config_number(cfg, "hbm.latency") * sm / hbm +
+                             config_number(cfg, "noc.partition_link_latency") * sm / l2clk;
     // The model adds one cycle from issue to the LSU taking the instruction; the warm-up and launch, amortised
     // over 4096 loads, add under 1% (README, "Microbenchmarks").
     const double got_l1 = metric(l1, "latency_cycles");
@@ -172,12 +176,12 @@ TEST_CASE("tma_bandwidth: an L2-resident TMA load takes its setup latency more t
                                            {"box_rows=1", "box_row_bytes=128", "stages=1", "footprint=128B", "ctas=1", "iterations=1024"});
   const MicrobenchRun load = run_microbench("h100_sxm", "pointer_chase", {"footprint=512KiB", "steps=8192"});
   const auto& cfg = tma.config;
-  const double l2_path = config_number(cfg, "l1.hit_latency") +
-                         (2 * config_number(cfg, "noc.latency") + config_number(cfg, "l2.hit_latency")) *
-                             config_number(cfg, "clocks.sm") / config_number(cfg, "clocks.l2");
+  const double noc_one_way = config_number(cfg, "noc.sm_to_gpc_latency") + config_number(cfg, "noc.gpc_to_partition_latency");
+  const double l2_path = config_number(cfg, "l1.hit_latency") + (2 * noc_one_way + config_number(cfg, "l2.hit_latency")) *
+                                                                    config_number(cfg, "clocks.sm") / config_number(cfg, "clocks.l2");
   const double tma_path = config_number(cfg, "async_copy.latency") + l2_path;
-  // Above the path: the arrive and the copy issued after the wait, the box's 128 B through the 64 B/clock NoC
-  // ports, rounding at the clock-domain crossings: under 10 cycles.
+  // Above the path: the arrive and the copy issued after the wait, the box's 128 B through the NoC ports,
+  // rounding at the clock-domain crossings: under 10 cycles.
   CHECK(metric(tma, "latency_cycles") >= tma_path);
   CHECK(metric(tma, "latency_cycles") <= tma_path + 10);
   // Measured on H800 PCIe: TMA 365 cycles (h800pcie.lat.tma.raw) against 264.5 for loads (h800pcie.lat.l2.raw):
@@ -193,10 +197,10 @@ TEST_CASE("tma_bandwidth: from DRAM TMA reaches the bandwidth loads reach; from 
   CHECK(metric(tma, "bandwidth_gbps") <= hbm_gbps);
   CHECK(metric(tma, "bandwidth_gbps") >= 0.9 * hbm_gbps);
   // L2-resident (each CTA reloads one 64 KiB region): per SM at most what its NoC port delivers and the unit
-  // issues; one SM's port is the bottleneck (64 B per L2 clock < 128 B per SM clock).
+  // issues; the smaller of one SM's NoC port and the unit's issue rate is the bottleneck.
   const MicrobenchRun l2 = run_microbench("h100_sxm", "tma_bandwidth", {"footprint=64KiB", "iterations=512", "ctas=1"}, {"sm.count=1"});
   const auto& cfg = l2.config;
-  const double port = config_number(cfg, "noc.port_bandwidth") * config_number(cfg, "clocks.l2");
+  const double port = config_number(cfg, "noc.sm_port_bandwidth") * config_number(cfg, "clocks.l2");
   const double issue = config_number(cfg, "async_copy.issue_bytes_per_cycle") * config_number(cfg, "clocks.sm");
   const double cap_gbps = std::min(port, issue) / 1e9;
   CHECK(metric(l2, "bandwidth_gbps") <= cap_gbps);
