@@ -104,7 +104,7 @@ struct Gpu::Impl {
     l2 = build<L2Slice>("l2", slot_instances(config, "l2"));
     for (auto& slice : l2) {
       noc->attach_slice(slice->index(), &slice->request_port());
-      noc->attach_slice_fill(slice->index(), &slice->dram_response_port());
+      noc->attach_slice_fill(slice->index(), &slice->fabric_port());
       for (auto& ch : dram) ch->attach_slice(slice->index(), &slice->dram_response_port());
     }
     limits = SmLimits::from(config.section("sm"));

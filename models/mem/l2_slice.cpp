@@ -6,8 +6,8 @@
 // With l2.partitions > 1 the slices split into equal partitions (consecutive indices) and a slice also keeps clean
 // copies of lines homed in another partition for the SMs of its own (models/noc/hierarchical.cpp routes their
 // reads here): a copy miss asks the home slice over the partition link instead of DRAM, and the answer fills the
-// copy and goes on to the SMs without a second pass through this slice's pipeline (the home slice's hit latency
-// already covers it), so a far hit costs a near hit plus the link's round trip. Copies share the slice's
+// copy and goes on to the SMs through this slice's pipeline (the home slice sends it without its own, see
+// respond()), so a far hit costs a near hit plus the link's round trip. Copies share the slice's
 // capacity with the lines homed here, so one SM's reads see half the L2 at near-hit latency (the plateaus of
 // a100_80.lat.l2.gb / a100_80.lat.l2far.gb).
 #include <boost/container/small_vector.hpp>
@@ -53,7 +53,11 @@ class SectoredL2Slice final : public L2Slice {
         // The crossbar times its deliveries by port reservations and the SMs' MSHRs bound what is in flight.
         in_(path() + ".in", 1, Port<MemRequest>::kUnbounded),
         // At most mshrs_per_slice lines are outstanding, each answered at most once per sector.
-        dram_in_(path() + ".dram_in", 1, Port<MemRequest>::kUnbounded) {
+        dram_in_(path() + ".dram_in", 1, Port<MemRequest>::kUnbounded),
+        // Its own port: a port delivers in the order messages were sent, and DRAM answers are sent hundreds of
+        // cycles ahead of their arrival, SM requests tens: the fabric's must not wait behind them. Bounded by the
+        // MSHRs of the slices that send to it.
+        fabric_in_(path() + ".fabric_in", 1, Port<MemRequest>::kUnbounded) {
     const std::uint32_t slices = p.u32("slices");
     const std::uint32_t line = p.u32("line_size"), sector = p.u32("sector_size");
     if (line % sector != 0 || line / sector > 32) p.fail("line_size", "must be a multiple of sector_size, at most 32 sectors");
@@ -69,6 +73,7 @@ class SectoredL2Slice final : public L2Slice {
     partitions_ = L2Partitions{slices, p.u32("partitions")};
     in_.bind(nullptr, this);
     dram_in_.bind(nullptr, this);
+    fabric_in_.bind(nullptr, this);
     in_.add_probes(ctx.probes);
     StatGroup(ctx.stats, path(), "l2")
         .add("dram_backpressure_waits", "requests", "DRAM requests that found their channel's queue full and waited in the slice", backpressure_waits_);
@@ -76,6 +81,7 @@ class SectoredL2Slice final : public L2Slice {
 
   Port<MemRequest>& request_port() override { return in_; }
   Port<MemRequest>& dram_response_port() override { return dram_in_; }
+  Port<MemRequest>& fabric_port() override { return fabric_in_; }
 
   Cycle tick(Cycle now) override {
     if (backlogged_) drain_backlog();
@@ -83,13 +89,24 @@ class SectoredL2Slice final : public L2Slice {
       fill(dram_in_.front(), now);
       dram_in_.pop();
     }
+    // The L2 fabric: answers to this slice's copy misses, and other partitions' slices asking for lines homed here.
+    while (fabric_in_.ready()) {
+      const MemRequest& m = fabric_in_.front();
+      if (m.copy_slice == index()) {
+        fill(m, now);
+      } else {
+        if (mshrs_.size() >= mshr_limit_) break;
+        access(m, now);
+      }
+      fabric_in_.pop();
+    }
     while (in_.ready()) {
       if (mshrs_.size() >= mshr_limit_) break;  // woken again when a fill frees an MSHR
       access(in_.front(), now);
       in_.pop();
     }
     counters_.dirty_bytes = cache_.dirty_sectors() * cache_.sector_bytes();  // every cache change happens in a tick
-    return in_.ready() && mshrs_.size() < mshr_limit_ ? now + 1 : kSleep;
+    return (in_.ready() || fabric_in_.ready()) && mshrs_.size() < mshr_limit_ ? now + 1 : kSleep;
   }
 
   std::string describe_state() const override {
@@ -117,11 +134,14 @@ class SectoredL2Slice final : public L2Slice {
     return data_free_;
   }
 
-  // `pipeline`: the data pass through this slice's tag and data pipeline (hit_latency); a copy filled from the
-  // home slice passes straight on to the SM.
-  void respond(const MemRequest& req, Cycle now, bool pipeline = true) {
+  // The data leave after this slice's tag and data pipeline (hit_latency), except towards a copy slice: the home
+  // slice sends a line over the fabric as soon as its data port has read it, and the copy slice's pipeline takes
+  // the hit latency once, on the way to the SM (so a far hit costs a near hit plus the link's round trip, and
+  // every answer of a slice to the SMs leaves hit_latency after its data port: in the order it is sent).
+  void respond(const MemRequest& req, Cycle now) {
     if (req.op == MemOp::Atomic) writeback(cache_.fill(req.line_addr, req.sector_mask, /*dirty=*/true), now);
-    const double done = use_data_port(now, req.bytes) + (pipeline ? static_cast<double>(hit_latency_) : 0.0);
+    const bool to_copy_slice = req.copy_slice != MemRequest::kNoSlice;
+    const double done = use_data_port(now, req.bytes) + (to_copy_slice ? 0.0 : static_cast<double>(hit_latency_));
     noc_.send_response(req, domain().time_of(static_cast<Cycle>(std::ceil(done))));
   }
 
@@ -182,19 +202,18 @@ class SectoredL2Slice final : public L2Slice {
   void fill(const MemRequest& resp, Cycle now) {
     Mshr* mshr = mshrs_.find(resp.line_addr);
     if (!mshr) return;
-    const bool from_home = resp.copy_slice == index();  // a copy, answered by the home slice: already through its pipeline
     writeback(cache_.fill(resp.line_addr, resp.sector_mask, false), now);
     Mshr& m = *mshr;
     // Answer every waiting read whose sectors have all arrived.
     auto& w = m.waiting;
     for (Waiter& x : w) x.missing &= ~resp.sector_mask;
     auto done = std::stable_partition(w.begin(), w.end(), [](const Waiter& x) { return x.missing != 0; });
-    for (auto x = done; x != w.end(); ++x) respond(x->req, now, !from_home);
+    for (auto x = done; x != w.end(); ++x) respond(x->req, now);
     w.erase(done, w.end());
     m.requested &= ~resp.sector_mask;
     if (w.empty()) {
       mshrs_.erase(resp.line_addr);
-      if (in_.ready()) wake_next();
+      if (in_.ready() || fabric_in_.ready()) wake_next();
     }
   }
 
@@ -244,7 +263,7 @@ class SectoredL2Slice final : public L2Slice {
   std::vector<std::deque<MemRequest>> backlog_;  // per DRAM channel: requests waiting for room in its queue
   std::size_t backlogged_ = 0;
   std::uint64_t backpressure_waits_ = 0;
-  Port<MemRequest> in_, dram_in_;
+  Port<MemRequest> in_, dram_in_, fabric_in_;
   SectorCache cache_;
   Cycle hit_latency_ = 1;
   double bytes_per_cycle_ = 1.0, data_free_ = 0.0;

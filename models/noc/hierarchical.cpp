@@ -109,11 +109,12 @@ class HierarchicalNoc final : public Interconnect {
   void send_request(MemRequest req, TimeFs now) override {
     const std::uint32_t bytes = control_bytes_ + (req.op == MemOp::Read ? 0 : req.bytes);
     double t = start_cycle(now);
-    if (req.copy_slice != MemRequest::kNoSlice) {  // a copy slice asks the home slice for a line
-      t = hop(slice_out_[req.copy_slice], t, bytes, 0.0);  // leaves through the copy slice's own port
-      t = hop(link(partition_of_slice(req.copy_slice), partition_of_slice(req.slice)), t, bytes, link_latency_);
+    // A copy slice asks the home slice for a line over the L2 fabric: the partition link is its only hop (the
+    // fabric does not share the slices' crossbar ports, whose reservations for the SMs' traffic run ahead).
+    if (req.copy_slice != MemRequest::kNoSlice) {
       ++far_requests_;
-      deliver(slice_ports_[req.slice], req, hop(slice_in_[req.slice], t, bytes, 0.0), now);
+      deliver(slice_fill_[req.slice], req,
+              hop(link(partition_of_slice(req.copy_slice), partition_of_slice(req.slice)), t, bytes, link_latency_), now);
       return;
     }
     const unsigned gpc = gpc_of(req.sm), near = partition_of_gpc(gpc), home = partition_of_slice(req.slice);
@@ -130,10 +131,9 @@ class HierarchicalNoc final : public Interconnect {
   void send_response(MemRequest req, TimeFs now) override {
     const std::uint32_t bytes = req.op == MemOp::Read ? req.bytes : control_bytes_;  // a write ack carries no data
     double t = start_cycle(now);
-    if (req.copy_slice != MemRequest::kNoSlice) {  // the home slice answers a copy slice
-      t = hop(slice_out_[req.slice], t, bytes, 0.0);
-      t = hop(link(partition_of_slice(req.slice), partition_of_slice(req.copy_slice)), t, bytes, link_latency_);
-      deliver(slice_fill_[req.copy_slice], req, hop(slice_in_[req.copy_slice], t, bytes, 0.0), now);
+    if (req.copy_slice != MemRequest::kNoSlice) {  // the home slice answers a copy slice, over the fabric
+      deliver(slice_fill_[req.copy_slice], req,
+              hop(link(partition_of_slice(req.slice), partition_of_slice(req.copy_slice)), t, bytes, link_latency_), now);
       return;
     }
     const unsigned gpc = gpc_of(req.sm), near = partition_of_gpc(gpc), from = partition_of_slice(req.slice);

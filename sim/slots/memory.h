@@ -47,8 +47,8 @@ class Interconnect {
   virtual void send_response(MemRequest req, TimeFs now) = 0;  // L2 slice req.slice -> SM req.sm
   virtual void attach_sm(unsigned sm, Port<MemRequest>* response_port) = 0;
   virtual void attach_slice(unsigned slice, Port<MemRequest>* request_port) = 0;
-  // Partitioned L2s: where a slice takes the lines its home slice sends back for a near-partition copy (the
-  // answers to requests with copy_slice set). An interconnect without partitions never delivers any.
+  // Partitioned L2s: a slice's fabric port (L2Slice::fabric_port), where requests from other partitions' slices
+  // and the answers to its own (copy_slice set) arrive. An interconnect without partitions never delivers any.
   virtual void attach_slice_fill(unsigned /*slice*/, Port<MemRequest>* /*fill_port*/) {}
 };
 
@@ -65,6 +65,9 @@ class L2Slice : public Component {
   L2Slice(BuildContext& ctx, unsigned index);
   virtual Port<MemRequest>& request_port() = 0;       // from the interconnect
   virtual Port<MemRequest>& dram_response_port() = 0;  // from DRAM channels
+  // From other L2 partitions' slices (partitioned L2s): their requests for lines homed here, and the answers to this
+  // slice's requests for its copies. By default the DRAM response port (an implementation without partitions).
+  virtual Port<MemRequest>& fabric_port() { return dram_response_port(); }
   unsigned index() const noexcept { return index_; }
 
  protected:
