@@ -7,7 +7,9 @@
 // copies of lines homed in another partition for the SMs of its own (models/noc/hierarchical.cpp routes their
 // reads here): a copy miss asks the home slice over the partition link instead of DRAM, and the answer fills the
 // copy and goes on to the SMs through this slice's pipeline (the home slice sends it without its own, see
-// respond()), so a far hit costs a near hit plus the link's round trip. Copies share the slice's
+// respond()), so a far hit costs a near hit plus the link's round trip. Writes and atomics to such lines pass
+// through to the home slice (the point of coherence), invalidating the copy. All fabric traffic thus starts in an
+// L2 slice: the link is reserved from one clock domain only, whatever order the domains run in. Copies share the slice's
 // capacity with the lines homed here, so one SM's reads see half the L2 at near-hit latency (the plateaus of
 // a100_80.lat.l2.gb / a100_80.lat.l2far.gb).
 #include <boost/container/small_vector.hpp>
@@ -93,7 +95,14 @@ class SectoredL2Slice final : public L2Slice {
     while (fabric_in_.ready()) {
       const MemRequest& m = fabric_in_.front();
       if (m.copy_slice == index()) {
-        fill(m, now);
+        if (m.op == MemOp::Read) {
+          fill(m, now);
+        } else {  // the home slice's acknowledgement of a write or atomic: on to the SM
+          MemRequest ack = m;
+          ack.copy_slice = MemRequest::kNoSlice;
+          ack.slice = static_cast<std::uint16_t>(index());
+          noc_.send_response(ack, domain().time_of(now));
+        }
       } else {
         if (mshrs_.size() >= mshr_limit_) break;
         access(m, now);
@@ -140,7 +149,7 @@ class SectoredL2Slice final : public L2Slice {
   // every answer of a slice to the SMs leaves hit_latency after its data port: in the order it is sent).
   void respond(const MemRequest& req, Cycle now) {
     if (req.op == MemOp::Atomic) writeback(cache_.fill(req.line_addr, req.sector_mask, /*dirty=*/true), now);
-    const bool to_copy_slice = req.copy_slice != MemRequest::kNoSlice;
+    const bool to_copy_slice = req.copy_slice != MemRequest::kNoSlice && req.op == MemOp::Read;
     const double done = use_data_port(now, req.bytes) + (to_copy_slice ? 0.0 : static_cast<double>(hit_latency_));
     noc_.send_response(req, domain().time_of(static_cast<Cycle>(std::ceil(done))));
   }
@@ -148,6 +157,16 @@ class SectoredL2Slice final : public L2Slice {
   // Reads and atomics (a read-modify-write done here, answered with the old data) look the line up; writes
   // allocate it dirty and are acknowledged.
   void access(const MemRequest& req, Cycle now) {
+    // A write or atomic to a line homed in another partition goes on to its home (the point of coherence); the
+    // copy here, if any, is stale from now on.
+    if (req.op != MemOp::Read && is_copy_lookup(req)) {
+      cache_.invalidate(req.line_addr, req.sector_mask);
+      MemRequest to_home = req;
+      to_home.copy_slice = static_cast<std::uint16_t>(index());
+      to_home.slice = static_cast<std::uint16_t>(address_map_.slice_of(req.line_addr));
+      noc_.send_request(to_home, domain().time_of(now));
+      return;
+    }
     if (req.op == MemOp::Write) {
       counters_.write_sectors += sectors(req);
       notify_access(req, req.sector_mask, now);

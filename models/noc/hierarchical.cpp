@@ -8,7 +8,8 @@
 // consecutive groups, one per partition, models/noc/l2_partitions.h): the home is the point of coherence. A read from an SM whose near
 // partition is not the line's home goes to the near partition's copy slice (the slice of the same index within
 // the near partition), which keeps a clean copy; on a miss that slice asks the home slice over the partition link
-// and fills its copy from the answer (models/mem/l2_slice.cpp). Writes and atomics go to the home slice.
+// and fills its copy from the answer (models/mem/l2_slice.cpp). Writes and atomics pass through that slice to the
+// home slice. Fabric messages (slice to slice) use only the partition link and the slices' fabric ports.
 //
 // Each hop is a link of its own bandwidth per direction, reserved in turn by a message (cut-through: a message
 // occupies a link for bytes / bandwidth cycles and its head moves on after the hop's latency), so contention
@@ -96,7 +97,7 @@ class HierarchicalNoc final : public Interconnect {
             .utilization("utilization", "bytes", link_peak, "link busy (noc.partition_link_bandwidth per L2 cycle)");
       }
     StatGroup(ctx.stats, "noc", "noc")
-        .add("far_requests", "requests", "requests that crossed the partition link to a line's home slice (copy misses, far writes and atomics)", far_requests_);
+        .add("far_requests", "requests", "requests that crossed the partition link to a line's home slice (copy misses, writes and atomics to far-homed lines)", far_requests_);
   }
 
   void attach_sm(unsigned sm, Port<MemRequest>* port) override { sm_ports_.at(sm) = port; }
@@ -117,14 +118,12 @@ class HierarchicalNoc final : public Interconnect {
               hop(link(partition_of_slice(req.copy_slice), partition_of_slice(req.slice)), t, bytes, link_latency_), now);
       return;
     }
-    const unsigned gpc = gpc_of(req.sm), near = partition_of_gpc(gpc), home = partition_of_slice(req.slice);
-    if (home != near && req.op == MemOp::Read) req.slice = static_cast<std::uint16_t>(copy_slice(req.slice, near));
+    // Every request from an SM goes to a slice of its near partition: the line's home, or the slice that keeps
+    // the line's copy (which passes writes and atomics on to the home over the fabric).
+    const unsigned gpc = gpc_of(req.sm), near = partition_of_gpc(gpc);
+    if (partition_of_slice(req.slice) != near) req.slice = static_cast<std::uint16_t>(copy_slice(req.slice, near));
     t = hop(sm_out_[req.sm], t, bytes, sm_to_gpc_);
     t = hop(gpc_out_[gpc], t, bytes, gpc_to_partition_);
-    if (partition_of_slice(req.slice) != near) {  // writes and atomics go to the point of coherence
-      t = hop(link(near, home), t, bytes, link_latency_);
-      ++far_requests_;
-    }
     deliver(slice_ports_[req.slice], req, hop(slice_in_[req.slice], t, bytes, 0.0), now);
   }
 
@@ -136,9 +135,8 @@ class HierarchicalNoc final : public Interconnect {
               hop(link(partition_of_slice(req.slice), partition_of_slice(req.copy_slice)), t, bytes, link_latency_), now);
       return;
     }
-    const unsigned gpc = gpc_of(req.sm), near = partition_of_gpc(gpc), from = partition_of_slice(req.slice);
+    const unsigned gpc = gpc_of(req.sm);
     t = hop(slice_out_[req.slice], t, bytes, 0.0);
-    if (from != near) t = hop(link(from, near), t, bytes, link_latency_);
     t = hop(gpc_in_[gpc], t, bytes, gpc_to_partition_);
     deliver(sm_ports_[req.sm], req, hop(sm_in_[req.sm], t, bytes, sm_to_gpc_), now);
   }
