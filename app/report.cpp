@@ -146,6 +146,8 @@ Json speed_of_light_json(const SpeedOfLight& sol) {
                       {"threshold_pct", pct_of_peak(kThroughputBoundFraction)},
                       {"verdict", l.verdict},
                       {"evidence", l.evidence}};
+  j["l2_path"] = sol.l2_path;
+  j["warnings"] = sol.warnings;
   if (sol.tensor) {
     const TensorWork& t = *sol.tensor;
     j["tensor"] = Json{{"problem_flops", t.problem_flops ? Json(*t.problem_flops) : Json("unknown")},
@@ -190,6 +192,7 @@ std::string speed_of_light_text(const SpeedOfLight& sol) {
                        static_cast<double>(t->executed_flops) / 1e9);
   }
   o += fmt::format("    limiter     {}\n", sol.limiter.verdict);
+  if (!sol.l2_path.empty()) o += fmt::format("    L2 path     {}\n", sol.l2_path);
   return o;
 }
 
@@ -310,6 +313,8 @@ std::string results_summary(const RunResult& r) {
     o += fmt::format("  run (kernels weighted by their time): {}, {}; {}\n",
                      throughput_text(r.speed_of_light.compute(), "compute (SM)"),
                      throughput_text(r.speed_of_light.memory(), "memory"), r.speed_of_light.limiter.verdict);
+  // Configured bandwidths another cap keeps from being reached (the config's, once for the run).
+  for (const std::string& w : r.speed_of_light.warnings) o += fmt::format("  WARNING: {}\n", w);
   return o;
 }
 

@@ -153,12 +153,15 @@ def summary(path, flat):
     hbm = quantity(flat["clocks.hbm"])
     count = int(flat["sm.count"])
     l1_hit = int(flat["l1.hit_latency"])
-    l2_hit = l1_hit + (2 * int(flat["noc.latency"]) + int(flat["l2.hit_latency"])) * sm / l2
-    dram = l2_hit + int(flat["hbm.latency"]) * sm / hbm
+    noc_one_way = int(flat["noc.sm_to_gpc_latency"]) + int(flat["noc.gpc_to_partition_latency"])
+    l2_hit = l1_hit + (2 * noc_one_way + int(flat["l2.hit_latency"])) * sm / l2
+    far_hit = l2_hit + 2 * int(flat["noc.partition_link_latency"]) * sm / l2
+    # DRAM: lines homed in the near partition, and in the far one (+ the link both ways): half each on average.
+    dram = l2_hit + int(flat["hbm.latency"]) * sm / hbm + (far_hit - l2_hit) / 2
     bf16 = count * sm * int(flat["sm.tensor.flops_per_cycle.bf16"]) / 1e12
     return (f"{os.path.relpath(path, ROOT):45s} sm {sm/1e9:.3f} GHz x {count:3d} SMs  bf16 {bf16:7.1f} TFLOPS  "
             f"HBM {quantity(flat['hbm.bandwidth'])/1e12:.3f} TB/s  "
-            f"L1 {l1_hit} / L2 {l2_hit:.1f} / DRAM {dram:.1f} SM cycles ({dram / sm * 1e9:.0f} ns)  "
+            f"L1 {l1_hit} / L2 {l2_hit:.1f} (far {far_hit:.1f}) / DRAM {dram:.1f} SM cycles ({dram / sm * 1e9:.0f} ns)  "
             f"smem {flat['smem.latency']}")
 
 

@@ -104,6 +104,7 @@ struct Gpu::Impl {
     l2 = build<L2Slice>("l2", slot_instances(config, "l2"));
     for (auto& slice : l2) {
       noc->attach_slice(slice->index(), &slice->request_port());
+      noc->attach_slice_fill(slice->index(), &slice->fabric_port());
       for (auto& ch : dram) ch->attach_slice(slice->index(), &slice->dram_response_port());
     }
     limits = SmLimits::from(config.section("sm"));
@@ -215,7 +216,7 @@ KernelResult summarize(const KernelInfo& info, const Occupancy& occ, const Confi
   };
   auto busiest = [&](const std::string& direction) {
     double m = 0.0;
-    for (const char* side : {"noc_sm_ports_", "noc_slice_ports_"})
+    for (const char* side : {"noc_sm_ports_", "noc_gpc_ports_", "noc_slice_ports_"})
       if (const SolUnit* u = k.speed_of_light.find(side + direction)) m = std::max(m, u->fraction);
     return m;
   };

@@ -40,23 +40,85 @@ constexpr bool every_pipe_has_a_metric() {
 static_assert(std::size(kPipes) == kPipeNames.size() && every_pipe_has_a_metric(),
               "kPipes must list each pipe of kPipeNames (models/sm/exec/pipes.h) exactly once");
 
-// Crossbar ports, per side and direction: the busiest port of each (the `max` of the metric) is the limit.
+// Interconnect links, per kind and direction: the busiest instance of each (the `max` of the metric) is the
+// limit. `peak` names the noc parameter with its bytes per L2 cycle (the hierarchical interconnect's), `shared_peak`
+// the crossbar's one parameter for both sides.
 struct PortMetric {
   const char* key;
   const char* stat;  // "noc.sm_port.to_l2_utilization"
   const char* name;
-  const char* metric;
+  const char* metric;  // the Nsight Compute metric, where one exists
+  const char* peak;
+  const char* shared_peak;
 };
 constexpr PortMetric kPorts[] = {
     {"noc_sm_ports_to_l2", "noc.sm_port.to_l2_utilization", "crossbar SM ports towards L2 (busiest)",
-     "l1tex__m_l1tex2xbar_throughput.max.pct_of_peak_sustained_elapsed"},
+     "l1tex__m_l1tex2xbar_throughput.max.pct_of_peak_sustained_elapsed", "sm_port_bandwidth", "port_bandwidth"},
     {"noc_sm_ports_to_sm", "noc.sm_port.to_sm_utilization", "crossbar SM ports towards the SMs (busiest)",
-     "l1tex__m_xbar2l1tex_throughput.max.pct_of_peak_sustained_elapsed"},
+     "l1tex__m_xbar2l1tex_throughput.max.pct_of_peak_sustained_elapsed", "sm_port_bandwidth", "port_bandwidth"},
+    {"noc_gpc_ports_to_l2", "noc.gpc_port.to_l2_utilization", "GPC ports towards L2 (busiest)",
+     "none (no Nsight metric for a GPC's crossbar port)", "gpc_port_bandwidth", nullptr},
+    {"noc_gpc_ports_to_sm", "noc.gpc_port.to_sm_utilization", "GPC ports towards the SMs (busiest)",
+     "none (no Nsight metric for a GPC's crossbar port)", "gpc_port_bandwidth", nullptr},
     {"noc_slice_ports_to_l2", "noc.slice_port.to_l2_utilization", "L2 slice ports from the crossbar (busiest)",
-     "lts__xbar2lts_cycles_active.max.pct_of_peak_sustained_elapsed"},
+     "lts__xbar2lts_cycles_active.max.pct_of_peak_sustained_elapsed", "slice_port_bandwidth", "port_bandwidth"},
     {"noc_slice_ports_to_sm", "noc.slice_port.to_sm_utilization", "L2 slice ports towards the SMs (busiest)",
-     "lts__lts2xbar_cycles_active.max.pct_of_peak_sustained_elapsed"},
+     "lts__lts2xbar_cycles_active.max.pct_of_peak_sustained_elapsed", "slice_port_bandwidth", "port_bandwidth"},
+    {"noc_partition_link", "noc.partition_link.utilization", "link between the L2 partitions (busier direction)",
+     "lts__t_sectors_srcunit_ltcfabric (L2 fabric traffic; Nsight gives no % of peak)", "partition_link_bandwidth", nullptr},
 };
+
+// The caps on bytes between the SMs and L2 (and DRAM behind it), device-wide per second, from the config alone.
+struct PathCap {
+  std::string what;  // in words, for the warning
+  double bytes_per_second;
+};
+std::vector<PathCap> l2_path_caps(const Config& config) {
+  std::vector<PathCap> caps;
+  if (!config.has_section("noc")) return caps;
+  const Params& noc = config.section("noc");
+  const double hz = config.section("clocks").real("l2");
+  const double sms = config.section("sm").u32("count"), slices = config.section("l2").u32("slices");
+  auto per_port = [&](const char* key, const char* shared) {
+    return noc.has(key) ? noc.real(key) : (shared && noc.has(shared) ? noc.real(shared) : 0.0);
+  };
+  if (const double bw = per_port("sm_port_bandwidth", "port_bandwidth"))
+    caps.push_back({fmt::format("noc SM ports ({:.0f} SMs x {:.0f} B/clk)", sms, bw), sms * bw * hz});
+  if (const double bw = per_port("gpc_port_bandwidth", nullptr))
+    caps.push_back({fmt::format("noc GPC ports ({} GPCs x {:.0f} B/clk)", noc.u32("gpcs"), bw), noc.u32("gpcs") * bw * hz});
+  if (const double bw = per_port("slice_port_bandwidth", "port_bandwidth"))
+    caps.push_back({fmt::format("noc slice ports ({:.0f} slices x {:.0f} B/clk)", slices, bw), slices * bw * hz});
+  return caps;
+}
+
+// A configured bandwidth that another cap in its path keeps from being reached (models/gpu/speed_of_light.h).
+std::vector<std::string> unreachable_bandwidths(const Config& config) {
+  std::vector<std::string> warnings;
+  std::vector<PathCap> caps = l2_path_caps(config);
+  auto check = [&](const std::string& key, double configured) {
+    const PathCap* binding = nullptr;
+    for (const PathCap& c : caps)
+      if (!binding || c.bytes_per_second < binding->bytes_per_second) binding = &c;
+    if (binding && configured > binding->bytes_per_second * (1 + 1e-3))  // 0.1%: configs round their figures
+      warnings.push_back(fmt::format("{} {:.4g} TB/s is unreachable: {} cap the path at {:.4g} TB/s", key,
+                                     configured / 1e12, binding->what, binding->bytes_per_second / 1e12));
+  };
+  const double l2 = config.section("l2").real("bandwidth");
+  check("l2.bandwidth", l2);
+  caps.push_back({"the L2 slices' data ports (l2.bandwidth)", l2});  // DRAM data pass through the slices
+  check("hbm.bandwidth", config.section("hbm").real("bandwidth"));
+  return warnings;
+}
+
+// Which cap of the L2 path (interconnect links, the slices' data ports) was busiest in the kernel.
+std::string l2_path_verdict(const std::vector<SolUnit>& units) {
+  const SolUnit* top = nullptr;
+  for (const SolUnit& u : units)
+    if ((u.key == "l2" || u.key.compare(0, 4, "noc_") == 0) && (!top || u.fraction > top->fraction)) top = &u;
+  if (!top) return {};
+  if (top->fraction >= kThroughputBoundFraction) return fmt::format("bound by {}: {:.0f}% busy", top->name, 100 * top->fraction);
+  return fmt::format("no cap bound it (busiest: {}, {:.0f}% busy)", top->name, 100 * top->fraction);
+}
 
 std::string pct(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
 
@@ -145,11 +207,13 @@ SpeedOfLight kernel_speed_of_light(const StatReport& stats, const Config& config
   if (const StatValue* v = stat("sm.smem_utilization"))
     add("smem", "shared memory", "memory", "l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed",
         v->value, config.section("smem").real("bandwidth"), "B/cycle/SM");
-  if (config.has_section("noc") && config.section("noc").has("port_bandwidth"))
-    for (const PortMetric& p : kPorts)
-      if (const StatValue* v = stat(p.stat))
-        add(p.key, p.name, "memory", p.metric, v->max, config.section("noc").real("port_bandwidth"),
-            "B/cycle (L2 clock) of the busiest port");
+  if (config.has_section("noc"))
+    for (const PortMetric& p : kPorts) {
+      const Params& noc = config.section("noc");
+      const char* peak = noc.has(p.peak) ? p.peak : (p.shared_peak && noc.has(p.shared_peak) ? p.shared_peak : nullptr);
+      if (const StatValue* v = stat(p.stat); v && peak)
+        add(p.key, p.name, "memory", p.metric, v->max, noc.real(peak), "B/cycle (L2 clock) of the busiest port");
+    }
   if (const StatValue* v = stat("l2.utilization"))
     add("l2", "L2 slices", "memory", "lts__t_sectors.avg.pct_of_peak_sustained_elapsed", v->value,
         config.section("l2").real("bandwidth") / 1e9, "GB/s");
@@ -190,6 +254,8 @@ SpeedOfLight kernel_speed_of_light(const StatReport& stats, const Config& config
     sol.tensor = t;
   }
   sol.limiter = limiter_of(sol.units, stalls);
+  sol.l2_path = l2_path_verdict(sol.units);
+  sol.warnings = unreachable_bandwidths(config);
   return sol;
 }
 
@@ -237,6 +303,8 @@ SpeedOfLight run_speed_of_light(const std::vector<KernelSol>& kernels) {
     run.tensor = tensor;
   }
   run.limiter = limiter_of(run.units, stalls);
+  run.l2_path = l2_path_verdict(run.units);
+  if (!kernels.empty()) run.warnings = kernels.front().sol->warnings;  // from the config: the same for every kernel
   return run;
 }
 

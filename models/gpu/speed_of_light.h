@@ -61,6 +61,12 @@ struct SpeedOfLight {
   const SolUnit* find(const std::string& key) const;
   std::optional<TensorWork> tensor;  // when tensor-core work ran
   Limiter limiter;
+  // The busiest cap between the SMs and the L2 data (interconnect links, slice data ports) and whether it bound:
+  // "bound by L2 slice ports towards the SMs: 97% busy" / "no cap bound it (busiest: L2 slices, 40% busy)".
+  std::string l2_path;
+  // Configured bandwidths that another cap in their path keeps from being reached, checked on the config alone:
+  // "l2.bandwidth 14.6 TB/s is unreachable: noc slice ports (80 slices x 64 B/clk) cap the path at 9.37 TB/s".
+  std::vector<std::string> warnings;
 };
 
 // One kernel's units, from its statistics (`stats`, over `cycles` SM cycles), its warp-instructions and warp

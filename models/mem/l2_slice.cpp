@@ -3,6 +3,15 @@
 // fetch only the missing sectors from the DRAM channel the address map names. The slice's data port moves
 // `bandwidth / (slices * l2 clock)` bytes per cycle, so aggregate L2 bandwidth is a config figure. A DRAM
 // channel whose queue is full pushes back: requests for it wait here, in order, until it has room.
+// With l2.partitions > 1 the slices split into equal partitions (consecutive indices) and a slice also keeps clean
+// copies of lines homed in another partition for the SMs of its own (models/noc/hierarchical.cpp routes their
+// reads here): a copy miss asks the home slice over the partition link instead of DRAM, and the answer fills the
+// copy and goes on to the SMs through this slice's pipeline (the home slice sends it without its own, see
+// respond()), so a far hit costs a near hit plus the link's round trip. Writes and atomics to such lines pass
+// through to the home slice (the point of coherence), invalidating the copy. All fabric traffic thus starts in an
+// L2 slice: the link is reserved from one clock domain only, whatever order the domains run in. Copies share the slice's
+// capacity with the lines homed here, so one SM's reads see half the L2 at near-hit latency (the plateaus of
+// a100_80.lat.l2.gb / a100_80.lat.l2far.gb).
 #include <boost/container/small_vector.hpp>
 
 #include <algorithm>
@@ -13,6 +22,7 @@
 #include <deque>
 
 #include "models/mem/sector_cache.h"
+#include "models/noc/l2_partitions.h"
 #include "sim/core/flat_map.h"
 #include "sim/registry/registry.h"
 #include "sim/slots/build_context.h"
@@ -28,6 +38,7 @@ class SectoredL2Slice final : public L2Slice {
     s.uint("assoc", "ways", std::nullopt, "associativity", 1, 1024);
     s.uint("hit_latency", "cycles", std::nullopt, "L2-clock cycles a hit spends in the slice", 1, 100000);
     s.uint("mshrs_per_slice", "lines", std::nullopt, "outstanding missed lines per slice", 1, 1 << 20);
+    s.uint("partitions", "partitions", 1u, "L2 partitions; slices split into equal groups, each line homed in one, the others keep copies for their SMs", 1, 64);
     return s;
   }
 
@@ -44,17 +55,27 @@ class SectoredL2Slice final : public L2Slice {
         // The crossbar times its deliveries by port reservations and the SMs' MSHRs bound what is in flight.
         in_(path() + ".in", 1, Port<MemRequest>::kUnbounded),
         // At most mshrs_per_slice lines are outstanding, each answered at most once per sector.
-        dram_in_(path() + ".dram_in", 1, Port<MemRequest>::kUnbounded) {
+        dram_in_(path() + ".dram_in", 1, Port<MemRequest>::kUnbounded),
+        // Its own port: a port delivers in the order messages were sent, and DRAM answers are sent hundreds of
+        // cycles ahead of their arrival, SM requests tens: the fabric's must not wait behind them. Bounded by the
+        // MSHRs of the slices that send to it.
+        fabric_in_(path() + ".fabric_in", 1, Port<MemRequest>::kUnbounded) {
     const std::uint32_t slices = p.u32("slices");
     const std::uint32_t line = p.u32("line_size"), sector = p.u32("sector_size");
     if (line % sector != 0 || line / sector > 32) p.fail("line_size", "must be a multiple of sector_size, at most 32 sectors");
-    cache_ = SectorCache(p.u64("size") / slices, line, sector, p.u32("assoc"), 1);
+    // Sets indexed by the address map's slice hash over the slice count: a footprint of any size fills every
+    // slice's sets evenly (a 36 MiB chase fits a 40 MiB L2, as measured: a100_80.lat.l2far.gb's plateau).
+    cache_ = SectorCache(p.u64("size") / slices, line, sector, p.u32("assoc"), slices);
     if (!cache_.enabled()) p.fail("size", "too small for one set of `assoc` lines per slice");
+    cache_.key_sets_by([this, line, slices](std::uint64_t a) { return address_map_.slice_set_key(a, line, slices); });
     hit_latency_ = p.u64("hit_latency");
     bytes_per_cycle_ = p.real("bandwidth") / slices / static_cast<double>(domain().frequency_hz());
     mshr_limit_ = p.u32("mshrs_per_slice");
+    if (p.u32("partitions") > slices) p.fail("partitions", "more partitions than slices (l2.slices)");
+    partitions_ = L2Partitions{slices, p.u32("partitions")};
     in_.bind(nullptr, this);
     dram_in_.bind(nullptr, this);
+    fabric_in_.bind(nullptr, this);
     in_.add_probes(ctx.probes);
     StatGroup(ctx.stats, path(), "l2")
         .add("dram_backpressure_waits", "requests", "DRAM requests that found their channel's queue full and waited in the slice", backpressure_waits_);
@@ -62,12 +83,31 @@ class SectoredL2Slice final : public L2Slice {
 
   Port<MemRequest>& request_port() override { return in_; }
   Port<MemRequest>& dram_response_port() override { return dram_in_; }
+  Port<MemRequest>& fabric_port() override { return fabric_in_; }
 
   Cycle tick(Cycle now) override {
     if (backlogged_) drain_backlog();
     while (dram_in_.ready()) {
       fill(dram_in_.front(), now);
       dram_in_.pop();
+    }
+    // The L2 fabric: answers to this slice's copy misses, and other partitions' slices asking for lines homed here.
+    while (fabric_in_.ready()) {
+      const MemRequest& m = fabric_in_.front();
+      if (m.copy_slice == index()) {
+        if (m.op == MemOp::Read) {
+          fill(m, now);
+        } else {  // the home slice's acknowledgement of a write or atomic: on to the SM
+          MemRequest ack = m;
+          ack.copy_slice = MemRequest::kNoSlice;
+          ack.slice = static_cast<std::uint16_t>(index());
+          noc_.send_response(ack, domain().time_of(now));
+        }
+      } else {
+        if (mshrs_.size() >= mshr_limit_ || backlogged_ >= mshr_limit_) break;  // as for the SMs' requests below
+        access(m, now);
+      }
+      fabric_in_.pop();
     }
     while (in_.ready()) {
       if (mshrs_.size() >= mshr_limit_) break;  // woken again when a fill frees an MSHR
@@ -79,7 +119,7 @@ class SectoredL2Slice final : public L2Slice {
       in_.pop();
     }
     counters_.dirty_bytes = cache_.dirty_sectors() * cache_.sector_bytes();  // every cache change happens in a tick
-    return in_.ready() && mshrs_.size() < mshr_limit_ && backlogged_ < mshr_limit_ ? now + 1 : kSleep;
+    return (in_.ready() || fabric_in_.ready()) && mshrs_.size() < mshr_limit_ && backlogged_ < mshr_limit_ ? now + 1 : kSleep;
   }
 
   std::string describe_state() const override {
@@ -107,15 +147,30 @@ class SectoredL2Slice final : public L2Slice {
     return data_free_;
   }
 
+  // The data leave after this slice's tag and data pipeline (hit_latency), except towards a copy slice: the home
+  // slice sends a line over the fabric as soon as its data port has read it, and the copy slice's pipeline takes
+  // the hit latency once, on the way to the SM (so a far hit costs a near hit plus the link's round trip, and
+  // every answer of a slice to the SMs leaves hit_latency after its data port: in the order it is sent).
   void respond(const MemRequest& req, Cycle now) {
     if (req.op == MemOp::Atomic) writeback(cache_.fill(req.line_addr, req.sector_mask, /*dirty=*/true), now);
-    const double done = use_data_port(now, req.bytes) + static_cast<double>(hit_latency_);
+    const bool to_copy_slice = req.copy_slice != MemRequest::kNoSlice && req.op == MemOp::Read;
+    const double done = use_data_port(now, req.bytes) + (to_copy_slice ? 0.0 : static_cast<double>(hit_latency_));
     noc_.send_response(req, domain().time_of(static_cast<Cycle>(std::ceil(done))));
   }
 
   // Reads and atomics (a read-modify-write done here, answered with the old data) look the line up; writes
   // allocate it dirty and are acknowledged.
   void access(const MemRequest& req, Cycle now) {
+    // A write or atomic to a line homed in another partition goes on to its home (the point of coherence); the
+    // copy here, if any, is stale from now on.
+    if (req.op != MemOp::Read && is_copy_lookup(req)) {
+      cache_.invalidate(req.line_addr, req.sector_mask);
+      MemRequest to_home = req;
+      to_home.copy_slice = static_cast<std::uint16_t>(index());
+      to_home.slice = static_cast<std::uint16_t>(address_map_.slice_of(req.line_addr));
+      noc_.send_request(to_home, domain().time_of(now));
+      return;
+    }
     if (req.op == MemOp::Write) {
       counters_.write_sectors += sectors(req);
       notify_access(req, req.sector_mask, now);
@@ -143,6 +198,12 @@ class SectoredL2Slice final : public L2Slice {
       fetch.op = MemOp::Read;
       fetch.sector_mask = to_fetch;
       fetch.bytes = static_cast<std::uint32_t>(__builtin_popcount(to_fetch)) * cache_.sector_bytes();
+      if (is_copy_lookup(req)) {  // ask the line's home slice, in the other partition
+        fetch.copy_slice = static_cast<std::uint16_t>(index());
+        fetch.slice = static_cast<std::uint16_t>(address_map_.slice_of(req.line_addr));
+        noc_.send_request(fetch, domain().time_of(now));
+        return;
+      }
       fetch.slice = static_cast<std::uint16_t>(index());
       counters_.dram_read_bytes += fetch.bytes;
       send_to_dram(fetch);
@@ -153,6 +214,12 @@ class SectoredL2Slice final : public L2Slice {
     counters_.read_hit_sectors += static_cast<std::uint32_t>(__builtin_popcount(hit | in_flight));
     counters_.read_inflight_hit_sectors += static_cast<std::uint32_t>(__builtin_popcount(in_flight));
     notify_access(req, hit | in_flight, now);
+  }
+
+  // A read that arrived here for a line homed in another partition (its copy), not a home slice's request.
+  bool is_copy_lookup(const MemRequest& req) const {
+    return partitions_.partitions > 1 && req.copy_slice == MemRequest::kNoSlice &&
+           partitions_.of(address_map_.slice_of(req.line_addr)) != partitions_.of(index());
   }
 
   void fill(const MemRequest& resp, Cycle now) {
@@ -169,7 +236,7 @@ class SectoredL2Slice final : public L2Slice {
     m.requested &= ~resp.sector_mask;
     if (w.empty()) {
       mshrs_.erase(resp.line_addr);
-      if (in_.ready()) wake_next();
+      if (in_.ready() || fabric_in_.ready()) wake_next();
     }
   }
 
@@ -219,11 +286,12 @@ class SectoredL2Slice final : public L2Slice {
   std::vector<std::deque<MemRequest>> backlog_;  // per DRAM channel: requests waiting for room in its queue
   std::size_t backlogged_ = 0;
   std::uint64_t backpressure_waits_ = 0;
-  Port<MemRequest> in_, dram_in_;
+  Port<MemRequest> in_, dram_in_, fabric_in_;
   SectorCache cache_;
   Cycle hit_latency_ = 1;
   double bytes_per_cycle_ = 1.0, data_free_ = 0.0;
   std::size_t mshr_limit_ = 1;
+  L2Partitions partitions_;
   FlatMap64<Mshr> mshrs_;  // by line address
 };
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace warpsim {
@@ -37,6 +38,9 @@ class SectorCache {
   // `dirty` marks them modified (write-back caches).
   Eviction fill(std::uint64_t line_addr, std::uint32_t sector_mask, bool dirty);
   void invalidate(std::uint64_t line_addr, std::uint32_t sector_mask);
+  // Sets from a key instead of the line index: set = key(line_addr) / set_index_divisor % sets. A cache behind an
+  // address hash (an L2 slice) keys sets by the hash, so that the lines it holds spread evenly over its sets.
+  void key_sets_by(std::function<std::uint64_t(std::uint64_t line_addr)> key) { set_key_ = std::move(key); }
 
  private:
   // Tags of a set sit together (a lookup reads one or two host cache lines); the rest of a way's state apart.
@@ -49,7 +53,7 @@ class SectorCache {
   // Index of the way holding `line_addr`, or -1.
   std::int64_t find(std::uint64_t line_addr) const;
   std::uint64_t set_of(std::uint64_t line_addr) const {
-    return (line_addr / line_bytes_ / set_index_divisor_) % sets_;
+    return ((set_key_ ? set_key_(line_addr) : line_addr / line_bytes_) / set_index_divisor_) % sets_;
   }
 
   std::uint32_t line_bytes_ = 128, sector_bytes_ = 32, assoc_ = 0, set_index_divisor_ = 1;
@@ -58,6 +62,7 @@ class SectorCache {
   std::uint64_t dirty_sectors_ = 0;
   std::vector<std::uint64_t> tags_;  // sets_ * assoc_, kNoTag when the way holds no line
   std::vector<WayState> state_;      // sets_ * assoc_
+  std::function<std::uint64_t(std::uint64_t)> set_key_;
 };
 
 }  // namespace warpsim

@@ -20,10 +20,11 @@
 namespace warpsim {
 namespace {
 
-unsigned xor_fold(std::uint64_t chunk, unsigned ways) {
-  const std::uint64_t h = chunk ^ (chunk >> 7) ^ (chunk >> 13) ^ (chunk >> 19);
-  return static_cast<unsigned>(h % ways);
-}
+// A bijection of the chunk index: within an aligned block of 2^k chunks its low k bits are a permutation, so
+// the remainders (and quotients) of a block's hashes are spread evenly.
+std::uint64_t fold(std::uint64_t chunk) { return chunk ^ (chunk >> 7) ^ (chunk >> 13) ^ (chunk >> 19); }
+
+unsigned xor_fold(std::uint64_t chunk, unsigned ways) { return static_cast<unsigned>(fold(chunk) % ways); }
 
 bool power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
@@ -51,6 +52,10 @@ class XorFoldAddressMap final : public AddressMap {
   }
 
   unsigned slice_of(std::uint64_t line_addr) const override { return xor_fold(line_addr / line_bytes_, slices_); }
+  // The hash whose remainder picked the slice: its quotient spreads a slice's lines evenly over the slice's sets.
+  std::uint64_t slice_set_key(std::uint64_t line_addr, std::uint32_t, unsigned) const override {
+    return fold(line_addr / line_bytes_);
+  }
 
   DramLocation dram_location(std::uint64_t line_addr) const override {
     const std::uint64_t line = line_addr / line_bytes_;

@@ -17,6 +17,10 @@ struct MemRequest {
   std::uint16_t slice = 0;       // L2 slice (filled in by the interconnect / slice)
   std::uint32_t id = 0;          // requester-private tag (SM: the memory instruction's record, for stores,
                                  // atomics and L1-bypassing lines; 0 for misses merged by line)
+  // Partitioned L2 (l2.partitions > 1): the near-partition slice that asked the line's home slice for it (the
+  // answer goes back to that slice's fill port, not to the SM); kNoSlice for a request from an SM.
+  static constexpr std::uint16_t kNoSlice = 0xffff;
+  std::uint16_t copy_slice = kNoSlice;
 };
 
 }  // namespace warpsim

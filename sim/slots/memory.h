@@ -33,6 +33,12 @@ class AddressMap {
   virtual ~AddressMap() = default;
   virtual unsigned slice_of(std::uint64_t line_addr) const = 0;
   virtual DramLocation dram_location(std::uint64_t line_addr) const = 0;
+  // The number whose quotient by `slices` indexes the line's set inside its slice. The default (line index x
+  // slices) indexes sets by line index; a hashing map returns the hash that picked the slice, so that the lines
+  // a slice holds spread evenly over its sets.
+  virtual std::uint64_t slice_set_key(std::uint64_t line_addr, std::uint32_t line_bytes, unsigned slices) const {
+    return line_addr / line_bytes * slices;
+  }
 };
 
 // SM <-> L2 network (config section `noc`). Not a ticking component: it computes each message's delivery
@@ -45,6 +51,9 @@ class Interconnect {
   virtual void send_response(MemRequest req, TimeFs now) = 0;  // L2 slice req.slice -> SM req.sm
   virtual void attach_sm(unsigned sm, Port<MemRequest>* response_port) = 0;
   virtual void attach_slice(unsigned slice, Port<MemRequest>* request_port) = 0;
+  // Partitioned L2s: a slice's fabric port (L2Slice::fabric_port), where requests from other partitions' slices
+  // and the answers to its own (copy_slice set) arrive. An interconnect without partitions never delivers any.
+  virtual void attach_slice_fill(unsigned /*slice*/, Port<MemRequest>* /*fill_port*/) {}
 };
 
 // An L2 access as the probe point `l2.slice[i].access` reports it (after the lookup).
@@ -60,6 +69,9 @@ class L2Slice : public Component {
   L2Slice(BuildContext& ctx, unsigned index);
   virtual Port<MemRequest>& request_port() = 0;       // from the interconnect
   virtual Port<MemRequest>& dram_response_port() = 0;  // from DRAM channels
+  // From other L2 partitions' slices (partitioned L2s): their requests for lines homed here, and the answers to this
+  // slice's requests for its copies. By default the DRAM response port (an implementation without partitions).
+  virtual Port<MemRequest>& fabric_port() { return dram_response_port(); }
   unsigned index() const noexcept { return index_; }
 
  protected:

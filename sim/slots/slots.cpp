@@ -53,7 +53,7 @@ Schema l1_shared() {
 
 void declare_gpu_slots(Registry& r) {
   r.declare_slot({"address_map", "xor_fold", "address mapping: line -> L2 slice, DRAM channel", &address_map_shared});
-  r.declare_slot({"noc", "crossbar", "SM <-> L2 interconnect", &noc_shared});
+  r.declare_slot({"noc", "hierarchical", "SM <-> L2 interconnect", &noc_shared});
   r.declare_slot({"l2", "sectored", "L2 cache slices", &l2_shared});
   r.declare_slot({"hbm", "hbm_simple", "DRAM channels", &hbm_shared});
   r.declare_slot({"sm", "subpartitioned", "streaming multiprocessors", nullptr});

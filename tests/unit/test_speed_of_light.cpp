@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "app/validate/metrics.h"
 #include "models/gpu/speed_of_light.h"
 #include "sim/config/config.h"
@@ -15,8 +17,8 @@ using namespace warpsim;
 
 namespace {
 
-Config h100() {
-  return Config::load(std::string(WARPSIM_SOURCE_DIR) + "/configs/h100_sxm.yaml", {}, Registry::instance());
+Config h100(const std::vector<std::string>& overrides = {}) {
+  return Config::load(std::string(WARPSIM_SOURCE_DIR) + "/configs/h100_sxm.yaml", overrides, Registry::instance());
 }
 
 StatValue metric(std::string name, double value, double max = -1) {
@@ -45,9 +47,10 @@ TEST_CASE("limiter: the busiest unit at 60% of its peak or more bounds, below it
     CHECK(sol.limiter.verdict == "bound by L2 slices: 60% busy");
     CHECK(sol.memory()->key == "l2");
     CHECK(sol.compute()->key == "tensor");
-    // Peaks are the config's: l2.bandwidth 7.3 TB/s, hbm.bandwidth 3.352 TB/s.
-    CHECK(sol.find("l2")->peak == Approx(7300.0));
-    CHECK(sol.find("l2")->achieved == Approx(0.60 * 7300.0));
+    // Peaks are the config's: l2.bandwidth (GB/s), hbm.bandwidth 3.352 TB/s.
+    const double l2_gbps = cfg.section("l2").real("bandwidth") / 1e9;
+    CHECK(sol.find("l2")->peak == Approx(l2_gbps));
+    CHECK(sol.find("l2")->achieved == Approx(0.60 * l2_gbps));
     CHECK(sol.find("dram")->peak == Approx(3352.0));
     CHECK(sol.find("issue")->peak == 4.0);
     CHECK(sol.find("issue")->achieved == Approx(0.1));
@@ -61,7 +64,8 @@ TEST_CASE("limiter: the busiest unit at 60% of its peak or more bounds, below it
   SECTION("a crossbar port counts by its busiest instance, not the mean") {
     const SpeedOfLight sol = kernel_speed_of_light(report(0.40, 0.30, 0.10, 0.97), cfg, cycles, warp_instructions, 0, kStalls);
     CHECK(sol.limiter.verdict == "bound by L2 slice ports towards the SMs (busiest): 97% busy");
-    CHECK(sol.find("noc_slice_ports_to_sm")->peak == 64.0);  // noc.port_bandwidth
+    CHECK(sol.find("noc_slice_ports_to_sm")->peak == cfg.section("noc").real("slice_port_bandwidth"));
+    CHECK(sol.l2_path == "bound by L2 slice ports towards the SMs (busiest): 97% busy");
   }
 }
 
@@ -93,4 +97,26 @@ TEST_CASE("validate's speed-of-light metrics of a multi-kernel run are the run's
   CHECK(kernel_metric(run, "dram_throughput") == Approx(800.0 / 4000.0));
   const SpeedOfLight own = run_speed_of_light({{&a, 1000, &run.kernels[0].stalls}, {&b, 3000, &run.kernels[1].stalls}});
   CHECK(kernel_metric(run, "dram_throughput") == Approx(own.find("dram")->fraction));
+}
+
+TEST_CASE("a configured bandwidth that another cap of its path keeps from being reached is reported", "[sol]") {
+  const StatReport stats = report(0.40, 0.30, 0.10, 0.20);
+  // Stock H100: every cap of the path is at least the slices' data ports (l2.bandwidth): nothing to report.
+  CHECK(kernel_speed_of_light(stats, h100(), 1000, 0, 0, kStalls).warnings.empty());
+  // Twice the slice data ports: the slice ports (slices x noc.slice_port_bandwidth per L2 clock) now bind first.
+  const Config wide = h100({"l2.bandwidth=37.48TB/s"});
+  const double slices = wide.section("l2").u32("slices"), port = wide.section("noc").real("slice_port_bandwidth");
+  const double cap_tbps = slices * port * wide.section("clocks").real("l2") / 1e12;
+  REQUIRE(cap_tbps < 37.48);
+  const SpeedOfLight sol = kernel_speed_of_light(stats, wide, 1000, 0, 0, kStalls);
+  REQUIRE(sol.warnings.size() == 1);
+  CHECK(sol.warnings[0] == fmt::format("l2.bandwidth 37.48 TB/s is unreachable: noc slice ports ({:.0f} slices x {:.0f} B/clk) "
+                                       "cap the path at {:.4g} TB/s", slices, port, cap_tbps));
+  // DRAM data pass through the same path: an HBM faster than it is unreachable too.
+  const SpeedOfLight fast_hbm = kernel_speed_of_light(stats, h100({"hbm.bandwidth=25TB/s"}), 1000, 0, 0, kStalls);
+  REQUIRE(fast_hbm.warnings.size() == 1);
+  CHECK(fast_hbm.warnings[0].rfind("hbm.bandwidth 25 TB/s is unreachable: ", 0) == 0);
+  // The run carries the config's warnings.
+  const SpeedOfLight run = run_speed_of_light({{&sol, 1000, &kStalls}});
+  CHECK(run.warnings == sol.warnings);
 }

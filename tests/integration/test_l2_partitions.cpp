@@ -1,0 +1,150 @@
+// The partitioned L2 and its interconnect (models/noc/hierarchical.cpp, models/mem/l2_slice.cpp) end to end:
+// what each configured hop costs, which cap binds a stream, the unreachable-bandwidth warning, and GH100 with two
+// memory systems running a compute-bound GEMM in the same time. Expectations come from the config's parameters.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <regex>
+#include <sstream>
+
+#include "test_helpers.h"
+
+using namespace wstest;
+
+namespace {
+
+// One run: its printed metrics, summary text, stats.json and resolved config.
+struct Run {
+  std::map<std::string, double> metrics;
+  std::string out, stats;
+  std::map<std::string, std::string> config;
+  double cfg(const std::string& key) const { return config_number(config, key); }
+  double metric(const std::string& name) const {
+    const auto it = metrics.find(name);
+    if (it == metrics.end()) FAIL("metric '" << name << "' not printed\n" << out);
+    return it->second;
+  }
+  std::string text(const std::string& path) const {
+    const auto v = json::string(stats, path);
+    if (!v) FAIL("stats.json has no string at " << path);
+    return *v;
+  }
+};
+
+Run run(const std::string& gpu, const std::string& kind, const std::vector<std::string>& keys,
+        const std::vector<std::string>& sets = {}) {
+  TempDir dir;
+  std::vector<std::string> args = {"run", "--gpu", gpu, "--synth", kind, "--out", dir / "out", "--no-progress"};
+  for (const std::string& k : keys) args.insert(args.end(), {"--synth-key", k});
+  for (const std::string& s : sets) args.insert(args.end(), {"--set", s});
+  const CmdResult r = run_warpsim(args);
+  INFO(describe(args, r));
+  REQUIRE(r.exit_code == 0);
+  Run out;
+  out.out = r.out;
+  const std::regex line("^" + kind + ": (\\w+) = ([-+0-9.eE]+) ");
+  std::istringstream text(r.out);
+  for (std::string l; std::getline(text, l);) {
+    std::smatch m;
+    if (std::regex_search(l, m, line)) out.metrics[m[1]] = std::stod(m[2]);
+  }
+  out.stats = read_text(dir.path() / "out" / "stats.json");
+  out.config = read_flat_yaml(read_text(dir.path() / "out" / "config.resolved.yaml"));
+  return out;
+}
+
+// A figure as the warning prints it ({:.4g}).
+std::string fmt_tbps(double tbps) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", tbps);
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("a far-partition hit costs the partition link's round trip; near hits do not cross it", "[l2][partitions]") {
+  // One SM chases 8 MiB (within its near partition's capacity: after the warm-up every far-homed line has a near
+  // copy), 40 MiB (beyond one partition's 25 MiB, within the 50 MiB L2: the near partition misses every time, the
+  // lines homed near come from DRAM, those homed far are hits in the far partition) and 1 GiB (all DRAM).
+  // Adding 100 cycles to the link, each way, leaves the near chase alone and adds 2 x 100 to the far-homed half
+  // of the others: +100 cycles per load on average (SM cycles = L2 cycles on h100_sxm).
+  const std::vector<std::string> slower = {"noc.partition_link_latency=117"};
+  const Run near = run("h100_sxm", "pointer_chase", {"footprint=8MiB", "steps=16384"});
+  const Run near_slow = run("h100_sxm", "pointer_chase", {"footprint=8MiB", "steps=16384"}, slower);
+  const Run far = run("h100_sxm", "pointer_chase", {"footprint=40MiB", "steps=16384"});
+  const Run far_slow = run("h100_sxm", "pointer_chase", {"footprint=40MiB", "steps=16384"}, slower);
+  const Run dram = run("h100_sxm", "pointer_chase", {"footprint=1GiB", "steps=2048"});
+  const Run dram_slow = run("h100_sxm", "pointer_chase", {"footprint=1GiB", "steps=2048"}, slower);
+  const double added = (far_slow.cfg("noc.partition_link_latency") - far.cfg("noc.partition_link_latency")) *
+                       far.cfg("clocks.sm") / far.cfg("clocks.l2");
+  REQUIRE(added == Approx(100.0));
+  CHECK(near_slow.metric("latency_cycles") == Approx(near.metric("latency_cycles")).margin(1.0));
+  // Half of the lines, twice each: the warm-up pass of the 40 MiB chase crosses the link too (it is part of the
+  // time), so allow 10%.
+  CHECK(far_slow.metric("latency_cycles") - far.metric("latency_cycles") == Approx(added).epsilon(0.10));
+  CHECK(dram_slow.metric("latency_cycles") - dram.metric("latency_cycles") == Approx(added).epsilon(0.05));
+  // And the plateau sits between the near hit and DRAM, a link round trip above their mean.
+  const double mean = (near.metric("latency_cycles") + dram.metric("latency_cycles")) / 2;
+  CHECK(far.metric("latency_cycles") > mean);
+  CHECK(far.metric("latency_cycles") < mean + 2 * added);
+}
+
+TEST_CASE("a stream whose far-homed half crosses a narrow partition link is limited by the link", "[l2][partitions]") {
+  // A read stream from DRAM (first touches): every line homed in the other partition than its reader's crosses
+  // the link once, from the home partition towards the reader. SMs are spread evenly over the GPCs and the GPCs
+  // over the partitions, so about half of each partition's reads are far: each direction carries a quarter of
+  // the bytes (at most 68 of the 132 H100 SMs sit on one partition: 68/132/2 = 25.8%). A 16 B/clk link then caps
+  // the stream at 16 x 1.83 GHz / 0.258 = 114 GB/s, far below HBM, the slices and the ports. Each message
+  // reserves the links of its path when it is sent, in the order it is sent, so a link kept busy from several
+  // sources keeps gaps that later messages for earlier times cannot fill: about 60% of the cap is reached.
+  const Run r = run("h100_sxm", "stream", {"op=read", "bytes=16MiB"}, {"noc.partition_link_bandwidth=16"});
+  const double link = r.cfg("noc.partition_link_bandwidth") * r.cfg("clocks.l2");
+  const double sms = r.cfg("sm.count"), gpcs = r.cfg("noc.gpcs");
+  const double busiest_partition_sms = std::ceil(gpcs / 2) * std::ceil(sms / gpcs);
+  const double cap_gbps = link / (busiest_partition_sms / sms / 2) / 1e9;
+  INFO(r.out);
+  CHECK(r.metric("bandwidth_gbps") <= cap_gbps * 1.02);
+  CHECK(r.metric("bandwidth_gbps") >= cap_gbps * 0.5);
+  CHECK(r.text("kernels[0].speed_of_light.l2_path").rfind("bound by link between the L2 partitions", 0) == 0);
+}
+
+TEST_CASE("twice l2.bandwidth doubles what the L2 delivers, or the run says which cap binds", "[l2][caps]") {
+  // An L2-resident read stream (16 MiB, 8 passes) with the slices' data ports narrowed until they bind: 0.4 TB/s.
+  const std::vector<std::string> keys = {"op=read", "bytes=16MiB", "passes=8"};
+  const Run base = run("h100_sxm", "stream", keys, {"l2.bandwidth=0.4TB/s"});
+  const Run twice = run("h100_sxm", "stream", keys, {"l2.bandwidth=0.8TB/s"});
+  INFO(base.out << twice.out);
+  CHECK(base.text("kernels[0].speed_of_light.l2_path").rfind("bound by L2 slices", 0) == 0);
+  CHECK(twice.metric("bandwidth_gbps") / base.metric("bandwidth_gbps") == Approx(2.0).epsilon(0.08));
+  CHECK_FALSE(contains(twice.out, "WARNING: l2.bandwidth"));  // (HBM behind 0.8 TB/s of slices is, rightly, warned about)
+
+  // With the slice ports narrowed to 8 B/clk (80 x 8 x 1.83 GHz = 1.17 TB/s), 2.4 TB/s of data ports cannot be
+  // reached: the model says so when it is built, and the run names the ports as what bound it.
+  const Run capped = run("h100_sxm", "stream", keys, {"noc.slice_port_bandwidth=8", "l2.bandwidth=1.2TB/s"});
+  const Run capped_twice = run("h100_sxm", "stream", keys, {"noc.slice_port_bandwidth=8", "l2.bandwidth=2.4TB/s"});
+  INFO(capped.out << capped_twice.out);
+  const double ports_tbps = capped.cfg("l2.slices") * capped.cfg("noc.slice_port_bandwidth") * capped.cfg("clocks.l2") / 1e12;
+  REQUIRE(ports_tbps < 1.2);
+  const std::string warning = "l2.bandwidth 2.4 TB/s is unreachable: noc slice ports (80 slices x 8 B/clk) cap the path at " +
+                              fmt_tbps(ports_tbps) + " TB/s";
+  CHECK(contains(capped_twice.out, "WARNING: " + warning));
+  CHECK(contains(capped_twice.stats, warning));
+  CHECK(capped_twice.text("kernels[0].speed_of_light.l2_path").rfind("bound by L2 slice ports towards the SMs", 0) == 0);
+  CHECK(capped_twice.metric("bandwidth_gbps") <= ports_tbps * 1e3 * 1.01);
+  CHECK(capped_twice.metric("bandwidth_gbps") / capped.metric("bandwidth_gbps") < 1.5);  // far from the 2x asked for
+}
+
+TEST_CASE("H100 and H200 (same GH100, other HBM) run a compute-bound GEMM in the same time", "[l2][gemm]") {
+  // 4096x4096x1024 bf16: 34.4 GFLOP = 35 us of tensor work against 67 MB of compulsory traffic (20 us at the
+  // H100's 3.35 TB/s). Both GPUs have the same SMs, clocks and crossbar; only HBM, the L2 size and the number of
+  // slices differ, and neither L2 limits this GEMM.
+  const std::vector<std::string> keys = {"m=4096", "n=4096", "k=1024", "dtype=bf16"};
+  const Run h100 = run("h100_sxm", "gemm", keys);
+  const Run h200 = run("h200_sxm", "gemm", keys);
+  INFO(h100.out << h200.out);
+  const double t100 = *json::number(h100.stats, "total_time_us"), t200 = *json::number(h200.stats, "total_time_us");
+  CHECK(t200 == Approx(t100).epsilon(0.02));
+  CHECK(h100.text("kernels[0].speed_of_light.limiter.key") == "tensor");
+  CHECK(h200.text("kernels[0].speed_of_light.limiter.key") == "tensor");
+}
