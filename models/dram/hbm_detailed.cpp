@@ -121,6 +121,10 @@ class HbmDetailed final : public DramChannel {
     }
     t_ = Timing{c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12], c[13], c[14], c[15], c[16], c[17]};
     if (t_.refi == 0) fail("timing.tREFI", "must be at least one HBM clock");
+    // A refresh that lasts as long as its interval leaves no time to activate a row: the channel would never serve
+    // a request again (and the run would never end).
+    if (!per_bank_refresh_ && t_.rfc >= t_.refi) fail("timing.tRFC", "must be shorter than timing.tREFI (all-bank refresh)");
+    if (per_bank_refresh_ && t_.rfc_sb >= t_.refi) fail("timing.tRFCsb", "must be shorter than timing.tREFI (per-bank refresh)");
     t_.ccd_s = std::max<Cycle>(burst_, static_cast<Cycle>(std::llround(t_.ccd_s / interface_speedup)));
     t_.ccd_l = std::max<Cycle>(t_.ccd_s, static_cast<Cycle>(std::llround(t_.ccd_l / interface_speedup)));
     // The activate spacing (tRRD_S/L) and window (tFAW) are counted in clocks too: a faster interface opens rows
@@ -377,6 +381,7 @@ class HbmDetailed final : public DramChannel {
   }
 
   Cycle next_wake(Cycle now) {
+    choose_direction();  // issue() may have emptied the direction it served while the other still has work
     if (has_request() && (next_request().op == MemOp::Read ? reads_.size() < read_capacity_ : writes_.size() < write_capacity_))
       return now + 1;
     if (!busy()) return kSleep;  // refreshes in idle time are accounted when the next request wakes the channel

@@ -92,22 +92,26 @@ class SectoredL2Slice final : public L2Slice {
       dram_in_.pop();
     }
     // The L2 fabric: answers to this slice's copy misses, and other partitions' slices asking for lines homed here.
+    // Answers are taken at once, whatever the MSHRs: they are what frees them (queued behind a request that waits
+    // for an MSHR, they would deadlock a slice whose MSHRs are all copy misses). Requests wait in their own queue.
     while (fabric_in_.ready()) {
       const MemRequest& m = fabric_in_.front();
-      if (m.copy_slice == index()) {
-        if (m.op == MemOp::Read) {
-          fill(m, now);
-        } else {  // the home slice's acknowledgement of a write or atomic: on to the SM
-          MemRequest ack = m;
-          ack.copy_slice = MemRequest::kNoSlice;
-          ack.slice = static_cast<std::uint16_t>(index());
-          noc_.send_response(ack, domain().time_of(now));
-        }
-      } else {
-        if (mshrs_.size() >= mshr_limit_ || backlogged_ >= mshr_limit_) break;  // as for the SMs' requests below
-        access(m, now);
+      if (m.copy_slice != index()) {
+        fabric_requests_.push_back(m);
+      } else if (m.op == MemOp::Read) {
+        fill(m, now);
+      } else {  // the home slice's acknowledgement of a write or atomic: on to the SM
+        MemRequest ack = m;
+        ack.copy_slice = MemRequest::kNoSlice;
+        ack.slice = static_cast<std::uint16_t>(index());
+        noc_.send_response(ack, domain().time_of(now));
       }
       fabric_in_.pop();
+    }
+    while (!fabric_requests_.empty()) {
+      if (mshrs_.size() >= mshr_limit_ || backlogged_ >= mshr_limit_) break;  // as for the SMs' requests below
+      access(fabric_requests_.front(), now);
+      fabric_requests_.pop_front();
     }
     while (in_.ready()) {
       if (mshrs_.size() >= mshr_limit_) break;  // woken again when a fill frees an MSHR
@@ -119,12 +123,13 @@ class SectoredL2Slice final : public L2Slice {
       in_.pop();
     }
     counters_.dirty_bytes = cache_.dirty_sectors() * cache_.sector_bytes();  // every cache change happens in a tick
-    return (in_.ready() || fabric_in_.ready()) && mshrs_.size() < mshr_limit_ && backlogged_ < mshr_limit_ ? now + 1 : kSleep;
+    return (in_.ready() || !fabric_requests_.empty()) && mshrs_.size() < mshr_limit_ && backlogged_ < mshr_limit_ ? now + 1 : kSleep;
   }
 
   std::string describe_state() const override {
-    if (mshrs_.empty() && !in_.occupancy() && !backlogged_) return {};
+    if (mshrs_.empty() && !in_.occupancy() && !backlogged_ && fabric_requests_.empty() && !fabric_in_.occupancy()) return {};
     return std::to_string(mshrs_.size()) + " lines missing, " + std::to_string(in_.occupancy()) + " requests queued, " +
+           std::to_string(fabric_requests_.size() + fabric_in_.occupancy()) + " from the L2 fabric, " +
            std::to_string(backlogged_) + " waiting for a full DRAM queue";
   }
 
@@ -236,7 +241,7 @@ class SectoredL2Slice final : public L2Slice {
     m.requested &= ~resp.sector_mask;
     if (w.empty()) {
       mshrs_.erase(resp.line_addr);
-      if (in_.ready() || fabric_in_.ready()) wake_next();
+      if (in_.ready() || !fabric_requests_.empty()) wake_next();
     }
   }
 
@@ -287,6 +292,7 @@ class SectoredL2Slice final : public L2Slice {
   std::size_t backlogged_ = 0;
   std::uint64_t backpressure_waits_ = 0;
   Port<MemRequest> in_, dram_in_, fabric_in_;
+  std::deque<MemRequest> fabric_requests_;  // other partitions' requests for lines homed here, waiting for an MSHR
   SectorCache cache_;
   Cycle hit_latency_ = 1;
   double bytes_per_cycle_ = 1.0, data_free_ = 0.0;

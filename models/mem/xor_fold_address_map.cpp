@@ -3,7 +3,7 @@
 // hashes physical addresses over L2 slices in a similar, undocumented way).
 //
 // Inside a channel (hbm.bank_groups x hbm.banks_per_group banks, rows of hbm.row_size bytes), the channel's
-// n-th line (n = line / channels) is placed, from the low bits up, as
+// n-th line (n = fold(line) / channels, the quotient of the hash whose remainder picked the channel) is placed, from the low bits up, as
 //   bank group = n mod G,  line-in-row = (n / G) mod (row_size / line),  bank = next bits,  row = the rest,
 // and then the bank-group and bank bits are XORed with the low row bits. So consecutive lines of a stream in
 // one channel rotate over the bank groups (a column command every tCCD_S instead of tCCD_L) while staying in
@@ -58,10 +58,13 @@ class XorFoldAddressMap final : public AddressMap {
   }
 
   DramLocation dram_location(std::uint64_t line_addr) const override {
-    const std::uint64_t line = line_addr / line_bytes_;
-    const std::uint64_t n = line / channels_;  // the line's index among its channel's lines
+    // The hash's remainder picks the channel and its quotient is the line's index among that channel's lines:
+    // fold is a bijection, so (remainder, quotient) is one too and no two lines share a DRAM location whatever
+    // the channel count (line / channels would, when channels is not a power of two).
+    const std::uint64_t h = fold(line_addr / line_bytes_);
+    const std::uint64_t n = h / channels_;
     DramLocation loc;
-    loc.channel = xor_fold(line, channels_);
+    loc.channel = static_cast<unsigned>(h % channels_);
     loc.channel_address = n * line_bytes_ + line_addr % line_bytes_;
     std::uint64_t rest = n / groups_;
     const std::uint64_t group = n % groups_;

@@ -35,7 +35,7 @@ class Crossbar final : public Interconnect {
     const unsigned sms = ctx.config.section("sm").u32("count"), slices = ctx.config.section("l2").u32("slices");
     const Params& l2 = ctx.config.section("l2");
     if (l2.has("partitions") && l2.u32("partitions") > 1)
-      p.fail("latency", "the crossbar has no link between L2 partitions: use noc.impl hierarchical, or l2.partitions 1");
+      l2.fail("partitions", "the crossbar (noc.impl crossbar) has no link between L2 partitions: use noc.impl hierarchical, or l2.partitions 1");
     sm_ports_.resize(sms);
     slice_ports_.resize(slices);
     const double port_peak = static_cast<double>(port_bw_) * static_cast<double>(domain_.frequency_hz());

@@ -55,7 +55,7 @@ class HierarchicalNoc final : public Interconnect {
     gpcs_ = p.u32("gpcs");
     partitions_ = l2.has("partitions") ? l2.u32("partitions") : 1;
     if (partitions_ > gpcs_) p.fail("gpcs", "fewer GPCs than L2 partitions (l2.partitions): a partition would have no SMs");
-    if (partitions_ > slices) p.fail("gpcs", "l2.partitions exceeds l2.slices");
+    if (partitions_ > slices) l2.fail("partitions", "more partitions than slices (l2.slices)");
     split_ = L2Partitions{slices, partitions_};
     const double hz = static_cast<double>(domain_.frequency_hz());
     auto make = [&](std::vector<Link>& links, unsigned n, const char* param) {
