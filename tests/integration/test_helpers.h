@@ -358,15 +358,23 @@ inline double config_number(const std::map<std::string, std::string>& cfg, const
   return parse_si(it->second);
 }
 
-// A synthesizer run end to end (`warpsim run --synth KIND`): the metrics it printed ("KIND: NAME = VALUE UNIT")
-// and the run's resolved config. Only for test files, which include Catch before this header.
+// A synthesizer run end to end (`warpsim run --synth KIND`): the metrics it printed ("KIND: NAME = VALUE UNIT"),
+// its printed text, stats.json and the run's resolved config. Only for test files, which include Catch before
+// this header.
 struct SynthRun {
   std::map<std::string, double> metrics;
+  std::string out, stats;
   std::map<std::string, std::string> config;
   double metric(const std::string& name) const {
     const auto it = metrics.find(name);
-    if (it == metrics.end()) FAIL("metric '" << name << "' not printed");
+    if (it == metrics.end()) FAIL("metric '" << name << "' not printed\n" << out);
     return it->second;
+  }
+  double cfg(const std::string& key) const { return config_number(config, key); }
+  std::string text(const std::string& path) const {  // a string of stats.json
+    const auto v = json::string(stats, path);
+    if (!v) FAIL("stats.json has no string at " << path);
+    return *v;
   }
 };
 
@@ -380,12 +388,14 @@ inline SynthRun run_synth(const std::string& gpu, const std::string& kind, const
   INFO(describe(args, r));
   REQUIRE(r.exit_code == 0);
   SynthRun out;
+  out.out = r.out;
   const std::regex line("^" + kind + ": (\\w+) = ([-+0-9.eE]+) ");
   std::istringstream text(r.out);
   for (std::string l; std::getline(text, l);) {
     std::smatch m;
     if (std::regex_search(l, m, line)) out.metrics[m[1]] = std::stod(m[2]);
   }
+  out.stats = read_text(dir.path() / "out" / "stats.json");
   out.config = read_flat_yaml(read_text(dir.path() / "out" / "config.resolved.yaml"));
   return out;
 }

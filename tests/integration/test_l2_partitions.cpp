@@ -5,54 +5,12 @@
 
 #include <cmath>
 #include <cstdio>
-#include <regex>
-#include <sstream>
 
 #include "test_helpers.h"
 
 using namespace wstest;
 
 namespace {
-
-// One run: its printed metrics, summary text, stats.json and resolved config.
-struct Run {
-  std::map<std::string, double> metrics;
-  std::string out, stats;
-  std::map<std::string, std::string> config;
-  double cfg(const std::string& key) const { return config_number(config, key); }
-  double metric(const std::string& name) const {
-    const auto it = metrics.find(name);
-    if (it == metrics.end()) FAIL("metric '" << name << "' not printed\n" << out);
-    return it->second;
-  }
-  std::string text(const std::string& path) const {
-    const auto v = json::string(stats, path);
-    if (!v) FAIL("stats.json has no string at " << path);
-    return *v;
-  }
-};
-
-Run run(const std::string& gpu, const std::string& kind, const std::vector<std::string>& keys,
-        const std::vector<std::string>& sets = {}) {
-  TempDir dir;
-  std::vector<std::string> args = {"run", "--gpu", gpu, "--synth", kind, "--out", dir / "out", "--no-progress"};
-  for (const std::string& k : keys) args.insert(args.end(), {"--synth-key", k});
-  for (const std::string& s : sets) args.insert(args.end(), {"--set", s});
-  const CmdResult r = run_warpsim(args);
-  INFO(describe(args, r));
-  REQUIRE(r.exit_code == 0);
-  Run out;
-  out.out = r.out;
-  const std::regex line("^" + kind + ": (\\w+) = ([-+0-9.eE]+) ");
-  std::istringstream text(r.out);
-  for (std::string l; std::getline(text, l);) {
-    std::smatch m;
-    if (std::regex_search(l, m, line)) out.metrics[m[1]] = std::stod(m[2]);
-  }
-  out.stats = read_text(dir.path() / "out" / "stats.json");
-  out.config = read_flat_yaml(read_text(dir.path() / "out" / "config.resolved.yaml"));
-  return out;
-}
 
 // A figure as the warning prints it ({:.4g}).
 std::string fmt_tbps(double tbps) {
@@ -70,12 +28,12 @@ TEST_CASE("a far-partition hit costs the partition link's round trip; near hits 
   // Adding 100 cycles to the link, each way, leaves the near chase alone and adds 2 x 100 to the far-homed half
   // of the others: +100 cycles per load on average (SM cycles = L2 cycles on h100_sxm).
   const std::vector<std::string> slower = {"noc.partition_link_latency=117"};
-  const Run near = run("h100_sxm", "pointer_chase", {"footprint=8MiB", "steps=16384"});
-  const Run near_slow = run("h100_sxm", "pointer_chase", {"footprint=8MiB", "steps=16384"}, slower);
-  const Run far = run("h100_sxm", "pointer_chase", {"footprint=40MiB", "steps=16384"});
-  const Run far_slow = run("h100_sxm", "pointer_chase", {"footprint=40MiB", "steps=16384"}, slower);
-  const Run dram = run("h100_sxm", "pointer_chase", {"footprint=1GiB", "steps=2048"});
-  const Run dram_slow = run("h100_sxm", "pointer_chase", {"footprint=1GiB", "steps=2048"}, slower);
+  const SynthRun near = run_synth("h100_sxm", "pointer_chase", {"footprint=8MiB", "steps=16384"});
+  const SynthRun near_slow = run_synth("h100_sxm", "pointer_chase", {"footprint=8MiB", "steps=16384"}, slower);
+  const SynthRun far = run_synth("h100_sxm", "pointer_chase", {"footprint=40MiB", "steps=16384"});
+  const SynthRun far_slow = run_synth("h100_sxm", "pointer_chase", {"footprint=40MiB", "steps=16384"}, slower);
+  const SynthRun dram = run_synth("h100_sxm", "pointer_chase", {"footprint=1GiB", "steps=2048"});
+  const SynthRun dram_slow = run_synth("h100_sxm", "pointer_chase", {"footprint=1GiB", "steps=2048"}, slower);
   const double added = (far_slow.cfg("noc.partition_link_latency") - far.cfg("noc.partition_link_latency")) *
                        far.cfg("clocks.sm") / far.cfg("clocks.l2");
   REQUIRE(added == Approx(100.0));
@@ -98,7 +56,7 @@ TEST_CASE("a stream whose far-homed half crosses a narrow partition link is limi
   // the stream at 16 x 1.83 GHz / 0.258 = 114 GB/s, far below HBM, the slices and the ports. Each message
   // reserves the links of its path when it is sent, in the order it is sent, so a link kept busy from several
   // sources keeps gaps that later messages for earlier times cannot fill: about 60% of the cap is reached.
-  const Run r = run("h100_sxm", "stream", {"op=read", "bytes=16MiB"}, {"noc.partition_link_bandwidth=16"});
+  const SynthRun r = run_synth("h100_sxm", "stream", {"op=read", "bytes=16MiB"}, {"noc.partition_link_bandwidth=16"});
   const double link = r.cfg("noc.partition_link_bandwidth") * r.cfg("clocks.l2");
   const double sms = r.cfg("sm.count"), gpcs = r.cfg("noc.gpcs");
   const double busiest_partition_sms = std::ceil(gpcs / 2) * std::ceil(sms / gpcs);
@@ -112,8 +70,8 @@ TEST_CASE("a stream whose far-homed half crosses a narrow partition link is limi
 TEST_CASE("twice l2.bandwidth doubles what the L2 delivers, or the run says which cap binds", "[l2][caps]") {
   // An L2-resident read stream (16 MiB, 8 passes) with the slices' data ports narrowed until they bind: 0.4 TB/s.
   const std::vector<std::string> keys = {"op=read", "bytes=16MiB", "passes=8"};
-  const Run base = run("h100_sxm", "stream", keys, {"l2.bandwidth=0.4TB/s"});
-  const Run twice = run("h100_sxm", "stream", keys, {"l2.bandwidth=0.8TB/s"});
+  const SynthRun base = run_synth("h100_sxm", "stream", keys, {"l2.bandwidth=0.4TB/s"});
+  const SynthRun twice = run_synth("h100_sxm", "stream", keys, {"l2.bandwidth=0.8TB/s"});
   INFO(base.out << twice.out);
   CHECK(base.text("kernels[0].speed_of_light.l2_path").rfind("bound by L2 slices", 0) == 0);
   CHECK(twice.metric("bandwidth_gbps") / base.metric("bandwidth_gbps") == Approx(2.0).epsilon(0.08));
@@ -121,8 +79,8 @@ TEST_CASE("twice l2.bandwidth doubles what the L2 delivers, or the run says whic
 
   // With the slice ports narrowed to 8 B/clk (80 x 8 x 1.83 GHz = 1.17 TB/s), 2.4 TB/s of data ports cannot be
   // reached: the model says so when it is built, and the run names the ports as what bound it.
-  const Run capped = run("h100_sxm", "stream", keys, {"noc.slice_port_bandwidth=8", "l2.bandwidth=1.2TB/s"});
-  const Run capped_twice = run("h100_sxm", "stream", keys, {"noc.slice_port_bandwidth=8", "l2.bandwidth=2.4TB/s"});
+  const SynthRun capped = run_synth("h100_sxm", "stream", keys, {"noc.slice_port_bandwidth=8", "l2.bandwidth=1.2TB/s"});
+  const SynthRun capped_twice = run_synth("h100_sxm", "stream", keys, {"noc.slice_port_bandwidth=8", "l2.bandwidth=2.4TB/s"});
   INFO(capped.out << capped_twice.out);
   const double ports_tbps = capped.cfg("l2.slices") * capped.cfg("noc.slice_port_bandwidth") * capped.cfg("clocks.l2") / 1e12;
   REQUIRE(ports_tbps < 1.2);
@@ -140,8 +98,8 @@ TEST_CASE("H100 and H200 (same GH100, other HBM) run a compute-bound GEMM in the
   // H100's 3.35 TB/s). Both GPUs have the same SMs, clocks and crossbar; only HBM, the L2 size and the number of
   // slices differ, and neither L2 limits this GEMM.
   const std::vector<std::string> keys = {"m=4096", "n=4096", "k=1024", "dtype=bf16"};
-  const Run h100 = run("h100_sxm", "gemm", keys);
-  const Run h200 = run("h200_sxm", "gemm", keys);
+  const SynthRun h100 = run_synth("h100_sxm", "gemm", keys);
+  const SynthRun h200 = run_synth("h200_sxm", "gemm", keys);
   INFO(h100.out << h200.out);
   const double t100 = *json::number(h100.stats, "total_time_us"), t200 = *json::number(h200.stats, "total_time_us");
   CHECK(t200 == Approx(t100).epsilon(0.02));
