@@ -68,6 +68,13 @@ constexpr PortMetric kPorts[] = {
      "lts__t_sectors_srcunit_ltcfabric (L2 fabric traffic; Nsight gives no % of peak)", "partition_link_bandwidth", nullptr},
 };
 
+// The noc key that holds a port kind's bandwidth: its own (hierarchical: sm_port_bandwidth, ...) or the one every
+// port shares (crossbar: port_bandwidth); nullptr when the interconnect has neither.
+const char* port_bandwidth_key(const Params& noc, const char* key, const char* shared) {
+  if (noc.has(key)) return key;
+  return shared && noc.has(shared) ? shared : nullptr;
+}
+
 // The caps on bytes between the SMs and L2 (and DRAM behind it), device-wide per second, from the config alone.
 struct PathCap {
   std::string what;  // in words, for the warning
@@ -80,7 +87,8 @@ std::vector<PathCap> l2_path_caps(const Config& config) {
   const double hz = config.section("clocks").real("l2");
   const double sms = config.section("sm").u32("count"), slices = config.section("l2").u32("slices");
   auto per_port = [&](const char* key, const char* shared) {
-    return noc.has(key) ? noc.real(key) : (shared && noc.has(shared) ? noc.real(shared) : 0.0);
+    const char* k = port_bandwidth_key(noc, key, shared);
+    return k ? noc.real(k) : 0.0;
   };
   if (const double bw = per_port("sm_port_bandwidth", "port_bandwidth"))
     caps.push_back({fmt::format("noc SM ports ({:.0f} SMs x {:.0f} B/clk)", sms, bw), sms * bw * hz});
@@ -210,7 +218,7 @@ SpeedOfLight kernel_speed_of_light(const StatReport& stats, const Config& config
   if (config.has_section("noc"))
     for (const PortMetric& p : kPorts) {
       const Params& noc = config.section("noc");
-      const char* peak = noc.has(p.peak) ? p.peak : (p.shared_peak && noc.has(p.shared_peak) ? p.shared_peak : nullptr);
+      const char* peak = port_bandwidth_key(noc, p.peak, p.shared_peak);
       if (const StatValue* v = stat(p.stat); v && peak)
         add(p.key, p.name, "memory", p.metric, v->max, noc.real(peak), "B/cycle (L2 clock) of the busiest port");
     }
