@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <regex>
+#include <set>
 
 #include "app/gpu_configs.h"
 #include "sim/core/error.h"
@@ -46,8 +47,9 @@ std::vector<ReferenceCase> select_cases(const std::string& command, const std::v
       const bool on_gpu = gpu_file.empty() || config_file(c.gpu) == gpu_file;
       add(std::move(c), on_gpu);
     }
+  std::set<std::string> checked_configs;
   for (const ReferenceCase& c : imported) {
-    check_reference_case(c);
+    check_reference_case(c, checked_configs);
     add(c, true);
   }
   std::vector<std::string> inputs = files;

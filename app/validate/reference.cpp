@@ -157,9 +157,8 @@ ReferenceCase read_case(const TreeNode& node, const std::string& file, std::size
 
 }  // namespace
 
-void check_reference_case(const ReferenceCase& c) {
-  std::set<std::string> checked;
-  check_case(c, [&](const std::string&) { return c.line; }, checked);
+void check_reference_case(const ReferenceCase& c, std::set<std::string>& checked_configs) {
+  check_case(c, [&](const std::string&) { return c.line; }, checked_configs);
 }
 
 std::vector<ReferenceCase> load_reference(const std::string& path) {

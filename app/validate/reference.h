@@ -20,6 +20,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,8 @@ std::vector<ReferenceCase> load_reference(const std::string& path);
 
 // Checks a case that did not come from a file (an importer's, e.g. Nsight Compute's) as load_reference checks
 // the cases of a file: GPU config, kind, keys, metric. Throws InputError "FILE:LINE: case ID: ..." with the
-// case's own file and line (or its id alone when it has none).
-void check_reference_case(const ReferenceCase& c);
+// case's own file and line (or its id alone when it has none). `checked_configs` remembers the GPU configs (with
+// their overrides) already loaded, so that the cases of one import load each config once, as a file's cases do.
+void check_reference_case(const ReferenceCase& c, std::set<std::string>& checked_configs);
 
 }  // namespace warpsim
