@@ -33,6 +33,52 @@ StagedEpilogue make_epilogue(bool reduce_f32, std::uint32_t out_elem_bytes, std:
   return e;
 }
 
+// The bias of `blocks` n8 blocks from column `col`: per block one LDG of two elements per lane at columns
+// 2*(l%4)+{0,1} (lanes of the 8 row groups share the addresses), masked past the vector's end; then, for 16-bit
+// bias, one HADD2 per element to fp32.
+void emit_bias_loads(InstChunk& c, const StagedEpilogue& epi, std::uint64_t col, std::uint32_t blocks) {
+  const EpilogueFusion& f = epi.fusion;
+  const RowMajorMatrix& v = f.bias_vector;
+  constexpr std::uint32_t kLaneElems = 2;
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    const std::uint64_t block_col = col + b * kMmaSyncShape.n;
+    std::uint32_t mask = 0;
+    for (std::uint32_t l = 0; l < kWarpSize; ++l)
+      if (block_col + kLaneElems * (l % kFragLanesPerRow) < v.cols) mask |= 1u << l;
+    const std::uint16_t dst = reg(f.bias_reg + kLaneElems * b);
+    if (mask == 0) {
+      c.skip();
+    } else {
+      // Row pitch 0: the 8 groups of 4 lanes read the same 4 pairs (a broadcast).
+      emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{v.address(0, block_col), kLaneElems * v.elem_bytes,
+                                                            kFragLanesPerRow, 0},
+                mask, dst, (kLaneElems * v.elem_bytes + 3) / 4, {});
+    }
+    if (v.elem_bytes == 2)
+      for (std::uint32_t e = 0; e < kLaneElems; ++e) emit_alu(c, Opcode::HADD2, reg(dst + e), {dst});
+  }
+}
+
+// The activation of one accumulator element `x`, in place (epilogue.h: instruction counts).
+void emit_activation(InstChunk& c, EpilogueActivation activation, std::uint16_t x) {
+  switch (activation) {
+    case EpilogueActivation::None:
+      return;
+    case EpilogueActivation::Relu:
+      emit_alu(c, Opcode::FMUL, x, {x});  // FMNMX x, RZ
+      return;
+    case EpilogueActivation::Gelu:
+      // The temporaries are x's own register id: a dependent chain, as the real sequence is.
+      emit_alu(c, Opcode::FMUL, x, {x});      // x2 = x * x (a temporary; x itself stays live in hardware)
+      emit_alu(c, Opcode::FFMA, x, {x});      // p = c2 * x2 + c1
+      emit_alu(c, Opcode::FMUL, x, {x});      // u = x * p
+      emit_alu(c, Opcode::MUFU, x, {x});      // t = tanh.approx(u)
+      emit_alu(c, Opcode::FMUL, x, {x});      // h = 0.5 * x
+      emit_alu(c, Opcode::FFMA, x, {x});      // y = h * t + h
+      return;
+  }
+}
+
 }  // namespace
 
 StagedEpilogue StagedEpilogue::store_16bit(std::uint32_t tile_cols, std::uint32_t store_bytes) {
@@ -57,9 +103,17 @@ void emit_staged_epilogue(InstChunk& c, const StagedEpilogue& epi, const MmaAccu
   for (std::uint32_t mi = 0; mi < acc.m_blocks; ++mi) {
     for (std::uint32_t pass = 0; pass < passes_n; ++pass) {
       const std::uint32_t ni0 = pass * blocks_per_pass, ni_end = ni0 + blocks_per_pass;
+      const EpilogueFusion& f = epi.fusion;
+      if (f.bias) emit_bias_loads(c, epi, col0 + pass * epi.pass_cols, blocks_per_pass);
       for (std::uint32_t ni = ni0; ni < ni_end; ++ni)
-        for (std::uint32_t e = 0; e < kMmaAccRegs; ++e)
-          emit_alu(c, Opcode::FMUL, acc.reg(mi, ni, e), {acc.reg(mi, ni, e)});
+        for (std::uint32_t e = 0; e < kMmaAccRegs; ++e) {
+          const std::uint16_t x = acc.reg(mi, ni, e);
+          if (f.bias)  // alpha*acc + bias[col]: lane's elements e%2 of the block's two columns
+            emit_alu(c, Opcode::FFMA, x, {x, reg(f.bias_reg + 2 * (ni - ni0) + e % 2)});
+          else
+            emit_alu(c, Opcode::FMUL, x, {x});
+          emit_activation(c, f.activation, x);
+        }
       if (packed)  // F2FP packs of the pairs (e = 0,1 and 2,3), as FMUL
         for (std::uint32_t ni = ni0; ni < ni_end; ++ni)
           for (std::uint32_t half = 0; half < 2; ++half) {

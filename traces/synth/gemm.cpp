@@ -101,6 +101,39 @@ StagedEpilogue gemm_epilogue(const GemmProblem& p, std::uint32_t acc_cols, const
                         : StagedEpilogue::store_32bit(acc_cols, store_bytes);
 }
 
+}  // namespace
+
+const char* gemm_epilogue_name(GemmEpilogue e) {
+  switch (e) {
+    case GemmEpilogue::None: return "none";
+    case GemmEpilogue::Bias: return "bias";
+    case GemmEpilogue::Relu: return "relu";
+    case GemmEpilogue::ReluBias: return "relu_bias";
+    case GemmEpilogue::Gelu: return "gelu";
+    case GemmEpilogue::GeluBias: return "gelu_bias";
+  }
+  return "?";
+}
+
+bool gemm_epilogue_has_bias(GemmEpilogue e) {
+  return e == GemmEpilogue::Bias || e == GemmEpilogue::ReluBias || e == GemmEpilogue::GeluBias;
+}
+
+namespace {
+
+// The fused epilogue of `p` (epilogue.h), its bias vector after C's whole batch (1 MiB aligned), shared by every
+// matrix of the batch.
+EpilogueFusion gemm_fusion(const GemmProblem& p, const RowMajorMatrix& c) {
+  EpilogueFusion f;
+  f.bias = gemm_epilogue_has_bias(p.epilogue);
+  f.activation = p.epilogue == GemmEpilogue::Relu || p.epilogue == GemmEpilogue::ReluBias   ? EpilogueActivation::Relu
+                 : p.epilogue == GemmEpilogue::Gelu || p.epilogue == GemmEpilogue::GeluBias ? EpilogueActivation::Gelu
+                                                                                            : EpilogueActivation::None;
+  const std::uint32_t out_bytes = gemm_output_bytes(p.dtype);
+  f.bias_vector = RowMajorMatrix{round_up(c.base + p.batch * p.m * p.n * c.elem_bytes, kMatrixAlign), 1, p.n, out_bytes};
+  return f;
+}
+
 // Warp grid of the multistage structure: the factorisation of `warps` with the squarest warp tile that still
 // divides the CTA tile into m16 rows and pairs of n8 columns (one ldmatrix.x4 of B). False when none exists.
 bool multistage_warp_layout(const GemmTiling& t, std::uint32_t& warps_m, std::uint32_t& warps_n) {
@@ -331,6 +364,8 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.r_count = regs.take();
   P.r_cptr = regs.take();
   P.r_epi = regs.take(P.epi.readback_regs());
+  P.epi.fusion = gemm_fusion(p, P.c);
+  P.epi.fusion.bias_reg = regs.take(P.epi.bias_regs());
   P.reg_ids_used = regs.used();
 
   if (!P.warp_specialized) {
@@ -367,6 +402,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   name << "warpsim_gemm_" << dtype_tag(p.dtype) << "_tn_" << t.tile_m << 'x' << t.tile_n << 'x' << t.tile_k << "_s"
        << t.stages << '_' << arch_tag(arch);
   if (P.split_k > 1) name << "_splitk" << P.split_k;
+  if (p.epilogue != GemmEpilogue::None) name << '_' << gemm_epilogue_name(p.epilogue);
   name << " (";
   if (p.batch > 1) name << p.batch << 'x';
   name << p.m << 'x' << p.n << 'x' << p.k << ')';
@@ -737,6 +773,7 @@ std::uint32_t choose_split_k(const GemmProblem& p, const GemmTiling& t, const Ge
   if (limits.sm_count == 0) return 1;
   if (p.m == 0 || p.n == 0 || p.k == 0) return 1;  // invalid: validate_gemm says so
   if (elem_bytes(p.dtype) == 0 || p.batch == 0) return 1;
+  if (p.epilogue != GemmEpilogue::None) return 1;  // the split-K reduction kernels apply no fused epilogue
   const std::uint64_t tiles = p.batch * ceil_div(p.m, t.tile_m) * ceil_div(p.n, t.tile_n);
   if (tiles >= limits.sm_count) return 1;  // every SM has an output tile already
   const std::uint64_t k_tiles = ceil_div(p.k, t.tile_k);
@@ -787,6 +824,10 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
   if (p.dtype == DType::FP8 && !t.warpgroup_mma)
     return "fp8 GEMM needs the warpgroup-MMA (sm_90) structure: sm_80 tensor cores have no fp8 MMA";
   if (p.m == 0 || p.n == 0 || p.k == 0) return "GEMM dimensions m, n, k must be positive";
+  if (p.epilogue != GemmEpilogue::None && p.dtype == DType::I8)
+    return "GEMM fused epilogue (bias, relu, gelu) needs a float output: int8 GEMMs write int32 C here";
+  if (p.epilogue != GemmEpilogue::None && t.split_k > 1)
+    return "GEMM fused epilogue (bias, relu, gelu) runs without split-K: its reduction kernels apply none";
   if (p.batch == 0) return "GEMM batch must be at least 1";
   const std::uint32_t eb = elem_bytes(p.dtype);
   const std::uint32_t mma_k = mma_k_for(p.dtype);

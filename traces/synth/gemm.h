@@ -18,10 +18,18 @@ namespace warpsim {
 // for i8 (cuBLASLt's common int8 GEMM, CUBLAS_COMPUTE_32I with CUDA_R_32I output).
 // Any m, n, k: rows whose pitch is not a multiple of 16 bytes are copied and stored with the widest access
 // their alignment allows (gemm_access_bytes), and tiles past an edge are masked.
+// Fused epilogue, as cuBLASLt's CUBLASLT_EPILOGUE_{DEFAULT, BIAS, RELU, RELU_BIAS, GELU, GELU_BIAS}: D =
+// act(alpha*acc + bias) with a bias vector of n elements of C's type (placed after C), for the float types with a
+// 16-bit or fp32 C (not int8). A fused epilogue runs without split-K (its reduction kernels do not apply one).
+enum class GemmEpilogue { None, Bias, Relu, ReluBias, Gelu, GeluBias };
+bool gemm_epilogue_has_bias(GemmEpilogue e);
+const char* gemm_epilogue_name(GemmEpilogue e);  // as the synthesizer's key spells it: none, bias, relu_bias, ...
+
 struct GemmProblem {
   std::uint64_t m = 0, n = 0, k = 0;
   DType dtype = DType::BF16;
   std::uint64_t batch = 1;
+  GemmEpilogue epilogue = GemmEpilogue::None;
 };
 
 // Bytes of one element of the GEMM's inputs, and of its output C (without split-K); 0 for an unsupported dtype.

@@ -45,6 +45,9 @@ SynthesizerInfo gemm_synthesizer() {
                           "sm_90), tf32 (fp32 in memory, fp32 C), int8 (int32 C); fp16 = f16, int8 = i8")
                   .uint("batch", "matrices", 1, "strided batch: independent GEMMs, one after another in memory", 1,
                         synth::kMaxGridDimYZ)
+                  .choice("epilogue", {"none", "bias", "relu", "relu_bias", "gelu", "gelu_bias"}, "none",
+                          "fused epilogue, as cuBLASLt's CUBLASLT_EPILOGUE_*: D = act(alpha*acc + bias), bias a vector "
+                          "of n elements of C's type; gelu is the tanh approximation (not for int8; no split-K)")
                   .params();
   info.factory = [](const SynthArgs& args, const Config& config) {
     GemmProblem problem;
@@ -52,6 +55,9 @@ SynthesizerInfo gemm_synthesizer() {
     problem.n = args.u64("n");
     problem.k = args.u64("k");
     problem.batch = args.u64("batch");
+    for (GemmEpilogue e : {GemmEpilogue::None, GemmEpilogue::Bias, GemmEpilogue::Relu, GemmEpilogue::ReluBias,
+                           GemmEpilogue::Gelu, GemmEpilogue::GeluBias})
+      if (args.text("epilogue") == gemm_epilogue_name(e)) problem.epilogue = e;
     const std::string& dtype = args.text("dtype");
     // The ISA spells them f16 and i8.
     const bool parsed = parse_dtype(dtype == "fp16" ? "f16" : dtype == "int8" ? "i8" : dtype, problem.dtype);
