@@ -87,6 +87,9 @@ StagedEpilogue StagedEpilogue::store_16bit(std::uint32_t tile_cols, std::uint32_
 StagedEpilogue StagedEpilogue::store_32bit(std::uint32_t tile_cols, std::uint32_t store_bytes) {
   return make_epilogue(false, 4, tile_cols, store_bytes);
 }
+StagedEpilogue StagedEpilogue::store_64bit(std::uint32_t tile_cols, std::uint32_t store_bytes) {
+  return make_epilogue(false, 8, tile_cols, store_bytes);
+}
 StagedEpilogue StagedEpilogue::reduce_fp32(std::uint32_t tile_cols) { return make_epilogue(true, 4, tile_cols, 4); }
 
 void emit_staged_epilogue(InstChunk& c, const StagedEpilogue& epi, const MmaAccumulatorTile& acc,
@@ -111,7 +114,7 @@ void emit_staged_epilogue(InstChunk& c, const StagedEpilogue& epi, const MmaAccu
           if (f.bias)  // alpha*acc + bias[col]: lane's elements e%2 of the block's two columns
             emit_alu(c, Opcode::FFMA, x, {x, reg(f.bias_reg + 2 * (ni - ni0) + e % 2)});
           else
-            emit_alu(c, Opcode::FMUL, x, {x});
+            emit_alu(c, epi.out_elem_bytes == 8 ? Opcode::DMUL : Opcode::FMUL, x, {x});
           emit_activation(c, f.activation, x);
         }
       if (packed)  // F2FP packs of the pairs (e = 0,1 and 2,3), as FMUL

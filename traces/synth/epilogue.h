@@ -71,6 +71,9 @@ struct StagedEpilogue {
   static StagedEpilogue store_16bit(std::uint32_t tile_cols, std::uint32_t store_bytes = kVecBytes);
   // 32-bit output (fp32, int32) of a `tile_cols`-wide accumulator tile, stored `store_bytes` (16, 8, 4) per lane.
   static StagedEpilogue store_32bit(std::uint32_t tile_cols, std::uint32_t store_bytes = kVecBytes);
+  // 64-bit output (fp64) of a `tile_cols`-wide accumulator tile, stored `store_bytes` (16, 8) per lane; the alpha
+  // scaling is a DMUL.
+  static StagedEpilogue store_64bit(std::uint32_t tile_cols, std::uint32_t store_bytes = kVecBytes);
   // fp32 reduction into the output (split-K partial sums) of a `tile_cols`-wide accumulator tile.
   static StagedEpilogue reduce_fp32(std::uint32_t tile_cols);
 

@@ -13,7 +13,9 @@ namespace warpsim {
 
 // C[m,n] = A[m,k] * B[k,n], `batch` times (strided batched: matrix i of A, B, C at i times its size). A is
 // row-major (K contiguous); B is stored N x K (K contiguous: "TN", as the weight of a PyTorch Linear); C is
-// row-major. Inputs bf16, f16, fp8 (e4m3/e5m2: one byte, the same MMA rate), tf32 (4-byte fp32 storage) or i8.
+// row-major. Inputs bf16, f16, fp8 (e4m3/e5m2: one byte, the same MMA rate), tf32 (4-byte fp32 storage), i8 or
+// f64 (DMMA m8n8k4 through mma.sync, on every architecture: Hopper has no fp64 warpgroup MMA; C and the
+// accumulators fp64; no split-K).
 // Accumulation is fp32 (int32 for i8); C is bf16 for bf16 and fp8 inputs, f16 for f16, fp32 for tf32 and int32
 // for i8 (cuBLASLt's common int8 GEMM, CUBLAS_COMPUTE_32I with CUDA_R_32I output).
 // Any m, n, k: rows whose pitch is not a multiple of 16 bytes are copied and stored with the widest access
@@ -51,6 +53,8 @@ struct GemmTiling {
   //    a reduction kernel after the GEMM sums the slices into C (cuBLAS's splitKreduce_kernel).
   //  * Atomic: every CTA adds its partial tile into one fp32 workspace with global reductions (RED.ADD.F32); a
   //    kernel zeroes it before the GEMM and, for a 16-bit C, one converts it afterwards.
+  // Bytes of one accumulator element: 4 (fp32, int32), 8 for fp64 (DMMA accumulates in fp64; twice the registers).
+  std::uint32_t accumulator_bytes = 4;
   enum class SplitKReduction { Atomic, Parallel };
   std::uint32_t split_k = 1;
   SplitKReduction split_k_reduction = SplitKReduction::Atomic;
