@@ -338,6 +338,11 @@ std::string results_timeline(const RunResult& r) {
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", r.gpu + " kernels"}}}});
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", r.gpu + " SMs"}}}});
   for (const auto& k : r.kernels) {
+    if (k.launch_wait_cycles > 0)  // the GPU idle before the kernel, waiting for the host to submit it
+      events.push_back({{"name", "waiting for launch"}, {"cat", "launch"}, {"ph", "X"}, {"pid", 0}, {"tid", 0},
+                        {"ts", static_cast<double>(k.start_cycle - k.launch_wait_cycles) * us_per_cycle},
+                        {"dur", k.launch_wait_us},
+                        {"args", {{"cycles", k.launch_wait_cycles}, {"mode", r.launch.mode}}}});
     events.push_back({{"name", k.name}, {"cat", "kernel"}, {"ph", "X"}, {"pid", 0}, {"tid", 0},
                       {"ts", static_cast<double>(k.start_cycle) * us_per_cycle}, {"dur", k.time_us},
                       {"args", {{"cycles", k.cycles}}}});
