@@ -212,7 +212,7 @@ int cmd_run(int argc, char** argv) {
       ("set", po::value(&spec.overrides)->composing(), "override a config value, e.g. --set sm.count=144 (repeatable)")
       ("launch", po::value(&launch_mode),
        "how the host submits the kernels: eager (one launch call each) or graph (a CUDA graph replay); "
-       "default: the config's launch.mode (eager in the shipped configs); same as --set launch.mode=...")
+       "default: the config's launch.mode (graph in the shipped configs); same as --set launch.mode=...")
       ("out", po::value(&out)->default_value("warpsim-out"), "output directory")
       ("driver", po::value(&spec.driver)->default_value("systemc"), "simulation driver: systemc, or plain (C++ loop, same results)")
       ("no-progress", "no progress lines on stderr")

@@ -12,7 +12,7 @@ namespace {
 
 Schema launch_schema() {
   Schema s("launch", "launch", "how the host submits kernels: the interval between two kernels' submissions");
-  s.choice("mode", {"eager", "graph"}, std::string("eager"),
+  s.choice("mode", {"eager", "graph"}, std::string("graph"),
            "eager: one launch call per kernel from the host (PyTorch eager); graph: the kernels replayed from a CUDA graph");
   s.real("eager_us_per_kernel", "us", std::nullopt,
          "host time per kernel launched back to back (eager): the host submits kernel i+1 this long after kernel i", 0.0, 1e6);

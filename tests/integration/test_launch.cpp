@@ -17,8 +17,12 @@ const std::vector<std::string> kSplitKGemm = {"m=64", "n=256", "k=4096"};
 
 }  // namespace
 
-TEST_CASE("run: launch waits follow the configured interval, eager by default, graph on request", "[launch]") {
-  const SynthRun eager = run_synth("h100_sxm", "gemm", kSplitKGemm, kSmallGpu);
+TEST_CASE("run: launch waits follow the configured interval, graph by default, eager on request", "[launch]") {
+  const SynthRun eager = run_synth("h100_sxm", "gemm", kSplitKGemm, [] {
+    auto s = kSmallGpu;
+    s.push_back("launch.mode=eager");
+    return s;
+  }());
   REQUIRE(json::has(eager.stats, "kernels[2]"));
   CHECK(eager.text("launch.mode") == "eager");
   const double clock = eager.cfg("clocks.sm");
@@ -39,11 +43,7 @@ TEST_CASE("run: launch waits follow the configured interval, eager by default, g
   CHECK(contains(eager.out, "launch-bound: the GPU sat idle"));
   CHECK(contains(eager.out, "  launch: "));
 
-  const SynthRun graph = run_synth("h100_sxm", "gemm", kSplitKGemm, [] {
-    auto s = kSmallGpu;
-    s.push_back("launch.mode=graph");
-    return s;
-  }());
+  const SynthRun graph = run_synth("h100_sxm", "gemm", kSplitKGemm, kSmallGpu);
   CHECK(graph.text("launch.mode") == "graph");
   CHECK(*json::number(graph.stats, "launch.us_per_kernel") == graph.cfg("launch.graph_us_per_kernel"));
   CHECK(*json::number(graph.stats, "launch.wait_cycles") < *json::number(eager.stats, "launch.wait_cycles"));
@@ -51,12 +51,12 @@ TEST_CASE("run: launch waits follow the configured interval, eager by default, g
 
 TEST_CASE("run --launch sets launch.mode; a bad mode is one error naming the key", "[launch]") {
   TempDir dir;
-  std::vector<std::string> args = {"run", "--gpu", "h100_sxm", "--gemm", "64x64x64", "--launch", "graph",
+  std::vector<std::string> args = {"run", "--gpu", "h100_sxm", "--gemm", "64x64x64", "--launch", "eager",
                                    "--out", dir / "out", "--no-progress", "-q"};
   CmdResult r = run_warpsim(args);
   INFO(describe(args, r));
   REQUIRE(r.exit_code == 0);
-  CHECK(json::string(read_text(dir.path() / "out" / "stats.json"), "launch.mode") == "graph");
+  CHECK(json::string(read_text(dir.path() / "out" / "stats.json"), "launch.mode") == "eager");
   args[6] = "greedy";
   r = run_warpsim(args);
   INFO(describe(args, r));
