@@ -26,7 +26,8 @@ inline constexpr std::uint32_t kEpilogueRows = 16;  // accumulator rows of one p
 // A fused epilogue, as cuBLASLt's CUBLASLT_EPILOGUE_{BIAS, RELU, RELU_BIAS, GELU, GELU_BIAS}: D = act(alpha*acc
 // + bias[col]). Per pass, each warp loads the bias of its pass columns (in the accumulator layout lane l needs
 // columns 2*(l%4)+{0,1} of each n8 block: one LDG of two elements per block, the 8 row groups on the same
-// addresses), widens 16-bit bias to fp32 (one HADD2 per element), and the alpha FMUL becomes an FFMA that adds it.
+// addresses) one pass ahead, widens 16-bit bias to fp32 (one HADD2 per element), and the alpha FMUL becomes an
+// FFMA that adds it.
 // Then per output element the activation:
 //   relu: FMNMX(x, 0), recorded as FMUL (the trace format has no FMNMX opcode; both are one fp32-pipe instruction);
 //   gelu: the tanh approximation 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))) as the minimal sequence
@@ -81,8 +82,9 @@ struct StagedEpilogue {
   std::uint32_t regs_per_readback() const { return (readback_lane_bytes + 3) / 4; }
   // Register ids the read-back needs, from emit_staged_epilogue's readback_reg.
   std::uint32_t readback_regs() const { return readback_insts * regs_per_readback(); }
-  // Register ids one pass's bias needs: two elements per n8 block of the pass, one register each once widened.
-  std::uint32_t bias_regs() const { return fusion.bias ? 2 * (pass_cols / kMmaSyncShape.n) : 0; }
+  // Register ids of the bias: two elements per n8 block of a pass, one register each once widened, for two passes
+  // (the next pass's bias loads while this one's is used).
+  std::uint32_t bias_regs() const { return fusion.bias ? 2 * 2 * (pass_cols / kMmaSyncShape.n) : 0; }
 };
 
 // The epilogue of one warp: `acc` goes to `out` at (row0, col0) through the staging rows at staging_base
