@@ -204,12 +204,15 @@ int cmd_run(int argc, char** argv) {
   RunSpec spec;
   WorkloadOptions workload;
   MemoryLimitOption memory_limit;
-  std::string out;
+  std::string out, launch_mode;
   desc.add_options()
       ("gpu", po::value(&spec.gpu)->default_value(kDefaultGpu), "GPU config: a shipped name (a100_sxm, h100_sxm, ...) or a YAML path");
   workload.add_to(desc);
   desc.add_options()
       ("set", po::value(&spec.overrides)->composing(), "override a config value, e.g. --set sm.count=144 (repeatable)")
+      ("launch", po::value(&launch_mode),
+       "how the host submits the kernels: eager (one launch call each) or graph (a CUDA graph replay); "
+       "default: the config's launch.mode (graph in the shipped configs); same as --set launch.mode=...")
       ("out", po::value(&out)->default_value("warpsim-out"), "output directory")
       ("driver", po::value(&spec.driver)->default_value("systemc"), "simulation driver: systemc, or plain (C++ loop, same results)")
       ("no-progress", "no progress lines on stderr")
@@ -221,6 +224,7 @@ int cmd_run(int argc, char** argv) {
              "                   [--set k=v ...] [--out DIR]"))
     return 0;
   spec.workload = workload.workload();
+  if (vm.count("launch")) spec.overrides.push_back("launch.mode=" + launch_mode);  // the config checks the value
   spec.progress = !vm.count("no-progress");
   spec.max_memory_bytes = memory_limit.bytes();
 

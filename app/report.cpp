@@ -46,6 +46,8 @@ const std::vector<KernelField>& kernel_fields() {
       {"start_cycle", [](const KernelResult& k) -> FieldValue { return k.start_cycle; }},
       {"cycles", [](const KernelResult& k) -> FieldValue { return k.cycles; }},
       {"time_us", [](const KernelResult& k) -> FieldValue { return k.time_us; }},
+      {"launch_wait_cycles", [](const KernelResult& k) -> FieldValue { return k.launch_wait_cycles; }},
+      {"launch_wait_us", [](const KernelResult& k) -> FieldValue { return k.launch_wait_us; }},
       {"warp_instructions", [](const KernelResult& k) -> FieldValue { return k.warp_instructions; }},
       {"thread_instructions", [](const KernelResult& k) -> FieldValue { return k.thread_instructions; }},
       {"ipc", [](const KernelResult& k) -> FieldValue { return k.ipc; }},
@@ -137,7 +139,7 @@ Json speed_of_light_json(const SpeedOfLight& sol) {
                          {"unit_of_measure", u.unit_of_measure}});
   j["units"] = std::move(units);
   const Limiter& l = sol.limiter;
-  j["limiter"] = Json{{"bound", l.throughput_bound ? "throughput" : "latency"},
+  j["limiter"] = Json{{"bound", l.launch_bound ? "launch" : l.throughput_bound ? "throughput" : "latency"},
                       {"unit", l.unit},
                       {"key", l.key},
                       {"pct_of_peak", pct_of_peak(l.fraction)},
@@ -220,6 +222,13 @@ std::string results_json(const RunResult& r) {
   j["statistics_units"] = std::move(units);
   j["total_cycles"] = r.total_cycles;
   j["total_time_us"] = r.total_time_us;
+  j["launch"] = Json{{"mode", r.launch.mode},
+                     {"us_per_kernel", r.launch.us_per_kernel},
+                     {"wait_cycles", r.launch.wait_cycles},
+                     {"wait_us", r.launch.wait_us},
+                     {"kernels_waited", r.launch.kernels_waited},
+                     {"launch_bound", r.launch.launch_bound},
+                     {"verdict", r.launch.verdict}};
   j["speed_of_light"] = speed_of_light_json(r.speed_of_light);
   Json sim;
   sim["version"] = r.sim.version;
@@ -284,6 +293,10 @@ std::string results_summary(const RunResult& r) {
     o += fmt::format("    grid {}, block {}, {} CTA/SM (limited by {})\n", dim(k.grid), dim(k.block), k.ctas_per_sm,
                      k.occupancy_limiter);
     o += fmt::format("    time        {:.2f} us  ({} SM cycles)\n", k.time_us, k.cycles);
+    if (k.launch_wait_cycles > 0)
+      o += fmt::format("    launch      launch-bound: the GPU sat idle {:.2f} us ({} SM cycles) before it, waiting for "
+                       "the host to submit it ({} launches, {:.3g} us per kernel)\n",
+                       k.launch_wait_us, k.launch_wait_cycles, r.launch.mode, r.launch.us_per_kernel);
     if (k.achieved_tflops) o += fmt::format("    throughput  {:.1f} TFLOP/s\n", *k.achieved_tflops);
     o += fmt::format("    DRAM        {:.1f} MB read, {:.1f} MB written, {:.0f} GB/s\n", k.dram_bytes_read / 1e6,
                      k.dram_bytes_written / 1e6, k.achieved_dram_gbps);
@@ -309,6 +322,7 @@ std::string results_summary(const RunResult& r) {
   }
   o += fmt::format("\n  total {:.2f} us; simulated in {:.2f} s ({:.1f} M warp-instructions/s, peak RSS {:.0f} MB)\n",
                    r.total_time_us, r.sim.wall_s, r.sim.warp_instructions_per_s / 1e6, r.sim.peak_rss_mb);
+  if (r.kernels.size() > 1) o += fmt::format("  launch: {}\n", r.launch.verdict);
   if (r.kernels.size() > 1)
     o += fmt::format("  run (kernels weighted by their time): {}, {}; {}\n",
                      throughput_text(r.speed_of_light.compute(), "compute (SM)"),
@@ -324,6 +338,11 @@ std::string results_timeline(const RunResult& r) {
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", r.gpu + " kernels"}}}});
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", r.gpu + " SMs"}}}});
   for (const auto& k : r.kernels) {
+    if (k.launch_wait_cycles > 0)  // the GPU idle before the kernel, waiting for the host to submit it
+      events.push_back({{"name", "waiting for launch"}, {"cat", "launch"}, {"ph", "X"}, {"pid", 0}, {"tid", 0},
+                        {"ts", static_cast<double>(k.start_cycle - k.launch_wait_cycles) * us_per_cycle},
+                        {"dur", k.launch_wait_us},
+                        {"args", {{"cycles", k.launch_wait_cycles}, {"mode", r.launch.mode}}}});
     events.push_back({{"name", k.name}, {"cat", "kernel"}, {"ph", "X"}, {"pid", 0}, {"tid", 0},
                       {"ts", static_cast<double>(k.start_cycle) * us_per_cycle}, {"dur", k.time_us},
                       {"args", {{"cycles", k.cycles}}}});

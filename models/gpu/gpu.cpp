@@ -2,6 +2,8 @@
 
 #include <sys/resource.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -245,10 +247,14 @@ class ResultCollector final : public RunObserver {
   void kernel_started(const KernelLaunch& k) override {
     at_start_ = stats_.snapshot();
     start_cycle_ = k.cycle;
+    host_wait_ = k.host_wait;
   }
   void kernel_finished(const KernelLaunch& k) override {
     result_.kernels.push_back(summarize(*k.info, scheduler_.occupancy(), config_, stats_, at_start_, stats_.snapshot(),
                                         start_cycle_, k.cycle, limits_));
+    KernelResult& done = result_.kernels.back();
+    done.launch_wait_cycles = host_wait_;
+    done.launch_wait_us = static_cast<double>(host_wait_) / config_.section("clocks").real("sm") * 1e6;
   }
   // CTA residency: start recorded at launch, completed at finish.
   void cta_started(std::size_t kernel, unsigned sm, std::uint64_t cta, Cycle now) override {
@@ -269,7 +275,7 @@ class ResultCollector final : public RunObserver {
   const KernelScheduler& scheduler_;
   const SmLimits& limits_;
   StatSnapshot at_start_;
-  Cycle start_cycle_ = 0;
+  Cycle start_cycle_ = 0, host_wait_ = 0;
   std::map<std::pair<unsigned, std::uint64_t>, std::size_t> open_spans_;
 };
 
@@ -295,15 +301,34 @@ RunResult Gpu::run(TraceSource& trace, const Driver& driver, const RunOptions& o
   if (!g.ctx.error.empty()) throw InputError(g.ctx.error);
   if (!finished) throw SimulationError("simulation ran out of events before finishing: " + g.diagnosis());
 
-  std::uint64_t warp_instructions = 0;
+  std::uint64_t warp_instructions = 0, kernel_cycles = 0;
+  LaunchSummary& launch = result.launch;
+  const Params& launch_config = g.config.section("launch");
+  launch.mode = launch_config.str("mode");
+  launch.us_per_kernel = launch_config.real(launch.mode == "graph" ? "graph_us_per_kernel" : "eager_us_per_kernel");
   for (const auto& k : result.kernels) {
-    result.total_cycles += k.cycles;
-    result.total_time_us += k.time_us;
+    kernel_cycles += k.cycles;
+    result.total_time_us += k.time_us + k.launch_wait_us;
     warp_instructions += k.warp_instructions;
+    launch.wait_cycles += k.launch_wait_cycles;
+    launch.wait_us += k.launch_wait_us;
+    if (k.launch_wait_cycles > 0) ++launch.kernels_waited;
   }
+  result.total_cycles = kernel_cycles + launch.wait_cycles;
+  launch.launch_bound = launch.wait_cycles > 0 && launch.wait_cycles >= kernel_cycles;
+  const double idle_share = result.total_cycles ? static_cast<double>(launch.wait_cycles) / result.total_cycles : 0.0;
+  launch.verdict = fmt::format("{}: GPU idle {:.0f}% of the run ({:.2f} us) waiting for the host to submit {} of {} kernels "
+                               "({} launches, {:.3g} us per kernel)",
+                               launch.launch_bound ? "launch-bound" : "not launch-bound", 100 * idle_share, launch.wait_us,
+                               launch.kernels_waited, result.kernels.size(), launch.mode, launch.us_per_kernel);
   std::vector<KernelSol> sols;
   for (const auto& k : result.kernels) sols.push_back(KernelSol{&k.speed_of_light, k.cycles, &k.stalls});
   result.speed_of_light = run_speed_of_light(sols);
+  if (launch.launch_bound) {
+    result.speed_of_light.limiter.launch_bound = true;
+    result.speed_of_light.limiter.evidence = result.speed_of_light.limiter.verdict + " (in the kernels' own time)";
+    result.speed_of_light.limiter.verdict = launch.verdict;
+  }
   result.sim.wall_s = wall;
   result.sim.warp_instructions_per_s = wall > 0 ? static_cast<double>(warp_instructions) / wall : 0.0;
   result.sim.peak_rss_mb = peak_rss_mb();

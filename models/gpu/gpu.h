@@ -32,6 +32,10 @@ struct KernelResult {
   std::uint64_t start_cycle = 0;            // SM clock
   std::uint64_t cycles = 0;                 // SM clock
   double time_us = 0.0;
+  // The GPU idle before this kernel, waiting for the host to submit it (launch.mode): the previous kernel was
+  // shorter than the launch interval. Not part of `cycles`, which runs from the kernel's start to its end.
+  std::uint64_t launch_wait_cycles = 0;
+  double launch_wait_us = 0.0;
   std::uint64_t warp_instructions = 0;
   std::uint64_t thread_instructions = 0;
   double ipc = 0.0;                         // warp-instructions per SM per elapsed cycle (Nsight "Executed Ipc Elapsed")
@@ -70,12 +74,26 @@ struct CtaSpan {
   std::uint64_t start_cycle = 0, end_cycle = 0;  // SM clock
 };
 
+// How the host submitted the kernels, and what waiting for it cost the run.
+struct LaunchSummary {
+  std::string mode;                  // launch.mode: eager or graph
+  double us_per_kernel = 0.0;        // its interval between two kernels' submissions
+  std::uint64_t wait_cycles = 0;     // the kernels' launch_wait_cycles summed
+  double wait_us = 0.0;
+  std::size_t kernels_waited = 0;    // kernels that started late for want of their submission
+  // The GPU sat idle waiting for the host at least as long as it ran kernels: fewer launches (a CUDA graph,
+  // fusion), not a faster GPU, would shorten the run.
+  bool launch_bound = false;
+  std::string verdict;               // "launch-bound: ..." / "not launch-bound: ..."
+};
+
 struct RunResult {
   std::string gpu;
   std::string trace;
   std::vector<KernelResult> kernels;
-  std::uint64_t total_cycles = 0;
+  std::uint64_t total_cycles = 0;    // the kernels' cycles and the launch waits between them
   double total_time_us = 0.0;
+  LaunchSummary launch;
   double sm_clock_hz = 0.0;
   SpeedOfLight speed_of_light;  // over all kernels, weighted by their cycles
   std::vector<CtaSpan> timeline;

@@ -1,11 +1,35 @@
 #include "models/gpu/kernel_scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
+#include "sim/registry/registry.h"
 #include "sim/slots/build_context.h"
 
 namespace warpsim {
+namespace {
+
+Schema launch_schema() {
+  Schema s("launch", "launch", "how the host submits kernels: the interval between two kernels' submissions");
+  s.choice("mode", {"eager", "graph"}, std::string("graph"),
+           "eager: one launch call per kernel from the host (PyTorch eager); graph: the kernels replayed from a CUDA graph");
+  s.real("eager_us_per_kernel", "us", std::nullopt,
+         "host time per kernel launched back to back (eager): the host submits kernel i+1 this long after kernel i", 0.0, 1e6);
+  s.real("graph_us_per_kernel", "us", std::nullopt,
+         "time per kernel node of a CUDA graph replay: the front end starts node i+1 no sooner than this after node i", 0.0, 1e6);
+  return s;
+}
+
+WARPSIM_REGISTER_SECTION("launch", &launch_schema, "kernel launch overhead (eager launches or CUDA graph)");
+
+double launch_interval_cycles(const Config& config) {
+  const Params& launch = config.section("launch");
+  const double us = launch.real(launch.str("mode") == "graph" ? "graph_us_per_kernel" : "eager_us_per_kernel");
+  return us * 1e-6 * config.section("clocks").real("sm");
+}
+
+}  // namespace
 
 KernelScheduler::KernelScheduler(BuildContext& ctx, std::vector<StreamingMultiprocessor*> sms, SmLimits limits,
                                  std::function<std::uint64_t()> memory_progress,
@@ -17,7 +41,8 @@ KernelScheduler::KernelScheduler(BuildContext& ctx, std::vector<StreamingMultipr
       memory_progress_(std::move(memory_progress)),
       memory_pending_(std::move(memory_pending)),
       watchdog_cycles_(ctx.config.section("sim").u64("watchdog_cycles")),
-      check_cycles_(ctx.config.section("sim").u64("progress_check_cycles")) {
+      check_cycles_(ctx.config.section("sim").u64("progress_check_cycles")),
+      launch_interval_cycles_(launch_interval_cycles(ctx.config)) {
   for (auto* sm : sms_)
     sm->on_cta_done([this](unsigned sm_index, std::uint64_t cta) {
       ++ctas_done_;
@@ -33,6 +58,8 @@ void KernelScheduler::start(TraceSource& trace, std::vector<RunObserver*> observ
   done_ = stuck_ = false;
   kernel_.reset();
   work_cycles_.clear();
+  run_start_ = previous_end_ = domain().now();
+  waiting_for_host_ = false;
   schedule_work(domain().now());
 }
 
@@ -42,7 +69,13 @@ void KernelScheduler::schedule_work(Cycle cycle) {
 }
 
 KernelLaunch KernelScheduler::launch(Cycle now) const {
-  return KernelLaunch{kernel_index_, trace_->num_kernels(), &kernel_->info(), now};
+  return KernelLaunch{kernel_index_, trace_->num_kernels(), &kernel_->info(), now, submitted_cycle(kernel_index_),
+                      host_wait_};
+}
+
+// Rounded per kernel from the exact product, so that the rounding does not accumulate over a long trace.
+Cycle KernelScheduler::submitted_cycle(std::size_t index) const {
+  return run_start_ + static_cast<Cycle>(std::llround(static_cast<double>(index) * launch_interval_cycles_));
 }
 
 Cycle KernelScheduler::tick(Cycle now) {
@@ -65,8 +98,17 @@ bool KernelScheduler::schedule_kernels_and_ctas(Cycle now) {
   if (kernel_ && ctas_done_ == total_ctas_) {
     for (RunObserver* o : observers_) o->kernel_finished(launch(now));
     kernel_.reset();
+    previous_end_ = now;
   }
   if (!kernel_) {
+    // The front end idles until the host has submitted the next kernel.
+    if (next_kernel_ < trace_->num_kernels() && now < submitted_cycle(next_kernel_)) {
+      waiting_for_host_ = true;
+      schedule_work(submitted_cycle(next_kernel_));
+      return true;
+    }
+    waiting_for_host_ = false;
+    host_wait_ = now - previous_end_;
     if (!open_next_kernel(now)) {
       done_ = true;
       return false;
@@ -139,7 +181,8 @@ void KernelScheduler::check_progress(Cycle now) {
   // Progress is an issued instruction, a finished CTA, or work done by the memory system (a slow but legal
   // memory configuration can leave every warp waiting for a long time).
   const std::uint64_t mem = memory_progress_ ? memory_progress_() : 0;
-  if (n != last_issued_ || ctas_done_ != last_ctas_done_ || mem != last_memory_progress_) {
+  // Waiting for the host's next submission is progress too (it comes at a known cycle).
+  if (n != last_issued_ || ctas_done_ != last_ctas_done_ || mem != last_memory_progress_ || waiting_for_host_) {
     last_issued_ = n;
     last_ctas_done_ = ctas_done_;
     last_memory_progress_ = mem;
@@ -164,6 +207,7 @@ void KernelScheduler::check_progress(Cycle now) {
 }
 
 std::string KernelScheduler::describe_state() const {
+  if (waiting_for_host_) return "waiting for the host to submit kernel " + std::to_string(next_kernel_);
   if (!kernel_) return {};
   return "kernel '" + kernel_->info().name + "': " + std::to_string(next_cta_) + " of " + std::to_string(total_ctas_) +
          " CTAs launched, " + std::to_string(ctas_done_) + " finished";

@@ -1,5 +1,7 @@
 // The GPU's front end: takes the kernels of a trace one after another, hands each kernel's CTAs to SMs as they
-// have room, and watches that the run makes progress. What happens around it (results, timeline, progress
+// have room, and watches that the run makes progress. A kernel can start only once the host has submitted it:
+// the host submits kernel i at i launch intervals after the first (config `launch`: eager launches or a CUDA
+// graph), so kernels longer than the interval hide it and shorter ones leave the GPU idle, launch-bound. What happens around it (results, timeline, progress
 // display) hangs off RunObserver.
 #pragma once
 
@@ -43,6 +45,8 @@ class KernelScheduler final : public Component {
   Cycle last_known_completion() const;
   void check_progress(Cycle now);
   KernelLaunch launch(Cycle now) const;
+  // SM cycle at which the host has submitted kernel `index` (the first at the run's start).
+  Cycle submitted_cycle(std::size_t index) const;
 
   BuildContext& ctx_;
   std::vector<StreamingMultiprocessor*> sms_;
@@ -50,6 +54,7 @@ class KernelScheduler final : public Component {
   std::function<std::uint64_t()> memory_progress_;
   std::function<bool()> memory_pending_;
   Cycle watchdog_cycles_, check_cycles_;
+  double launch_interval_cycles_;  // SM cycles between the host's submissions of two kernels (launch.mode's cost)
 
   TraceSource* trace_ = nullptr;
   std::vector<RunObserver*> observers_;
@@ -58,6 +63,9 @@ class KernelScheduler final : public Component {
   std::size_t next_kernel_ = 0, kernel_index_ = 0;
   std::uint64_t total_ctas_ = 0, next_cta_ = 0, ctas_done_ = 0;
   std::size_t rr_ = 0;
+  Cycle run_start_ = 0, previous_end_ = 0;  // the run's first cycle; when the last kernel finished (or the run began)
+  Cycle host_wait_ = 0;                      // the current kernel's cycles of GPU idle waiting for its submission
+  bool waiting_for_host_ = false;
   bool done_ = false, stuck_ = false;
   std::set<Cycle> work_cycles_;  // when schedule_kernels_and_ctas was asked for and has not run yet
   // watchdog

@@ -15,6 +15,8 @@ struct KernelLaunch {
   std::size_t index = 0, count = 0;  // this kernel's position in the trace, and how many there are
   const KernelInfo* info = nullptr;
   Cycle cycle = 0;                   // SM clock
+  Cycle submitted = 0;               // when the host had submitted it (launch.mode's interval after the previous)
+  Cycle host_wait = 0;               // SM cycles the GPU sat idle before it, waiting for that submission
 };
 
 struct RunProgress {

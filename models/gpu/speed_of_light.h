@@ -45,6 +45,9 @@ struct TensorWork {
 
 struct Limiter {
   bool throughput_bound = false;
+  // Only for a run: the GPU sat idle waiting for the host's kernel launches at least as long as it ran kernels
+  // (RunResult::launch); `verdict` then says so and `evidence` keeps the kernels' own verdict.
+  bool launch_bound = false;
   std::string unit;          // the busiest unit's name
   std::string key;           // and key
   double fraction = 0.0;     // its fraction of peak

@@ -22,6 +22,29 @@ struct MmaAccumulatorTile {
 };
 
 inline constexpr std::uint32_t kEpilogueRows = 16;  // accumulator rows of one pass (one m16 block row)
+
+// A fused epilogue, as cuBLASLt's CUBLASLT_EPILOGUE_{BIAS, RELU, RELU_BIAS, GELU, GELU_BIAS}: D = act(alpha*acc
+// + bias[col]). Per pass, each warp loads the bias of its pass columns (in the accumulator layout lane l needs
+// columns 2*(l%4)+{0,1} of each n8 block: one LDG of two elements per block, the 8 row groups on the same
+// addresses) one pass ahead, widens 16-bit bias to fp32 (one HADD2 per element), and the alpha FMUL becomes an
+// FFMA that adds it.
+// Then per output element the activation:
+//   relu: FMNMX(x, 0), recorded as FMUL (the trace format has no FMNMX opcode; both are one fp32-pipe instruction);
+//   gelu: the tanh approximation 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))) as the minimal sequence
+//         FMUL x2 = x*x; FFMA p = c2*x2 + c1; FMUL u = x*p; MUFU.TANH t = tanh(u); FMUL h = 0.5*x; FFMA y = h*t + h
+//         (c1 = sqrt(2/pi), c2 = c1*0.044715): 5 fp32 instructions and 1 MUFU. Counted from the formula, not from a
+//         cuBLASLt SASS listing (none at hand): a compiler may fold or split differently.
+enum class EpilogueActivation { None, Relu, Gelu };
+inline constexpr std::uint32_t kReluFp32Insts = 1;
+inline constexpr std::uint32_t kGeluFp32Insts = 5;
+inline constexpr std::uint32_t kGeluMufuInsts = 1;
+struct EpilogueFusion {
+  bool bias = false;
+  EpilogueActivation activation = EpilogueActivation::None;
+  RowMajorMatrix bias_vector;  // 1 x n, C's element type (with bias)
+  std::uint16_t bias_reg = 0;  // first of bias_regs() register ids for one pass's bias
+  bool any() const { return bias || activation != EpilogueActivation::None; }
+};
 // Staging layouts, conflict-free for the STS of the pairs and the read-back alike:
 //  - passes of 128-byte rows are padded by what the 4 lanes of one accumulator row store (4 x 4 B packed 16-bit
 //    pairs, 4 x 8 B fp32 pairs), so the rows one STS phase writes (8 rows of STS.32, 4 of an STS.64 half-warp) start
@@ -43,11 +66,15 @@ struct StagedEpilogue {
   bool swizzled = false;              // staging rows XOR-swizzled in 16-byte chunks (narrow 16-bit passes)
   std::uint32_t readback_lane_bytes = 0;  // bytes per lane of the read-back and of the store (16: LDS/STG.128)
   std::uint32_t readback_lanes_per_row = 0, readback_rows_per_inst = 0, readback_insts = 0;
+  EpilogueFusion fusion;  // bias and activation (16-bit and 32-bit float output only)
 
   // 16-bit output (bf16/f16) of a `tile_cols`-wide accumulator tile, stored `store_bytes` (16, 8, 4 or 2) per lane.
   static StagedEpilogue store_16bit(std::uint32_t tile_cols, std::uint32_t store_bytes = kVecBytes);
   // 32-bit output (fp32, int32) of a `tile_cols`-wide accumulator tile, stored `store_bytes` (16, 8, 4) per lane.
   static StagedEpilogue store_32bit(std::uint32_t tile_cols, std::uint32_t store_bytes = kVecBytes);
+  // 64-bit output (fp64) of a `tile_cols`-wide accumulator tile, stored `store_bytes` (16, 8) per lane; the alpha
+  // scaling is a DMUL.
+  static StagedEpilogue store_64bit(std::uint32_t tile_cols, std::uint32_t store_bytes = kVecBytes);
   // fp32 reduction into the output (split-K partial sums) of a `tile_cols`-wide accumulator tile.
   static StagedEpilogue reduce_fp32(std::uint32_t tile_cols);
 
@@ -55,6 +82,9 @@ struct StagedEpilogue {
   std::uint32_t regs_per_readback() const { return (readback_lane_bytes + 3) / 4; }
   // Register ids the read-back needs, from emit_staged_epilogue's readback_reg.
   std::uint32_t readback_regs() const { return readback_insts * regs_per_readback(); }
+  // Register ids of the bias: two elements per n8 block of a pass, one register each once widened, for two passes
+  // (the next pass's bias loads while this one's is used).
+  std::uint32_t bias_regs() const { return fusion.bias ? 2 * 2 * (pass_cols / kMmaSyncShape.n) : 0; }
 };
 
 // The epilogue of one warp: `acc` goes to `out` at (row0, col0) through the staging rows at staging_base

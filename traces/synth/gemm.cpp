@@ -34,6 +34,7 @@ constexpr std::uint64_t kABase = 0x7f0000000000ull;  // A's address; B and C fol
 constexpr std::uint64_t kMatrixAlign = 1ull << 20;
 constexpr MmaShape kHmmaShape = kMmaSyncShape;  // mma.sync.m16n8k16 (bf16/f16): m, n and the 32 bytes of K
 constexpr std::uint32_t kFragBuffers = 2;       // fragments are double-buffered: k-step s+1 loads during s
+constexpr MmaShape kDmmaShape{8, 8, 4};          // mma.sync.m8n8k4.f64 (SASS DMMA.884), sm_80 and sm_90
 constexpr std::uint32_t kHgmmaM = 64;           // wgmma M per warpgroup
 constexpr std::uint32_t kHgmmaMaxN = 256;
 constexpr std::uint32_t kHgmmaAccIds = 4;           // register ids standing for a warp's HGMMA accumulator block
@@ -83,6 +84,8 @@ std::string dtype_tag(DType t) {
       return "tf32";
     case DType::I8:
       return "i8";
+    case DType::F64:
+      return "f64";
     default:
       return "?";
   }
@@ -97,8 +100,42 @@ StagedEpilogue gemm_epilogue(const GemmProblem& p, std::uint32_t acc_cols, const
     return StagedEpilogue::store_32bit(acc_cols, gemm_access_bytes(p.n * kWorkspaceBytes));
   const std::uint32_t out_bytes = gemm_output_bytes(p.dtype);
   const std::uint32_t store_bytes = gemm_access_bytes(p.n * out_bytes);
+  if (out_bytes == 8) return StagedEpilogue::store_64bit(acc_cols, store_bytes);
   return out_bytes == 2 ? StagedEpilogue::store_16bit(acc_cols, store_bytes)
                         : StagedEpilogue::store_32bit(acc_cols, store_bytes);
+}
+
+}  // namespace
+
+const char* gemm_epilogue_name(GemmEpilogue e) {
+  switch (e) {
+    case GemmEpilogue::None: return "none";
+    case GemmEpilogue::Bias: return "bias";
+    case GemmEpilogue::Relu: return "relu";
+    case GemmEpilogue::ReluBias: return "relu_bias";
+    case GemmEpilogue::Gelu: return "gelu";
+    case GemmEpilogue::GeluBias: return "gelu_bias";
+  }
+  return "?";
+}
+
+bool gemm_epilogue_has_bias(GemmEpilogue e) {
+  return e == GemmEpilogue::Bias || e == GemmEpilogue::ReluBias || e == GemmEpilogue::GeluBias;
+}
+
+namespace {
+
+// The fused epilogue of `p` (epilogue.h), its bias vector after C's whole batch (1 MiB aligned), shared by every
+// matrix of the batch.
+EpilogueFusion gemm_fusion(const GemmProblem& p, const RowMajorMatrix& c) {
+  EpilogueFusion f;
+  f.bias = gemm_epilogue_has_bias(p.epilogue);
+  f.activation = p.epilogue == GemmEpilogue::Relu || p.epilogue == GemmEpilogue::ReluBias   ? EpilogueActivation::Relu
+                 : p.epilogue == GemmEpilogue::Gelu || p.epilogue == GemmEpilogue::GeluBias ? EpilogueActivation::Gelu
+                                                                                            : EpilogueActivation::None;
+  const std::uint32_t out_bytes = gemm_output_bytes(p.dtype);
+  f.bias_vector = RowMajorMatrix{round_up(c.base + p.batch * p.m * p.n * c.elem_bytes, kMatrixAlign), 1, p.n, out_bytes};
+  return f;
 }
 
 // Warp grid of the multistage structure: the factorisation of `warps` with the squarest warp tile that still
@@ -207,7 +244,9 @@ struct GemmPlan {
   }
 };
 
-std::uint32_t multistage_acc_regs(std::uint32_t wtm, std::uint32_t wtn) { return wtm * wtn / kWarpSize; }
+std::uint32_t multistage_acc_regs(std::uint32_t wtm, std::uint32_t wtn, std::uint32_t acc_bytes) {
+  return wtm * wtn / kWarpSize * (acc_bytes / 4);
+}
 std::uint32_t multistage_frag_regs(std::uint32_t wtm, std::uint32_t wtn) {
   return kFragBuffers * ((wtm / kHmmaShape.m) * kMmaARegs + (wtn / kHmmaShape.n) * kMmaBRegs);
 }
@@ -219,7 +258,8 @@ std::uint32_t kernel_registers(const GemmTiling& t) {
     std::uint32_t wm = 1, wn = 1;
     if (!multistage_warp_layout(t, wm, wn)) return 0;
     const std::uint32_t wtm = t.tile_m / wm, wtn = t.tile_n / wn;
-    return round_up32(multistage_acc_regs(wtm, wtn) + multistage_frag_regs(wtm, wtn) + kRegOverhead, kRegGranule);
+    return round_up32(multistage_acc_regs(wtm, wtn, t.accumulator_bytes) + multistage_frag_regs(wtm, wtn) + kRegOverhead,
+                      kRegGranule);
   }
   // Warp-specialised kernels launch with an even share of the register file and rebalance with setmaxnreg
   // (producers give registers up, consumers take them): report the launch value.
@@ -293,7 +333,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
     P.n_ni = P.warp_tile_n / kHmmaShape.n;
     P.frag_loads = P.n_mi + P.n_ni / 2;
     copy_threads = t.warps * kWarpSize;
-    acc_regs = multistage_acc_regs(P.warp_tile_m, P.warp_tile_n);
+    acc_regs = multistage_acc_regs(P.warp_tile_m, P.warp_tile_n, 4);  // register ids: one per accumulator pair of fp64
     frag_regs = multistage_frag_regs(P.warp_tile_m, P.warp_tile_n);
     acc_cols = P.warp_tile_n;
   } else {
@@ -331,6 +371,8 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.r_count = regs.take();
   P.r_cptr = regs.take();
   P.r_epi = regs.take(P.epi.readback_regs());
+  P.epi.fusion = gemm_fusion(p, P.c);
+  P.epi.fusion.bias_reg = regs.take(P.epi.bias_regs());
   P.reg_ids_used = regs.used();
 
   if (!P.warp_specialized) {
@@ -367,6 +409,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   name << "warpsim_gemm_" << dtype_tag(p.dtype) << "_tn_" << t.tile_m << 'x' << t.tile_n << 'x' << t.tile_k << "_s"
        << t.stages << '_' << arch_tag(arch);
   if (P.split_k > 1) name << "_splitk" << P.split_k;
+  if (p.epilogue != GemmEpilogue::None) name << '_' << gemm_epilogue_name(p.epilogue);
   name << " (";
   if (p.batch > 1) name << p.batch << 'x';
   name << p.m << 'x' << p.n << 'x' << p.k << ')';
@@ -551,7 +594,16 @@ void MultistageWarp::emit_iteration(InstChunk& c, std::uint32_t kt) {
       const std::uint32_t mi = h / P.n_ni;
       const std::uint32_t ni = (mi % 2) ? P.n_ni - 1 - h % P.n_ni : h % P.n_ni;
       const std::uint16_t acc = static_cast<std::uint16_t>(P.r_acc + (mi * P.n_ni + ni) * kMmaAccRegs);
-      emit_hmma(c, P.p.dtype, P.mma, acc, kMmaAccRegs, afrag(buf, mi), bfrag(buf, ni));
+      if (P.p.dtype == DType::F64) {
+        // DMMA.884: the m16n8k4 block as its top and bottom m8 halves (accumulator ids e = 0,1 and 2,3; A
+        // fragment ids 0,1 and 2,3), one 8x8x4 fp64 MMA each.
+        const std::uint16_t a = afrag(buf, mi);
+        for (std::uint16_t half = 0; half < 2; ++half)
+          emit_hmma(c, DType::F64, kDmmaShape, static_cast<std::uint16_t>(acc + 2 * half), kMmaAccRegs / 2,
+                    static_cast<std::uint16_t>(a + 2 * half), bfrag(buf, ni));
+      } else {
+        emit_hmma(c, P.p.dtype, P.mma, acc, kMmaAccRegs, afrag(buf, mi), bfrag(buf, ni));
+      }
       // Copy j goes after HMMA number ((j+1) * mmas) / (step_copies+1): evenly spread, none after the last.
       while (next_copy < step_copies && (std::uint64_t{next_copy} + 1) * mmas / (step_copies + 1) <= h + 1) {
         g_.emit_copy(c, first_copy + next_copy, refill_kt);
@@ -670,6 +722,8 @@ std::uint32_t gemm_input_bytes(DType dtype) {
       return 2;
     case DType::TF32:
       return 4;  // tf32 operands are fp32 in memory (the MMA ignores the low 13 mantissa bits)
+    case DType::F64:
+      return 8;
     default:
       return 0;
   }
@@ -684,6 +738,8 @@ std::uint32_t gemm_output_bytes(DType dtype) {
     case DType::TF32:
     case DType::I8:
       return 4;
+    case DType::F64:
+      return 8;
     default:
       return 0;
   }
@@ -698,6 +754,19 @@ std::uint32_t gemm_access_bytes(std::uint64_t row_pitch_bytes) {
 GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
   GemmTiling t;
   t.swizzle_group = 8;
+  if (dtype == DType::F64 && (is_ampere_arch(arch) || is_hopper_arch(arch))) {
+    // fp64 has only mma.sync (DMMA) on every architecture: the multistage structure, with cuBLAS's A100 DGEMM
+    // tile (ampere_dgemm_64x64_* in profiles; tile_k and stages assumed: 16 elements = 128 B of K per row, as the
+    // sm_90 tiles, 4 stages of 16 KiB). 2x2 warps of 32x32 fp64 accumulators (64 registers).
+    t.tile_m = 64;
+    t.tile_n = 64;
+    t.tile_k = 16;
+    t.stages = 4;
+    t.warps = 4;
+    t.warpgroup_mma = false;
+    t.accumulator_bytes = 8;
+    return t;
+  }
   if (is_ampere_arch(arch)) {
     // CUTLASS/cuBLAS's workhorse for large bf16/f16 GEMMs on A100: 2x2 warps of 64x64, 4 stages of 64 KiB total,
     // so two CTAs (8 warps) fit per SM. Split-K (when the heuristic splits) is cuBLAS's on A100: partial tiles
@@ -737,6 +806,8 @@ std::uint32_t choose_split_k(const GemmProblem& p, const GemmTiling& t, const Ge
   if (limits.sm_count == 0) return 1;
   if (p.m == 0 || p.n == 0 || p.k == 0) return 1;  // invalid: validate_gemm says so
   if (elem_bytes(p.dtype) == 0 || p.batch == 0) return 1;
+  if (p.epilogue != GemmEpilogue::None) return 1;  // the split-K reduction kernels apply no fused epilogue
+  if (p.dtype == DType::F64) return 1;              // the split-K workspace and reductions are fp32
   const std::uint64_t tiles = p.batch * ceil_div(p.m, t.tile_m) * ceil_div(p.n, t.tile_n);
   if (tiles >= limits.sm_count) return 1;  // every SM has an output tile already
   const std::uint64_t k_tiles = ceil_div(p.k, t.tile_k);
@@ -783,10 +854,21 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype, const GemmP
 
 std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
   if (elem_bytes(p.dtype) == 0)
-    return "GEMM dtype must be bf16, f16, fp8, tf32 or i8, not " + std::string(dtype_name(p.dtype));
+    return "GEMM dtype must be bf16, f16, fp8, tf32, i8 or f64, not " + std::string(dtype_name(p.dtype));
   if (p.dtype == DType::FP8 && !t.warpgroup_mma)
     return "fp8 GEMM needs the warpgroup-MMA (sm_90) structure: sm_80 tensor cores have no fp8 MMA";
   if (p.m == 0 || p.n == 0 || p.k == 0) return "GEMM dimensions m, n, k must be positive";
+  if (p.epilogue != GemmEpilogue::None && (p.dtype == DType::I8 || p.dtype == DType::F64))
+    return "GEMM fused epilogue (bias, relu, gelu) needs a 16-bit or fp32 float output, not " +
+           std::string(dtype_name(p.dtype)) + " (int8 GEMMs write int32 C here; fp64 epilogues are not generated)";
+  if (p.dtype == DType::F64 && (t.warpgroup_mma || t.accumulator_bytes != 8))
+    return "fp64 GEMM needs the mma.sync multistage structure with 8-byte accumulators (no fp64 warpgroup MMA)";
+  if (p.dtype != DType::F64 && t.accumulator_bytes != 4)
+    return "GEMM accumulator_bytes must be 4 for " + std::string(dtype_name(p.dtype)) + " (8 is fp64's)";
+  if (p.dtype == DType::F64 && t.split_k > 1)
+    return "fp64 GEMM runs without split-K (its workspace and reduction kernels are fp32)";
+  if (p.epilogue != GemmEpilogue::None && t.split_k > 1)
+    return "GEMM fused epilogue (bias, relu, gelu) runs without split-K: its reduction kernels apply none";
   if (p.batch == 0) return "GEMM batch must be at least 1";
   const std::uint32_t eb = elem_bytes(p.dtype);
   const std::uint32_t mma_k = mma_k_for(p.dtype);
@@ -839,7 +921,7 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
              " cannot be split among " + std::to_string(t.warps) +
              " warps into warp tiles of 16-row x 16-column multiples";
     const std::uint32_t wtm = t.tile_m / wm, wtn = t.tile_n / wn;
-    const std::uint32_t ids = multistage_acc_regs(wtm, wtn) + multistage_frag_regs(wtm, wtn) + kRegOverhead;
+    const std::uint32_t ids = multistage_acc_regs(wtm, wtn, 4) + multistage_frag_regs(wtm, wtn) + kRegOverhead;
     if (kernel_registers(t) > limits.max_registers_per_thread)
       return "GEMM warp tile " + std::to_string(wtm) + "x" + std::to_string(wtn) + " needs " +
              std::to_string(kernel_registers(t)) + " registers per thread, more than the GPU's " +
@@ -985,7 +1067,7 @@ std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const G
     throw InputError("GEMM synthesizer: unknown architecture '" + arch + "' (expected sm_80, sm_90 or sm_100)");
   if (tiling.warpgroup_mma && !is_hopper_arch(arch))
     throw InputError("GEMM synthesizer: warpgroup MMA (HGMMA) tiling needs sm_90 or later, not " + arch);
-  if (!tiling.warpgroup_mma && !is_ampere_arch(arch))
+  if (!tiling.warpgroup_mma && !is_ampere_arch(arch) && problem.dtype != DType::F64)
     throw InputError("GEMM synthesizer: the mma.sync multistage structure is generated for sm_80 only, not " + arch +
                      " (use default_gemm_tiling(\"" + arch + "\", dtype))");
   const std::string problem_error = validate_gemm(problem, tiling, limits);

@@ -13,15 +13,25 @@ namespace warpsim {
 
 // C[m,n] = A[m,k] * B[k,n], `batch` times (strided batched: matrix i of A, B, C at i times its size). A is
 // row-major (K contiguous); B is stored N x K (K contiguous: "TN", as the weight of a PyTorch Linear); C is
-// row-major. Inputs bf16, f16, fp8 (e4m3/e5m2: one byte, the same MMA rate), tf32 (4-byte fp32 storage) or i8.
+// row-major. Inputs bf16, f16, fp8 (e4m3/e5m2: one byte, the same MMA rate), tf32 (4-byte fp32 storage), i8 or
+// f64 (DMMA m8n8k4 through mma.sync, on every architecture: Hopper has no fp64 warpgroup MMA; C and the
+// accumulators fp64; no split-K).
 // Accumulation is fp32 (int32 for i8); C is bf16 for bf16 and fp8 inputs, f16 for f16, fp32 for tf32 and int32
 // for i8 (cuBLASLt's common int8 GEMM, CUBLAS_COMPUTE_32I with CUDA_R_32I output).
 // Any m, n, k: rows whose pitch is not a multiple of 16 bytes are copied and stored with the widest access
 // their alignment allows (gemm_access_bytes), and tiles past an edge are masked.
+// Fused epilogue, as cuBLASLt's CUBLASLT_EPILOGUE_{DEFAULT, BIAS, RELU, RELU_BIAS, GELU, GELU_BIAS}: D =
+// act(alpha*acc + bias) with a bias vector of n elements of C's type (placed after C), for the float types with a
+// 16-bit or fp32 C (not int8). A fused epilogue runs without split-K (its reduction kernels do not apply one).
+enum class GemmEpilogue { None, Bias, Relu, ReluBias, Gelu, GeluBias };
+bool gemm_epilogue_has_bias(GemmEpilogue e);
+const char* gemm_epilogue_name(GemmEpilogue e);  // as the synthesizer's key spells it: none, bias, relu_bias, ...
+
 struct GemmProblem {
   std::uint64_t m = 0, n = 0, k = 0;
   DType dtype = DType::BF16;
   std::uint64_t batch = 1;
+  GemmEpilogue epilogue = GemmEpilogue::None;
 };
 
 // Bytes of one element of the GEMM's inputs, and of its output C (without split-K); 0 for an unsupported dtype.
@@ -43,6 +53,8 @@ struct GemmTiling {
   //    a reduction kernel after the GEMM sums the slices into C (cuBLAS's splitKreduce_kernel).
   //  * Atomic: every CTA adds its partial tile into one fp32 workspace with global reductions (RED.ADD.F32); a
   //    kernel zeroes it before the GEMM and, for a 16-bit C, one converts it afterwards.
+  // Bytes of one accumulator element: 4 (fp32, int32), 8 for fp64 (DMMA accumulates in fp64; twice the registers).
+  std::uint32_t accumulator_bytes = 4;
   enum class SplitKReduction { Atomic, Parallel };
   std::uint32_t split_k = 1;
   SplitKReduction split_k_reduction = SplitKReduction::Atomic;

@@ -40,11 +40,15 @@ SynthesizerInfo gemm_synthesizer() {
                   .uint("m", "rows", std::nullopt, "rows of A and C (tokens)", 1, kMaxDim)
                   .uint("n", "columns", std::nullopt, "columns of C (output features)", 1, kMaxDim)
                   .uint("k", "elements", std::nullopt, "reduction depth (input features)", 1, kMaxDim)
-                  .choice("dtype", {"bf16", "fp16", "f16", "fp8", "tf32", "int8", "i8"}, "bf16",
+                  .choice("dtype", {"bf16", "fp16", "f16", "fp8", "tf32", "int8", "i8", "fp64", "f64"}, "bf16",
                           "input data type: bf16/fp16 (C of the same type), fp8 (e4m3 or e5m2: one byte, bf16 C; "
-                          "sm_90), tf32 (fp32 in memory, fp32 C), int8 (int32 C); fp16 = f16, int8 = i8")
+                          "sm_90), tf32 (fp32 in memory, fp32 C), int8 (int32 C), fp64 (DMMA, fp64 C; GPUs with fp64 "
+                          "tensor cores); fp16 = f16, int8 = i8, fp64 = f64")
                   .uint("batch", "matrices", 1, "strided batch: independent GEMMs, one after another in memory", 1,
                         synth::kMaxGridDimYZ)
+                  .choice("epilogue", {"none", "bias", "relu", "relu_bias", "gelu", "gelu_bias"}, "none",
+                          "fused epilogue, as cuBLASLt's CUBLASLT_EPILOGUE_*: D = act(alpha*acc + bias), bias a vector "
+                          "of n elements of C's type; gelu is the tanh approximation (not for int8; no split-K)")
                   .params();
   info.factory = [](const SynthArgs& args, const Config& config) {
     GemmProblem problem;
@@ -52,9 +56,13 @@ SynthesizerInfo gemm_synthesizer() {
     problem.n = args.u64("n");
     problem.k = args.u64("k");
     problem.batch = args.u64("batch");
+    for (GemmEpilogue e : {GemmEpilogue::None, GemmEpilogue::Bias, GemmEpilogue::Relu, GemmEpilogue::ReluBias,
+                           GemmEpilogue::Gelu, GemmEpilogue::GeluBias})
+      if (args.text("epilogue") == gemm_epilogue_name(e)) problem.epilogue = e;
     const std::string& dtype = args.text("dtype");
     // The ISA spells them f16 and i8.
-    const bool parsed = parse_dtype(dtype == "fp16" ? "f16" : dtype == "int8" ? "i8" : dtype, problem.dtype);
+    const bool parsed =
+        parse_dtype(dtype == "fp16" ? "f16" : dtype == "int8" ? "i8" : dtype == "fp64" ? "f64" : dtype, problem.dtype);
     WARPSIM_ASSERT(parsed, "gemm dtype choice '" + dtype + "' has no DType");
     return make_gemm_for_gpu(problem, config);
   };
