@@ -1,6 +1,7 @@
 #include "traces/readers/accelsim/accelsim_trace.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <unordered_map>
@@ -404,6 +405,9 @@ class BlockParser {
     Event ev;
     if (state_ == State::Body) {
       if (line.empty()) return ev;
+      if (line.front() == '#' || starts_with(line, "warp"))
+        fail_at(file_, line_no, fmt::format("'{}' after {} of warp {}'s {} instruction lines ('insts = {}')", clip(line),
+                                            insts_ - left_, warp_, insts_, insts_));
       ev.kind = Event::Inst;
       ev.last_in_warp = --left_ == 0;
       if (left_ == 0) state_ = State::WarpOrEnd;
@@ -440,6 +444,8 @@ class BlockParser {
           return ev;
         }
         std::uint32_t w = 0;
+        if (std::isxdigit(static_cast<unsigned char>(line.front())) && line.find('=') == std::string_view::npos)
+          fail_at(file_, line_no, fmt::format("more instruction lines than warp {}'s 'insts = {}'", warp_, insts_));
         if (!split(line, key, value) || key != "warp" || !parse_number(value, w))
           fail_at(file_, line_no, fmt::format("'{}': expected 'warp = N' or #END_TB", clip(line)));
         if (w >= seen_warps_.size())
@@ -458,7 +464,7 @@ class BlockParser {
         ev.kind = Event::Warp;
         ev.warp = warp_;
         ev.insts = n;
-        left_ = n;
+        left_ = insts_ = n;
         state_ = n ? State::Body : State::WarpOrEnd;
         return ev;
       }
@@ -486,6 +492,7 @@ class BlockParser {
   std::vector<bool> seen_warps_;
   std::uint32_t warp_ = 0;
   std::uint64_t left_ = 0;
+  std::uint64_t insts_ = 0;  // the current warp's 'insts = N'
 };
 
 void parse_header_line(KernelHeader& h, std::string_view key, std::string_view value, const std::string& file,
@@ -528,6 +535,14 @@ KernelIndex index_kernel_file(const std::string& path) {
   TextStream in(path);
   std::string line;
   std::uint64_t line_no = 0;
+  // Read and decompression errors name the line being read.
+  auto next_line = [&]() -> bool {
+    try {
+      return in.next_line(line);
+    } catch (const TextStreamError& e) {
+      fail_at(path, line_no + 1, e.what());
+    }
+  };
   // Header: "-key = value" lines up to the first #BEGIN_TB.
   std::uint64_t begin_offset = 0;
   bool have_body = false;
@@ -535,7 +550,7 @@ KernelIndex index_kernel_file(const std::string& path) {
        seen_nregs = false;
   while (true) {
     begin_offset = in.position();
-    if (!in.next_line(line)) break;
+    if (!next_line()) break;
     ++line_no;
     const std::string_view t = trim(line);
     if (t == "#BEGIN_TB") {
@@ -590,7 +605,7 @@ KernelIndex index_kernel_file(const std::string& path) {
   cta_line = line_no;
   while (true) {
     const std::uint64_t offset = in.position();
-    if (!in.next_line(line)) break;
+    if (!next_line()) break;
     ++line_no;
     const BlockParser::Event ev = blocks.feed(line, line_no);
     switch (ev.kind) {
@@ -708,7 +723,11 @@ class AccelKernel final : public KernelSource {
     if (!stream_) stream_ = std::make_unique<TextStream>(k.path);
     const KernelIndex::Cta& cta = k.ctas[id];
     auto text = std::make_shared<std::string>();
-    stream_->read_range(cta.begin, cta.end, *text);
+    try {
+      stream_->read_range(cta.begin, cta.end, *text);
+    } catch (const TextStreamError& e) {
+      fail_at(k.path, cta.line, e.what());
+    }
     // Find each warp's lines (the indexing pass checked the structure).
     std::vector<AccelCta::Warp> warps(k.header.info.warps_per_cta());
     BlockParser blocks(k, k.path);

@@ -83,7 +83,7 @@ std::size_t TextStream::raw_read(char* out, std::size_t max) {
   if (!xz_) {
     const std::size_t n = std::fread(out, 1, max, file_);
     if (n == 0 && std::ferror(file_))
-      throw TraceError(fmt::format("trace file '{}': read error: {}", path_, std::strerror(errno)));
+      throw TextStreamError(fmt::format("read error: {}", std::strerror(errno)));
     compressed_read_ += n;
     return n;
   }
@@ -94,7 +94,7 @@ std::size_t TextStream::raw_read(char* out, std::size_t max) {
     if (s.avail_in == 0 && !xz_->input_done) {
       const std::size_t n = std::fread(xz_->in.data(), 1, xz_->in.size(), file_);
       if (n == 0 && std::ferror(file_))
-        throw TraceError(fmt::format("trace file '{}': read error: {}", path_, std::strerror(errno)));
+        throw TextStreamError(fmt::format("read error: {}", std::strerror(errno)));
       compressed_read_ += n;
       s.next_in = xz_->in.data();
       s.avail_in = n;
@@ -103,8 +103,7 @@ std::size_t TextStream::raw_read(char* out, std::size_t max) {
     const lzma_ret r = lzma_code(&s, xz_->input_done ? LZMA_FINISH : LZMA_RUN);
     if (r == LZMA_STREAM_END) break;
     if (r != LZMA_OK)
-      throw TraceError(fmt::format("trace file '{}': {} (xz) after {} bytes of text", path_, lzma_problem(r),
-                                   position_ + (max - s.avail_out)));
+      throw TextStreamError(fmt::format("xz: {} after {} bytes of text", lzma_problem(r), position_ + (max - s.avail_out)));
   }
   return max - s.avail_out;
 }
@@ -168,8 +167,8 @@ void TextStream::read_range(std::uint64_t begin, std::uint64_t end, std::string&
   out.reserve(static_cast<std::size_t>(end - begin));
   while (out.size() < end - begin) {
     if (fill() == 0)
-      throw TraceError(fmt::format("trace file '{}' ended at byte {} of its text, before byte {} (changed since it was indexed?)",
-                                   path_, position(), end));
+      throw TextStreamError(fmt::format("text ends at byte {}, before byte {} (file changed since it was indexed?)",
+                                        position(), end));
     const std::size_t take =
         static_cast<std::size_t>(std::min<std::uint64_t>(end - begin - out.size(), buffer_end_ - buffer_pos_));
     out.append(buffer_.data() + buffer_pos_, take);

@@ -10,11 +10,19 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/error.h"
+
 namespace warpsim::accelsim {
+
+// A read or decompression failure; the message says what and where in the text, callers add the file and line.
+class TextStreamError : public TraceError {
+ public:
+  using TraceError::TraceError;
+};
 
 class TextStream {
  public:
-  // TraceError when the file cannot be opened. xz when the name ends in ".xz".
+  // TraceError naming the file when it cannot be opened. xz when the name ends in ".xz".
   explicit TextStream(std::string path);
   ~TextStream();
   TextStream(const TextStream&) = delete;
