@@ -156,7 +156,7 @@ struct WorkloadOptions {
 
   void add_to(po::options_description& desc) {
     desc.add_options()
-        ("trace", po::value(&spec.trace_file), "trace file to replay (format recognised by its contents: native .wst, traces/FORMAT.md)")
+        ("trace", po::value(&spec.trace_file), "trace file to replay (format recognised by its contents or name: native .wst, traces/FORMAT.md; Accel-Sim kernelslist.g or kernel-N.traceg[.xz], traces/readers/accelsim/README.md)")
         ("gemm", po::value(&gemm), "shorthand for --synth gemm: a GEMM MxNxK (the default workload when none is given)")
         ("dtype", po::value(&dtype), "data type of --gemm: bf16 (default), fp16, fp8, tf32, int8")
         ("synth", po::value(&spec.synthesizer), "run a registered synthesizer of this kind (see `warpsim synth --help`)")
