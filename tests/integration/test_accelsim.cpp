@@ -81,7 +81,7 @@ TEST_CASE("accelsim: the shared traces run and their warp-instruction counts mat
   if (ran == 0) WARN("warpsim-skip: no trace under " << accelsim_traces());
 }
 
-TEST_CASE("accelsim: pascal-vectoradd runs the warp instructions Accel-Sim's own log counts", "[accelsim][shared]") {
+TEST_CASE("accelsim: pascal-vectoradd runs the warp and thread instructions Accel-Sim's own log counts", "[accelsim][shared]") {
   const fs::path dir = accelsim_traces() / "pascal-vectoradd";
   if (!fs::exists(dir / "accelsim_log.txt")) {
     WARN("warpsim-skip: " << dir << " is absent");
@@ -91,11 +91,15 @@ TEST_CASE("accelsim: pascal-vectoradd runs the warp instructions Accel-Sim's own
   const std::string log = read_text(dir / "accelsim_log.txt");
   REQUIRE(std::regex_search(log, m, std::regex("gpgpu_n_tot_w_icount = (\\d+)")));
   const double accelsim_warp_insts = std::stod(m[1]);
+  REQUIRE(std::regex_search(log, m, std::regex("gpu_sim_insn = (\\d+)")));  // thread instructions (active lanes)
+  const double accelsim_thread_insts = std::stod(m[1]);
   TempDir out;
   RUN_WARPSIM(r, {"run", "--gpu", "a100_sxm", "--trace", (dir / "kernelslist.g").string(), "--out", out.path().string(),
                   "-q", "--no-progress"});
   REQUIRE(r.exit_code == 0);
-  CHECK(stats_number(read_text(out.path() / "stats.json"), "kernels[0].warp_instructions") == accelsim_warp_insts);
+  const std::string stats = read_text(out.path() / "stats.json");
+  CHECK(stats_number(stats, "kernels[0].warp_instructions") == accelsim_warp_insts);
+  CHECK(stats_number(stats, "kernels[0].thread_instructions") == accelsim_thread_insts);
 }
 
 TEST_CASE("accelsim: a malformed trace exits 2 with one error naming the file and line", "[accelsim]") {
