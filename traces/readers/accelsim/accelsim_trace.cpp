@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <zstd.h>
+
 #include "sim/core/error.h"
 #include "traces/readers/accelsim/text_stream.h"
 
@@ -119,6 +121,7 @@ bool mma_type(std::string_view tok, DType& type, int& bytes) {
 // ---- one instruction line ------------------------------------------------------------------------------------
 
 struct LineDecoder::Resolved {
+  std::string opcode;             // the trace's spelling, e.g. "IMAD.MOV.U32"
   const SassOpcode* entry = nullptr;
   std::uint8_t suffix_width = 0;  // bytes per lane from a .8/.16/.32/.64/.128 or .U8/.S16... modifier (0: none)
   DType dtype = DType::None;
@@ -132,9 +135,9 @@ LineDecoder::LineDecoder(const KernelHeader& header, const SassOpcodeTable& tabl
     : header_(header), table_(table), file_(std::move(file)) {}
 
 const LineDecoder::Resolved& LineDecoder::resolve(std::string_view opcode, std::uint64_t line_no) const {
-  for (const auto& [name, r] : cache_)
-    if (name == opcode) return *r;
+  if (const auto it = cache_.find(opcode); it != cache_.end()) return *it->second;
   auto r = std::make_shared<Resolved>();
+  r->opcode = std::string(opcode);
   r->entry = table_.find(opcode);
   if (!r->entry)
     fail_at(file_, line_no,
@@ -191,7 +194,7 @@ const LineDecoder::Resolved& LineDecoder::resolve(std::string_view opcode, std::
     const std::uint64_t acc_elements = std::uint64_t{r->mma.m} * r->mma.n / kWarpSize;
     r->acc_regs = static_cast<int>(std::clamp<std::uint64_t>(acc_elements * acc_bytes / 4, 1, kMaxDst));
   }
-  cache_.emplace_back(std::string(opcode), r);
+  cache_.emplace(r->opcode, r);  // the key views the Resolved's own copy of the opcode
   return *r;
 }
 
@@ -254,7 +257,7 @@ void LineDecoder::decode(std::string_view line, std::uint64_t line_no, bool last
   if (out.op == Opcode::EXIT && !last_in_warp) out.op = Opcode::BRA;  // lanes exit, the warp goes on
 
   // Addresses: decoded for every line that has them (to reach the fields after them), kept for memory opcodes.
-  std::uint64_t addr[kWarpSize] = {};
+  std::uint64_t addr[kWarpSize];  // active lanes only (set below before any use)
   int mode = -1;
   std::int64_t stride = 0;
   int first_lane = -1;
@@ -651,22 +654,40 @@ struct KernelShared {
   std::unique_ptr<LineDecoder> decoder;
 };
 
+// A resident CTA keeps its warps' text zstd-compressed, in chunks of about kChunkBytes (trace text compresses
+// well: repeated opcodes, registers, addresses), and a warp decompresses one chunk at a time. So memory is the
+// compressed text of the resident CTAs plus one chunk per running warp, even for a kernel whose CTAs each run
+// a large share of the file (persistent kernels).
+constexpr std::size_t kChunkBytes = 16 * 1024;
+constexpr int kChunkCompressionLevel = 1;  // fastest: the chunks live only while their CTA is resident
+
+struct WarpText {
+  std::vector<std::string> chunks;  // zstd frames of consecutive whole lines
+  std::uint64_t count = 0;          // instruction lines ('insts = N')
+  std::uint64_t line = 0;           // line number of the 'insts = N' line
+};
+
+ZSTD_DCtx* decompression_context() {
+  // One per thread, reused by every warp stream: ZSTD_decompressDCtx keeps no state between frames.
+  static thread_local std::unique_ptr<ZSTD_DCtx, std::size_t (*)(ZSTD_DCtx*)> ctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  return ctx.get();
+}
+
 class AccelWarpStream final : public WarpStream {
  public:
-  AccelWarpStream(std::shared_ptr<KernelShared> k, std::shared_ptr<const std::string> text, std::size_t pos,
-                  std::uint64_t count, std::uint64_t line)
-      : k_(std::move(k)), text_(std::move(text)), pos_(pos), left_(count), line_(line) {}
+  AccelWarpStream(std::shared_ptr<KernelShared> k, WarpText text)
+      : k_(std::move(k)), text_(std::move(text)), left_(text_.count), line_(text_.line) {}
 
   std::size_t read(WarpInst* out, std::size_t max) override {
     std::size_t n = 0;
     if (deltas_.size() < max * kWarpSize) deltas_.resize(std::min<std::size_t>(max, 4096) * kWarpSize);
     max = std::min(max, deltas_.size() / kWarpSize);
-    const std::string& text = *text_;
     while (n < max && left_ > 0) {
-      const std::size_t eol = text.find('\n', pos_);
-      const std::size_t end = eol == std::string::npos ? text.size() : eol;
-      const std::string_view line(text.data() + pos_, end - pos_);
-      pos_ = eol == std::string::npos ? text.size() : eol + 1;
+      if (pos_ >= chunk_.size() && !next_chunk()) break;
+      const std::size_t eol = chunk_.find('\n', pos_);
+      const std::size_t end = eol == std::string::npos ? chunk_.size() : eol;
+      const std::string_view line(chunk_.data() + pos_, end - pos_);
+      pos_ = eol == std::string::npos ? chunk_.size() : eol + 1;
       ++line_;
       if (trim(line).empty()) continue;
       --left_;
@@ -677,34 +698,40 @@ class AccelWarpStream final : public WarpStream {
   }
 
  private:
+  bool next_chunk() {
+    if (next_ >= text_.chunks.size()) return false;
+    std::string& frame = text_.chunks[next_++];
+    const unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
+    chunk_.resize(static_cast<std::size_t>(size));
+    const std::size_t got = ZSTD_decompressDCtx(decompression_context(), chunk_.data(), chunk_.size(), frame.data(), frame.size());
+    WARPSIM_ASSERT(!ZSTD_isError(got) && got == size, "corrupt in-memory chunk of an Accel-Sim trace");
+    std::string().swap(frame);  // consumed: release it
+    pos_ = 0;
+    return true;
+  }
+
   std::shared_ptr<KernelShared> k_;
-  std::shared_ptr<const std::string> text_;
-  std::size_t pos_;
+  WarpText text_;
+  std::size_t next_ = 0;   // next chunk to decompress
+  std::string chunk_;      // the current chunk's text
+  std::size_t pos_ = 0;    // in chunk_
   std::uint64_t left_;
-  std::uint64_t line_;  // line number of the last line consumed
+  std::uint64_t line_;     // line number of the last line consumed
   std::vector<std::int32_t> deltas_;
 };
 
 class AccelCta final : public CtaSource {
  public:
-  struct Warp {
-    std::size_t pos = 0;       // first byte after the "insts = n" line
-    std::uint64_t count = 0;
-    std::uint64_t line = 0;    // line number of the "insts = n" line
-  };
-  AccelCta(std::shared_ptr<KernelShared> k, std::shared_ptr<const std::string> text, std::vector<Warp> warps)
-      : k_(std::move(k)), text_(std::move(text)), warps_(std::move(warps)) {}
+  AccelCta(std::shared_ptr<KernelShared> k, std::vector<WarpText> warps) : k_(std::move(k)), warps_(std::move(warps)) {}
   std::uint32_t num_warps() const override { return static_cast<std::uint32_t>(warps_.size()); }
   std::unique_ptr<WarpStream> open_warp(std::uint32_t w) override {
     if (w >= warps_.size()) throw TraceError(fmt::format("{}: warp {} out of range", k_->index->path, w));
-    const Warp& warp = warps_[w];
-    return std::make_unique<AccelWarpStream>(k_, text_, warp.pos, warp.count, warp.line);
+    return std::make_unique<AccelWarpStream>(k_, warps_[w]);  // a copy: a warp may be opened again
   }
 
  private:
   std::shared_ptr<KernelShared> k_;
-  std::shared_ptr<const std::string> text_;
-  std::vector<Warp> warps_;
+  std::vector<WarpText> warps_;
 };
 
 class AccelKernel final : public KernelSource {
@@ -722,42 +749,43 @@ class AccelKernel final : public KernelSource {
       throw TraceError(fmt::format("{}: CTA {} out of range (grid has {} CTAs)", k.path, id, k.ctas.size()));
     if (!stream_) stream_ = std::make_unique<TextStream>(k.path);
     const KernelIndex::Cta& cta = k.ctas[id];
-    auto text = std::make_shared<std::string>();
-    try {
-      stream_->read_range(cta.begin, cta.end, *text);
-    } catch (const TextStreamError& e) {
-      fail_at(k.path, cta.line, e.what());
-    }
-    // Find each warp's lines (the indexing pass checked the structure).
-    std::vector<AccelCta::Warp> warps(k.header.info.warps_per_cta());
+    std::vector<WarpText> warps(k.header.info.warps_per_cta());
     BlockParser blocks(k, k.path);
     std::uint64_t line_no = cta.line;
-    std::size_t pos = 0;
-    bool first = true;
-    while (pos < text->size()) {
-      const std::size_t eol = text->find('\n', pos);
-      const std::size_t end = eol == std::string::npos ? text->size() : eol;
-      const std::string_view line(text->data() + pos, end - pos);
-      pos = eol == std::string::npos ? text->size() : eol + 1;
-      if (!first) ++line_no;
-      first = false;
-      const BlockParser::Event ev = blocks.feed(line, line_no);
-      if (ev.kind == BlockParser::Event::Warp) {
-        warps[ev.warp] = {pos, ev.insts, line_no};
-        // Skip the warp's lines: its stream decodes them.
-        for (std::uint64_t left = ev.insts; left > 0 && pos < text->size();) {
-          const std::size_t e2 = text->find('\n', pos);
-          const std::string_view l(text->data() + pos, (e2 == std::string::npos ? text->size() : e2) - pos);
-          pos = e2 == std::string::npos ? text->size() : e2 + 1;
-          ++line_no;
-          if (!trim(l).empty()) {
-            --left;
-            blocks.feed(l, line_no);
-          }
+    WarpText* warp = nullptr;  // the warp whose lines are being read
+    std::string chunk;
+    auto flush = [&] {
+      if (chunk.empty()) return;
+      std::string frame(ZSTD_compressBound(chunk.size()), '\0');
+      const std::size_t n = ZSTD_compress(frame.data(), frame.size(), chunk.data(), chunk.size(), kChunkCompressionLevel);
+      WARPSIM_ASSERT(!ZSTD_isError(n), "zstd could not compress a chunk of trace text");
+      frame.resize(n);
+      frame.shrink_to_fit();
+      warp->chunks.push_back(std::move(frame));
+      chunk.clear();
+    };
+    try {
+      stream_->seek(cta.begin);
+      std::string line;
+      for (bool first = true; stream_->position() < cta.end && stream_->next_line(line); first = false) {
+        if (!first) ++line_no;
+        const BlockParser::Event ev = blocks.feed(line, line_no);
+        if (ev.kind == BlockParser::Event::Warp) {
+          if (warp) flush();
+          warp = &warps[ev.warp];
+          warp->count = ev.insts;
+          warp->line = line_no;
+        } else if (warp && (ev.kind == BlockParser::Event::Inst || blocks.state() == BlockParser::State::Body)) {
+          chunk += line;  // instruction lines, and blank lines among them (the stream counts lines)
+          chunk += '\n';
+          if (chunk.size() >= kChunkBytes) flush();
         }
       }
+    } catch (const TextStreamError& e) {
+      fail_at(k.path, line_no, e.what());
     }
-    return std::make_unique<AccelCta>(k_, std::move(text), std::move(warps));
+    if (warp) flush();
+    return std::make_unique<AccelCta>(k_, std::move(warps));
   }
 
  private:

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/trace/source.h"
@@ -45,7 +46,8 @@ class LineDecoder {
   const KernelHeader& header_;
   const SassOpcodeTable& table_;
   std::string file_;
-  mutable std::vector<std::pair<std::string, std::shared_ptr<Resolved>>> cache_;
+  // Opcode spellings seen so far (a kernel uses a few dozen), resolved once.
+  mutable std::unordered_map<std::string_view, std::shared_ptr<Resolved>> cache_;
 };
 
 // One kernel file, indexed.

@@ -141,38 +141,23 @@ bool TextStream::next_line(std::string& line) {
   return any;
 }
 
-void TextStream::read_range(std::uint64_t begin, std::uint64_t end, std::string& out) {
-  out.clear();
-  if (begin < position()) {
-    if (!xz_) {  // plain file: seek straight to it
-      std::fseek(file_, static_cast<long>(begin), SEEK_SET);
+void TextStream::seek(std::uint64_t offset) {
+  if (!xz_) {  // plain file: straight there
+    if (offset != position()) {
+      std::fseek(file_, static_cast<long>(offset), SEEK_SET);
       buffer_pos_ = buffer_end_ = 0;
-      position_ = begin;
+      position_ = offset;
       at_end_ = false;
-    } else {
-      rewind();
     }
+    return;
   }
-  if (!xz_ && begin > position()) {
-    std::fseek(file_, static_cast<long>(begin), SEEK_SET);
-    buffer_pos_ = buffer_end_ = 0;
-    position_ = begin;
-    at_end_ = false;
-  }
-  while (position() < begin) {  // xz: decode forward, discarding
-    if (fill() == 0) break;
-    const std::uint64_t skip = std::min<std::uint64_t>(begin - position(), buffer_end_ - buffer_pos_);
-    buffer_pos_ += static_cast<std::size_t>(skip);
-  }
-  out.reserve(static_cast<std::size_t>(end - begin));
-  while (out.size() < end - begin) {
+  if (offset < position()) rewind();
+  while (position() < offset) {  // decode forward, discarding
     if (fill() == 0)
       throw TextStreamError(fmt::format("text ends at byte {}, before byte {} (file changed since it was indexed?)",
-                                        position(), end));
-    const std::size_t take =
-        static_cast<std::size_t>(std::min<std::uint64_t>(end - begin - out.size(), buffer_end_ - buffer_pos_));
-    out.append(buffer_.data() + buffer_pos_, take);
-    buffer_pos_ += take;
+                                        position(), offset));
+    const std::uint64_t skip = std::min<std::uint64_t>(offset - position(), buffer_end_ - buffer_pos_);
+    buffer_pos_ += static_cast<std::size_t>(skip);
   }
 }
 

@@ -1,6 +1,6 @@
 // Sequential byte reader over a plain or xz-compressed file (liblzma, decompressed on the fly, never whole), with
-// the two moves the Accel-Sim reader needs: read lines from the start (the indexing pass) and fetch a byte range
-// of the decompressed text (one CTA). A range before the current position restarts the decoder (plain files seek);
+// the two moves the Accel-Sim reader needs: read lines from the start (the indexing pass) and from an offset of the
+// decompressed text (one CTA). An offset before the current position restarts the decoder (plain files seek);
 // the simulator opens CTAs in file order, so a kernel is decompressed once per pass.
 #pragma once
 
@@ -34,8 +34,8 @@ class TextStream {
   bool next_line(std::string& line);
   // Decompressed offset of the next unread byte.
   std::uint64_t position() const noexcept { return position_ - (buffer_end_ - buffer_pos_); }
-  // The decompressed bytes [begin, end); TraceError when the file ends before `end` or is corrupt.
-  void read_range(std::uint64_t begin, std::uint64_t end, std::string& out);
+  // Moves to decompressed offset `offset` (xz: decoding forward, or from the start when it lies behind).
+  void seek(std::uint64_t offset);
   void rewind();
   // Bytes of the file read so far (for tests of streaming).
   std::uint64_t compressed_bytes_read() const noexcept { return compressed_read_; }
