@@ -306,7 +306,7 @@ TEST_CASE("accelsim trace: malformed input is one error naming the file and line
     return s.replace(at, from.size(), to);
   };
   const std::string file = (dir / "kernel-1.traceg").string();
-  // Line numbers: the header is 15 lines; CTA 1 starts at line 16; CTA 0's thread block is line 29, its warp 0
+  // Line numbers: the header is 15 lines; CTA 1 starts at line 16, CTA 0 at line 27; CTA 0's thread block is line 29, its warp 0
   // instructions lines 33 (LDG.E.128) to 40 (EXIT), its warp 1 line 42.
   expect_error(replace(trace, "0020 00000005", "00zz 00000005"), file + ":35:", "'00zz' is not a valid PC");
   expect_error(replace(trace, "insts = 8", "insts = 9"), file + ":42:", "after 8 of warp 0's 9 instruction lines");
@@ -317,7 +317,10 @@ TEST_CASE("accelsim trace: malformed input is one error naming the file and line
   expect_error(replace(trace, "4 2 0x200 -8 100 0", "4 2 0x200 -8 0"), file + ":36:", "line ends where");
   expect_error(replace(trace, "0 0 1\n", "0 0 1 5\n"), file + ":39:", "unexpected '5'");
   expect_error(replace(trace, "tracer version = 5", "tracer version = 6"), file + ":", "tracer version 6 unknown");
-  expect_error(replace(trace, "thread block = 1,0,0", "thread block = 0,0,0"), file + ":29:", "listed twice");
+  expect_error(replace(trace, "thread block = 1,0,0", "thread block = 0,0,0"), file + ":27:",
+               "thread block (0,0,0) listed twice (its other #BEGIN_TB is at line 16)");
+  expect_error(replace(trace, "block dim = (64,1,1)", "block dim = (65536,65536,1)"), file + ":", "more than 65536 warps per CTA");
+  expect_error(replace(trace, "0 0 1\n", "0 0 1 " + std::string(2 << 20, '7') + "\n"), file + ":39:", "line longer than");
   expect_error(replace(trace, "grid dim = (2,1,1)", "grid dim = (3,1,1)"), file + ":", "thread block (2,0,0) of the grid (3,1,1) is missing");
   expect_error(replace(trace, "binary version = 80", "binary version = 50"), file + ":", "binary version 50 has no SASS opcode table");
   expect_error(replace(trace, "1 R2 LDG", "1 Q2 LDG"), file + ":33:", "'Q2' is not a register");

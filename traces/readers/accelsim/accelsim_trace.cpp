@@ -278,7 +278,8 @@ void LineDecoder::decode(std::string_view line, std::uint64_t line_no, bool last
         const std::uint64_t base = number("base address", 16);
         stride = signed_number("stride");
         for (int lane = 0; lane < kWarpSize; ++lane)
-          if (mask >> lane & 1u) addr[lane] = base + static_cast<std::uint64_t>(stride * (lane - first_lane));
+          if (mask >> lane & 1u)  // wrapping (unsigned) arithmetic: a huge stride must not overflow a signed product
+            addr[lane] = base + static_cast<std::uint64_t>(stride) * static_cast<std::uint64_t>(lane - first_lane);
         break;
       }
       case 2: {
@@ -593,10 +594,17 @@ KernelIndex index_kernel_file(const std::string& path) {
   if (!have_body) fail_at(path, line_no, "no thread blocks (#BEGIN_TB): truncated?");
 
   const std::uint64_t num_ctas = k.header.info.grid.count();
-  if (num_ctas > (std::uint64_t{1} << 32))
-    fail_at(path, line_no, fmt::format("grid of {} CTAs: more than this reader indexes", num_ctas));
-  k.ctas.assign(num_ctas, {});
-  std::vector<bool> seen(num_ctas, false);
+  // Guards against a corrupt header (the tables below grow with what the file holds, not with these numbers).
+  constexpr std::uint32_t kMaxWarpsPerCta = 1u << 16;  // 2M threads: far beyond any GPU's 1024 per block
+  if (k.header.info.warps_per_cta() > kMaxWarpsPerCta)
+    fail_at(path, line_no, fmt::format("block of {} threads: more than {} warps per CTA (corrupt header?)",
+                                       k.header.info.block.count(), kMaxWarpsPerCta));
+  // CTAs in file order, placed by their id at the end: memory follows the file, not the grid size in its header.
+  struct Found {
+    std::uint64_t id;
+    KernelIndex::Cta cta;
+  };
+  std::vector<Found> found;
   const LineDecoder decoder(k.header, table, path);
   BlockParser blocks(k, path);
   WarpInst inst;
@@ -617,8 +625,6 @@ KernelIndex index_kernel_file(const std::string& path) {
         cta_line = line_no;
         break;
       case BlockParser::Event::Cta:
-        if (seen[ev.cta]) fail_at(path, line_no, fmt::format("thread block {} listed twice", ev.cta));
-        seen[ev.cta] = true;
         cta = ev.cta;
         break;
       case BlockParser::Event::Inst:
@@ -626,7 +632,7 @@ KernelIndex index_kernel_file(const std::string& path) {
         ++k.warp_instructions;
         break;
       case BlockParser::Event::EndCta:
-        k.ctas[cta] = {cta_begin, in.position(), cta_line};
+        found.push_back({cta, {cta_begin, in.position(), cta_line}});
         break;
       default:
         break;
@@ -636,12 +642,20 @@ KernelIndex index_kernel_file(const std::string& path) {
     fail_at(path, line_no, fmt::format("file ends {} instruction lines short of the warp's 'insts' count (truncated?)", blocks.left()));
   if (blocks.state() != BlockParser::State::Outside)
     fail_at(path, line_no, "file ends inside a thread block, before #END_TB (truncated?)");
+  std::stable_sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.id < b.id; });
+  const Dim3& g = k.header.info.grid;
+  auto coords = [&](std::uint64_t c) { return fmt::format("({},{},{})", c % g.x, c / g.x % g.y, c / g.x / g.y); };
+  for (std::size_t i = 1; i < found.size(); ++i)
+    if (found[i].id == found[i - 1].id)
+      fail_at(path, std::max(found[i].cta.line, found[i - 1].cta.line),
+              fmt::format("thread block {} listed twice (its other #BEGIN_TB is at line {})", coords(found[i].id),
+                          std::min(found[i].cta.line, found[i - 1].cta.line)));
   for (std::uint64_t c = 0; c < num_ctas; ++c)
-    if (!seen[c]) {
-      const Dim3& g = k.header.info.grid;
-      fail_at(path, line_no, fmt::format("thread block ({},{},{}) of the grid ({},{},{}) is missing from the file",
-                                         c % g.x, c / g.x % g.y, c / g.x / g.y, g.x, g.y, g.z));
-    }
+    if (c >= found.size() || found[c].id != c)
+      fail_at(path, line_no, fmt::format("thread block {} of the grid ({},{},{}) is missing from the file", coords(c),
+                                         g.x, g.y, g.z));
+  k.ctas.reserve(found.size());
+  for (const Found& f : found) k.ctas.push_back(f.cta);
   return k;
 }
 
@@ -806,7 +820,12 @@ AccelSimTrace::AccelSimTrace(const std::string& path) : path_(path) {
     const fs::path dir = fs::path(path).parent_path();
     std::string line;
     std::uint64_t line_no = 0;
-    while (list.next_line(line)) {
+    while (true) {
+      try {
+        if (!list.next_line(line)) break;
+      } catch (const TextStreamError& e) {
+        fail_at(path, line_no + 1, e.what());
+      }
       ++line_no;
       const std::string_view t = trim(line);
       if (t.empty() || t.front() == '#') continue;

@@ -13,6 +13,9 @@ namespace warpsim::accelsim {
 
 namespace {
 constexpr std::size_t kBufferBytes = 1 << 16;
+// The longest trace line is an instruction with 32 listed addresses (under 1 KB): a longer one is not a trace,
+// and reading it whole would load the file whole.
+constexpr std::size_t kMaxLineBytes = 1 << 20;
 
 bool ends_with(const std::string& s, const char* suffix) {
   const std::size_t n = std::strlen(suffix);
@@ -136,6 +139,8 @@ bool TextStream::next_line(std::string& line) {
     }
     line.append(start, avail);
     buffer_pos_ = buffer_end_;
+    if (line.size() > kMaxLineBytes)
+      throw TextStreamError(fmt::format("line longer than {} bytes (not a trace file?)", kMaxLineBytes));
   }
   if (!line.empty() && line.back() == '\r') line.pop_back();
   return any;
