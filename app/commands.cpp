@@ -30,9 +30,11 @@
 #include "app/validate/runner.h"
 #include "app/validate/validation_report.h"
 #include "sim/config/config.h"
+#include "sim/config/input_file.h"
 #include "sim/core/error.h"
 #include "sim/registry/registry.h"
 #include "sim/trace/trace_file.h"
+#include "traces/readers/accelsim/accelsim_writer.h"
 #include "traces/readers/registry.h"
 #include "traces/synth/registry.h"
 
@@ -60,6 +62,7 @@ const char* kUsage =
     "  compare    compare runs (stats.json files or output directories): time, speed-up, utilisation\n"
     "  validate   simulate the cases of reference files (measured figures of real GPUs) and report the errors\n"
     "  calibrate  propose config values from measured microbenchmark figures (writes a config overlay to review)\n"
+    "  convert    convert a trace between formats: Accel-Sim (kernelslist.g, .traceg[.xz]) and native (.wst)\n"
     "\n"
     "`warpsim run` without options simulates a Llama-3-8B MLP GEMM (4096x14336x4096 bf16) on the H100 SXM.\n"
     "`warpsim <command> --help` describes a command's options.\n"
@@ -153,7 +156,7 @@ struct WorkloadOptions {
 
   void add_to(po::options_description& desc) {
     desc.add_options()
-        ("trace", po::value(&spec.trace_file), "trace file to replay (format recognised by its contents: native .wst, traces/FORMAT.md)")
+        ("trace", po::value(&spec.trace_file), "trace file to replay (format recognised by its contents or name: native .wst, traces/FORMAT.md; Accel-Sim kernelslist.g or kernel-N.traceg[.xz], traces/readers/accelsim/README.md)")
         ("gemm", po::value(&gemm), "shorthand for --synth gemm: a GEMM MxNxK (the default workload when none is given)")
         ("dtype", po::value(&dtype), "data type of --gemm: bf16 (default), fp16, fp8, tf32, int8")
         ("synth", po::value(&spec.synthesizer), "run a registered synthesizer of this kind (see `warpsim synth --help`)")
@@ -315,6 +318,51 @@ int cmd_synth(int argc, char** argv) {
     const TraceWriteStats st = write_trace(output, *source);
     fmt::print("wrote {}: {} warp-instructions, {} bytes ({:g} B/instruction)\n", output, st.instructions, st.file_bytes,
                st.instructions ? static_cast<double>(st.file_bytes) / static_cast<double>(st.instructions) : 0.0);
+  }
+  return 0;
+}
+
+// --- convert ------------------------------------------------------------------------------------------------
+
+int cmd_convert(int argc, char** argv) {
+  po::options_description desc("options");
+  std::string from, to, input, output;
+  desc.add_options()
+      ("from", po::value(&from)->required(), "format of the input: accelsim or native")
+      ("to", po::value(&to)->required(), "format of the output: native (a .wst file) or accelsim (a directory)")
+      ("input", po::value(&input)->required(), "the input: a kernelslist.g, a kernel-N.traceg[.xz] or their directory (accelsim); a .wst file (native)")
+      ("output", po::value(&output)->required(), "the output file (native) or directory (accelsim)");
+  po::positional_options_description positional;
+  positional.add("input", 1).add("output", 1);
+  po::variables_map vm;
+  // `--from accelsim DIR --to native OUT`: DIR and OUT are the positional input and output.
+  if (!parse("convert", argc, argv, desc, vm,
+             "usage: warpsim convert --from accelsim PATH --to native OUT.wst\n"
+             "       warpsim convert --from native FILE.wst --to accelsim OUT_DIR",
+             &positional))
+    return 0;
+  const std::vector<std::string> formats{"accelsim", "native"};
+  for (const auto& [option, value] : {std::pair{"--from", from}, std::pair{"--to", to}})
+    if (std::find(formats.begin(), formats.end(), value) == formats.end())
+      throw InputError(fmt::format("{}: '{}' unknown (expected accelsim or native)", option, value));
+  std::error_code ec;
+  if (from == "accelsim" && fs::is_directory(input, ec)) input = (fs::path(input) / "kernelslist.g").string();
+  const TraceReaderRegistry& readers = TraceReaderRegistry::instance();
+  const TraceReaderInfo* reader = nullptr;
+  for (const TraceReaderInfo& r : readers.readers())
+    if (r.name == from) reader = &r;
+  WARPSIM_ASSERT(reader, "trace reader '" + from + "' not registered");
+  if (const std::string problem = input_file_problem(input, kNoSizeLimit); !problem.empty())
+    throw InputError(fmt::format("cannot open trace file '{}': {}", input, problem));
+  const std::unique_ptr<TraceSource> source = reader->open(input);
+  if (to == "native") {
+    const TraceWriteStats st = write_trace(output, *source);
+    fmt::print("wrote {}: {} kernel(s), {} warp-instructions, {} bytes\n", output, source->num_kernels(), st.instructions,
+               st.file_bytes);
+  } else {
+    const accelsim::AccelSimWriteStats st = accelsim::write_accelsim_trace(output, *source);
+    fmt::print("wrote {}/kernelslist.g: {} kernel(s), {} warp-instructions, {} bytes\n", output, st.kernels,
+               st.instructions, st.bytes);
   }
   return 0;
 }
@@ -687,7 +735,8 @@ void set_up_logging() {
 
 int warpsim_main(int argc, char** argv) {
   if (!spdlog::get("warpsim")) set_up_logging();
-  const std::vector<std::string> commands{"run", "synth", "describe", "config", "compare", "validate", "calibrate"};
+  const std::vector<std::string> commands{"run", "synth", "describe", "config", "compare", "validate", "calibrate",
+                                          "convert"};
   try {
     if (argc < 2) {
       fmt::print(stderr, "{}", kUsage);
@@ -709,6 +758,7 @@ int warpsim_main(int argc, char** argv) {
     if (cmd == "compare") return cmd_compare(argc - 1, argv + 1);
     if (cmd == "validate") return cmd_validate(argc - 1, argv + 1);
     if (cmd == "calibrate") return cmd_calibrate(argc - 1, argv + 1);
+    if (cmd == "convert") return cmd_convert(argc - 1, argv + 1);
     const std::string hint = did_you_mean(cmd, commands);
     spdlog::error("unknown command '{}'{}", cmd, hint.empty() ? "" : "; did you mean '" + hint + "'?");
     fmt::print(stderr, "\n{}", kUsage);

@@ -11,7 +11,8 @@ PACKAGES=(
   catch2                                    # tests (v2)
   clang                                     # fuzz harnesses (libFuzzer) and the sanitized test build
   libzstd-dev                               # trace compression
-  xz-utils                                  # reading Accel-Sim .traceg.xz traces
+  liblzma-dev                               # reading Accel-Sim .traceg.xz traces (decompressed on the fly)
+  xz-utils                                  # xz on the command line (compressing Accel-Sim traces)
   python3 python3-matplotlib                # tools/ scripts; plots (tools/stats/plot_stats.py)
 )
 missing=()

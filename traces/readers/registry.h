@@ -1,4 +1,4 @@
-// Registry of trace readers: each format (the native .wst; later Accel-Sim kernelslist.g, Kineto JSON)
+// Registry of trace readers: each format (the native .wst, Accel-Sim kernelslist.g; later Kineto JSON)
 // registers a name, a description and a probe that recognises its files by magic bytes and/or name.
 // `warpsim run --trace FILE` opens FILE with the first reader whose probe accepts it.
 #pragma once
