@@ -43,9 +43,13 @@ KernelScheduler::KernelScheduler(BuildContext& ctx, std::vector<StreamingMultipr
       watchdog_cycles_(ctx.config.section("sim").u64("watchdog_cycles")),
       check_cycles_(ctx.config.section("sim").u64("progress_check_cycles")),
       launch_interval_cycles_(launch_interval_cycles(ctx.config)) {
+  const Params& noc = ctx.config.section("noc");
+  if (noc.has("gpcs")) gpcs_ = std::max(1u, noc.u32("gpcs"));
+  ctx.publish<ClusterDirectory>("clusters", {this});
   for (auto* sm : sms_)
     sm->on_cta_done([this](unsigned sm_index, std::uint64_t cta) {
       ++ctas_done_;
+      resident_.erase(cta);
       for (RunObserver* o : observers_) o->cta_finished(kernel_index_, sm_index, cta, domain().now());
       schedule_work(domain().now() + 1);
     });
@@ -139,14 +143,33 @@ bool KernelScheduler::open_next_kernel(Cycle) {
     ctx_.fail("kernel '" + info.name + "' has an empty grid");
     return false;
   }
+  if (info.cluster.count() > 1) {
+    // The smallest GPC must hold a whole cluster, or some clusters could never start.
+    std::uint64_t smallest_gpc = sms_.size();
+    for (unsigned g = 0; g < gpcs_; ++g)
+      smallest_gpc = std::min<std::uint64_t>(smallest_gpc, sms_.size() / gpcs_ + (g < sms_.size() % gpcs_ ? 1 : 0));
+    if (info.cluster.count() > smallest_gpc * occupancy_.ctas_per_sm) {
+      ctx_.fail("kernel '" + info.name + "': a cluster of " + std::to_string(info.cluster.count()) +
+                " CTAs does not fit on one GPC (" + std::to_string(smallest_gpc) + " SMs x " +
+                std::to_string(occupancy_.ctas_per_sm) + " CTAs; noc.gpcs = " + std::to_string(gpcs_) + ")");
+      return false;
+    }
+  }
   for (auto* sm : sms_) sm->begin_kernel(info, occupancy_);
   total_ctas_ = info.grid.count();
   kernel_ = std::move(k);
   return true;
 }
 
+void KernelScheduler::launch_on(std::size_t s, std::uint64_t cta) {
+  sms_[s]->launch_cta(cta, kernel_->open_cta(cta));
+  resident_[cta] = sms_[s];
+  for (RunObserver* o : observers_) o->cta_started(kernel_index_, static_cast<unsigned>(s), cta, domain().now());
+}
+
 // Breadth-first, one CTA per SM per pass, as the hardware's CTA scheduler fills an empty GPU.
 void KernelScheduler::dispatch() {
+  if (kernel_->info().cluster.count() > 1) return dispatch_clusters();
   bool launched = true;
   while (launched && next_cta_ < total_ctas_) {
     launched = false;
@@ -154,12 +177,44 @@ void KernelScheduler::dispatch() {
       const std::size_t s = (rr_ + i) % sms_.size();
       StreamingMultiprocessor* sm = sms_[s];
       if (!sm->can_launch()) continue;
-      sm->launch_cta(next_cta_, kernel_->open_cta(next_cta_));
-      for (RunObserver* o : observers_) o->cta_started(kernel_index_, static_cast<unsigned>(s), next_cta_, domain().now());
+      launch_on(s, next_cta_);
       ++next_cta_;
       launched = true;
     }
     rr_ = (rr_ + 1) % sms_.size();
+  }
+}
+
+// Clusters in order (x fastest over the grid of clusters), each onto the first GPC, round robin, with room for all
+// of its CTAs; within the GPC its CTAs go breadth-first over the SMs with room. next_cta_ counts clusters' CTAs.
+void KernelScheduler::dispatch_clusters() {
+  const KernelInfo& k = kernel_->info();
+  const std::uint32_t size = static_cast<std::uint32_t>(k.cluster.count());
+  const std::uint64_t clusters_x = k.grid.x / k.cluster.x, clusters_y = k.grid.y / k.cluster.y;
+  auto room = [&](std::size_t s) -> std::uint32_t {
+    const std::uint32_t resident = sms_[s]->resident_ctas();
+    return resident < occupancy_.ctas_per_sm ? occupancy_.ctas_per_sm - resident : 0;
+  };
+  bool launched = true;
+  while (launched && next_cta_ < total_ctas_) {
+    launched = false;
+    for (unsigned i = 0; i < gpcs_ && next_cta_ < total_ctas_; ++i) {
+      const unsigned g = static_cast<unsigned>((rr_ + i) % gpcs_);
+      std::uint64_t free_slots = 0;
+      for (std::size_t s = g; s < sms_.size(); s += gpcs_) free_slots += room(s);
+      if (free_slots < size) continue;
+      const std::uint64_t q = next_cta_ / size;  // cluster index
+      const std::uint64_t first = (q % clusters_x) * k.cluster.x +
+                                  k.grid.x * ((q / clusters_x % clusters_y) * k.cluster.y +
+                                              std::uint64_t{k.grid.y} * (q / (clusters_x * clusters_y) * k.cluster.z));
+      std::uint32_t rank = 0;
+      while (rank < size)
+        for (std::size_t s = g; s < sms_.size() && rank < size; s += gpcs_)
+          if (room(s) > 0) launch_on(s, cluster_peer(k, first, rank++));
+      next_cta_ += size;
+      launched = true;
+    }
+    rr_ = (rr_ + 1) % gpcs_;
   }
 }
 

@@ -8,9 +8,11 @@
 #include <functional>
 #include <memory>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 #include "models/gpu/run_observer.h"
+#include "sim/slots/cluster.h"
 #include "sim/slots/sm.h"
 #include "sim/core/component.h"
 #include "sim/trace/source.h"
@@ -19,7 +21,10 @@ namespace warpsim {
 
 class BuildContext;
 
-class KernelScheduler final : public Component {
+// Kernels with thread-block clusters: a cluster's CTAs start together on SMs of one GPC (SM i is in GPC
+// i mod noc.gpcs, as the hierarchical interconnect places them; a GPU whose config names no GPCs is one), and only
+// when that GPC has room for all of them. The scheduler is the cluster directory (slot "clusters").
+class KernelScheduler final : public Component, public ClusterDirectory {
  public:
   // `memory_progress`: a count that grows while the memory system works; `memory_pending`: it has work scheduled.
   KernelScheduler(BuildContext& ctx, std::vector<StreamingMultiprocessor*> sms, SmLimits limits,
@@ -34,6 +39,13 @@ class KernelScheduler final : public Component {
   Cycle tick(Cycle now) override;
   std::string describe_state() const override;
 
+  // ClusterDirectory
+  const KernelInfo& kernel() const override { return kernel_->info(); }
+  StreamingMultiprocessor* sm_of_cta(std::uint64_t cta) const override {
+    const auto it = resident_.find(cta);
+    return it == resident_.end() ? nullptr : it->second;
+  }
+
  private:
   // Asks for the kernel and CTA work (schedule_kernels_and_ctas) to be done at `cycle`.
   void schedule_work(Cycle cycle);
@@ -41,6 +53,8 @@ class KernelScheduler final : public Component {
   bool schedule_kernels_and_ctas(Cycle now);
   bool open_next_kernel(Cycle now);
   void dispatch();
+  void dispatch_clusters();
+  void launch_on(std::size_t sm_index, std::uint64_t cta);
   std::uint64_t issued() const;
   Cycle last_known_completion() const;
   void check_progress(Cycle now);
@@ -66,6 +80,8 @@ class KernelScheduler final : public Component {
   Cycle run_start_ = 0, previous_end_ = 0;  // the run's first cycle; when the last kernel finished (or the run began)
   Cycle host_wait_ = 0;                      // the current kernel's cycles of GPU idle waiting for its submission
   bool waiting_for_host_ = false;
+  unsigned gpcs_ = 1;
+  std::unordered_map<std::uint64_t, StreamingMultiprocessor*> resident_;  // running CTAs of the kernel, by id
   bool done_ = false, stuck_ = false;
   std::set<Cycle> work_cycles_;  // when schedule_kernels_and_ctas was asked for and has not run yet
   // watchdog

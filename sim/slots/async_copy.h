@@ -38,6 +38,8 @@ class AsyncCopyCompletions {
   virtual void copy_done(std::uint32_t record, Cycle at) = 0;
   // `bytes` arrived for mbarrier `mbarrier` (its shared-memory address) of the issuing warp's CTA.
   virtual void transaction_bytes(std::uint32_t warp_slot, std::uint64_t mbarrier, std::uint32_t bytes, Cycle at) = 0;
+  // The linear id of warp `warp_slot`'s CTA (a multicast copy's destinations are its cluster's CTAs).
+  virtual std::uint64_t cta_of(std::uint32_t warp_slot) const = 0;
 };
 
 // One asynchronous copy engine per SM (config section `async_copy`, when an implementation is registered).

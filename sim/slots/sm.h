@@ -47,6 +47,10 @@ class StreamingMultiprocessor : public Component {
   // The latest cycle at which something already issued completes after a latency known now (0 when none): until
   // then a quiet SM is slow (e.g. a huge but legal MMA), not stuck. For the no-progress watchdog.
   virtual Cycle last_known_completion() const = 0;
+  // Thread-block clusters: another SM's TMA multicast delivered `bytes` for mbarrier `mbarrier` of resident CTA
+  // `cta` at `at`; another SM's warp arrived (mbarrier.arrive on a cluster peer) on that mbarrier at `at`.
+  virtual void cluster_transaction_bytes(std::uint64_t cta, std::uint32_t mbarrier, std::uint32_t bytes, Cycle at) = 0;
+  virtual void cluster_arrive(std::uint64_t cta, std::uint32_t mbarrier, Cycle at) = 0;
 
  protected:
   std::function<void(unsigned sm, std::uint64_t cta_id)> cta_done_;

@@ -77,6 +77,7 @@ inline constexpr int kMaxDst = 4;
 inline constexpr int kMaxSrc = 4;
 inline constexpr int kWarpSize = 32;
 inline constexpr std::uint32_t kMbarriers = 32;  // mbarriers per CTA a trace may name (WarpInst::group)
+inline constexpr std::uint32_t kMaxClusterCtas = 16;  // CTAs of one thread-block cluster (sm_90's non-portable limit)
 
 // HMMA / HGMMA aux flag: A is 2:4 structured-sparse (mma.sp, wgmma .sp); the shape's K is the dense-equivalent K
 // and the FLOPs counted are 2mnk, as NVIDIA counts sparse throughput.
@@ -128,6 +129,12 @@ struct WarpInst {
     return 0;
   }
   bool is_memory() const noexcept { return space != MemSpace::None; }
+  // UTMALDG (multicast) and SYNCS_ARRIVE_TRANS64 (arrive on other CTAs' mbarriers): bit r = the CTA of rank r in
+  // the issuing CTA's cluster, carried in mma.m, which these opcodes do not otherwise use (format 1.3); 0 = the
+  // issuing CTA only, as before.
+  std::uint32_t cluster_cta_mask() const noexcept {
+    return (op == Opcode::UTMALDG || op == Opcode::SYNCS_ARRIVE_TRANS64) ? mma.m : 0u;
+  }
   int active_lanes() const noexcept { return __builtin_popcount(active_mask); }
 };
 

@@ -33,6 +33,10 @@ std::string check_kernel_info(const KernelInfo& info) {
     return "block " + dim3_text(info.block) + " has more than " + std::to_string(kMaxThreadsPerCta) +
            " threads (2^32 - 1 warps)";
   if (info.block.count() == 0) return "block " + dim3_text(info.block) + " has no threads";
+  if (info.cluster.x == 0 || info.cluster.y == 0 || info.cluster.z == 0 || info.cluster.count() > kMaxClusterCtas)
+    return "cluster " + dim3_text(info.cluster) + " must have 1 to " + std::to_string(kMaxClusterCtas) + " CTAs";
+  if (info.grid.x % info.cluster.x || info.grid.y % info.cluster.y || info.grid.z % info.cluster.z)
+    return "grid " + dim3_text(info.grid) + " is not a whole number of clusters " + dim3_text(info.cluster);
   std::size_t offset = 0;
   if (const std::string problem = text_problem(info.name, offset); !problem.empty())
     return "kernel name: " + problem + " at byte " + std::to_string(offset);

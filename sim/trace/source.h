@@ -29,6 +29,9 @@ struct KernelInfo {
   std::string target_arch;              // e.g. "sm_90": the GPU the instruction stream was made for
   // Useful work of the kernel, for achieved-throughput metrics (0 when unknown).
   std::uint64_t flops = 0;
+  // Thread-block cluster (sm_90): CTAs launched together on the SMs of one GPC (1x1x1: none). The grid is a whole
+  // number of clusters in each dimension.
+  Dim3 cluster;
   std::uint32_t warps_per_cta() const noexcept {
     return static_cast<std::uint32_t>((block.count() + kWarpSize - 1) / kWarpSize);
   }

@@ -373,6 +373,9 @@ void encode_kernel_info(Bytes& out, const KernelInfo& k) {
   put_varint(out, k.target_arch.size());
   out.insert(out.end(), k.target_arch.begin(), k.target_arch.end());
   put_varint(out, k.flops);
+  // 1.3: the thread-block cluster, written only when the kernel has one (a 1x1x1 kernel's bytes stay 1.2's).
+  if (!(k.cluster == Dim3{}))
+    for (std::uint32_t v : {k.cluster.x, k.cluster.y, k.cluster.z}) put_varint(out, v);
 }
 
 KernelInfo decode_kernel_info(Cursor& in) {
@@ -383,6 +386,9 @@ KernelInfo decode_kernel_info(Cursor& in) {
     *v = static_cast<std::uint32_t>(in.varint_max("kernel dimension or resource", kU32Max));
   k.target_arch = in.string("target arch");
   k.flops = in.varint("flops");
+  if (in.remaining() > 0)  // 1.3: optional cluster dimensions (absent: no cluster, 1x1x1)
+    for (std::uint32_t* v : {&k.cluster.x, &k.cluster.y, &k.cluster.z})
+      *v = static_cast<std::uint32_t>(in.varint_max("cluster dimension", kU32Max));
   // Bytes after the known fields are ignored: later minor versions may append fields here.
   return k;
 }

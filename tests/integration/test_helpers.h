@@ -231,12 +231,20 @@ inline std::optional<Span> element(const std::string& s, std::size_t arr, std::s
   return std::nullopt;
 }
 
-// The value at `path` ("a.b[2].c"; "" is the whole document).
+// The value at `path` ("a.b[2].c", a member whose name has dots as ["x.y"]; "" is the whole document).
 inline std::optional<Span> find(const std::string& s, const std::string& path) {
   Span cur{skip_ws(s, 0), skip_value(s, 0)};
   std::size_t p = 0;
   while (p < path.size()) {
     if (path[p] == '.') ++p;
+    if (path.compare(p, 2, "[\"") == 0) {  // ["a.b"]: a member whose name has dots (stats counters)
+      const std::size_t close = path.find("\"]", p + 2);
+      auto m = member(s, cur.begin, path.substr(p + 2, close - p - 2));
+      if (!m) return std::nullopt;
+      cur = *m;
+      p = close + 2;
+      continue;
+    }
     if (path[p] == '[') {
       const std::size_t close = path.find(']', p);
       const std::size_t index = std::stoul(path.substr(p + 1, close - p - 1));

@@ -246,12 +246,15 @@ TEST_CASE("tma_bandwidth: from DRAM TMA reaches the bandwidth loads reach; from 
   CHECK(metric(tma, "bandwidth_gbps") <= hbm_gbps);
   CHECK(metric(tma, "bandwidth_gbps") >= 0.9 * hbm_gbps);
   // L2-resident (each CTA reloads one 64 KiB region): per SM at most what its NoC port delivers, what the unit
-  // issues, and what its in-flight limit allows (async_copy.max_outstanding lines per L2 round trip: the NoC both
-  // ways and the slice's hit latency, L2 clock = SM clock); the smallest of the three is the bottleneck.
+  // generates (a box's bytes at issue_bytes_per_cycle plus copy_cycles per box, one box after another), and what
+  // its in-flight limit allows (async_copy.max_outstanding lines per L2 round trip: the NoC both ways and the
+  // slice's hit latency, L2 clock = SM clock); the smallest of the three is the bottleneck.
   const MicrobenchRun l2 = run_microbench("h100_sxm", "tma_bandwidth", {"footprint=64KiB", "iterations=512", "ctas=1"}, {"sm.count=1"});
   const auto& cfg = l2.config;
+  const double box = 64.0 * 128;  // the synthesizer's default box: 64 rows of 128 B
   const double port = config_number(cfg, "noc.sm_port_bandwidth") * config_number(cfg, "clocks.l2");
-  const double issue = config_number(cfg, "async_copy.issue_bytes_per_cycle") * config_number(cfg, "clocks.sm");
+  const double issue_rate = config_number(cfg, "async_copy.issue_bytes_per_cycle");
+  const double issue = box / (box / issue_rate + config_number(cfg, "async_copy.copy_cycles")) * config_number(cfg, "clocks.sm");
   const double round_trip = 2 * (config_number(cfg, "noc.sm_to_gpc_latency") + config_number(cfg, "noc.gpc_to_partition_latency")) +
                             config_number(cfg, "l2.hit_latency");
   const double in_flight = config_number(cfg, "async_copy.max_outstanding") * config_number(cfg, "l2.line_size") /
@@ -259,6 +262,53 @@ TEST_CASE("tma_bandwidth: from DRAM TMA reaches the bandwidth loads reach; from 
   const double cap_gbps = std::min({port, issue, in_flight}) / 1e9;
   CHECK(metric(l2, "bandwidth_gbps") <= cap_gbps * 1.01);
   CHECK(metric(l2, "bandwidth_gbps") >= 0.85 * cap_gbps);
+}
+
+// Measured on H100 SXM5 with tools/hw_bench/tma_bench.cu on 2026-11-23 (validation/data/h100_sxm_2026-11-23/,
+// tma_bench_inflight.txt and microbench.txt), L2-resident sources, bytes per SM cycle per SM:
+//   one SM, 4 KiB copies, rings of 8 to 128 KiB:          15.08-15.19
+//   all 132 SMs, 8 KiB copies (16 MiB footprint):          26.19-26.45
+//   all 132 SMs, 16 KiB copies:                            27.31-27.73 (7.14-7.19 TB/s: the GPU's L2 streaming limit,
+//                                                          which plain loads (7.24) and cp.async (7.09) also reach)
+//   one copy from issue to its mbarrier completing:        372 cycles (1 KiB), 508 (16 KiB)
+// The configs take issue_bytes_per_cycle and copy_cycles from the one-SM rate and the two latencies; the other
+// figures check them.
+namespace {
+double bytes_per_sm_cycle(const MicrobenchRun& r, double ctas) {
+  return metric(r, "bandwidth_gbps") * 1e9 / config_number(r.config, "clocks.sm") / ctas;
+}
+}  // namespace
+
+TEST_CASE("tma_bandwidth: a per-copy cost bounds one SM's TMA rate as measured on H100", "[microbench][tma]") {
+  // One SM, 4 KiB boxes (32 rows of 128 B) from a 64 KiB L2-resident region: the rate does not depend on the copies
+  // in flight (2 or 16 stages), as measured, and is the measured 15.15 B/clk.
+  for (const char* stages : {"stages=2", "stages=16"}) {
+    INFO(stages);
+    const MicrobenchRun r = run_microbench("h100_sxm", "tma_bandwidth",
+                                           {"box_rows=32", "box_row_bytes=128", stages, "footprint=64KiB", "ctas=1", "iterations=512"},
+                                           {"sm.count=1"});
+    CHECK(bytes_per_sm_cycle(r, 1) == Approx(15.15).epsilon(0.10));
+  }
+  // One copy's latency (one stage, a box reloaded from L2), 1 KiB and 16 KiB, against 372 and 508 cycles.
+  for (const auto& [rows, measured] : {std::pair<int, double>{8, 372}, {128, 508}}) {
+    INFO(rows << " rows of 128 B");
+    const MicrobenchRun r = run_microbench("h100_sxm", "tma_bandwidth",
+                                           {"box_rows=" + std::to_string(rows), "box_row_bytes=128", "stages=1",
+                                            "footprint=" + std::to_string(rows * 128) + "B", "ctas=1", "iterations=256"},
+                                           {"sm.count=1"});
+    CHECK(metric(r, "latency_cycles") == Approx(measured).epsilon(0.10));
+  }
+  // One SM's 16 KiB copies: at least the per-SM rate every SM reached at once (27.3-27.7 B/clk; one SM alone can
+  // only be faster), i.e. the unit is not what held the measured GPU-wide figure.
+  const MicrobenchRun one16 = run_microbench("h100_sxm", "tma_bandwidth",
+                                             {"box_rows=128", "box_row_bytes=128", "stages=8", "footprint=128KiB", "ctas=1", "iterations=256"},
+                                             {"sm.count=1"});
+  CHECK(bytes_per_sm_cycle(one16, 1) >= 27.3);
+  // Every SM, 8 KiB boxes (64 rows of 128 B) from 128 KiB per CTA, 512 per CTA (the first pass from DRAM): the
+  // measured 26.2-26.4 B/clk per SM, within 10%.
+  const MicrobenchRun all8 = run_microbench("h100_sxm", "tma_bandwidth",
+                                            {"box_rows=64", "box_row_bytes=128", "stages=8", "footprint=128KiB", "iterations=512"});
+  CHECK(bytes_per_sm_cycle(all8, config_number(all8.config, "sm.count")) == Approx(26.3).epsilon(0.10));
 }
 
 TEST_CASE("tensor_throughput refuses wgmma and fp8 on sm_80 with one clear error", "[microbench]") {

@@ -10,9 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "sim/config/config.h"
 #include "sim/core/error.h"
+#include "sim/registry/registry.h"
 #include "sim/trace/inst.h"
+#include "sim/slots/cluster.h"
 #include "traces/synth/gemm.h"
+#include "traces/synth/gemm_synthesizer.h"
 #include "traces/synth/generated.h"
 
 using namespace warpsim;
@@ -1229,5 +1233,286 @@ TEST_CASE("gemm split-K, atomic (sm_90): zeroing and conversion kernels around t
     GemmTiling st = default_gemm_tiling("sm_90", d);
     st.split_k = 2;
     CHECK(make_gemm_trace(GemmProblem{128, 128, 4096, d}, st, "sm_90", kH100Sms)->num_kernels() == 2);
+  }
+}
+
+// ---- sm_90 main loop on TMA + mbarriers + asynchronous wgmma ------------------------------------------------------
+
+namespace {
+
+// H100 with its TMA unit (async_copy.issue_bytes_per_cycle > 0 in configs/h100_sxm.yaml).
+constexpr GemmLimits kH100Tma{227 * 1024, 65536, 255, 132, true};
+
+struct TmaCheck {
+  std::map<Opcode, std::uint64_t> op_counts;
+  std::uint64_t tma_bytes = 0;  // bytes of every UTMALDG box of the kernel
+};
+
+// Walks every warp of an sm_90 kernel generated for a GPU with TMA and checks, from the CUTLASS 3 structure
+// (README.md, "sm_90"): no LDGSTS, LDGDEPBAR, DEPBAR anywhere; CTA-wide BARs only outside the main loop (one
+// after the mbarrier inits, one before the epilogue); warp 0 initialises full[s] (1 arrival) and empty[s] (one
+// per consumer warp of every CTA of the cluster) for every stage; warp 0 alone issues UTMALDG (lane 0), two boxes
+// per k-tile: the A box tile_m rows and the B box tile_n rows (with a cluster of c CTAs: tile_n / c rows multicast
+// to every CTA of the cluster) of tile_k elements; every CTA's full barrier gets, per k-tile, exactly the bytes its
+// arrive announced, from its own boxes and its cluster peers' multicasts; a CTA's A boxes hold its A rows times
+// k and its cluster's B boxes its B rows times k, each byte read once; the j-th wait on a barrier waits for parity
+// j % 2 (consumers on full) or (j % 2) ^ 1 (producer on empty); consumers fence, commit and wait_group(1) once per
+// k-tile and release k_tiles - 1 stages, on every CTA of the cluster.
+TmaCheck check_tma_kernel(const GemmProblem& p, const GemmTiling& t) {
+  auto trace = make_gemm_trace(p, t, "sm_90", kH100Tma);
+  REQUIRE(trace->num_kernels() == 1);
+  auto kernel = trace->open_kernel(0);
+  const KernelInfo& info = kernel->info();
+  const std::uint64_t cluster = info.cluster.count();
+  REQUIRE(info.cluster.y * info.cluster.z == 1);
+  const std::uint32_t all_ranks = cluster > 1 ? (1u << cluster) - 1 : 0u;
+  const std::uint64_t eb = input_bytes(p.dtype);
+  const std::uint64_t k_tiles = (p.k + t.tile_k - 1) / t.tile_k;
+  const std::uint64_t consumer_warps = t.warps - 4;
+  const std::uint64_t a_base = kA, b_base = align_mib(kA + p.m * p.k * eb);
+  const std::uint64_t pitch = p.k * eb;
+  TmaCheck r;
+  // (CTA, k-tile) -> bytes announced on its full barrier / delivered there by its own and its peers' boxes
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::int64_t> announced, delivered;
+  std::map<std::uint64_t, std::map<std::uint64_t, int>> b_read_by_cluster;  // cluster -> B byte offset -> reads
+  for (std::uint64_t cta = 0; cta < info.grid.count(); ++cta) {
+    auto cs = kernel->open_cta(cta);
+    std::map<std::uint64_t, int> a_read;  // byte offset in A -> times read by this CTA's boxes
+    std::map<std::uint64_t, int>& b_read = b_read_by_cluster[cta / cluster];
+    std::uint64_t cta_box_bytes = 0;
+    for (std::uint32_t w = 0; w < cs->num_warps(); ++w) {
+      auto ws = cs->open_warp(w);
+      const auto insts = read_all(*ws, 61, nullptr);
+      REQUIRE(insts.back().op == Opcode::EXIT);
+      const bool consumer = w >= 4;
+      std::map<std::uint32_t, std::uint32_t> waits_on;  // mbarrier id -> waits so far
+      std::uint64_t bars = 0, hgmma = 0, bars_between_hgmmas = 0, fences = 0, commits = 0, wait1 = 0, wait0 = 0;
+      std::uint64_t releases = 0, inits = 0, producer_k_tile = 0;
+      std::uint32_t pending_barrier = ~0u;
+      for (const WarpInst& in : insts) {
+        ++r.op_counts[in.op];
+        switch (in.op) {
+          case Opcode::LDGSTS:
+          case Opcode::LDGDEPBAR:
+          case Opcode::DEPBAR:
+            FAIL("cp.async instruction in a TMA kernel: warp " << w);
+            break;
+          case Opcode::BAR:
+            ++bars;
+            if (hgmma > 0 && hgmma < k_tiles * (t.tile_k * eb / 32)) ++bars_between_hgmmas;
+            break;
+          case Opcode::HGMMA:
+            ++hgmma;
+            break;
+          case Opcode::MBARRIER_INIT:
+            CHECK(w == 0);
+            CHECK(in.group < 2 * t.stages);
+            CHECK(in.aux == (in.group < t.stages ? 1u : consumer_warps * cluster));
+            ++inits;
+            break;
+          case Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT: {
+            const std::uint32_t j = waits_on[in.group]++;
+            if (consumer) {
+              CHECK(in.group < t.stages);  // full barriers
+              CHECK(in.aux == j % 2);
+            } else {
+              CHECK(in.group >= t.stages);  // empty barriers (the loop's and, with a cluster, the tail's)
+              CHECK(in.aux == ((j % 2) ^ 1u));
+            }
+            break;
+          }
+          case Opcode::SYNCS_ARRIVE_TRANS64:
+            if (consumer) {
+              CHECK(in.group >= t.stages);
+              CHECK(in.aux == 0);
+              CHECK(in.cluster_cta_mask() == all_ranks);  // released on every CTA of the cluster
+              ++releases;
+            } else {
+              CHECK(in.group < t.stages);
+              CHECK(in.cluster_cta_mask() == 0);
+              announced[{cta, producer_k_tile++}] += in.aux;
+              pending_barrier = in.group;
+            }
+            break;
+          case Opcode::UTMALDG: {
+            CHECK(w == 0);
+            CHECK(in.active_mask == 1u);
+            CHECK(in.group == pending_barrier);
+            const std::uint64_t rows = in.aux, row_bytes = static_cast<std::uint64_t>(in.group_stride);
+            CHECK(static_cast<std::uint64_t>(in.stride) == pitch);
+            CHECK(row_bytes % 16 == 0);
+            CHECK(row_bytes <= t.tile_k * eb);
+            cta_box_bytes += rows * row_bytes;
+            const bool is_a = in.base < b_base;
+            // A boxes are the CTA's own; B boxes are multicast to the whole cluster when there is one.
+            CHECK(in.cluster_cta_mask() == (is_a ? 0u : all_ranks));
+            CHECK(rows <= (is_a ? t.tile_m : t.tile_n / cluster));
+            const std::uint64_t kt = (in.base - (is_a ? a_base : b_base)) % pitch / (t.tile_k * eb);
+            if (is_a || cluster == 1)
+              delivered[{cta, kt}] += static_cast<std::int64_t>(rows * row_bytes);
+            else
+              for (std::uint32_t rank = 0; rank < cluster; ++rank)
+                delivered[{cluster_peer(info, cta, rank), kt}] += static_cast<std::int64_t>(rows * row_bytes);
+            for (std::uint64_t row = 0; row < rows; ++row)
+              for (std::uint64_t b = 0; b < row_bytes; b += 16) {
+                const std::uint64_t addr = in.base + row * pitch + b;
+                if (is_a) {
+                  CHECK(addr + 16 <= a_base + p.m * p.k * eb);
+                  ++a_read[addr - a_base];
+                } else {
+                  CHECK(addr + 16 <= b_base + p.n * p.k * eb);
+                  ++b_read[addr - b_base];
+                }
+              }
+            break;
+          }
+          case Opcode::WARPGROUP_ARRIVE:
+            ++fences;
+            break;
+          case Opcode::WARPGROUP_COMMIT:
+            ++commits;
+            break;
+          case Opcode::WARPGROUP_DEPBAR:
+            (in.aux == 1 ? wait1 : wait0) += 1;
+            break;
+          default:
+            break;
+        }
+      }
+      CHECK(inits == (w == 0 ? 2 * t.stages : 0));
+      CHECK(bars_between_hgmmas == 0);
+      if (consumer) {
+        CHECK(bars == 2);
+        CHECK(waits_on.size() == std::min<std::uint64_t>(t.stages, k_tiles));
+        CHECK(fences == k_tiles);
+        CHECK(commits == k_tiles);
+        CHECK(wait1 == k_tiles);
+        CHECK(wait0 == 1);
+        CHECK(releases == k_tiles - 1);
+        CHECK(hgmma == k_tiles * (t.tile_k * eb / 32));  // 32 bytes of K per wgmma
+      } else {
+        CHECK(hgmma == 0);
+        CHECK(bars == (w == 0 ? 2u : 1u));  // warps 1-3 have no role: they exit after the inits' barrier
+        if (w == 0) CHECK(producer_k_tile == k_tiles);
+      }
+    }
+    // First principles: the CTA reads its A rows over all of K, each 16-byte piece once.
+    const GemmTileIndex tile = gemm_cta_tile(cta, static_cast<std::uint32_t>(info.grid.y),
+                                             static_cast<std::uint32_t>(info.grid.x), t.swizzle_group);
+    const std::uint64_t a_rows = std::min<std::uint64_t>(t.tile_m, p.m - std::uint64_t{tile.m} * t.tile_m);
+    CHECK(a_read.size() * 16 == a_rows * p.k * eb);
+    for (const auto& [offset, times] : a_read) CHECK(offset / pitch / t.tile_m == tile.m);
+    for (const auto& [offset, times] : a_read) CHECK(times == 1);
+    // ... and the CTAs of a cluster compute the same N tile (they share B).
+    CHECK(gemm_cta_tile(cluster_peer(info, cta, 0), static_cast<std::uint32_t>(info.grid.y),
+                        static_cast<std::uint32_t>(info.grid.x), t.swizzle_group).n == tile.n);
+    r.tma_bytes += cta_box_bytes;
+  }
+  // A cluster's B boxes hold its N tile's rows over all of K, each 16-byte piece once.
+  for (const auto& [c, b_read] : b_read_by_cluster) {
+    const GemmTileIndex tile = gemm_cta_tile(c * cluster, static_cast<std::uint32_t>(info.grid.y),
+                                             static_cast<std::uint32_t>(info.grid.x), t.swizzle_group);
+    const std::uint64_t b_rows = std::min<std::uint64_t>(t.tile_n, p.n - std::uint64_t{tile.n} * t.tile_n);
+    CHECK(b_read.size() * 16 == b_rows * p.k * eb);
+    for (const auto& [offset, times] : b_read) CHECK(offset / pitch / t.tile_n == tile.n);
+    for (const auto& [offset, times] : b_read) CHECK(times == 1);
+  }
+  // Every full barrier phase gets the bytes announced for it.
+  CHECK(announced == delivered);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("gemm sm_90 with TMA: mbarrier pipeline, no LDGSTS or BAR in the main loop", "[synth][gemm][tma]") {
+  SECTION("bf16 256x512x512: 2 x 2 CTAs of 128x256, 8 k-tiles through 4 stages, without a cluster") {
+    const GemmProblem p{256, 512, 512, DType::BF16};
+    GemmTiling t = default_gemm_tiling("sm_90", p.dtype);
+    t.cluster_m = 1;
+    const TmaCheck r = check_tma_kernel(p, t);
+    // per CTA and k-tile: a 128 x 128 B box of A and a 256 x 128 B box of B (the tiles' 48 KiB)
+    CHECK(r.op_counts.at(Opcode::UTMALDG) == 4 * 8 * 2);
+    CHECK(r.tma_bytes == 4ull * 8 * (128 + 256) * 64 * 2);
+    // every CTA reads all of A's and B's rows of its tile: tiles_n x A + tiles_m x B
+    CHECK(r.tma_bytes == 2 * (256ull * 512 * 2) + 2 * (512ull * 512 * 2));
+    CHECK(r.op_counts.count(Opcode::LDGSTS) == 0);
+  }
+  SECTION("bf16 256x512x512 with the default 2x1 cluster: B read once per cluster, multicast") {
+    const GemmProblem p{256, 512, 512, DType::BF16};
+    const GemmTiling t = default_gemm_tiling("sm_90", p.dtype);
+    CHECK(t.cluster_m == 2);  // cuBLAS's H100 kernels run clusters of 2
+    auto kernel = make_gemm_trace(p, t, "sm_90", kH100Tma)->open_kernel(0);
+    CHECK(kernel->info().cluster == (Dim3{2, 1, 1}));
+    const TmaCheck r = check_tma_kernel(p, t);
+    // per CTA and k-tile: a 128 x 128 B box of A and half (128 rows) of the 256 x 128 B tile of B
+    CHECK(r.op_counts.at(Opcode::UTMALDG) == 4 * 8 * 2);
+    CHECK(r.tma_bytes == 4ull * 8 * (128 + 128) * 64 * 2);
+    // tiles_n x A + tiles_m / 2 x B: the two CTAs of a cluster share their B tile
+    CHECK(r.tma_bytes == 2 * (256ull * 512 * 2) + 1 * (512ull * 512 * 2));
+    // producer tail: stages - 1 waits more on the empty barriers than without a cluster
+    GemmTiling single = t;
+    single.cluster_m = 1;
+    CHECK(r.op_counts.at(Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT) ==
+          check_tma_kernel(p, single).op_counts.at(Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT) + 4 * (t.stages - 1));
+  }
+  SECTION("a cluster is taken only where the tile counts allow it") {
+    GemmTiling t = default_gemm_tiling("sm_90", DType::BF16);
+    for (const GemmProblem& p : {GemmProblem{384, 512, 256, DType::BF16}, GemmProblem{256, 256, 256, DType::BF16}}) {
+      auto kernel = make_gemm_trace(p, t, "sm_90", kH100Tma)->open_kernel(0);
+      CHECK(kernel->info().cluster == (Dim3{1, 1, 1}));  // 3 M tiles; 1 N tile
+      check_tma_kernel(p, t);
+    }
+    t.mainloop = GemmTiling::Mainloop::Ldgsts;  // the LDGSTS main loop has no clusters
+    auto kernel = make_gemm_trace(GemmProblem{256, 512, 512, DType::BF16}, t, "sm_90", kH100Tma)->open_kernel(0);
+    CHECK(kernel->info().cluster == (Dim3{1, 1, 1}));
+  }
+  SECTION("fp8 256x256x1024 (tile_k 128: 128-byte rows), fewer k-tiles than stages, ragged M/N/K") {
+    const GemmProblem fp8{256, 256, 1024, DType::FP8};
+    check_tma_kernel(fp8, default_gemm_tiling("sm_90", fp8.dtype));
+    const GemmProblem short_k{128, 256, 128, DType::BF16};  // 2 k-tiles, 4 stages
+    check_tma_kernel(short_k, default_gemm_tiling("sm_90", short_k.dtype));
+    const GemmProblem ragged{200, 136, 104, DType::BF16};  // k * 2 = 208 B rows: 16-byte aligned, TMA
+    const TmaCheck r = check_tma_kernel(ragged, default_gemm_tiling("sm_90", ragged.dtype));
+    CHECK(r.tma_bytes == 1 * (200ull * 104 * 2) + 2 * (136ull * 104 * 2));  // 1 x 2 CTAs, both read B; clipped
+  }
+  SECTION("rows not 16-byte aligned, or no TMA unit: the LDGSTS pipeline") {
+    const GemmProblem odd{128, 256, 100, DType::BF16};  // 200-byte rows
+    const GemmTiling t = default_gemm_tiling("sm_90", odd.dtype);
+    for (const GemmLimits& limits : {kH100Tma, kH100Limits}) {
+      std::map<Opcode, std::uint64_t> ops;
+      auto kernel = make_gemm_trace(odd, t, "sm_90", limits)->open_kernel(0);
+      auto cs = kernel->open_cta(0);
+      for (std::uint32_t w = 0; w < cs->num_warps(); ++w)
+        for (const WarpInst& in : read_all(*cs->open_warp(w), 64, nullptr)) ++ops[in.op];
+      CHECK(ops[Opcode::LDGSTS] > 0);
+      CHECK(ops[Opcode::UTMALDG] == 0);
+      CHECK(ops[Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT] == 0);
+    }
+    const GemmProblem aligned{128, 256, 128, DType::BF16};
+    std::map<Opcode, std::uint64_t> ops;
+    auto kernel = make_gemm_trace(aligned, t, "sm_90", kH100Limits)->open_kernel(0);
+    auto cs = kernel->open_cta(0);
+    for (std::uint32_t w = 0; w < cs->num_warps(); ++w)
+      for (const WarpInst& in : read_all(*cs->open_warp(w), 64, nullptr)) ++ops[in.op];
+    CHECK(ops[Opcode::UTMALDG] == 0);  // limits.tma false: no TMA unit
+  }
+  SECTION("the GPU's config decides: H100 and B200 have a TMA unit, A100 none") {
+    const GemmProblem p{128, 256, 128, DType::BF16};
+    for (const char* gpu : {"h100_sxm", "b200", "a100_sxm"}) {
+      const Config config =
+          Config::load(std::string(WARPSIM_SOURCE_DIR) + "/configs/" + gpu + ".yaml", {}, Registry::instance());
+      const bool tma = config.section("async_copy").u64("issue_bytes_per_cycle") > 0;
+      CHECK(tma == (std::string(gpu) != "a100_sxm"));
+      auto kernel = make_gemm_for_gpu(p, config)->open_kernel(0);
+      auto ws = kernel->open_cta(0)->open_warp(0);
+      std::uint64_t tma_loads = 0, ldgsts = 0;
+      for (const WarpInst& in : read_all(*ws, 64, nullptr)) {
+        tma_loads += in.op == Opcode::UTMALDG;
+        ldgsts += in.op == Opcode::LDGSTS;
+      }
+      INFO(gpu);
+      CHECK((tma_loads > 0) == tma);
+      CHECK((ldgsts > 0) == !tma);
+    }
   }
 }

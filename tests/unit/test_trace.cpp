@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sim/core/error.h"
+#include "sim/slots/cluster.h"
 #include "sim/trace/inst.h"
 #include "sim/trace/source.h"
 #include "sim/trace/trace_file.h"
@@ -305,6 +306,7 @@ void require_same_info(const KernelInfo& a, const KernelInfo& b) {
   CHECK(a.shared_mem_bytes == b.shared_mem_bytes);
   CHECK(a.target_arch == b.target_arch);
   CHECK(a.flops == b.flops);
+  CHECK(a.cluster == b.cluster);
 }
 
 void require_same_cta(const std::vector<InMemoryKernel::Warp>& want, CtaSource& cta, std::size_t batch) {
@@ -725,8 +727,9 @@ TEST_CASE("native trace: a file built from FORMAT.md alone reads back", "[trace]
   CraftedFile f;
   f.block = {64, 1, 1};        // two warps
   f.minor = 9;                 // a later minor version ...
-  f.info_extra = {1, 2, 3};    // ... with fields this reader does not know
-  f.ctas.push_back(cta_payload({{3, records}, {0, {}}}));
+  f.info_extra = {2, 1, 1, 7, 8};  // ... with 1.3's cluster (2x1x1) and then fields this reader does not know
+  f.grid = {2, 1, 1};
+  for (int c = 0; c < 2; ++c) f.ctas.push_back(cta_payload({{3, records}, {0, {}}}));
   write_file(path, build_file(f));
 
   TraceFileReader reader(path);
@@ -734,6 +737,7 @@ TEST_CASE("native trace: a file built from FORMAT.md alone reads back", "[trace]
   auto kernel = reader.open_kernel(0);
   CHECK(kernel->info().name == "crafted");
   CHECK(kernel->info().target_arch == "sm_90");
+  CHECK(kernel->info().cluster == (Dim3{2, 1, 1}));
   auto cta = kernel->open_cta(0);
   REQUIRE(cta->num_warps() == 2);
   const InMemoryKernel::Warp w = read_warp(*cta->open_warp(0), 10);
@@ -1156,7 +1160,52 @@ TEST_CASE("in-memory sources reject invalid records, kernels and warp counts", "
     i = good;
     i.grid = {0, 1, 1};
     expect(i, "grid 0x1x1 has no CTAs");
+    i = good;
+    i.grid = {3, 1, 1};
+    i.cluster = {2, 1, 1};
+    expect(i, "grid 3x1x1 is not a whole number of clusters 2x1x1");
+    i.cluster = {0, 1, 1};
+    expect(i, "cluster 0x1x1 must have 1 to 16 CTAs");
+    i.grid = {32, 1, 1};
+    i.cluster = {32, 1, 1};
+    expect(i, "cluster 32x1x1 must have 1 to 16 CTAs");
+    i.cluster = {16, 1, 1};
+    CHECK(check_kernel_info(i) == "");
   }
+}
+
+TEST_CASE("native trace 1.3: cluster dimensions and cluster CTA masks round trip", "[trace][file][cluster]") {
+  TempDir dir;
+  const std::string path = dir.file("cluster.wst");
+  InMemoryKernel k;
+  k.info = make_info("clustered", {4, 2, 1}, {32, 1, 1});
+  k.info.cluster = {2, 2, 1};
+  WarpInst arrive;
+  arrive.op = Opcode::SYNCS_ARRIVE_TRANS64;
+  arrive.group = 3;
+  arrive.mma.m = 0xb;  // ranks 0, 1 and 3
+  WarpInst exit;
+  exit.op = Opcode::EXIT;
+  arrive.pc = 0;
+  exit.pc = 16;
+  for (std::uint64_t c = 0; c < k.info.grid.count(); ++c) k.ctas.push_back({InMemoryKernel::Warp{{arrive, exit}, {}}});
+  InMemoryKernel plain = one_warp_kernel("plain", {exit});
+  write_kernels(path, {k, plain});
+  TraceFileReader reader(path);
+  require_same_trace({k, plain}, reader, 4);
+  auto kernel = reader.open_kernel(0);
+  CHECK(kernel->info().cluster == (Dim3{2, 2, 1}));
+  CHECK(reader.open_kernel(1)->info().cluster == Dim3{});  // no cluster field written: 1x1x1
+  std::array<WarpInst, 2> buf;
+  REQUIRE(kernel->open_cta(5)->open_warp(0)->read(buf.data(), buf.size()) == 2);
+  CHECK(buf[0].cluster_cta_mask() == 0xbu);
+  CHECK(buf[1].cluster_cta_mask() == 0u);  // EXIT: mma.m is no mask
+  // Ranks are x fastest over the cluster (%cluster_ctarank); CTA 5 = (1, 1) is rank 3 of the cluster at (0, 0).
+  CHECK(cluster_rank(kernel->info(), 5) == 3);
+  CHECK(cluster_peer(kernel->info(), 5, 0) == 0);
+  CHECK(cluster_peer(kernel->info(), 5, 1) == 1);
+  CHECK(cluster_peer(kernel->info(), 5, 2) == 4);
+  CHECK(cluster_peer(kernel->info(), 6, 1) == 3);  // CTA 6 = (2, 1): cluster at (2, 0), rank 1 = (3, 0)
 }
 
 TEST_CASE("the trace writer refuses invalid records and kernels", "[trace][validity][file]") {

@@ -193,10 +193,11 @@ inline void emit_mbarrier_init(InstChunk& c, std::uint32_t id, std::uint32_t arr
 }
 // mbarrier.arrive.expect_tx (SYNCS.ARRIVE.TRANS64): one arrival on barrier `id`, announcing `tx_bytes` that
 // asynchronous copies will deliver to it in this phase (0: a plain mbarrier.arrive).
-inline void emit_mbarrier_arrive_expect_tx(InstChunk& c, std::uint32_t id, std::uint32_t tx_bytes) {
+inline WarpInst& emit_mbarrier_arrive_expect_tx(InstChunk& c, std::uint32_t id, std::uint32_t tx_bytes) {
   WarpInst& inst = c.emit(Opcode::SYNCS_ARRIVE_TRANS64);
   inst.group = static_cast<std::uint8_t>(id);
   inst.aux = tx_bytes;
+  return inst;
 }
 // mbarrier.try_wait.parity loop (SYNCS.PHASECHK.TRANS64.TRYWAIT): the warp waits until the phase of parity
 // `parity` (0 or 1) of barrier `id` has completed (stall_long_scoreboard while it waits).

@@ -3,8 +3,10 @@
 // Two kernel structures:
 //  * Multistage (sm_80): every warp loads (LDGSTS) and computes (LDSM + HMMA m16n8k16), CUTLASS's MmaMultistage.
 //  * Warp-specialised (sm_90, sm_100 for now): warpgroup 0 loads, the other warpgroups issue HGMMA from shared
-//    memory, CUTLASS 3's KernelTmaWarpSpecialized with TMA and mbarriers replaced (until they are modelled) by
-//    LDGSTS + LDGDEPBAR/DEPBAR and one CTA-wide BAR per k-tile.
+//    memory, CUTLASS 3's KernelTmaWarpSpecialized: one producer warp loads each k-tile with two TMA boxes
+//    completed on a "full" mbarrier, consumers release stages on an "empty" one, wgmma runs asynchronously. Where
+//    TMA cannot take the shape (rows of A/B not 16-byte aligned) or the GPU has none, the producer warpgroup
+//    copies with LDGSTS + LDGDEPBAR/DEPBAR and one CTA-wide BAR per k-tile synchronises everyone.
 // Both share the setup code, the global-to-shared copy pattern, the CTA rasterisation and the epilogue, and both
 // support split-K (grid.z splits of the k-tiles, fp32 partial tiles reduced into C with RED). The instruction
 // emitters, address patterns, epilogue and phase machine are the reusable pieces of emit.h, epilogue.h and
@@ -54,6 +56,9 @@ constexpr std::uint32_t kSetupInsts = 12;
 constexpr std::uint32_t kRoleDispatchInsts = 2;  // warp-specialised: ISETP + BRA to the consumer branch
 constexpr std::uint32_t kPrologueIntInsts = 3;   // per prologue stage: advance A, B pointers, smem write slot
 constexpr std::uint32_t kLoopTailInsts = 3;      // IADD3 counter, ISETP, BRA
+// TMA producer warp per k-tile: mbarrier wait (empty), arrive.expect_tx (full), UTMALDG A, UTMALDG B.
+constexpr std::uint32_t kTmaProducerInsts = 4;
+constexpr std::uint32_t kEpilogueBarrierInsts = 2;  // the producer branch's end: BAR, EXIT
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
@@ -168,6 +173,11 @@ struct GemmPlan {
   GemmTiling t;
   KernelInfo info;
   bool warp_specialized = false;
+  bool tma = false;  // warp-specialised main loop on TMA + mbarriers + asynchronous wgmma (else LDGSTS + BAR)
+  std::uint32_t cluster_m = 1;  // TMA: CTAs per cluster (consecutive CTA ids, adjacent M tiles, one B tile)
+  // Rank of a CTA in its cluster (grid.x = tiles_n is a multiple of cluster_m) and every rank's bit.
+  std::uint32_t cluster_rank(std::uint64_t cta_id) const { return static_cast<std::uint32_t>(cta_id % cluster_m); }
+  std::uint32_t cluster_mask() const { return cluster_m > 1 ? (1u << cluster_m) - 1 : 0u; }
 
   std::uint32_t eb = 2;    // input element bytes
   RowMajorMatrix a, b, c;  // batch 0's; c: the output type, or the fp32 workspace with split-K
@@ -192,6 +202,14 @@ struct GemmPlan {
   std::uint32_t consumer_warpgroups = 0;
   std::uint32_t first_consumer_warp = 0;  // 0 for multistage (every warp computes)
   std::uint32_t consumer_pc = 0;          // code address of the consumer branch
+  // TMA: mbarrier ids of stage s, full (the k-tile landed: 1 arrival + its bytes) and empty (every consumer warp
+  // released it).
+  std::uint32_t full_mbarrier(std::uint32_t s) const { return s; }
+  std::uint32_t empty_mbarrier(std::uint32_t s) const { return t.stages + s; }
+  std::uint32_t consumer_warps() const { return consumer_warpgroups * kWarpgroupWarps; }
+  // With a cluster the producer ends waiting for the last stages' releases (its cluster peers' consumers arrive
+  // on its empty barriers until then), as CUTLASS's producer tail: at most stages - 1 waits.
+  std::uint32_t producer_tail_waits() const { return cluster_m > 1 ? t.stages - 1 : 0; }
 
   // Epilogue (shared): passes of 16 rows through a warp-private padded staging buffer (epilogue.h).
   StagedEpilogue epi;
@@ -297,12 +315,24 @@ GemmMatrices gemm_matrices(const GemmProblem& p, std::uint32_t split_k) {
                       RowMajorMatrix{c_base, p.m, p.n, c_elem_bytes(p.dtype, split_k)}};
 }
 
-std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, const std::string& arch) {
+// TMA takes the sm_90 tiles when the GPU has the unit, the global row strides of A and B (k elements) are
+// multiples of 16 bytes (cuTensorMapEncodeTiled requires it) and the stages' full/empty mbarriers fit.
+bool gemm_uses_tma(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
+  return t.warpgroup_mma && t.mainloop == GemmTiling::Mainloop::Tma && limits.tma && gemm_access_bytes(p.k * elem_bytes(p.dtype)) == kVecBytes &&
+         2 * t.stages <= kMbarriers;
+}
+
+std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, const std::string& arch, bool tma) {
   auto plan = std::make_shared<GemmPlan>();
   GemmPlan& P = *plan;
   P.p = p;
   P.t = t;
   P.warp_specialized = t.warpgroup_mma;
+  P.tma = tma;
+  if (tma && t.cluster_m > 1 && t.swizzle_group % t.cluster_m == 0 &&
+      ceil_div(p.m, t.tile_m) % t.cluster_m == 0 && ceil_div(p.n, t.tile_n) % t.cluster_m == 0 &&
+      t.tile_n % t.cluster_m == 0)
+    P.cluster_m = t.cluster_m;
   P.eb = elem_bytes(p.dtype);
   P.split_k = t.split_k;
   P.parallel_split_k = t.split_k > 1 && t.split_k_reduction == GemmTiling::SplitKReduction::Parallel;
@@ -398,10 +428,18 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   } else {
     // The producer branch comes first in the code; its length fixes where the consumer branch starts.
     const std::uint32_t copies = P.copies();
-    const std::uint32_t producer_insts = kSetupInsts + kRoleDispatchInsts +
-                                         (t.stages - 1) * (copies + kPrologueIntInsts + 1) +
-                                         (2 + copies + kPrologueIntInsts + 1 + kLoopTailInsts) + 2;
-    P.consumer_pc = producer_insts * kInstBytes;
+    if (P.tma) {
+      // setup, mbarrier inits (2 per stage) and BAR, role dispatch; producer: warp-role dispatch, the loop.
+      const std::uint32_t producer_insts = kSetupInsts + 2 * t.stages + 1 + kRoleDispatchInsts + kRoleDispatchInsts +
+                                           kTmaProducerInsts + kLoopTailInsts + P.producer_tail_waits() +
+                                           kEpilogueBarrierInsts;
+      P.consumer_pc = producer_insts * kInstBytes;
+    } else {
+      const std::uint32_t producer_insts = kSetupInsts + kRoleDispatchInsts +
+                                           (t.stages - 1) * (copies + kPrologueIntInsts + 1) +
+                                           (2 + copies + kPrologueIntInsts + 1 + kLoopTailInsts) + kEpilogueBarrierInsts;
+      P.consumer_pc = producer_insts * kInstBytes;
+    }
   }
 
   KernelInfo& info = P.info;
@@ -415,6 +453,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   name << p.m << 'x' << p.n << 'x' << p.k << ')';
   info.name = name.str();
   info.grid = Dim3{P.tiles_n, P.tiles_m, static_cast<std::uint32_t>(p.batch * P.split_k)};
+  info.cluster = Dim3{P.cluster_m, 1, 1};
   info.block = Dim3{t.warps * kWarpSize, 1, 1};
   info.registers_per_thread = kernel_registers(t);
   info.shared_mem_bytes = shared_mem_bytes(p, t);
@@ -469,7 +508,7 @@ void emit_operand_copy(InstChunk& c, const GemmPlan& P, Operand op, const RowMaj
 // What every generated GEMM warp knows: the plan, its warp index, its CTA's output tile and k-tiles.
 struct GemmWarpContext {
   GemmWarpContext(std::shared_ptr<const GemmPlan> plan_in, std::uint64_t cta_id, std::uint32_t warp_in)
-      : plan(std::move(plan_in)), warp(warp_in) {
+      : plan(std::move(plan_in)), warp(warp_in), cluster_rank(plan->cluster_rank(cta_id)) {
     const GemmPlan::CtaWork work = plan->cta_work(cta_id);
     a = work.a;
     b = work.b;
@@ -503,6 +542,7 @@ struct GemmWarpContext {
 
   std::shared_ptr<const GemmPlan> plan;
   std::uint32_t warp;
+  std::uint32_t cluster_rank = 0;        // the CTA's rank in its cluster (TMA main loop; 0 without one)
   RowMajorMatrix a, b, c;                // the CTA's batch of A, B and C
   std::uint64_t a_row0 = 0, b_row0 = 0;  // first global row of the CTA's A and B tiles
   PipelineTiles k_tiles;                 // the CTA's global k-tiles (all of them without split-K)
@@ -625,6 +665,20 @@ void MultistageWarp::emit_iteration(InstChunk& c, std::uint32_t kt) {
 
 // ---- sm_90: warp-specialised, warpgroup MMA -----------------------------------------------------------------
 //
+// TMA (CUTLASS 3 KernelTmaWarpSpecialized, PipelineTmaAsync): stage s has mbarriers full[s] and empty[s].
+//   every warp:              setup; warp 0: MBARRIER_INIT full[s] (1 arrival), empty[s] (one per consumer warp)
+//                            for every stage; BAR (the inits are visible); role dispatch (ISETP, BRA)
+//   producer (warpgroup 0):  warp-role dispatch (ISETP, BRA): warps 1-3 go straight to the final EXIT. Warp 0 per
+//                            k-tile i (stage s = i % stages, phase = i / stages % 2): wait empty[s] (parity
+//                            phase ^ 1: a fresh barrier passes the first round); arrive.expect_tx full[s] (the
+//                            k-tile's bytes); UTMALDG A box (tile_m x tile_k), UTMALDG B box (tile_n x tile_k),
+//                            lane 0 only; loop tail. Then BAR; EXIT.
+//   consumers (the others):  per k-tile i: wait full[s] (parity phase); WARPGROUP.ARRIVE; 2 IADD3 (descriptors);
+//                            k_steps x HGMMA; commit; WARPGROUP.DEPBAR 1 (k-tile i-1's group done); arrive on
+//                            empty of k-tile i-1's stage; loop tail. Then WARPGROUP.DEPBAR 0; BAR; epilogue; EXIT.
+// No CTA-wide barrier in the main loop: the producer runs up to `stages` k-tiles ahead of the slowest consumer.
+//
+// LDGSTS (fallback: rows not 16-byte aligned, or no TMA unit):
 //   producer (warpgroup 0):  setup; prologue as sm_80; per k-tile: DEPBAR stages-2; BAR; LDGSTS of tile
 //                            kt+stages-1 into the stage consumed at kt-1; LDGDEPBAR; loop tail. Then BAR; EXIT.
 //   consumers (the others):  setup; per k-tile: BAR; 2 IADD3 (descriptors); k_steps x HGMMA; loop tail.
@@ -638,22 +692,46 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
   void emit_prologue(InstChunk& c) {
     const GemmPlan& P = *g_.plan;
     emit_setup(c, P);
+    if (P.tma) {
+      // CUTLASS: thread 0 initialises the pipeline's barriers, then the CTA synchronises once.
+      if (g_.warp == 0) {
+        for (std::uint32_t s = 0; s < P.t.stages; ++s) {
+          emit_mbarrier_init(c, P.full_mbarrier(s), 1);
+          // Every consumer warp of every CTA of the cluster releases the stage (the B slices it multicasts land
+          // in all of them).
+          emit_mbarrier_init(c, P.empty_mbarrier(s), P.consumer_warps() * P.cluster_m);
+        }
+      } else {
+        c.skip(2 * P.t.stages);
+      }
+      emit_barrier(c, 0);
+    }
     emit_alu(c, Opcode::ISETP, kPredRole, {P.r_tid});
     emit_branch(c, kPredRole);
-    if (producer_)
-      g_.emit_prologue_fills(c);
-    else
+    if (!producer_) {
       c.set_pc(P.consumer_pc);
+    } else if (P.tma) {
+      emit_alu(c, Opcode::ISETP, kPredRole, {P.r_tid});  // warp role within the producer warpgroup
+      emit_branch(c, kPredRole);
+      if (idle_) c.set_pc(P.consumer_pc - kInstBytes);  // CUTLASS: they have no role and exit
+    } else {
+      g_.emit_prologue_fills(c);
+    }
   }
-  void emit_iteration(InstChunk& c, std::uint32_t kt) {
-    if (producer_)
-      emit_producer_k_tile(c, kt);
+  void emit_iteration(InstChunk& c, std::uint32_t i) {
+    const GemmPlan& P = *g_.plan;
+    if (producer_ && P.tma)
+      emit_tma_producer_k_tile(c, i);
+    else if (producer_)
+      emit_producer_k_tile(c, i);
     else
-      emit_consumer_k_tile(c);
+      emit_consumer_k_tile(c, i);
   }
   void emit_epilogue(InstChunk& c) {
     const GemmPlan& P = *g_.plan;
-    emit_barrier(c, 0);  // all HGMMA of the CTA issued: pipeline smem may be reused for staging
+    if (P.tma && !producer_) emit_wgmma_wait(c, 0);  // every HGMMA done: the accumulators are final
+    if (P.tma && producer_ && !idle_) emit_producer_tail(c);
+    if (!idle_) emit_barrier(c, 0);  // all HGMMA of the CTA done: pipeline smem may be reused for staging
     if (!producer_) {
       const std::uint32_t consumer = g_.warp - P.first_consumer_warp;
       const std::uint64_t row0 = g_.a_row0 + consumer * kEpilogueRows;  // warpgroup g, warp q: rows 64g + 16q
@@ -665,11 +743,22 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
   }
 
  private:
-  // Consumers batch k-tiles (10 records each) into chunks of at least kMinChunkInsts.
+  // Consumers batch k-tiles (10 records each) into chunks of at least kMinChunkInsts. With TMA only warp 0 of
+  // the producer warpgroup runs the loop; its other warps have none.
   explicit WarpSpecializedWarp(GemmWarpContext g)
-      : TilePipelineWarp(g.k_tiles, g.warp < g.plan->first_consumer_warp ? 0 : kMinChunkInsts),
+      : TilePipelineWarp(loop_tiles(g), g.warp < g.plan->first_consumer_warp ? 0 : kMinChunkInsts),
         g_(std::move(g)),
-        producer_(g_.warp < g_.plan->first_consumer_warp) {}
+        producer_(g_.warp < g_.plan->first_consumer_warp),
+        idle_(is_idle(g_)) {}
+  // With TMA only warp 0 of the producer warpgroup loads; warps 1-3 exit after the role dispatch.
+  static bool is_idle(const GemmWarpContext& g) {
+    return g.plan->tma && g.warp != 0 && g.warp < g.plan->first_consumer_warp;
+  }
+  static PipelineTiles loop_tiles(const GemmWarpContext& g) {
+    PipelineTiles tiles = g.k_tiles;
+    if (is_idle(g)) tiles.end = tiles.first;
+    return tiles;
+  }
 
   void emit_producer_k_tile(InstChunk& c, std::uint32_t kt) {
     const GemmPlan& P = *g_.plan;
@@ -679,22 +768,109 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     emit_loop_tail(c, P);
   }
 
-  void emit_consumer_k_tile(InstChunk& c) {
+  // Phase parity of the stage that iteration i uses: it flips each time the ring of stages wraps around.
+  std::uint32_t phase_of(std::uint32_t i) const { return (i / tiles().stages) & 1u; }
+
+  // The TMA box of `op`'s tile of global k-tile `kt`, clipped to the matrix (rows past M/N and columns past K are
+  // zero-filled by TMA without being read); an empty box where nothing is left.
+  TmaBox tile_box(Operand op, std::uint32_t kt) const {
     const GemmPlan& P = *g_.plan;
-    emit_barrier(c, 0);
+    const RowMajorMatrix& m = op == Operand::A ? g_.a : g_.b;
+    const std::uint64_t row0 = op == Operand::A ? g_.a_row0 : g_.b_row0;
+    const std::uint32_t tile_rows = op == Operand::A ? P.t.tile_m : P.t.tile_n;
+    const std::uint64_t col0 = std::uint64_t{kt} * P.t.tile_k;
+    if (row0 >= m.rows || col0 >= m.cols) return TmaBox{};
+    const auto rows = static_cast<std::uint32_t>(std::min<std::uint64_t>(tile_rows, m.rows - row0));
+    const auto cols = static_cast<std::uint32_t>(std::min<std::uint64_t>(P.t.tile_k, m.cols - col0));
+    return matrix_box(m, row0, col0, rows, cols);
+  }
+
+  // Rank r of a cluster of cluster_m CTAs loads rows [r, r + 1) x tile_n / cluster_m of the shared B tile (clipped
+  // to the matrix) and multicasts them to every CTA of the cluster.
+  TmaBox b_slice_box(std::uint32_t kt) const {
+    const GemmPlan& P = *g_.plan;
+    const std::uint32_t slice_rows = P.t.tile_n / P.cluster_m;
+    const std::uint64_t row0 = g_.b_row0 + std::uint64_t{g_.cluster_rank} * slice_rows;
+    const std::uint64_t col0 = std::uint64_t{kt} * P.t.tile_k;
+    const std::uint64_t tile_end = std::min<std::uint64_t>(g_.b_row0 + P.t.tile_n, g_.b.rows);
+    if (row0 >= tile_end || col0 >= g_.b.cols) return TmaBox{};
+    const auto rows = static_cast<std::uint32_t>(std::min<std::uint64_t>(slice_rows, tile_end - row0));
+    const auto cols = static_cast<std::uint32_t>(std::min<std::uint64_t>(P.t.tile_k, g_.b.cols - col0));
+    return matrix_box(g_.b, row0, col0, rows, cols);
+  }
+
+  void emit_tma_producer_k_tile(InstChunk& c, std::uint32_t i) {
+    const GemmPlan& P = *g_.plan;
+    const std::uint32_t s = tiles().stage_of(i);
+    const std::uint32_t kt = tiles().first + i;
+    const TmaBox a = tile_box(Operand::A, kt);
+    // The full barrier expects the whole B tile: the other ranks' multicast slices land here too.
+    const TmaBox b = tile_box(Operand::B, kt);
+    emit_mbarrier_wait(c, P.empty_mbarrier(s), phase_of(i) ^ 1u);
+    emit_mbarrier_arrive_expect_tx(c, P.full_mbarrier(s), static_cast<std::uint32_t>(a.bytes() + b.bytes()));
+    const TmaBox loads[2] = {a, P.cluster_m > 1 ? b_slice_box(kt) : b};
+    for (std::uint32_t op = 0; op < 2; ++op) {
+      if (loads[op].bytes() == 0) {
+        c.skip();
+      } else {
+        WarpInst& load = emit_tma_load(c, loads[op], P.full_mbarrier(s), P.r_gptr_a);
+        if (op == 1) load.mma.m = static_cast<std::uint16_t>(P.cluster_mask());  // WarpInst::cluster_cta_mask()
+      }
+    }
+    emit_loop_tail(c, P);
+  }
+
+  // Producer tail (clusters): wait until the last stages' releases have completed, so that no cluster peer
+  // arrives on this CTA's empty barriers after it has exited. The last k-tile is never released.
+  void emit_producer_tail(InstChunk& c) {
+    const GemmPlan& P = *g_.plan;
+    const std::uint32_t n = tiles().iterations();
+    const std::uint32_t waits = P.producer_tail_waits();
+    for (std::uint32_t w = 0; w < waits; ++w) {
+      // k-tile j = n - 1 - waits + w (skipped below 0)
+      const std::int64_t j = static_cast<std::int64_t>(n) - 1 - waits + w;
+      if (j < 0) {
+        c.skip();
+        continue;
+      }
+      const auto jj = static_cast<std::uint32_t>(j);
+      emit_mbarrier_wait(c, P.empty_mbarrier(tiles().stage_of(jj)), phase_of(jj));
+    }
+  }
+
+  void emit_consumer_k_tile(InstChunk& c, std::uint32_t i) {
+    const GemmPlan& P = *g_.plan;
+    const std::uint32_t s = tiles().stage_of(i);
+    if (P.tma) {
+      emit_mbarrier_wait(c, P.full_mbarrier(s), phase_of(i));
+      emit_wgmma_fence(c);
+    } else {
+      emit_barrier(c, 0);
+    }
     emit_alu(c, Opcode::IADD3, P.r_smem_r, {P.r_smem_r});  // A descriptor of this stage
     emit_alu(c, Opcode::IADD3, P.r_smem_w, {P.r_smem_w});  // B descriptor (the producer's pointer reg is free)
     // Four ids stand for the warp's accumulator block, spread over it so the epilogue's first FMUL waits.
     const std::uint32_t acc_regs = consumer_acc_regs(P.t.tile_n);
     std::array<std::uint16_t, kHgmmaAccIds> acc{};
-    for (std::uint32_t i = 0; i < kHgmmaAccIds; ++i)
-      acc[i] = static_cast<std::uint16_t>(P.r_acc + i * (acc_regs / kHgmmaAccIds));
-    for (std::uint32_t s = 0; s < P.k_steps; ++s) emit_hgmma(c, P.p.dtype, P.mma, acc);
+    for (std::uint32_t r = 0; r < kHgmmaAccIds; ++r)
+      acc[r] = static_cast<std::uint16_t>(P.r_acc + r * (acc_regs / kHgmmaAccIds));
+    for (std::uint32_t k = 0; k < P.k_steps; ++k) emit_hgmma(c, P.p.dtype, P.mma, acc);
+    if (P.tma) {
+      emit_wgmma_commit(c);
+      emit_wgmma_wait(c, 1);  // k-tile i-1's HGMMAs are done: its stage may be refilled
+      if (i > 0) {
+        // On every cluster CTA's empty barrier: the B slices of that stage came from all of them.
+        WarpInst& release = emit_mbarrier_arrive_expect_tx(c, P.empty_mbarrier(tiles().stage_of(i - 1)), 0);
+        release.mma.m = static_cast<std::uint16_t>(P.cluster_mask());
+      } else
+        c.skip();
+    }
     emit_loop_tail(c, P);
   }
 
   GemmWarpContext g_;
   bool producer_ = false;
+  bool idle_ = false;  // a producer warp without a loop (TMA)
 };
 
 }  // namespace
@@ -790,6 +966,10 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
     t.stages = 4;
     t.warps = 12;
     t.warpgroup_mma = true;
+    // Clusters of two CTAs sharing the tile's 256-wide operand by TMA multicast, as cuBLAS's H100 kernels for
+    // these shapes (nvjet_sm90_tst_256x128_64x4_1x2 in validation/data/h100_sxm_2026-11-23/ncu_h100.csv: cluster
+    // 1x2 in its M/N order). Used by the TMA main loop only.
+    t.cluster_m = 2;
     return t;
   }
   throw InputError("GEMM synthesizer: unknown architecture '" + arch + "' (expected sm_80, sm_90 or sm_100)");
@@ -1073,7 +1253,7 @@ std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const G
   const std::string problem_error = validate_gemm(problem, tiling, limits);
   if (!problem_error.empty()) throw InputError("GEMM synthesizer: " + problem_error);
 
-  std::shared_ptr<const GemmPlan> plan = make_plan(problem, tiling, arch);
+  std::shared_ptr<const GemmPlan> plan = make_plan(problem, tiling, arch, gemm_uses_tma(problem, tiling, limits));
   GeneratedKernelSpec spec;
   spec.info = plan->info;
   if (plan->warp_specialized) {

@@ -58,6 +58,14 @@ struct GemmTiling {
   enum class SplitKReduction { Atomic, Parallel };
   std::uint32_t split_k = 1;
   SplitKReduction split_k_reduction = SplitKReduction::Atomic;
+  // sm_90 main loop: Tma (TMA boxes on mbarriers, asynchronous wgmma; where the GPU has a TMA unit and the rows
+  // of A and B are 16-byte aligned, else it falls back to Ldgsts) or Ldgsts (LDGSTS + one CTA barrier per k-tile).
+  enum class Mainloop { Tma, Ldgsts };
+  Mainloop mainloop = Mainloop::Tma;
+  // TMA main loop: CTAs per thread-block cluster along M (cuBLAS's "2x1"); the cluster's CTAs share their B tile,
+  // each loading 1/cluster_m of it with one TMA multicast into every CTA's shared memory. Taken where the M and
+  // N tile counts and the swizzle group are multiples of it, else 1 (no cluster).
+  std::uint32_t cluster_m = 1;
 };
 
 // Resource limits of the target GPU that a kernel must respect, taken from its config (`sm` section:
@@ -68,6 +76,9 @@ struct GemmLimits {
   std::uint32_t registers_per_sm = 0;          // 32-bit registers per SM: one CTA's registers must fit
   std::uint32_t max_registers_per_thread = 0;  // most registers one thread may use
   std::uint32_t sm_count = 0;                  // SMs of the GPU (0 = unknown: the tiling heuristic never splits K)
+  // The GPU has a TMA unit (async_copy.issue_bytes_per_cycle > 0): the sm_90 main loop then loads its tiles with
+  // TMA boxes completed on mbarriers, where the rows of A and B are 16-byte aligned (TMA's global strides must be).
+  bool tma = false;
 };
 
 // True for the architectures the GEMM code paths exist for: "sm_80" (mma.sync multistage), "sm_90" and

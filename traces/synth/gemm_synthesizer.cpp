@@ -6,7 +6,8 @@
 
 namespace warpsim {
 
-std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const Config& config) {
+std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const Config& config,
+                                               const GemmMainloopChoice& choice) {
   const Params& gpu = config.section("gpu");
   const std::string arch = gpu.str("arch");
   // A hypothetical GPU may name any architecture (a trace run does not care); the GEMM code paths exist for
@@ -24,7 +25,15 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
   limits.registers_per_sm = sm.u32("registers");
   limits.max_registers_per_thread = sm.u32("max_registers_per_thread");
   limits.sm_count = sm.u32("count");
-  return make_gemm_trace(problem, default_gemm_tiling(arch, problem.dtype, problem, limits), arch, limits);
+  if (config.has_section("async_copy")) {
+    const Params& async_copy = config.section("async_copy");
+    limits.tma = async_copy.has("issue_bytes_per_cycle") && async_copy.u64("issue_bytes_per_cycle") > 0 &&
+                 async_copy.has("max_outstanding") && async_copy.u64("max_outstanding") > 0;
+  }
+  GemmTiling tiling = default_gemm_tiling(arch, problem.dtype, problem, limits);
+  tiling.mainloop = choice.mainloop;
+  if (choice.cluster_m) tiling.cluster_m = choice.cluster_m;
+  return make_gemm_trace(problem, tiling, arch, limits);
 }
 
 namespace {
@@ -49,6 +58,15 @@ SynthesizerInfo gemm_synthesizer() {
                   .choice("epilogue", {"none", "bias", "relu", "relu_bias", "gelu", "gelu_bias"}, "none",
                           "fused epilogue, as cuBLASLt's CUBLASLT_EPILOGUE_*: D = act(alpha*acc + bias), bias a vector "
                           "of n elements of C's type; gelu is the tanh approximation (not for int8; no split-K)")
+                  .choice("mainloop", {"tma", "ldgsts"}, "tma",
+                          "sm_90/sm_100 main loop: tma (one producer warp loads each k-tile with TMA boxes completed "
+                          "on mbarriers, asynchronous wgmma; falls back to ldgsts where the GPU has no TMA unit or "
+                          "the rows of A/B are not 16-byte aligned) or ldgsts (a producer warpgroup copies with "
+                          "LDGSTS, one CTA barrier per k-tile); sm_80 ignores it")
+                  .uint("cluster_m", "CTAs", 0,
+                        "tma main loop: CTAs per thread-block cluster along M sharing their B tile by TMA multicast "
+                        "(0 = the default, 2 as cuBLAS; 1 = no clusters); taken where the tile counts allow it",
+                        0, 16)
                   .params();
   info.factory = [](const SynthArgs& args, const Config& config) {
     GemmProblem problem;
@@ -64,7 +82,10 @@ SynthesizerInfo gemm_synthesizer() {
     const bool parsed =
         parse_dtype(dtype == "fp16" ? "f16" : dtype == "int8" ? "i8" : dtype == "fp64" ? "f64" : dtype, problem.dtype);
     WARPSIM_ASSERT(parsed, "gemm dtype choice '" + dtype + "' has no DType");
-    return make_gemm_for_gpu(problem, config);
+    GemmMainloopChoice choice;
+    choice.mainloop = args.text("mainloop") == "ldgsts" ? GemmTiling::Mainloop::Ldgsts : GemmTiling::Mainloop::Tma;
+    choice.cluster_m = static_cast<std::uint32_t>(args.u64("cluster_m"));
+    return make_gemm_for_gpu(problem, config, choice);
   };
   return info;
 }

@@ -10,8 +10,16 @@
 
 namespace warpsim {
 
+// The synthesizer's main-loop keys (`mainloop`, `cluster_m`): the TMA main loop with the default cluster unless
+// asked otherwise (cluster_m 0 = the tiling's default).
+struct GemmMainloopChoice {
+  GemmTiling::Mainloop mainloop = GemmTiling::Mainloop::Tma;
+  std::uint32_t cluster_m = 0;
+};
+
 // The shape-aware default tiling for the config's `gpu.arch`, validated against its `sm` limits (shared memory
-// per CTA, registers, SM count). Throws InputError.
-std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const Config& config);
+// per CTA, registers, SM count), with `choice`'s main loop. Throws InputError.
+std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const Config& config,
+                                               const GemmMainloopChoice& choice = {});
 
 }  // namespace warpsim

@@ -16,6 +16,7 @@
 #include "models/sm/exec/pipes.h"
 #include "models/sm/memory/memory_pipeline.h"
 #include "models/sm/scheduler/warp_scheduler.h"
+#include "sim/slots/cluster.h"
 #include "sim/slots/sm.h"
 #include "models/sm/stall_reason.h"
 #include "sim/core/error.h"
@@ -194,7 +195,9 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
         .add("ctas_launched", "CTAs", "CTAs launched", ctas_launched_)
         .add("mbarrier_arrivals", "arrivals", "mbarrier arrivals (mbarrier.arrive.expect_tx)", mbarrier_arrivals_)
         .add("mbarrier_tx_bytes", "bytes", "transaction bytes asynchronous copies delivered to mbarriers", mbarrier_bytes_)
-        .add("mbarrier_phases", "phases", "mbarrier phases completed", mbarrier_phases_);
+        .add("mbarrier_phases", "phases", "mbarrier phases completed", mbarrier_phases_)
+        .add("mbarrier_remote_arrivals", "arrivals", "arrivals on mbarriers of other CTAs of the cluster",
+             mbarrier_remote_arrivals_);
     mem_->add_stats(g);
     const double subpartition_cycles_per_s = static_cast<double>(domain().frequency_hz()) * subpartitions_;
     for (std::size_t i = 0; i < kPipeNames.size(); ++i) {
@@ -566,14 +569,16 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   }
   // An asynchronous copy (TMA) delivered `bytes` for mbarrier `mbarrier` of the issuing warp's CTA at `at`.
   void mbarrier_transaction(std::uint32_t warp_slot, std::uint64_t mbarrier, std::uint32_t bytes, Cycle at) override {
-    Cta& cta = ctas_[warps_[warp_slot].cta];
-    Mbarrier& m = cta.mbarriers[mbarrier % kMbarriers];
+    add_transaction_bytes(warps_[warp_slot].cta, static_cast<std::uint32_t>(mbarrier % kMbarriers), bytes, at);
+  }
+  std::uint64_t cta_of_warp(std::uint32_t warp_slot) const override { return ctas_[warps_[warp_slot].cta].id; }
+  void add_transaction_bytes(std::uint32_t cta_slot, std::uint32_t id, std::uint32_t bytes, Cycle at) {
+    Mbarrier& m = ctas_[cta_slot].mbarriers[id];
     if (!m.initialised)
-      fail_uninitialised_mbarrier(warps_[warp_slot].cta, static_cast<std::uint32_t>(mbarrier % kMbarriers),
-                                  "a UTMALDG (TMA copy) delivered " + std::to_string(bytes) + " bytes to");
+      fail_uninitialised_mbarrier(cta_slot, id, "a UTMALDG (TMA copy) delivered " + std::to_string(bytes) + " bytes to");
     mbarrier_bytes_ += bytes;
     m.pending_bytes -= bytes;
-    complete_mbarrier_phase_if_done(warps_[warp_slot].cta, static_cast<std::uint32_t>(mbarrier % kMbarriers), at);
+    complete_mbarrier_phase_if_done(cta_slot, id, at);
   }
 
   // ---- mbarriers (the CTA's transaction barriers in shared memory) ----------------------------------------------
@@ -585,15 +590,66 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       m.arrivals_per_phase = m.pending_arrivals = in.aux;
       return;
     }
+    const std::uint32_t mask = in.cluster_cta_mask();
+    if (!mask) {
+      arrive(w.cta, in.group, in.aux, now + 1);
+      return;
+    }
+    // An arrive on the mbarriers of the CTAs of this CTA's cluster in the mask (mapa + mbarrier.arrive.cluster):
+    // the peers' through the cluster directory, at the same cycle (no latency of its own in this model).
+    if (!clusters_) clusters_ = &ctx_.get<ClusterDirectory>("clusters");
+    const std::uint64_t own = ctas_[w.cta].id;
+    if (mask >> kernel_->cluster.count()) {
+      ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(own) + ": SYNCS_ARRIVE_TRANS64's CTA mask " +
+                std::to_string(mask) + " names ranks beyond its cluster of " + std::to_string(kernel_->cluster.count()) +
+                " CTAs");
+      return;
+    }
+    for (std::uint32_t rank = 0; rank < kernel_->cluster.count(); ++rank) {
+      if (!(mask >> rank & 1u)) continue;
+      const std::uint64_t peer = cluster_peer(*kernel_, own, rank);
+      if (peer == own) {
+        arrive(w.cta, in.group, in.aux, now + 1);
+      } else if (StreamingMultiprocessor* sm = clusters_->sm_of_cta(peer)) {
+        ++mbarrier_remote_arrivals_;
+        sm->cluster_arrive(peer, in.group, now + 1);
+      } else {
+        ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(own) + ": SYNCS_ARRIVE_TRANS64 names CTA " +
+                  std::to_string(peer) + " of its cluster, which is not running");
+      }
+    }
+  }
+
+  // One arrival on mbarrier `id` of CTA slot `cta_slot`, announcing `tx_bytes` more transaction bytes.
+  void arrive(std::uint32_t cta_slot, std::uint32_t id, std::uint32_t tx_bytes, Cycle at) {
+    Mbarrier& m = ctas_[cta_slot].mbarriers[id];
     if (!m.initialised || m.pending_arrivals == 0) {
-      ctx_.fail("kernel '" + kernel_->name + "': SYNCS_ARRIVE_TRANS64 on mbarrier " + std::to_string(in.group) +
+      ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(ctas_[cta_slot].id) +
+                ": SYNCS_ARRIVE_TRANS64 on mbarrier " + std::to_string(id) +
                 (m.initialised ? ", which has no arrivals pending" : ", which no MBARRIER_INIT initialised"));
       return;
     }
     ++mbarrier_arrivals_;
     --m.pending_arrivals;
-    m.pending_bytes += in.aux;
-    complete_mbarrier_phase_if_done(w.cta, in.group, now + 1);
+    m.pending_bytes += tx_bytes;
+    complete_mbarrier_phase_if_done(cta_slot, id, at);
+  }
+
+  // The slot of resident CTA `cta` (its linear id); a peer that names a CTA not here is a programming error of
+  // the directory.
+  std::uint32_t slot_of_cta(std::uint64_t cta) const {
+    for (std::uint32_t slot = 0; slot < ctas_.size(); ++slot)
+      if (ctas_[slot].active && ctas_[slot].id == cta) return slot;
+    WARPSIM_ASSERT(false, "cluster peer CTA " + std::to_string(cta) + " is not resident on " + path());
+    return 0;
+  }
+
+  void cluster_transaction_bytes(std::uint64_t cta, std::uint32_t mbarrier, std::uint32_t bytes, Cycle at) override {
+    const std::uint32_t slot = slot_of_cta(cta);
+    add_transaction_bytes(slot, mbarrier % kMbarriers, bytes, at);
+  }
+  void cluster_arrive(std::uint64_t cta, std::uint32_t mbarrier, Cycle at) override {
+    arrive(slot_of_cta(cta), mbarrier % kMbarriers, 0, at);
   }
 
   // An mbarrier used before any MBARRIER_INIT: the program is wrong (its phases and byte counts are undefined).
@@ -686,7 +742,9 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   const KernelInfo* kernel_ = nullptr;
   // stats
   std::uint64_t warp_instructions_ = 0, thread_instructions_ = 0, active_cycles_ = 0, resident_warp_cycles_ = 0,
-                ctas_launched_ = 0, mbarrier_arrivals_ = 0, mbarrier_bytes_ = 0, mbarrier_phases_ = 0;
+                ctas_launched_ = 0, mbarrier_arrivals_ = 0, mbarrier_bytes_ = 0, mbarrier_phases_ = 0,
+                mbarrier_remote_arrivals_ = 0;
+  const ClusterDirectory* clusters_ = nullptr;  // looked up at the first cluster arrive (built after the SMs)
   std::array<std::uint64_t, kTimedPipes> pipe_busy_{};
   std::array<std::uint64_t, kStallNames.size()> stalls_{};
 };

@@ -64,6 +64,8 @@ class MemoryPipelineClient {
   virtual void lsu_has_room_again(Cycle now) = 0;
   // An asynchronous copy delivered `bytes` for an mbarrier of warp `warp_slot`'s CTA (see async_copy.h).
   virtual void mbarrier_transaction(std::uint32_t warp_slot, std::uint64_t mbarrier, std::uint32_t bytes, Cycle at) = 0;
+  // The linear id of the CTA warp `warp_slot` belongs to.
+  virtual std::uint64_t cta_of_warp(std::uint32_t warp_slot) const = 0;
 };
 
 class MemoryPipeline final : private AsyncCopyCompletions {
@@ -143,6 +145,7 @@ class MemoryPipeline final : private AsyncCopyCompletions {
   void transaction_bytes(std::uint32_t warp_slot, std::uint64_t mbarrier, std::uint32_t bytes, Cycle at) override {
     client_.mbarrier_transaction(warp_slot, mbarrier, bytes, at);
   }
+  std::uint64_t cta_of(std::uint32_t warp_slot) const override { return client_.cta_of_warp(warp_slot); }
 
   Component& sm_;
   unsigned index_;

@@ -5,8 +5,15 @@
 // sends them through the interconnect to L2 (bypassing L1, as TMA does), and when the last line has landed in
 // shared memory it completes the instruction and adds the box's bytes to the mbarrier the copy names
 // (complete_tx::bytes), which wakes the warps waiting on that mbarrier's phase.
+// Throughput: the request generator works on one copy at a time and is held `copy_cycles` per copy besides its
+// bytes at the issue rate (measured: one SM's 4 KiB copies move 15.2 B/clk whatever the bytes in flight), off the
+// copy's own latency path (the next copy waits, this one does not).
+// Multicast (cp.async.bulk.tensor .multicast::cluster, WarpInst::cluster_cta_mask()): the lines are read from L2
+// once and written into the shared memory of every CTA of the issuing CTA's cluster in the mask; each
+// destination's mbarrier of the same id gets the box's bytes (the other CTAs' through the cluster directory).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <string>
 #include <vector>
@@ -15,7 +22,9 @@
 #include "sim/registry/registry.h"
 #include "sim/slots/async_copy.h"
 #include "sim/slots/build_context.h"
+#include "sim/slots/cluster.h"
 #include "sim/slots/memory.h"
+#include "sim/slots/sm.h"
 
 namespace warpsim {
 namespace {
@@ -27,6 +36,9 @@ class TmaEngine final : public AsyncCopyEngine {
     s.uint("issue_bytes_per_cycle", "B/cycle", 0,
            "bytes of line requests the unit generates per SM cycle (0 = this GPU has no TMA: UTMALDG is an error)", 0, 4096);
     s.uint("max_outstanding", "lines", 0, "line requests of the unit in flight to L2 at once", 0, 65536);
+    s.uint("copy_cycles", "cycles", 0,
+           "cycles the request generator spends per copy besides its bytes at issue_bytes_per_cycle (descriptor and "
+           "box bookkeeping); the next copy's lines wait for it, the copy's own do not", 0, 100000);
     s.uint("latency", "cycles", 0,
            "cycles from the UTMALDG's issue to its first line request (descriptor, address generation), on top of "
            "the L2 round trip and the L1TEX data path into shared memory", 0, 100000);
@@ -43,7 +55,8 @@ class TmaEngine final : public AsyncCopyEngine {
         address_map_(ctx.get<AddressMap>("address_map")),
         bytes_per_cycle_(static_cast<double>(p.u64("issue_bytes_per_cycle"))),
         max_outstanding_(p.u32("max_outstanding")),
-        latency_(p.u64("latency")) {
+        latency_(p.u64("latency")),
+        copy_cycles_(static_cast<double>(p.u64("copy_cycles"))) {
     const Params& l1 = ctx.config.section("l1");
     line_bytes_ = l1.u32("line_size");
     sector_bytes_ = l1.u32("sector_size");
@@ -58,8 +71,14 @@ class TmaEngine final : public AsyncCopyEngine {
              "shared-memory wavefronts of the copies' writes: each box row in pieces of one bank row (smem.banks x "
              "smem.bank_bytes), conflict-free as a swizzled box is (the trace carries no swizzle mode); counted, not "
              "charged to the LSU's shared-memory data path", smem_wavefronts_)
+        .add("multicast_copies", "copies", "UTMALDG copies multicast to more than one CTA of a cluster", multicast_copies_)
+        .add("multicast_bytes_saved", "bytes",
+             "bytes written into other CTAs' shared memory by multicast copies: L2 reads the cluster did not make",
+             multicast_bytes_saved_)
         .add("busy_cycles", "cycles", "cycles the unit had at least one copy in progress", busy_cycles_)
-        .add("issue_cycles", "cycles", "cycles of the unit's request generation (bytes / issue_bytes_per_cycle)", issue_cycles_);
+        .add("issue_cycles", "cycles",
+             "cycles of the unit's request generation (bytes / issue_bytes_per_cycle + copy_cycles per copy)",
+             issue_cycles_);
     const double hz = static_cast<double>(domain_.frequency_hz());
     g.utilization("utilization", "issue_cycles", hz, "request-generation cycles of the TMA unit against SM cycles");
   }
@@ -90,6 +109,8 @@ class TmaEngine final : public AsyncCopyEngine {
     c.warp = warp_slot;
     c.mbarrier = in.group;
     c.bytes = static_cast<std::uint32_t>(box_bytes);
+    c.cluster_mask = in.cluster_cta_mask();
+    if (c.cluster_mask) c.cta = done.cta_of(warp_slot);
     c.smem_wavefronts = in.aux * ((static_cast<std::uint64_t>(in.group_stride) + smem_row_bytes_ - 1) / smem_row_bytes_);
     // The box's rows, each cut into line-aligned pieces with the sectors they touch.
     for (std::uint32_t r = 0; r < in.aux; ++r) {
@@ -100,12 +121,13 @@ class TmaEngine final : public AsyncCopyEngine {
         const std::uint64_t end = std::min<std::uint64_t>(line + line_bytes_, addr + left);
         std::uint32_t mask = 0;
         for (std::uint64_t s = (addr - line) / sector_bytes_; s * sector_bytes_ < end - line; ++s) mask |= 1u << s;
-        pending_.push_back(Line{line, mask, slot, now + latency_});
+        pending_.push_back(Line{line, mask, slot, now + latency_, false});
         ++c.lines_left;
         left -= end - addr;
         addr = end;
       }
     }
+    pending_.back().last_of_copy = true;
     if (active_copies_++ == 0) busy_since_ = now;
     pump(now);
   }
@@ -121,7 +143,10 @@ class TmaEngine final : public AsyncCopyEngine {
       bytes_ += c.bytes;
       smem_wavefronts_ += c.smem_wavefronts;
       ++copies_;
-      done_->transaction_bytes(c.warp, c.mbarrier, c.bytes, at);
+      if (c.cluster_mask)
+        deliver_multicast(c, at);
+      else
+        done_->transaction_bytes(c.warp, c.mbarrier, c.bytes, at);
       done_->copy_done(c.record, at);
       c.active = false;
       if (--active_copies_ == 0) busy_cycles_ += at - busy_since_;
@@ -142,13 +167,55 @@ class TmaEngine final : public AsyncCopyEngine {
   struct Copy {
     bool active = false;
     std::uint32_t record = 0, warp = 0, mbarrier = 0, bytes = 0, lines_left = 0;
+    std::uint32_t cluster_mask = 0;  // multicast: destination ranks in the issuing CTA's cluster (0: own CTA)
+    std::uint64_t cta = 0;           // multicast: the issuing CTA's id
     std::uint64_t smem_wavefronts = 0;
   };
   struct Line {
     std::uint64_t addr;
     std::uint32_t sectors, copy;
     Cycle ready;  // its copy's issue + setup latency
+    bool last_of_copy;  // the generator then spends copy_cycles before the next copy's lines
   };
+
+  static std::string fmt_hex(std::uint32_t v) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%x", v);
+    return buf;
+  }
+
+  // A multicast copy's data lands in the shared memory of every CTA in its mask at `at`; each CTA's mbarrier
+  // of the copy's id gets the box's bytes. The data crosses to the other SMs inside the GPC (the cluster's CTAs
+  // share it), a path with no latency or bandwidth of its own in this model.
+  void deliver_multicast(const Copy& c, Cycle at) {
+    if (!clusters_) clusters_ = &ctx_.get<ClusterDirectory>("clusters");
+    const KernelInfo& k = clusters_->kernel();
+    if (c.cluster_mask >> k.cluster.count()) {
+      ctx_.fail("kernel '" + k.name + "', CTA " + std::to_string(c.cta) + ": a multicast UTMALDG's CTA mask 0x" +
+                fmt_hex(c.cluster_mask) + " names ranks beyond its cluster of " + std::to_string(k.cluster.count()) +
+                " CTAs");
+      return;
+    }
+    std::uint32_t destinations = 0;
+    for (std::uint32_t rank = 0; rank < k.cluster.count(); ++rank) {
+      if (!(c.cluster_mask >> rank & 1u)) continue;
+      const std::uint64_t peer = cluster_peer(k, c.cta, rank);
+      ++destinations;
+      if (peer == c.cta) {
+        done_->transaction_bytes(c.warp, c.mbarrier, c.bytes, at);
+        continue;
+      }
+      StreamingMultiprocessor* sm = clusters_->sm_of_cta(peer);
+      if (!sm) {
+        ctx_.fail("kernel '" + k.name + "', CTA " + std::to_string(c.cta) + ": a multicast UTMALDG names CTA " +
+                  std::to_string(peer) + " of its cluster, which is not running");
+        return;
+      }
+      sm->cluster_transaction_bytes(peer, c.mbarrier, c.bytes, at);
+      multicast_bytes_saved_ += c.bytes;
+    }
+    if (destinations > 1) ++multicast_copies_;
+  }
 
   // When the unit generates line `l` if nothing else holds it: after the previous line at the issue rate and
   // after its copy's setup (copies overlap their setup with the lines of earlier ones).
@@ -164,8 +231,9 @@ class TmaEngine final : public AsyncCopyEngine {
       if (static_cast<Cycle>(std::ceil(t)) > now) break;
       pending_.pop_front();
       const std::uint32_t bytes = static_cast<std::uint32_t>(__builtin_popcount(l.sectors)) * sector_bytes_;
-      next_issue_ = t + bytes / bytes_per_cycle_;
-      issue_time_ += bytes / bytes_per_cycle_;
+      const double busy = bytes / bytes_per_cycle_ + (l.last_of_copy ? copy_cycles_ : 0.0);
+      next_issue_ = t + busy;
+      issue_time_ += busy;
       issue_cycles_ = static_cast<std::uint64_t>(issue_time_);
       MemRequest req;
       req.line_addr = l.addr;
@@ -189,6 +257,8 @@ class TmaEngine final : public AsyncCopyEngine {
   double bytes_per_cycle_;
   std::uint32_t max_outstanding_;
   Cycle latency_;
+  double copy_cycles_;
+  const ClusterDirectory* clusters_ = nullptr;  // looked up at the first multicast (built after the SMs)
   std::uint32_t line_bytes_ = 128, sector_bytes_ = 32;
   Cycle l1_latency_ = 0;
   std::uint64_t smem_row_bytes_ = 0, smem_wavefronts_ = 0;
@@ -199,6 +269,7 @@ class TmaEngine final : public AsyncCopyEngine {
   double next_issue_ = 0, issue_time_ = 0;
   Cycle busy_since_ = 0;
   std::uint64_t copies_ = 0, bytes_ = 0, requests_ = 0, busy_cycles_ = 0, issue_cycles_ = 0;
+  std::uint64_t multicast_copies_ = 0, multicast_bytes_saved_ = 0;
 };
 
 WARPSIM_REGISTER_COMPONENT(AsyncCopyEngine, TmaEngine, "async_copy", "tma",
