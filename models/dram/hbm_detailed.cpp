@@ -7,7 +7,8 @@
 // - Timing (config in ns, turned into HBM-clock cycles by rounding up, as JEDEC's nCK = ceil(t / tCK)):
 //   ACT->RD/WR tRCD, ACT->PRE tRAS, PRE->ACT tRP, RD->data tCL, WR->data tWL, data burst burst_length / 2
 //   cycles at the device's rate (double data rate), RD->RD / WR->WR tCCD_S (other bank group) / tCCD_L (same group), ACT->ACT tRRD_S /
-//   tRRD_L and at most four ACTs in tFAW, RD->PRE tRTP, end of write data->PRE tWR, end of write data->RD
+//   tRRD_L and at most four ACTs in tFAW (tRRD_S and tFAW counted per stack ID: the bank groups split evenly into
+//   hbm.stack_ids dies, each with its own activate window), RD->PRE tRTP, end of write data->PRE tWR, end of write data->RD
 //   tWTR_S / tWTR_L, RD->WR tRTW, one refresh every tREFI (all-bank: tRFC with every bank precharged; per-bank:
 //   every tREFI / banks, tRFCsb on one bank).
 // - Scheduling: separate read and write queues (bounded; a full queue leaves requests in the port, so the L2
@@ -83,6 +84,7 @@ class HbmDetailed final : public DramChannel {
     s.choice("refresh", {"all_bank", "per_bank"}, req, "all_bank: REF every tREFI blocks every bank for tRFC; per_bank: REFsb every tREFI/banks blocks one bank for tRFCsb");
     s.uint("write_high_watermark", "requests", req, "queued writes that start a write drain (reads wait)", 1, 4096);
     s.uint("write_low_watermark", "requests", req, "queued writes at which a drain ends when reads are waiting", 0, 4096);
+    s.uint("stack_ids", "dies", 1u, "stack IDs (dies) the bank groups split into evenly; tRRD_S and the four-ACT window tFAW hold per stack ID (1: for the whole pseudo-channel)", 1, 64);
     for (const TimingNs& t : kTimings) s.real(std::string("timing.") + t.key, "ns", req, t.description, 0.0, 1e6);
     return s;
   }
@@ -136,6 +138,11 @@ class HbmDetailed final : public DramChannel {
     banks_.resize(static_cast<std::size_t>(groups_) * hbm.u32("banks_per_group"));
     group_state_.resize(groups_);
     row_wanted_.resize(banks_.size());
+    const unsigned stack_ids = p.u32("stack_ids");
+    if (groups_ % stack_ids != 0)
+      fail("stack_ids", "must divide hbm.bank_groups (" + std::to_string(groups_) + ") evenly: each stack ID holds whole bank groups");
+    groups_per_stack_ = groups_ / stack_ids;
+    stacks_.resize(stack_ids);
     refresh_interval_ = per_bank_refresh_ ? std::max<Cycle>(1, t_.refi / banks_.size()) : t_.refi;
     // Every channel refreshes at the same times. Staggering them (channel i an i / channels interval later)
     // was tried: a refreshing channel then holds back the warps whose lines it owns while the others run, and a
@@ -201,6 +208,12 @@ class HbmDetailed final : public DramChannel {
   };
   struct Group {
     Cycle act_ok = 0, col_ok = 0, read_ok = 0;  // tRRD_L, tCCD_L, tWTR_L
+  };
+  struct Stack {  // one stack ID (die): its ACTs' tRRD_S and tFAW
+    Cycle act_ok = 0;
+    std::array<Cycle, 4> faw{};  // the last four ACTs, oldest at faw_next
+    std::size_t faw_next = 0;
+    std::uint64_t acts = 0;
   };
 
   void account_occupancy(Cycle now) {
@@ -277,10 +290,13 @@ class HbmDetailed final : public DramChannel {
     return t;
   }
 
+  const Stack& stack_of(const Entry& e) const { return stacks_[e.group / groups_per_stack_]; }
+
   Cycle act_ready(const Entry& e) const {
     const Bank& bank = banks_[e.bank];
-    const Cycle faw = acts_ >= faw_.size() ? faw_[faw_next_] + t_.faw : 0;  // the fourth-last ACT's window
-    return std::max({bank.act_ok, act_ok_, group_state_[e.group].act_ok, faw, row_cmd_ok_});
+    const Stack& st = stack_of(e);
+    const Cycle faw = st.acts >= st.faw.size() ? st.faw[st.faw_next] + t_.faw : 0;  // the fourth-last ACT's window
+    return std::max({bank.act_ok, st.act_ok, group_state_[e.group].act_ok, faw, row_cmd_ok_});
   }
   Cycle pre_ready(const Entry& e) const { return std::max(banks_[e.bank].pre_ok, row_cmd_ok_); }
 
@@ -302,6 +318,19 @@ class HbmDetailed final : public DramChannel {
     return pre_ready(e);
   }
 
+  // ACT or PRE for `e`, whichever its bank needs.
+  void row_command(Entry& e, Cycle now) {
+    Bank& bank = banks_[e.bank];
+    if (bank.open_row == kNoRow) {
+      if (e.state == RowState::Unclassified) e.state = RowState::Miss;
+      activate(e, now);
+    } else {
+      e.state = RowState::Conflict;
+      precharge(bank, now);
+    }
+    row_cmd_ok_ = now + 1;
+  }
+
   void issue(Cycle now) {
     std::vector<Entry>& q = draining_ ? writes_ : reads_;
     const bool write = draining_;
@@ -309,23 +338,15 @@ class HbmDetailed final : public DramChannel {
     // One row command: the oldest request whose ACT or PRE is ready (before the column command, whose
     // request may leave the queue).
     for (Entry& e : q) {
-      bool row_command = false;
-      if (next_command(e, write, row_command) > now || !row_command) continue;
-      Bank& bank = banks_[e.bank];
-      if (bank.open_row == kNoRow) {
-        if (e.state == RowState::Unclassified) e.state = RowState::Miss;
-        activate(e, now);
-      } else {
-        e.state = RowState::Conflict;
-        precharge(bank, now);
-      }
-      row_cmd_ok_ = now + 1;
+      bool is_row_command = false;
+      if (next_command(e, write, is_row_command) > now || !is_row_command) continue;
+      row_command(e, now);
       break;
     }
     // One column command: the oldest row hit that is ready.
     for (std::size_t i = 0; i < q.size(); ++i) {
-      bool row_command = false;
-      if (next_command(q[i], write, row_command) > now || row_command) continue;
+      bool is_row_command = false;
+      if (next_command(q[i], write, is_row_command) > now || is_row_command) continue;
       issue_column(q, i, write, now);
       break;
     }
@@ -336,11 +357,12 @@ class HbmDetailed final : public DramChannel {
     bank.open_row = e.row;
     bank.col_ok = now + t_.rcd;
     bank.pre_ok = now + t_.ras;
-    act_ok_ = now + t_.rrd_s;
+    Stack& st = stacks_[e.group / groups_per_stack_];
+    st.act_ok = now + t_.rrd_s;
     group_state_[e.group].act_ok = now + t_.rrd_l;
-    faw_[faw_next_] = now;
-    ++acts_;
-    faw_next_ = (faw_next_ + 1) % faw_.size();
+    st.faw[st.faw_next] = now;
+    ++st.acts;
+    st.faw_next = (st.faw_next + 1) % st.faw.size();
   }
 
   void precharge(Bank& bank, Cycle at) {
@@ -389,8 +411,8 @@ class HbmDetailed final : public DramChannel {
     mark_wanted_rows(q);
     Cycle next = next_refresh_;
     for (const Entry& e : q) {
-      bool row_command = false;
-      next = std::min(next, next_command(e, draining_, row_command));
+      bool is_row_command = false;
+      next = std::min(next, next_command(e, draining_, is_row_command));
     }
     return std::max(next, now + 1);
   }
@@ -405,12 +427,11 @@ class HbmDetailed final : public DramChannel {
   std::vector<Bank> banks_;
   std::vector<std::uint8_t> row_wanted_;  // per bank, see mark_wanted_rows
   std::vector<Group> group_state_;
+  std::vector<Stack> stacks_;
+  unsigned groups_per_stack_ = 1;
   std::vector<Entry> reads_, writes_;  // oldest first
   bool draining_ = false, last_was_write_ = false, any_column_ = false;
-  Cycle act_ok_ = 0, col_ok_ = 0, read_ok_ = 0, write_ok_ = 0, row_cmd_ok_ = 0, bus_free_ = 0;
-  std::array<Cycle, 4> faw_{};  // the last four ACTs, oldest at faw_next_
-  std::size_t faw_next_ = 0;
-  std::uint64_t acts_ = 0;
+  Cycle col_ok_ = 0, read_ok_ = 0, write_ok_ = 0, row_cmd_ok_ = 0, bus_free_ = 0;
   Cycle refresh_interval_ = 1, next_refresh_ = 1, last_tick_ = 0;
   std::size_t refresh_bank_ = 0;
   std::uint64_t row_hits_ = 0, row_misses_ = 0, row_conflicts_ = 0, bus_busy_ = 0, read_occupancy_ = 0,

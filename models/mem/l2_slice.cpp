@@ -8,7 +8,10 @@
 // reads here): a copy miss asks the home slice over the partition link instead of DRAM, and the answer fills the
 // copy and goes on to the SMs through this slice's pipeline (the home slice sends it without its own, see
 // respond()), so a far hit costs a near hit plus the link's round trip. Writes and atomics to such lines pass
-// through to the home slice (the point of coherence), invalidating the copy. All fabric traffic thus starts in an
+// through to the home slice (the point of coherence), invalidating the copy. The home slice remembers which
+// partitions it gave a line's copy to (for the lines it holds: it is inclusive of them) and sends those an
+// invalidation over the fabric when the line is written or atomically updated (by any SM: a copy must not hit
+// stale data after a write from the home's own partition) and when it evicts the line. All fabric traffic thus starts in an
 // L2 slice: the link is reserved from one clock domain only, whatever order the domains run in. Copies share the slice's
 // capacity with the lines homed here, so one SM's reads see half the L2 at near-hit latency (the plateaus of
 // a100_80.lat.l2.gb / a100_80.lat.l2far.gb).
@@ -78,7 +81,8 @@ class SectoredL2Slice final : public L2Slice {
     fabric_in_.bind(nullptr, this);
     in_.add_probes(ctx.probes);
     StatGroup(ctx.stats, path(), "l2")
-        .add("dram_backpressure_waits", "requests", "DRAM requests that found their channel's queue full and waited in the slice", backpressure_waits_);
+        .add("dram_backpressure_waits", "requests", "DRAM requests that found their channel's queue full and waited in the slice", backpressure_waits_)
+        .add("copy_invalidations", "lines", "copies of far-homed lines dropped because their home slice's line was written or evicted", copy_invalidations_);
   }
 
   Port<MemRequest>& request_port() override { return in_; }
@@ -98,6 +102,9 @@ class SectoredL2Slice final : public L2Slice {
       const MemRequest& m = fabric_in_.front();
       if (m.copy_slice != index()) {
         fabric_requests_.push_back(m);
+      } else if (m.op == MemOp::Invalidate) {  // the home slice's line was written or evicted: drop the copy
+        cache_.invalidate(m.line_addr, m.sector_mask);
+        ++copy_invalidations_;
       } else if (m.op == MemOp::Read) {
         fill(m, now);
       } else {  // the home slice's acknowledgement of a write or atomic: on to the SM
@@ -176,6 +183,7 @@ class SectoredL2Slice final : public L2Slice {
       noc_.send_request(to_home, domain().time_of(now));
       return;
     }
+    if (req.op != MemOp::Read) invalidate_copies(req.line_addr, req.copy_slice);
     if (req.op == MemOp::Write) {
       counters_.write_sectors += sectors(req);
       notify_access(req, req.sector_mask, now);
@@ -184,6 +192,8 @@ class SectoredL2Slice final : public L2Slice {
       noc_.send_response(req, domain().time_of(static_cast<Cycle>(std::ceil(written))));  // the ack
       return;
     }
+    if (req.op == MemOp::Read && req.copy_slice != MemRequest::kNoSlice)  // a copy slice fetches the line: it keeps a copy
+      copies_.insert(req.line_addr) |= std::uint64_t{1} << partitions_.of(req.copy_slice);
     counters_.read_sectors += sectors(req);  // atomics too: they read the line
     if (req.op == MemOp::Atomic) counters_.atomic_sectors += sectors(req);
     const std::uint32_t hit = cache_.lookup(req.line_addr, req.sector_mask);
@@ -245,7 +255,29 @@ class SectoredL2Slice final : public L2Slice {
     }
   }
 
+  // Tells every partition that holds a copy of the line (but `except`, a copy slice that dropped its copy itself)
+  // to drop it, and forgets them.
+  void invalidate_copies(std::uint64_t line_addr, std::uint16_t except) {
+    std::uint64_t* holders = copies_.find(line_addr);
+    if (!holders) return;
+    const std::uint64_t mask = *holders;
+    copies_.erase(line_addr);
+    for (unsigned part = 0; part < partitions_.partitions; ++part) {
+      if (!(mask >> part & 1)) continue;
+      const unsigned copy = partitions_.copy_slice(index(), part);
+      if (copy == except) continue;
+      MemRequest inv;
+      inv.line_addr = line_addr;
+      inv.sector_mask = (std::uint32_t{1} << (cache_.line_bytes() / cache_.sector_bytes())) - 1;
+      inv.op = MemOp::Invalidate;
+      inv.slice = static_cast<std::uint16_t>(index());
+      inv.copy_slice = static_cast<std::uint16_t>(copy);
+      noc_.send_response(inv, domain().now_fs());
+    }
+  }
+
   void writeback(const SectorCache::Eviction& ev, Cycle) {
+    if (ev.valid) invalidate_copies(ev.line_addr, MemRequest::kNoSlice);  // inclusive of the copies it gave out
     if (!ev.valid || !ev.dirty_mask) return;
     MemRequest wb;
     wb.line_addr = ev.line_addr;
@@ -299,6 +331,8 @@ class SectoredL2Slice final : public L2Slice {
   std::size_t mshr_limit_ = 1;
   L2Partitions partitions_;
   FlatMap64<Mshr> mshrs_;  // by line address
+  FlatMap64<std::uint64_t> copies_;  // by line address, of lines this home slice holds: partitions with a copy
+  std::uint64_t copy_invalidations_ = 0;
 };
 
 WARPSIM_REGISTER_COMPONENT(L2Slice, SectoredL2Slice, "l2", "sectored",

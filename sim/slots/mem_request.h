@@ -5,7 +5,8 @@
 
 namespace warpsim {
 
-enum class MemOp : std::uint8_t { Read, Write, Atomic };
+// Invalidate: a home L2 slice tells a slice of another partition to drop its copy of a line (l2.partitions > 1).
+enum class MemOp : std::uint8_t { Read, Write, Atomic, Invalidate };
 
 struct MemRequest {
   std::uint64_t line_addr = 0;   // line-aligned byte address

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <tuple>
 #include <memory>
@@ -59,14 +60,19 @@ class Sink final : public Component {
   Cycle last = 0;
 };
 
-std::string a100_path() { return std::string(WARPSIM_SOURCE_DIR) + "/configs/a100_sxm.yaml"; }
+std::string config_path(const std::string& gpu) { return std::string(WARPSIM_SOURCE_DIR) + "/configs/" + gpu + ".yaml"; }
+std::string a100_path() { return config_path("a100_sxm"); }
 
-// One A100 pseudo-channel at its own share of the bandwidth: hbm.channels=1 with hbm.bandwidth = 2039/80 GB/s.
+// One pseudo-channel at its own share of the GPU's bandwidth (hbm.channels=1, hbm.bandwidth = bandwidth /
+// channels); by default A100's: 2039/80 GB/s.
 struct Channel {
-  explicit Channel(std::vector<std::string> overrides) {
-    std::vector<std::string> ov = {"hbm.channels=1", "hbm.bandwidth=25.4875GB/s", "l2.slices=1"};
+  explicit Channel(std::vector<std::string> overrides, const std::string& gpu = "a100_sxm") {
+    const Config full = Config::load(config_path(gpu), {}, Registry::instance());
+    const Params& full_hbm = full.section("hbm");
+    const double share = full_hbm.real("bandwidth") / full_hbm.u32("channels");
+    std::vector<std::string> ov = {"hbm.channels=1", "hbm.bandwidth=" + std::to_string(share / 1e9) + "GB/s", "l2.slices=1"};
     ov.insert(ov.end(), overrides.begin(), overrides.end());
-    cfg = std::make_unique<Config>(Config::load(a100_path(), ov, Registry::instance()));
+    cfg = std::make_unique<Config>(Config::load(config_path(gpu), ov, Registry::instance()));
     const Params& hbm = cfg->section("hbm");
     hz = cfg->section("clocks").real("hbm");
     sim.add_domain("hbm", hz);
@@ -89,13 +95,14 @@ struct Channel {
   // The request for the channel's n-th line. The address map places the line whose hash fold(line) = n there
   // (one channel: the quotient is the hash itself), so the address is the hash's inverse, found from the top
   // bits down (fold XORs each bit with higher ones only: x = n ^ (x >> 7) ^ (x >> 13) ^ (x >> 19) settles).
-  MemRequest request(std::uint64_t n, MemOp op = MemOp::Read) const {
+  MemRequest request(std::uint64_t n, MemOp op = MemOp::Read, std::uint32_t sectors = 0) const {
     std::uint64_t x = n;
     for (int i = 0; i < 64; ++i) x = n ^ (x >> 7) ^ (x >> 13) ^ (x >> 19);
+    if (sectors == 0) sectors = line / sector;  // the whole line
     MemRequest r;
     r.line_addr = x * line;
-    r.sector_mask = (1u << (line / sector)) - 1;
-    r.bytes = line;
+    r.sector_mask = (1u << sectors) - 1;
+    r.bytes = sectors * sector;
     r.op = op;
     return r;
   }
@@ -231,6 +238,7 @@ TEST_CASE("hbm_detailed: queue depths, watermarks and timing names are checked",
   CHECK_THROWS_WITH(Channel({"hbm.write_high_watermark=40"}), Catch::Contains("must not exceed write_queue_depth"));
   CHECK_THROWS_WITH(Channel({"hbm.latency=10"}), Catch::Contains("hbm.latency") && Catch::Contains("tRCD + tCL + burst"));
   CHECK_THROWS_WITH(Channel({"hbm.bank_groups=6"}), Catch::Contains("hbm.bank_groups") && Catch::Contains("power of two"));
+  CHECK_THROWS_WITH(Channel({"hbm.stack_ids=3"}), Catch::Contains("hbm.stack_ids") && Catch::Contains("divide hbm.bank_groups"));
 }
 
 TEST_CASE("xor_fold gives every line its own DRAM location, also for a channel count that is not a power of two", "[hbm]") {
@@ -252,6 +260,52 @@ TEST_CASE("xor_fold gives every line its own DRAM location, also for a channel c
     }
     CHECK(seen.size() == lines);
   }
+}
+
+// `count` requests, each to a row its bank has not had before, rotating over the bank groups `groups` (every
+// bank of each in turn): every request needs an ACT, and no two ACTs in a row share a bank group.
+std::vector<MemRequest> new_row_requests(const Channel& c, std::vector<unsigned> groups, std::size_t count,
+                                         MemOp op = MemOp::Read, std::uint32_t sectors = 0) {
+  std::map<std::pair<unsigned, unsigned>, std::vector<std::uint64_t>> rows_of_bank;  // (group, bank) -> channel lines
+  std::map<std::pair<unsigned, unsigned>, std::set<std::uint64_t>> seen;
+  const std::size_t per_bank = count / (groups.size() * c.banks) + 1;
+  for (std::uint64_t n = 0; n < per_bank * c.groups * c.banks * c.lines_per_row * 4; ++n) {
+    const DramLocation loc = c.map->dram_location(c.request(n).line_addr);
+    if (seen[{loc.bank_group, loc.bank}].insert(loc.row).second) rows_of_bank[{loc.bank_group, loc.bank}].push_back(n);
+  }
+  std::vector<MemRequest> reqs;
+  for (std::size_t i = 0; reqs.size() < count; ++i) {
+    const unsigned group = groups[i % groups.size()], bank = static_cast<unsigned>(i / groups.size()) % c.banks;
+    const std::size_t nth = i / (groups.size() * c.banks);
+    const auto& lines = rows_of_bank[{group, bank}];
+    REQUIRE(nth < lines.size());
+    reqs.push_back(c.request(lines[nth], op, sectors));
+  }
+  return reqs;
+}
+
+TEST_CASE("hbm_detailed: tFAW and tRRD_S hold per stack ID: activates spread over two dies run twice as often", "[hbm]") {
+  // H100's HBM3 pseudo-channel: a 128 B line is four BL8 bursts (16 HBM clocks of data), and tFAW (30 ns = 79
+  // clocks at 2.619 GHz) allows four ACTs per window, one per ~19.6 clocks: line-sized row misses in one die are
+  // activate-bound. With the bank groups split over two stack IDs, each die has its own window: the data bus binds.
+  const std::size_t n = 2000;
+  std::vector<double> per_request;
+  double faw_quarter = 0, bus = 0;
+  for (const std::string stacks : {"1", "2"}) {
+    Channel c({kNoRefresh, "hbm.stack_ids=" + stacks}, "h100_sxm");
+    std::vector<unsigned> groups(c.groups);
+    for (unsigned g = 0; g < c.groups; ++g) groups[g] = (g % 2) * (c.groups / 2) + g / 2;  // alternate the halves
+    const Cycle last = c.run(new_row_requests(c, groups, n));
+    CHECK(c.stat("row_hits") == 0);
+    per_request.push_back(static_cast<double>(last) / n);
+    faw_quarter = static_cast<double>(c.cycles("tFAW")) / 4;
+    bus = static_cast<double>(c.line / c.sector) * c.cfg->section("hbm").u32("burst_length") / 2.0;
+  }
+  REQUIRE(faw_quarter > bus * 1.1);  // the premise: one window is slower than the bus
+  CHECK(per_request[0] > faw_quarter * 0.98);
+  CHECK(per_request[0] < faw_quarter * 1.05);
+  CHECK(per_request[1] > bus * 0.98);
+  CHECK(per_request[1] < bus * 1.05);
 }
 
 }  // namespace

@@ -20,6 +20,11 @@
 #include "sim/config/config.h"
 #include "sim/core/error.h"
 #include "sim/registry/registry.h"
+#include "sim/core/probe.h"
+#include "sim/core/simulation.h"
+#include "sim/slots/build_context.h"
+#include "sim/slots/memory.h"
+#include "sim/stats/stats.h"
 #include "sim/trace/inst.h"
 #include "sim/trace/source.h"
 #include "traces/synth/registry.h"
@@ -1522,4 +1527,51 @@ TEST_CASE("watchdog: a legal MMA with a huge latency is progress, not a deadlock
   const KernelResult r = run_warps(small_h100({"sim.watchdog_cycles=2000", "sim.progress_check_cycles=500"}),
                                    {{hmma(DType::BF16, MmaShape{65535, 65535, 65535}, 8, 0, 4, 8), ffma(6, 8, 2, 3)}});
   CHECK(r.cycles > 1'000'000'000);
+}
+
+TEST_CASE("L2 partitions: a write from the home partition invalidates the other partition's copy", "[e2e][mem][l2]") {
+  // Two SMs, one per L2 partition (SM i is in GPC i, GPC g in partition g * 2 / 2), two slices (one per partition).
+  // One-CTA kernels go to SM 0, SM 1, SM 0 in turn. Kernel 0: SM 0 reads line X, homed in partition 1, from DRAM:
+  // its partition's slice keeps a copy. Kernel 1: SM 1 (X's home partition) writes X. Kernel 2: SM 0 reads X again:
+  // the copy must be gone, so the read crosses the partition link to the home slice (an L2 hit there), and does not
+  // hit the stale copy near SM 0 (which costs a near L2 hit only).
+  const Config cfg = small_h100({"sm.count=2", "noc.gpcs=2", "l2.slices=2", "l2.partitions=2"});
+  Simulation sim;
+  StatsRegistry stats;
+  ProbeRegistry probes;
+  BuildContext ctx(cfg, sim, stats, probes);
+  const auto map = Registry::instance().create<AddressMap>("address_map", cfg.section("address_map"), ctx, 0);
+  const std::uint64_t line = cfg.section("l2").u32("line_size");
+  std::uint64_t x = 0x100000;
+  while (map->slice_of(x) != 1) x += line;  // homed in slice 1, partition 1
+
+  const double f_sm = cfg.section("clocks").real("sm"), f_l2 = cfg.section("clocks").real("l2");
+  const Params& noc = cfg.section("noc");
+  const double to_l2 = static_cast<double>(noc.u64("sm_to_gpc_latency") + noc.u64("gpc_to_partition_latency"));
+  const double l2_hit = static_cast<double>(cfg.section("l1").u64("hit_latency")) +
+                        (2 * to_l2 + static_cast<double>(cfg.section("l2").u64("hit_latency"))) * f_sm / f_l2;
+  const double far_extra = 2 * static_cast<double>(noc.u64("partition_link_latency")) * f_sm / f_l2;
+
+  auto one_cta = [](const std::string& name, std::vector<WarpInst> insts) {
+    InMemoryKernel k;
+    k.info.name = name;
+    k.info.block = Dim3{32, 1, 1};
+    k.info.target_arch = "sm_90";
+    k.ctas = {{InMemoryKernel::Warp{std::move(insts), {}}}};
+    return k;
+  };
+  InMemoryTrace t({one_cta("read_far", {ldg(5, x), ffma(6, 5, 2, 3)}), one_cta("write_home", {stg(x, 5)}),
+                   one_cta("read_again", {ldg(5, x), ffma(6, 5, 2, 3)})},
+                  "copy_invalidation");
+  Gpu g(cfg);
+  RunOptions opt;
+  const RunResult r = g.run(t, run_without_systemc, opt);
+  REQUIRE(r.kernels.size() == 3);
+  // Kernel 0 ran far from X's home: DRAM plus the partition link's round trip (the placement this test relies on).
+  REQUIRE(static_cast<double>(r.kernels[0].cycles) >= l2_hit + far_extra);
+  REQUIRE(r.kernels[0].dram_bytes_read == 32);
+  INFO("read again: " << r.kernels[2].cycles << " cycles; near L2 hit " << l2_hit << ", far L2 hit " << l2_hit + far_extra);
+  CHECK(static_cast<double>(r.kernels[2].cycles) >= l2_hit + far_extra);
+  CHECK(static_cast<double>(r.kernels[2].cycles) <= l2_hit + far_extra + 25);  // the home holds the written line
+  CHECK(r.kernels[2].dram_bytes_read == 0);
 }
