@@ -156,10 +156,11 @@ TEST_CASE("run --synth KIND --synth-key k=v is the same run as the --gemm shorth
 
 TEST_CASE("run --trace: a file no reader recognises lists the known formats", "[app][trace]") {
   TempDir dir;
-  write_text(dir.path() / "kernelslist.g", "-kernel-1.traceg\n");
-  RUN_WARPSIM(r, quiet_run(dir / "out", {"--trace", dir / "kernelslist.g"}));
+  // kernelslist.g is now an Accel-Sim trace (traces/readers/accelsim): a name and content no reader claims.
+  write_text(dir.path() / "profile.dat", "-kernel-1.traceg\n");
+  RUN_WARPSIM(r, quiet_run(dir / "out", {"--trace", dir / "profile.dat"}));
   check_one_error(r);
-  CHECK(contains(r.err, dir / "kernelslist.g"));
+  CHECK(contains(r.err, dir / "profile.dat"));
   CHECK(contains(r.err, "native"));
   CHECK(contains(r.err, "Accel-Sim"));
   CHECK(contains(r.err, "Kineto"));
