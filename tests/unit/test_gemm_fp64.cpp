@@ -3,7 +3,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <array>
 #include <string>
 #include <vector>
 
@@ -13,6 +12,7 @@
 #include "sim/registry/registry.h"
 #include "traces/synth/gemm.h"
 #include "traces/synth/gemm_synthesizer.h"
+#include "tests/unit/cta_instructions.h"
 
 using namespace warpsim;
 
@@ -37,23 +37,15 @@ TEST_CASE("fp64 GEMM: every MMA is an 8x8x4 fp64 DMMA, 2MNK/512 of them, on sm_8
     auto trace = make_gemm_trace(p, t, arch, GemmLimits{163 * 1024, 65536, 255});
     auto kernel = trace->open_kernel(0);
     std::uint64_t dmmas = 0, other_mmas = 0, f64_stores = 0;
-    for (std::uint64_t cta = 0; cta < kernel->info().grid.count(); ++cta) {
-      auto cs = kernel->open_cta(cta);
-      for (std::uint32_t w = 0; w < cs->num_warps(); ++w) {
-        auto ws = cs->open_warp(w);
-        std::array<WarpInst, 64> buf;
-        for (std::size_t n; (n = ws->read(buf.data(), buf.size())) > 0;)
-          for (std::size_t i = 0; i < n; ++i) {
-            const WarpInst& in = buf[i];
-            if (in.op == Opcode::HMMA && in.dtype == DType::F64 && in.mma.m == 8 && in.mma.n == 8 && in.mma.k == 4)
-              ++dmmas;
-            else if (in.op == Opcode::HMMA || in.op == Opcode::HGMMA)
-              ++other_mmas;
-            if (in.op == Opcode::STG)
-              for (int l = 0; l < 32; ++l) f64_stores += (in.active_mask >> l & 1) * in.access_bytes;
-          }
-      }
-    }
+    for (std::uint64_t cta = 0; cta < kernel->info().grid.count(); ++cta)
+      test::for_each_cta_instruction(*kernel, cta, [&](const WarpInst& in) {
+        if (in.op == Opcode::HMMA && in.dtype == DType::F64 && in.mma.m == 8 && in.mma.n == 8 && in.mma.k == 4)
+          ++dmmas;
+        else if (in.op == Opcode::HMMA || in.op == Opcode::HGMMA)
+          ++other_mmas;
+        if (in.op == Opcode::STG)
+          for (int l = 0; l < 32; ++l) f64_stores += (in.active_mask >> l & 1) * in.access_bytes;
+      });
     CHECK(dmmas == 2 * p.m * p.n * p.k / (2 * 8 * 8 * 4));
     CHECK(other_mmas == 0);
     CHECK(f64_stores == p.m * p.n * 8);  // C is fp64, written once

@@ -1,7 +1,6 @@
 // GEMM fused epilogues (bias, relu, gelu as cuBLASLt's CUBLASLT_EPILOGUE_*) and fp64 GEMMs. Expectations are
 // derived from the tile shape and the documented per-element instruction counts (traces/synth/epilogue.h), not
 // from the synthesizer's own helpers.
-#include <array>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <map>
@@ -11,6 +10,7 @@
 
 #include "sim/trace/inst.h"
 #include "traces/synth/gemm.h"
+#include "tests/unit/cta_instructions.h"
 
 using namespace warpsim;
 
@@ -48,29 +48,21 @@ Counts count(const GemmProblem& p, const GemmTiling& t, const std::string& arch,
     ++next_column;
   REQUIRE(gemm_cta_tile(0, tiles_m, tiles_n, t.swizzle_group).n == 0);
   Counts r;
-  for (std::uint64_t cta : {std::uint64_t{0}, next_column}) {
-    auto cs = kernel->open_cta(cta);
-    for (std::uint32_t w = 0; w < cs->num_warps(); ++w) {
-      auto ws = cs->open_warp(w);
-      std::array<WarpInst, 64> buf;
-      for (std::size_t n; (n = ws->read(buf.data(), buf.size())) > 0;)
-        for (std::size_t i = 0; i < n; ++i) {
-          const WarpInst& in = buf[i];
-          REQUIRE(check_inst(in) == "");
-          if (cta == 0) ++r.ops[in.op];
-          if (in.op != Opcode::LDG) continue;
-          bool bias = false;
-          for (int l = 0; l < 32; ++l) {
-            if (!(in.active_mask >> l & 1)) continue;
-            const std::uint64_t a = in.lane_address(l);
-            if (a < bias_base || a >= bias_end) continue;
-            bias = true;
-            for (std::uint64_t b = 0; b < in.access_bytes; ++b) (cta == 0 ? r.bias_bytes_by_col0 : r.bias_bytes_col1).insert(a + b);
-          }
-          if (bias && cta == 0) ++r.bias_ldgs;
-        }
-    }
-  }
+  for (std::uint64_t cta : {std::uint64_t{0}, next_column})
+    test::for_each_cta_instruction(*kernel, cta, [&](const WarpInst& in) {
+      REQUIRE(check_inst(in) == "");
+      if (cta == 0) ++r.ops[in.op];
+      if (in.op != Opcode::LDG) return;
+      bool bias = false;
+      for (int l = 0; l < 32; ++l) {
+        if (!(in.active_mask >> l & 1)) continue;
+        const std::uint64_t a = in.lane_address(l);
+        if (a < bias_base || a >= bias_end) continue;
+        bias = true;
+        for (std::uint64_t b = 0; b < in.access_bytes; ++b) (cta == 0 ? r.bias_bytes_by_col0 : r.bias_bytes_col1).insert(a + b);
+      }
+      if (bias && cta == 0) ++r.bias_ldgs;
+    });
   return r;
 }
 
