@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "fuzz_input_file.h"
+#include "read_every_warp.h"
 #include "sim/core/error.h"
 #include "sim/trace/trace_file.h"
 
@@ -11,20 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static warpsim_fuzz::InputFile file(".wst");
   try {
     warpsim::TraceFileReader reader(file.write(data, size));
-    warpsim::WarpInst batch[64];
-    for (std::size_t k = 0; k < reader.num_kernels(); ++k) {
-      auto kernel = reader.open_kernel(k);
-      // A fuzzed grid can claim billions of CTAs; the reader's job is to read the ones that exist.
-      const std::uint64_t ctas = std::min<std::uint64_t>(kernel->info().grid.count(), 64);
-      for (std::uint64_t c = 0; c < ctas; ++c) {
-        auto cta = kernel->open_cta(c);
-        for (std::uint32_t w = 0; w < cta->num_warps(); ++w) {
-          auto warp = cta->open_warp(w);
-          while (warp->read(batch, 64) > 0) {
-          }
-        }
-      }
-    }
+    warpsim_fuzz::read_every_warp(reader, 64);
   } catch (const warpsim::InputError&) {
   }
   return 0;
