@@ -93,7 +93,8 @@ TEST_CASE("kineto: GEMM shapes from mm, addmm, linear, matmul, bmm, baddbmm", "[
     CHECK(m.category == "gemm");
     CHECK(m.status == MapStatus::Mapped);
     CHECK(m.synthesizer == "gemm");
-    CHECK(m.keys == std::map<std::string, std::string>{{"m", "141"}, {"n", "2048"}, {"k", "512"}, {"dtype", "bf16"}, {"epilogue", "bias"}});
+    CHECK(m.keys == std::map<std::string, std::string>{{"m", "141"}, {"n", "2048"}, {"k", "512"}, {"dtype", "bf16"}});
+    CHECK(m.shape == "141x2048x512 bf16 +bias");
   }
   SECTION("mm of a transposed weight: the dims are logical ([K, N] whatever the strides)") {
     const Mapping m = classify_one(one_kernel("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT", "aten::mm", {{1, 4096}, {4096, 1024}},
