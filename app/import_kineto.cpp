@@ -260,11 +260,11 @@ ImportKinetoOutput import_kineto(const ImportKinetoOptions& o) {
                               trace.record_shapes ? ", shapes recorded" : ", no record_shapes", o.gpu, config_name, mode,
                               mode_reason);
   s += fmt::format("  {} distinct workloads simulated; {} kernels compared\n\n", cases.size(), all.mapped);
-  s += fmt::format("  {:<12} {:>7} {:>7} {:>13} {:>13} {:>13} {:>8} {:>7}\n", "category", "kernels", "mapped", "measured_us",
+  s += fmt::format("  {:<12} {:>7} {:>8} {:>13} {:>13} {:>13} {:>8} {:>7}\n", "category", "kernels", "compared", "measured_us",
                    "meas_mapped", "simulated_us", "error", "share");
   const auto line = [&](const std::string& name, const Totals& t) {
     const double e = pct(t.simulated, t.measured_mapped);
-    s += fmt::format("  {:<12} {:>7} {:>7} {:>13.1f} {:>13.1f} {:>13.1f} {:>8} {:>6.1f}%\n", name, t.kernels, t.mapped,
+    s += fmt::format("  {:<12} {:>7} {:>8} {:>13.1f} {:>13.1f} {:>13.1f} {:>8} {:>6.1f}%\n", name, t.kernels, t.mapped,
                      t.measured, t.measured_mapped, t.simulated, std::isnan(e) ? "-" : fmt::format("{:+.1f}%", e),
                      t.measured > 0 ? t.measured_mapped / t.measured * 100 : 0.0);
   };
