@@ -261,7 +261,7 @@ ImportKinetoOutput import_kineto(const ImportKinetoOptions& o) {
                               mode_reason);
   s += fmt::format("  {} distinct workloads simulated; {} kernels compared\n\n", cases.size(), all.mapped);
   s += fmt::format("  {:<12} {:>7} {:>8} {:>13} {:>13} {:>13} {:>8} {:>7}\n", "category", "kernels", "compared", "measured_us",
-                   "meas_mapped", "simulated_us", "error", "share");
+                   "meas_mapped", "simulated_us", validation ? "error" : "change", "share");
   const auto line = [&](const std::string& name, const Totals& t) {
     const double e = pct(t.simulated, t.measured_mapped);
     s += fmt::format("  {:<12} {:>7} {:>8} {:>13.1f} {:>13.1f} {:>13.1f} {:>8} {:>6.1f}%\n", name, t.kernels, t.mapped,
@@ -270,8 +270,9 @@ ImportKinetoOutput import_kineto(const ImportKinetoOptions& o) {
   };
   for (const auto& [c, t] : by_category) line(c, t);
   line("total", all);
-  s += fmt::format("\n  error = (simulated - measured) / measured over the compared kernels; share = measured time of the "
-                   "compared kernels / all measured kernel time\n");
+  s += fmt::format("\n  {} = (simulated - measured) / measured over the compared kernels{}; share = measured time of the "
+                   "compared kernels / all measured kernel time\n", validation ? "error" : "change",
+                   validation ? "" : " (a projection: the measured times are the capturing GPU's)");
   if (!unmapped_sorted.empty()) {
     s += fmt::format("  not compared: {} kernels, {:.1f} us measured ({:.1f}% of kernel time):\n", unmapped_kernels, unmapped_us,
                      all.measured > 0 ? unmapped_us / all.measured * 100 : 0.0);
