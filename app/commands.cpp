@@ -18,6 +18,7 @@
 
 #include "app/compare.h"
 #include "app/gpu_configs.h"
+#include "app/import_kineto.h"
 #include "app/report.h"
 #include "app/result_set.h"
 #include "app/run_one.h"
@@ -63,6 +64,7 @@ const char* kUsage =
     "  validate   simulate the cases of reference files (measured figures of real GPUs) and report the errors\n"
     "  calibrate  propose config values from measured microbenchmark figures (writes a config overlay to review)\n"
     "  convert    convert a trace between formats: Accel-Sim (kernelslist.g, .traceg[.xz]) and native (.wst)\n"
+    "  import-kineto  simulate the kernels of a PyTorch profiler (Kineto) trace and compare with their measured times\n"
     "\n"
     "`warpsim run` without options simulates a Llama-3-8B MLP GEMM (4096x14336x4096 bf16) on the H100 SXM.\n"
     "`warpsim <command> --help` describes a command's options.\n"
@@ -724,6 +726,68 @@ int cmd_calibrate(int argc, char** argv) {
   return 0;
 }
 
+// --- import-kineto -------------------------------------------------------------------------------------------
+
+const char* kImportKinetoUsage =
+    "usage: warpsim import-kineto TRACE.json[.gz] [--gpu CONFIG] [--set k=v ...] [--out DIR] [--only REGEX] [--limit N]\n"
+    "                             [-j N] [--max-warp-instructions N] [--max-memory SIZE]\n"
+    "\n"
+    "Reads the GPU kernels of a PyTorch profiler (Kineto) trace (plain or gzip-compressed JSON, recorded with\n"
+    "record_shapes), classifies each by its name (gemm, attention, layernorm, rmsnorm, softmax, elementwise, copy,\n"
+    "reduction, rotary), maps it with the shapes of the aten op that launched it onto a synthesizer, simulates each\n"
+    "distinct workload once on CONFIG and compares with the measured durations. Kernels that cannot be mapped are\n"
+    "listed with the reason and counted (their measured time as not compared). Writes into --out: kernels.csv (name,\n"
+    "category, shape, measured_us, simulated_us, error_pct, status, ...), summary.json, timeline.json (measured and\n"
+    "simulated tracks, for ui.perfetto.dev), run.json. On the capturing GPU's config (gpu.name = the trace's device\n"
+    "name, no --set) this is a validation; on any other a projection.";
+
+int cmd_import_kineto(int argc, char** argv) {
+  po::options_description desc("options");
+  ImportKinetoOptions options;
+  std::string out;
+  int jobs = 1;
+  double max_warp_instructions = 0;
+  MemoryLimitOption memory_limit;
+  desc.add_options()
+      ("trace", po::value(&options.trace), "the Kineto trace (also the first positional argument)")
+      ("gpu", po::value(&options.gpu)->default_value(kDefaultGpu), "GPU config to simulate on: a shipped name or a YAML path")
+      ("set", po::value(&options.overrides)->composing(), "override a config value, e.g. --set sm.count=144 (repeatable)")
+      ("out", po::value(&out)->default_value("warpsim-kineto"), "output directory")
+      ("only", po::value(&options.only), "simulate only the kernels whose name contains a match of this regular expression")
+      ("limit", po::value(&options.limit), "simulate only the first N kernels (in start order)")
+      ("jobs,j", po::value(&jobs)->default_value(1), "simulate up to N workloads at once, each in a worker process")
+      ("max-warp-instructions", po::value(&max_warp_instructions),
+       "skip (and report as skipped) the workloads estimated above this many warp-instructions, e.g. 3e8")
+      ("no-progress", "no progress lines on stderr")
+      ("quiet,q", "do not print the summary");
+  memory_limit.add_to(desc);
+  po::positional_options_description positional;
+  positional.add("trace", 1);
+  po::variables_map vm;
+  if (!parse("import-kineto", argc, argv, desc, vm, kImportKinetoUsage, &positional)) return 0;
+  if (options.trace.empty()) throw InputError("import-kineto: give the trace, warpsim import-kineto TRACE.json[.gz] (see --help)");
+  if (jobs < 1) throw InputError(fmt::format("-j/--jobs: expected a number of processes >= 1, got {}", jobs));
+  if (!(max_warp_instructions >= 0) || max_warp_instructions > 1.8e19)
+    throw InputError(fmt::format("--max-warp-instructions: expected a count >= 0 (0: no limit), got {}", max_warp_instructions));
+  options.jobs = static_cast<unsigned>(jobs);
+  options.max_warp_instructions = static_cast<std::uint64_t>(max_warp_instructions);
+  options.max_memory_bytes = memory_limit.bytes();
+  options.progress = !vm.count("no-progress");
+  prepare_output_dir(out);
+  const ImportKinetoOutput result = import_kineto(options);
+  ResultSetWriter results(out);
+  results.write("kernels.csv", result.kernels_csv);
+  results.write("summary.json", result.summary_json);
+  results.write("timeline.json", result.timeline_json);
+  std::vector<std::string> command_line{"warpsim"};
+  command_line.insert(command_line.end(), argv, argv + argc);
+  results.commit(WARPSIM_VERSION, command_line);
+  if (!vm.count("quiet"))
+    fmt::print("{}  results in {}/ (kernels.csv, summary.json, timeline.json for ui.perfetto.dev; run.json)\n",
+               result.summary_text, out);
+  return 0;
+}
+
 // Messages on stderr as "warpsim: <level>: <message>", the form the error messages always had.
 void set_up_logging() {
   auto logger = spdlog::stderr_color_mt("warpsim");
@@ -736,7 +800,7 @@ void set_up_logging() {
 int warpsim_main(int argc, char** argv) {
   if (!spdlog::get("warpsim")) set_up_logging();
   const std::vector<std::string> commands{"run", "synth", "describe", "config", "compare", "validate", "calibrate",
-                                          "convert"};
+                                          "convert", "import-kineto"};
   try {
     if (argc < 2) {
       fmt::print(stderr, "{}", kUsage);
@@ -759,6 +823,7 @@ int warpsim_main(int argc, char** argv) {
     if (cmd == "validate") return cmd_validate(argc - 1, argv + 1);
     if (cmd == "calibrate") return cmd_calibrate(argc - 1, argv + 1);
     if (cmd == "convert") return cmd_convert(argc - 1, argv + 1);
+    if (cmd == "import-kineto") return cmd_import_kineto(argc - 1, argv + 1);
     const std::string hint = did_you_mean(cmd, commands);
     spdlog::error("unknown command '{}'{}", cmd, hint.empty() ? "" : "; did you mean '" + hint + "'?");
     fmt::print(stderr, "\n{}", kUsage);

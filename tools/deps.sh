@@ -12,6 +12,7 @@ PACKAGES=(
   clang                                     # fuzz harnesses (libFuzzer) and the sanitized test build
   libzstd-dev                               # trace compression
   liblzma-dev                               # reading Accel-Sim .traceg.xz traces (decompressed on the fly)
+  zlib1g-dev                                # reading gzip-compressed Kineto (PyTorch profiler) traces
   xz-utils                                  # xz on the command line (compressing Accel-Sim traces)
   python3 python3-matplotlib                # tools/ scripts; plots (tools/stats/plot_stats.py)
 )

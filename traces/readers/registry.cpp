@@ -27,7 +27,7 @@ const TraceReaderInfo& TraceReaderRegistry::reader_for(const std::string& path) 
   std::vector<std::string> known;
   for (const auto& r : readers_) known.push_back(fmt::format("{} ({})", r.name, r.description));
   throw InputError(fmt::format(
-      "'{}' is not in a trace format warpsim knows: {}. Kineto JSON traces are not supported yet",
+      "'{}' is not in a trace format warpsim knows: {}. a PyTorch profiler (Kineto) JSON trace is read by `warpsim import-kineto TRACE.json[.gz] --gpu CONFIG`",
       path, fmt::join(known, "; ")));
 }
 
