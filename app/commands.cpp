@@ -18,6 +18,7 @@
 
 #include "app/compare.h"
 #include "app/gpu_configs.h"
+#include "app/llm/llm_command.h"
 #include "app/report.h"
 #include "app/result_set.h"
 #include "app/run_one.h"
@@ -63,6 +64,7 @@ const char* kUsage =
     "  validate   simulate the cases of reference files (measured figures of real GPUs) and report the errors\n"
     "  calibrate  propose config values from measured microbenchmark figures (writes a config overlay to review)\n"
     "  convert    convert a trace between formats: Accel-Sim (kernelslist.g, .traceg[.xz]) and native (.wst)\n"
+    "  llm        simulate one inference step of an LLM (prefill or decode) on one GPU: TTFT, time per token\n"
     "\n"
     "`warpsim run` without options simulates a Llama-3-8B MLP GEMM (4096x14336x4096 bf16) on the H100 SXM.\n"
     "`warpsim <command> --help` describes a command's options.\n"
@@ -736,7 +738,7 @@ void set_up_logging() {
 int warpsim_main(int argc, char** argv) {
   if (!spdlog::get("warpsim")) set_up_logging();
   const std::vector<std::string> commands{"run", "synth", "describe", "config", "compare", "validate", "calibrate",
-                                          "convert"};
+                                          "convert", "llm"};
   try {
     if (argc < 2) {
       fmt::print(stderr, "{}", kUsage);
@@ -759,6 +761,7 @@ int warpsim_main(int argc, char** argv) {
     if (cmd == "validate") return cmd_validate(argc - 1, argv + 1);
     if (cmd == "calibrate") return cmd_calibrate(argc - 1, argv + 1);
     if (cmd == "convert") return cmd_convert(argc - 1, argv + 1);
+    if (cmd == "llm") return cmd_llm(argc - 1, argv + 1);
     const std::string hint = did_you_mean(cmd, commands);
     spdlog::error("unknown command '{}'{}", cmd, hint.empty() ? "" : "; did you mean '" + hint + "'?");
     fmt::print(stderr, "\n{}", kUsage);
