@@ -80,6 +80,14 @@ LlmResult run_llm(const LlmModel& model, const Scenario& scenario, const std::ve
   const Peaks& peaks = r.peaks;
   const std::string hash = config_hash(config);
 
+  // Roofline times first: a scenario the config cannot estimate (--tp without node.link_bandwidth) fails before
+  // anything is simulated.
+  r.entry_roofline.resize(plan.size());
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    r.entry_roofline[i] = roofline(plan[i], peaks, scenario.tp);
+    r.roofline_step_us += r.entry_roofline[i].us * plan[i].count;
+  }
+
   // The distinct workloads, simulated once each (in plan order, so that progress reads as the step does).
   std::map<std::string, RunResult>& results = r.workloads;
   std::vector<std::string> keys(plan.size());
@@ -112,7 +120,6 @@ LlmResult run_llm(const LlmModel& model, const Scenario& scenario, const std::ve
   // The stream: each call of each entry, each of its kernels, submitted one launch interval after the previous
   // (launch.mode), starting when both it is submitted and the previous kernel is done.
   r.entry_us.assign(plan.size(), 0.0);
-  r.entry_roofline.resize(plan.size());
   double end_us = 0.0, submit_us = 0.0;
   bool first = true;
   auto place = [&](std::size_t entry, const std::string& name, double time_us, const KernelResult* k) {
@@ -126,8 +133,6 @@ LlmResult run_llm(const LlmModel& model, const Scenario& scenario, const std::ve
   };
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const PlanEntry& e = plan[i];
-    r.entry_roofline[i] = roofline(e, peaks, scenario.tp);
-    r.roofline_step_us += r.entry_roofline[i].us * e.count;
     for (std::uint64_t c = 0; c < e.count; ++c) {
       if (e.kind == EntryKind::simulated) {
         ++r.simulated_calls;
@@ -251,8 +256,8 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
   llm["weights_bytes_per_gpu"] = weights_bytes(m, s);
   double compute_us = 0, memory_us = 0;
   for (std::size_t i = 0; i < plan.size(); ++i)
-    (r.entry_roofline[i].bound == "compute" ? compute_us : r.entry_roofline[i].bound == "memory" ? memory_us : compute_us) +=
-        plan[i].kind == EntryKind::communication ? 0.0 : r.entry_us[i];
+    if (plan[i].kind != EntryKind::communication)
+      (r.entry_roofline[i].bound == "compute" ? compute_us : memory_us) += r.entry_us[i];
   llm["breakdown_ms"] = {{"simulated_kernels", r.simulated_us / 1e3}, {"estimated_kernels", r.estimated_us / 1e3},
                          {"communication_estimate", r.communication_us / 1e3}, {"launch_gaps", r.launch_wait_us / 1e3},
                          {"compute_bound_kernels", compute_us / 1e3}, {"memory_bound_kernels", memory_us / 1e3}};
