@@ -165,7 +165,7 @@ TEST_CASE("llm plan: Llama-3-8B decode is vLLM's kernel list with GEMM shapes fr
   }
 }
 
-TEST_CASE("llm run: each distinct kernel is simulated once; a second run reads the disk cache and is identical; "
+TEST_CASE("llm run: each distinct kernel is simulated once, a second run reads the disk cache and is identical, and "
           "decode takes at least the weights' bytes over the HBM bandwidth", "[llm]") {
   TempDir dir;
   const llm::LlmModel m = llm::read_model_file(tiny_model());
@@ -234,4 +234,28 @@ TEST_CASE("llm command: prefill writes TTFT, the per-kernel table and a timeline
     CHECK(bad.exit_code == 2);
     CHECK(contains(bad.err, "node.link_bandwidth"));
   }
+}
+
+TEST_CASE("llm validate: cases of kind llm are simulated, quantized weights and unknown models are unsupported", "[llm]") {
+  TempDir dir;
+  const std::string reference = dir / "llm.yaml";
+  write_text(reference, "- id: tiny.decode\n  gpu: h100_sxm\n  workload: {kind: llm, model: " + tiny_model() +
+                            ", batch: 1, input_len: 64, output_len: 64, tp: 1, dtype: fp16}\n"
+                            "  metric: tokens_per_s\n  measured: 1000\n  source: test\n"
+                            "- id: tiny.int8\n  gpu: h100_sxm\n  workload: {kind: llm, model: " + tiny_model() +
+                            ", batch: 1, input_len: 64, dtype: int8}\n  metric: tokens_per_s\n  measured: 1000\n"
+                            "  source: test\n"
+                            "- id: unknown.model\n  gpu: h100_sxm\n  workload: {kind: llm, model: gpt-j-6b, batch: 1, "
+                            "input_len: 64}\n  metric: ttft_ms\n  measured: 10\n  source: test\n");
+  const CmdResult r = run_command({"/usr/bin/env", "WARPSIM_CACHE_DIR=" + dir / "cache", warpsim_binary(), "validate",
+                                   "--reference", reference, "--json", dir / "v.json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string j = read_text(dir / "v.json");
+  CHECK(json::string(j, "cases[0].status") == "ok");
+  CHECK(json::number(j, "cases[0].simulated").value_or(0) > 0);
+  CHECK(json::string(j, "cases[1].status") == "unsupported");
+  CHECK(contains(json::string(j, "cases[1].reason").value_or(""), "int8"));
+  CHECK(json::string(j, "cases[2].status") == "unsupported");
+  CHECK(contains(json::string(j, "cases[2].reason").value_or(""), "gpt-j-6b"));
 }
