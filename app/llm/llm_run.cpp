@@ -216,14 +216,12 @@ std::vector<KernelRow> kernel_rows(const std::vector<PlanEntry>& plan, const Llm
   return rows;
 }
 
-std::string bound_of(const PlanEntry& e, const LlmResult& r, std::size_t i) { return r.entry_roofline[i].bound; }
-
+// Every GPU reads its 1/tp share of the weights once per step: the layers' GEMM weights at the GEMM type, the rest
+// (logits, norms, routers, biases) in bf16; an untied embedding table is only looked up (a few rows), not read.
 double weights_bytes(const LlmModel& m, const Scenario& s) {
-  // Every GPU reads its 1/tp share of the weights once per step; GEMM weights at the GEMM type, the rest bf16.
-  const double gemm_bytes = s.dtype == "fp8" ? 1.0 : 2.0;
-  const double h = m.hidden, hd = m.head_dim, E = m.moe() ? m.experts : 1;
-  const double per_layer_gemm = h * (m.heads + 2.0 * m.kv_heads) * hd + m.heads * hd * h + 3.0 * h * m.intermediate * E;
-  return (m.layers * per_layer_gemm * gemm_bytes + 2.0 * m.vocab * h) / s.tp;
+  const double gemm = m.layer_gemm_parameters();
+  const double embedding_table = m.tie_word_embeddings ? 0.0 : static_cast<double>(m.vocab) * m.hidden;
+  return (gemm * (s.dtype == "fp8" ? 1.0 : 2.0) + (m.parameters() - gemm - embedding_table) * 2.0) / s.tp;
 }
 
 }  // namespace
@@ -238,8 +236,7 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
                   {"num_local_experts", m.experts}, {"num_experts_per_tok", m.experts_per_token},
                   {"vocab_size", m.vocab}, {"rope_theta", m.rope_theta}, {"tie_word_embeddings", m.tie_word_embeddings},
                   {"qkv_bias", m.qkv_bias}, {"parameters", m.parameters()}};
-  const std::uint64_t context = s.context ? s.context : s.prompt;
-  llm["scenario"] = {{"phase", s.phase}, {"batch", s.batch}, {"prompt", s.prompt}, {"context", context},
+  llm["scenario"] = {{"phase", s.phase}, {"batch", s.batch}, {"prompt", s.prompt}, {"context", context_tokens(s)},
                      {"dtype", s.dtype}, {"tp", s.tp}, {"launch_mode", r.run.launch.mode}};
   const double step_ms = r.step_us / 1e3, step_s = r.step_us / 1e6;
   llm["step_ms"] = step_ms;
@@ -268,7 +265,7 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
     Json k = {{"name", e.name}, {"layers", e.layer < 0 ? "-" : "each"}, {"kind", kind_name(e.kind)},
               {"synthesizer", e.workload.synthesizer}, {"shape", e.shape}, {"calls_per_step", row.calls_per_step},
               {"time_us_per_call", per_call}, {"roofline_us_per_call", r.entry_roofline[row.entry].us},
-              {"roofline_bound", bound_of(e, r, row.entry)}, {"total_us", row.total_us},
+              {"roofline_bound", r.entry_roofline[row.entry].bound}, {"total_us", row.total_us},
               {"share_of_step", row.total_us / r.step_us}, {"flops_per_call", e.flops}, {"bytes_per_call", e.bytes}};
     // The simulation's own verdict (speed of light) of the entry's first kernel.
     for (const StepKernel& sk : r.stream)
@@ -327,7 +324,7 @@ std::string llm_timeline(const std::vector<PlanEntry>& plan, const LlmResult& r)
 
 std::string llm_summary(const LlmModel& m, const Scenario& s, const std::vector<PlanEntry>& plan, const LlmResult& r) {
   std::string o = fmt::format("warpsim llm: {} on {}, {} batch {} prompt {} context {} {} tp {} ({} launches)\n",
-                              m.name, r.run.gpu, s.phase, s.batch, s.prompt, s.context ? s.context : s.prompt, s.dtype,
+                              m.name, r.run.gpu, s.phase, s.batch, s.prompt, context_tokens(s), s.dtype,
                               s.tp, r.run.launch.mode);
   const double step_s = r.step_us / 1e6;
   if (s.phase == "prefill")

@@ -51,13 +51,15 @@ bool flag(const std::string& file, const YAML::Node& root, const std::string& ke
 
 }  // namespace
 
+double LlmModel::layer_gemm_parameters() const {
+  const double h = static_cast<double>(hidden), qkv = (heads + 2.0 * kv_heads) * head_dim;
+  return layers * (h * qkv + heads * head_dim * h + 3.0 * h * intermediate * (moe() ? experts : 1.0));
+}
+
 double LlmModel::parameters() const {
-  const double h = static_cast<double>(hidden), hd = static_cast<double>(head_dim);
-  const double attention = h * (heads + 2.0 * kv_heads) * hd + heads * hd * h + (qkv_bias ? (heads + 2.0 * kv_heads) * hd : 0.0);
-  const double mlp = 3.0 * h * intermediate * (moe() ? static_cast<double>(experts) : 1.0) + (moe() ? h * experts : 0.0);
-  const double norms = 2.0 * h;
-  const double embeddings = static_cast<double>(vocab) * h * (tie_word_embeddings ? 1.0 : 2.0);
-  return layers * (attention + mlp + norms) + h + embeddings;
+  const double h = static_cast<double>(hidden);
+  const double per_layer = (qkv_bias ? (heads + 2.0 * kv_heads) * head_dim : 0.0) + (moe() ? h * experts : 0.0) + 2.0 * h;
+  return layer_gemm_parameters() + layers * per_layer + h + vocab * h * (tie_word_embeddings ? 1.0 : 2.0);
 }
 
 LlmModel read_model_file(const std::string& path) {

@@ -27,8 +27,10 @@ struct LlmModel {
   bool qkv_bias = false;            // attention_bias when given; else true for model_type qwen2 (its q/k/v have bias)
 
   bool moe() const { return experts > 0; }
-  // Parameters held as weights (embeddings, attention, MLP or experts, norms, untied logits), for the roofline
-  // floor of a decode step: every weight is read once per step.
+  // Weights of the GEMMs of all layers (QKV, O, gate-up and down of the MLP or of every expert): the ones stored
+  // at the GEMM data type.
+  double layer_gemm_parameters() const;
+  // Every weight: the layers' GEMMs, QKV bias, routers, norms, embeddings and (untied) logits.
   double parameters() const;
 };
 

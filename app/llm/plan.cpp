@@ -94,6 +94,8 @@ void check(bool ok, const std::string& message) {
 
 }  // namespace
 
+std::uint64_t context_tokens(const Scenario& s) { return s.context ? s.context : s.prompt; }
+
 std::uint64_t step_tokens(const Scenario& s) { return s.phase == "prefill" ? s.batch * s.prompt : s.batch; }
 
 std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
@@ -102,7 +104,7 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
   check(s.batch >= 1, "--batch: expected at least 1 sequence");
   check(s.prompt >= 1, "--prompt: expected at least 1 token");
   check(s.tp >= 1, "--tp: expected at least 1 GPU");
-  const std::uint64_t context = s.context ? s.context : s.prompt;
+  const std::uint64_t context = context_tokens(s);
   if (s.phase == "prefill")
     check(context >= s.prompt, fmt::format("--context {}: a prefill attends to its {} prompt tokens and any cached "
                                            "prefix before them: expected >= --prompt", context, s.prompt));
@@ -194,7 +196,7 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
 
 std::string plan_text(const LlmModel& m, const Scenario& s, const std::vector<PlanEntry>& plan) {
   std::string o = fmt::format("plan: {} {} batch {} prompt {} context {} dtype {} tp {}: one step on one GPU\n",
-                              m.name, s.phase, s.batch, s.prompt, s.context ? s.context : s.prompt, s.dtype, s.tp);
+                              m.name, s.phase, s.batch, s.prompt, context_tokens(s), s.dtype, s.tp);
   o += fmt::format("  {:<26} {:<10} {:<28} {:<6} {}\n", "kernel", "layer", "synthesizer / estimate", "count", "shape");
   const std::string layers = m.layers > 1 ? fmt::format("0-{} (x{})", m.layers - 1, m.layers) : "0";
   std::size_t calls = 0;

@@ -52,6 +52,9 @@ struct PlanEntry {
 // Throws InputError naming the option.
 std::vector<PlanEntry> build_plan(const LlmModel& model, const Scenario& scenario);
 
+// The tokens the step attends to: --context, or the prompt when 0.
+std::uint64_t context_tokens(const Scenario& scenario);
+
 // Tokens the step processes (prefill: batch x prompt; decode: batch) and tokens it produces (batch).
 std::uint64_t step_tokens(const Scenario& scenario);
 
