@@ -15,6 +15,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "app/llm/llm_cases.h"
 #include "app/run_one.h"
 #include "app/synth_metrics.h"
 #include "app/validate/metrics.h"
@@ -44,6 +45,7 @@ void set_simulated(CaseResult& r, double simulated) {
 // Cases that need the same simulation (GPU, overrides, workload: same_simulation_groups), run with one.
 std::vector<CaseResult> run_same_simulation(const std::vector<const ReferenceCase*>& members,
                                             const ValidateOptions& options) {
+  if (!members.empty() && members.front()->kind == llm::kLlmKind) return llm::run_llm_cases(members, options);
   std::vector<CaseResult> results(members.size());
   std::vector<std::size_t> to_simulate;
   std::vector<MetricInfo> metrics(members.size());
@@ -61,7 +63,8 @@ std::vector<CaseResult> run_same_simulation(const std::vector<const ReferenceCas
       r.reason = fmt::format("unknown metric '{}' for kind {}", c.metric, c.kind);
     } else if (metric->source == MetricSource::Llm) {
       r.status = CaseStatus::Unsupported;
-      r.reason = fmt::format("{} is an LLM serving metric; LLM inference is not simulated yet", c.metric);
+      r.reason = fmt::format("{} is an LLM serving metric: it needs workload kind {} (validation/llm.yaml)", c.metric,
+                             llm::kLlmKind);
     } else {
       metrics[i] = *metric;
       to_simulate.push_back(i);

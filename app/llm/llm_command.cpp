@@ -1,0 +1,107 @@
+#include "app/llm/llm_command.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/program_options.hpp>
+#include <filesystem>
+
+#include "app/llm/llm_run.h"
+#include "app/llm/model.h"
+#include "app/llm/plan.h"
+#include "app/result_set.h"
+#include "app/workload_cache.h"
+#include "sim/core/error.h"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace warpsim {
+namespace {
+
+const char* kLlmUsage =
+    "usage: warpsim llm --model MODEL --phase prefill|decode [--batch B] [--prompt P] [--context C] [--dtype bf16|fp8]\n"
+    "                   [--tp N] [--gpu CONFIG] [--set k=v ...] [--launch eager|graph] [--plan] [--out DIR]\n"
+    "                   [--cache-dir DIR | --no-cache]\n"
+    "\n"
+    "Simulates one inference step of an LLM on one GPU: the kernels vLLM runs (print them with --plan), each\n"
+    "distinct kernel simulated once (and kept in an on-disk cache for later runs), kernels without a synthesizer\n"
+    "and tensor-parallel communication as estimates (marked so everywhere). Prints TTFT (prefill) or the time per\n"
+    "output token (decode), tokens/s, and a per-kernel table with the roofline time beside the simulated one; writes\n"
+    "stats.json (with an `llm` section), stats.csv and timeline.json (ui.perfetto.dev) to --out.\n"
+    "MODEL: a preset (llama-2-7b, llama-3-8b, llama-3-70b, mixtral-8x7b, qwen2-7b: configs/llm/) or a Hugging Face\n"
+    "config.json path. Decode: --context is the tokens in the KV cache (default --prompt). Prefill: --context >= \n"
+    "--prompt (a cached prefix). The cache: --cache-dir, else $WARPSIM_CACHE_DIR, $XDG_CACHE_HOME/warpsim or\n"
+    "~/.cache/warpsim; one file per kernel, keyed by the workload, the resolved config and the warpsim version.";
+
+}  // namespace
+
+int cmd_llm(int argc, char** argv) {
+  po::options_description desc("options");
+  std::string model_name, out, cache_dir, launch_mode;
+  llm::Scenario scenario;
+  RunSpec base;
+  base.driver = "plain";  // SystemC elaborates once per process, and a step simulates many kernels: same results
+  desc.add_options()
+      ("model", po::value(&model_name), "a preset name or a Hugging Face config.json")
+      ("phase", po::value(&scenario.phase)->default_value("decode"), "prefill or decode")
+      ("batch", po::value(&scenario.batch)->default_value(1), "sequences in the batch")
+      ("prompt", po::value(&scenario.prompt)->default_value(128), "prompt tokens per sequence")
+      ("context", po::value(&scenario.context)->default_value(0), "tokens in the KV cache (decode); 0: = --prompt")
+      ("dtype", po::value(&scenario.dtype)->default_value("bf16"), "GEMM data type: bf16, or fp8 (sm_90 and later)")
+      ("tp", po::value(&scenario.tp)->default_value(1), "tensor-parallel GPUs")
+      ("gpu", po::value(&base.gpu)->default_value("h100_sxm"), "GPU config: a shipped name or a YAML path")
+      ("set", po::value(&base.overrides)->composing(), "override a config value, e.g. --set hbm.bandwidth=6.7TB/s (repeatable)")
+      ("launch", po::value(&launch_mode), "eager or graph (default: the config's launch.mode); = --set launch.mode=...")
+      ("plan", "print the kernel sequence and stop (nothing simulated)")
+      ("out", po::value(&out)->default_value("warpsim-llm-out"), "output directory")
+      ("cache-dir", po::value(&cache_dir), "the simulation cache directory (default: see above)")
+      ("no-cache", "neither read nor write the on-disk cache (kernels are still simulated once per run)")
+      ("quiet,q", "do not print the summary")
+      ("help,h", "show this help");
+  po::variables_map vm;
+  po::command_line_parser parser(argc, argv);
+  parser.options(desc);
+  const po::parsed_options parsed = parser.run();
+  const std::vector<std::string> stray = po::collect_unrecognized(parsed.options, po::include_positional);
+  if (!stray.empty())
+    throw InputError(fmt::format("llm: unexpected argument '{}': options are written --name value (see warpsim llm --help)",
+                                 stray.front()));
+  po::store(parsed, vm);
+  if (vm.count("help")) {
+    fmt::print("{}\n\n{}\n", kLlmUsage, fmt::streamed(desc));
+    return 0;
+  }
+  po::notify(vm);
+  if (model_name.empty()) throw InputError("llm: give the model, --model NAME or --model path/to/config.json");
+  if (vm.count("launch")) base.overrides.push_back("launch.mode=" + launch_mode);
+  if (vm.count("cache-dir") && vm.count("no-cache")) throw InputError("--cache-dir and --no-cache are alternatives; give one");
+
+  const llm::LlmModel model = llm::load_model(model_name);
+  const std::vector<llm::PlanEntry> plan = llm::build_plan(model, scenario);
+  if (vm.count("plan")) {
+    fmt::print("{}", llm::plan_text(model, scenario, plan));
+    return 0;
+  }
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec || !fs::is_directory(out, ec)) throw InputError(fmt::format("--out: cannot create directory '{}'", out));
+  const std::string dir = vm.count("no-cache") ? std::string() : cache_dir.empty() ? WorkloadCache::default_dir() : cache_dir;
+  WorkloadCache cache(dir);
+  spdlog::info("{}: {} plan entries; cache {}", model.name, plan.size(), dir.empty() ? "off (--no-cache)" : dir);
+  const llm::LlmResult result = llm::run_llm(model, scenario, plan, base, cache);
+  ResultSetWriter results(out);
+  results.write("stats.json", llm::llm_stats_json(model, scenario, plan, result, dir));
+  results.write("stats.csv", llm::llm_stats_csv(result));
+  results.write("timeline.json", llm::llm_timeline(plan, result));
+  std::vector<std::string> command_line{"warpsim"};
+  command_line.insert(command_line.end(), argv, argv + argc);
+  results.commit(result.run.sim.version, command_line);
+  if (!vm.count("quiet"))
+    fmt::print("{}  results in {}/ (stats.json with an llm section, stats.csv, timeline.json for ui.perfetto.dev; run.json)\n",
+               llm::llm_summary(model, scenario, plan, result), out);
+  return 0;
+}
+
+}  // namespace warpsim

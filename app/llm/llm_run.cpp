@@ -1,0 +1,359 @@
+#include "app/llm/llm_run.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "app/gpu_configs.h"
+#include "app/report.h"
+#include "sim/core/error.h"
+
+namespace warpsim::llm {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+const char* kind_name(EntryKind k) {
+  return k == EntryKind::simulated ? "simulated" : k == EntryKind::estimate ? "estimate" : "communication estimate";
+}
+
+std::string layer_text(int layer) { return layer < 0 ? "-" : std::to_string(layer); }
+
+}  // namespace
+
+double Peaks::tensor_flops_per_s(const std::string& dtype) const {
+  const auto it = tensor_flops_per_cycle_per_sm.find(dtype);
+  if (it == tensor_flops_per_cycle_per_sm.end() || it->second <= 0)
+    throw InputError(fmt::format("{}: sm.tensor.flops_per_cycle.{} is not given: this GPU has no {} tensor rate for "
+                                 "the roofline (try --dtype bf16)", gpu, dtype, dtype));
+  return sm_count * it->second * sm_clock_hz;
+}
+
+Peaks peaks_of(const Config& config) {
+  Peaks p;
+  const Params& sm = config.section("sm");
+  p.gpu = config.files().empty() ? std::string("the GPU config") : config.files().front();
+  p.sm_count = sm.u32("count");
+  p.sm_clock_hz = config.section("clocks").real("sm");
+  p.hbm_bytes_per_s = config.section("hbm").real("bandwidth");
+  const double lanes = sm.u32("subpartitions") * 32.0 / sm.real("pipes.fp32.issue_interval");
+  p.alu_flops_per_s = p.sm_count * lanes * 2.0 * p.sm_clock_hz;
+  const std::string prefix = "tensor.flops_per_cycle.";
+  for (const auto& [key, value] : sm.values())
+    if (key.compare(0, prefix.size(), prefix) == 0) p.tensor_flops_per_cycle_per_sm[key.substr(prefix.size())] = value.number;
+  const Params& launch = config.section("launch");
+  p.launch_mode = launch.str("mode");
+  p.launch_us_per_kernel = launch.real(p.launch_mode == "graph" ? "graph_us_per_kernel" : "eager_us_per_kernel");
+  const Params& node = config.section("node");
+  p.link_bytes_per_s = node.real("link_bandwidth");
+  p.collective_base_us = node.real("collective_base_latency_us");
+  p.link_hop_us = node.real("link_hop_latency_us");
+  return p;
+}
+
+Roofline roofline(const PlanEntry& e, const Peaks& p, std::uint64_t tp) {
+  if (e.kind == EntryKind::communication) {
+    if (p.link_bytes_per_s <= 0)
+      throw InputError(fmt::format("{}: node.link_bandwidth is not given: --tp {} needs the GPU-to-GPU link bandwidth "
+                                   "(see configs/h100_sxm.yaml, node:)", p.gpu, tp));
+    // Ring: an all-reduce is 2(n-1) steps each moving 1/n of the message, an all-gather n-1 steps.
+    const double n = static_cast<double>(tp), steps = e.collective == "all_reduce" ? 2 * (n - 1) : n - 1;
+    return {p.collective_base_us + steps * p.link_hop_us + steps / n * e.message_bytes / p.link_bytes_per_s * 1e6,
+            "communication"};
+  }
+  const double peak = e.compute == "tensor" ? p.tensor_flops_per_s(e.tensor_dtype) : p.alu_flops_per_s;
+  const double compute_us = e.flops / peak * 1e6, memory_us = e.bytes / p.hbm_bytes_per_s * 1e6;
+  return {std::max(compute_us, memory_us), compute_us > memory_us ? "compute" : "memory"};
+}
+
+LlmResult run_llm(const LlmModel& model, const Scenario& scenario, const std::vector<PlanEntry>& plan,
+                  const RunSpec& base, WorkloadCache& cache) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  LlmResult r;
+  const Config config = load_gpu_config(base.gpu, base.overrides);
+  r.peaks = peaks_of(config);
+  const Peaks& peaks = r.peaks;
+  const std::string hash = config_hash(config);
+
+  // Roofline times first: a scenario the config cannot estimate (--tp without node.link_bandwidth) fails before
+  // anything is simulated.
+  r.entry_roofline.resize(plan.size());
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    r.entry_roofline[i] = roofline(plan[i], peaks, scenario.tp);
+    r.roofline_step_us += r.entry_roofline[i].us * plan[i].count;
+  }
+
+  // The distinct workloads, simulated once each (in plan order, so that progress reads as the step does).
+  std::map<std::string, RunResult>& results = r.workloads;
+  std::vector<std::string> keys(plan.size());
+  std::size_t distinct = 0;
+  for (std::size_t i = 0; i < plan.size(); ++i)
+    if (plan[i].kind == EntryKind::simulated) {
+      keys[i] = WorkloadCache::key(plan[i].workload, hash);
+      if (!results.count(keys[i])) {
+        results[keys[i]];
+        ++distinct;
+      }
+    }
+  r.distinct_workloads = distinct;
+  std::size_t done = 0;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    if (plan[i].kind != EntryKind::simulated || !results.at(keys[i]).kernels.empty()) continue;
+    ++done;
+    RunSpec spec = base;
+    spec.workload = plan[i].workload;
+    const auto start = std::chrono::steady_clock::now();
+    WorkloadCache::Lookup found = cache.run(spec, hash);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    spdlog::info("kernel {} of {}: {} ({} {}): {:.2f} us, {} in {:.1f} s", done, distinct, plan[i].name,
+                 plan[i].workload.synthesizer, plan[i].shape, found.result.total_time_us,
+                 found.source == WorkloadCache::Source::simulated ? "simulated" : "from the cache", s);
+    results[keys[i]] = std::move(found.result);
+  }
+  r.cache = cache.counts();
+
+  // The stream: each call of each entry, each of its kernels, submitted one launch interval after the previous
+  // (launch.mode), starting when both it is submitted and the previous kernel is done.
+  r.entry_us.assign(plan.size(), 0.0);
+  double end_us = 0.0, submit_us = 0.0;
+  bool first = true;
+  auto place = [&](std::size_t entry, const std::string& name, double time_us, const KernelResult* k) {
+    if (!first) submit_us += peaks.launch_us_per_kernel;
+    first = false;
+    const double start = std::max(end_us, submit_us);
+    r.stream.push_back(StepKernel{entry, name, start, time_us, start - end_us, k});
+    r.launch_wait_us += start - end_us;
+    end_us = start + time_us;
+    r.entry_us[entry] += time_us;
+  };
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const PlanEntry& e = plan[i];
+    for (std::uint64_t c = 0; c < e.count; ++c) {
+      if (e.kind == EntryKind::simulated) {
+        ++r.simulated_calls;
+        for (const KernelResult& k : results.at(keys[i]).kernels) {
+          place(i, e.name, k.time_us, &k);
+          r.simulated_us += k.time_us;
+        }
+      } else {
+        place(i, e.kind == EntryKind::estimate ? e.name + " [estimate]" : e.name + " [communication estimate]",
+              r.entry_roofline[i].us, nullptr);
+        (e.kind == EntryKind::estimate ? r.estimated_us : r.communication_us) += r.entry_roofline[i].us;
+      }
+    }
+  }
+  r.step_us = end_us;
+
+  // The step as a run, for the report writers: its simulated and estimated kernels (communication has its own
+  // timeline track), placed where the stream put them.
+  RunResult& run = r.run;
+  run.gpu = results.empty() ? config.files().front() : results.begin()->second.gpu;
+  run.trace = fmt::format("warpsim llm {} {}", model.name, scenario.phase);
+  run.sm_clock_hz = peaks.sm_clock_hz;
+  const double cycles_per_us = peaks.sm_clock_hz / 1e6;
+  std::vector<KernelSol> sols;
+  for (const StepKernel& s : r.stream) {
+    if (plan[s.entry].kind == EntryKind::communication) continue;
+    KernelResult k = s.simulated ? *s.simulated : KernelResult{};
+    k.name = s.simulated ? fmt::format("{} (layer {}): {}", s.name, layer_text(plan[s.entry].layer), k.name)
+                         : fmt::format("{} (layer {})", s.name, layer_text(plan[s.entry].layer));
+    k.start_cycle = static_cast<std::uint64_t>(std::llround(s.start_us * cycles_per_us));
+    k.time_us = s.time_us;
+    if (!s.simulated) k.cycles = static_cast<std::uint64_t>(std::llround(s.time_us * cycles_per_us));
+    k.launch_wait_us = s.launch_wait_us;
+    k.launch_wait_cycles = static_cast<std::uint64_t>(std::llround(s.launch_wait_us * cycles_per_us));
+    run.kernels.push_back(std::move(k));
+  }
+  for (const KernelResult& k : run.kernels)
+    if (!k.speed_of_light.units.empty()) sols.push_back(KernelSol{&k.speed_of_light, k.cycles, &k.stalls});
+  run.speed_of_light = run_speed_of_light(sols);
+  run.total_time_us = r.step_us;
+  run.total_cycles = static_cast<std::uint64_t>(std::llround(r.step_us * cycles_per_us));
+  LaunchSummary& l = run.launch;
+  l.mode = peaks.launch_mode;
+  l.us_per_kernel = peaks.launch_us_per_kernel;
+  l.wait_us = r.launch_wait_us;
+  l.wait_cycles = static_cast<std::uint64_t>(std::llround(r.launch_wait_us * cycles_per_us));
+  for (const StepKernel& s : r.stream) l.kernels_waited += s.launch_wait_us > 0;
+  l.launch_bound = r.launch_wait_us >= r.step_us - r.launch_wait_us;
+  l.verdict = fmt::format("{}: the GPU waited {:.1f} us for {} of {} kernel launches ({} launches, {:.2f} us per "
+                          "kernel) beside {:.1f} us of work",
+                          l.launch_bound ? "launch-bound" : "not launch-bound", r.launch_wait_us, l.kernels_waited,
+                          r.stream.size(), l.mode, l.us_per_kernel, r.step_us - r.launch_wait_us);
+  run.sim.version = fmt::format("warpsim {} ({})", WARPSIM_VERSION, WARPSIM_GIT_REVISION);
+  run.sim.config_files = fmt::format("{}", fmt::join(config.files(), ", "));
+  run.sim.config_hash = hash;
+  run.sim.driver = base.driver;
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  run.sim.wall_s = r.wall_s;
+  return r;
+}
+
+namespace {
+
+// Per plan entry of layer 0 or outside the layers: the rows of the kernel table (the layers are identical).
+struct KernelRow {
+  std::size_t entry;
+  std::uint64_t calls_per_step = 0;
+  double total_us = 0.0;
+};
+
+std::vector<KernelRow> kernel_rows(const std::vector<PlanEntry>& plan, const LlmResult& r) {
+  std::vector<KernelRow> rows;
+  std::map<std::string, std::size_t> row_of;  // "name/layer-or-outside"
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const std::string id = plan[i].name + (plan[i].layer < 0 ? "/-" + std::to_string(i) : "/layer");
+    auto [it, fresh] = row_of.emplace(id, rows.size());
+    if (fresh) rows.push_back(KernelRow{i});
+    rows[it->second].calls_per_step += plan[i].count;
+    rows[it->second].total_us += r.entry_us[i];
+  }
+  return rows;
+}
+
+// Every GPU reads its 1/tp share of the weights once per step: the layers' GEMM weights at the GEMM type, the rest
+// (logits, norms, routers, biases) in bf16; an untied embedding table is only looked up (a few rows), not read.
+double weights_bytes(const LlmModel& m, const Scenario& s) {
+  const double gemm = m.layer_gemm_parameters();
+  const double embedding_table = m.tie_word_embeddings ? 0.0 : static_cast<double>(m.vocab) * m.hidden;
+  return (gemm * (s.dtype == "fp8" ? 1.0 : 2.0) + (m.parameters() - gemm - embedding_table) * 2.0) / s.tp;
+}
+
+}  // namespace
+
+std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vector<PlanEntry>& plan,
+                           const LlmResult& r, const std::string& cache_dir) {
+  Json j = Json::parse(results_json(r.run));
+  Json llm;
+  llm["model"] = {{"name", m.name}, {"file", m.file}, {"model_type", m.model_type}, {"hidden_size", m.hidden},
+                  {"num_hidden_layers", m.layers}, {"num_attention_heads", m.heads},
+                  {"num_key_value_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"intermediate_size", m.intermediate},
+                  {"num_local_experts", m.experts}, {"num_experts_per_tok", m.experts_per_token},
+                  {"vocab_size", m.vocab}, {"rope_theta", m.rope_theta}, {"tie_word_embeddings", m.tie_word_embeddings},
+                  {"qkv_bias", m.qkv_bias}, {"parameters", m.parameters()}};
+  llm["scenario"] = {{"phase", s.phase}, {"batch", s.batch}, {"prompt", s.prompt}, {"context", context_tokens(s)},
+                     {"dtype", s.dtype}, {"tp", s.tp}, {"launch_mode", r.run.launch.mode}};
+  const double step_ms = r.step_us / 1e3, step_s = r.step_us / 1e6;
+  llm["step_ms"] = step_ms;
+  if (s.phase == "prefill") {
+    llm["ttft_ms"] = step_ms;
+    llm["prompt_tokens_per_s"] = static_cast<double>(step_tokens(s)) / step_s;
+    llm["tokens_per_s"] = static_cast<double>(s.batch) / step_s;  // first tokens
+  } else {
+    llm["ms_per_token"] = step_ms;
+    llm["tokens_per_s"] = static_cast<double>(s.batch) / step_s;
+  }
+  llm["tokens_per_s_per_gpu"] = llm["tokens_per_s"].get<double>() / static_cast<double>(s.tp);
+  llm["roofline_step_ms"] = r.roofline_step_us / 1e3;
+  llm["weights_bytes_per_gpu"] = weights_bytes(m, s);
+  double compute_us = 0, memory_us = 0;
+  for (std::size_t i = 0; i < plan.size(); ++i)
+    if (plan[i].kind != EntryKind::communication)
+      (r.entry_roofline[i].bound == "compute" ? compute_us : memory_us) += r.entry_us[i];
+  llm["breakdown_ms"] = {{"simulated_kernels", r.simulated_us / 1e3}, {"estimated_kernels", r.estimated_us / 1e3},
+                         {"communication_estimate", r.communication_us / 1e3}, {"launch_gaps", r.launch_wait_us / 1e3},
+                         {"compute_bound_kernels", compute_us / 1e3}, {"memory_bound_kernels", memory_us / 1e3}};
+  Json kernels = Json::array();
+  for (const KernelRow& row : kernel_rows(plan, r)) {
+    const PlanEntry& e = plan[row.entry];
+    const double per_call = row.total_us / row.calls_per_step;
+    Json k = {{"name", e.name}, {"layers", e.layer < 0 ? "-" : "each"}, {"kind", kind_name(e.kind)},
+              {"synthesizer", e.workload.synthesizer}, {"shape", e.shape}, {"calls_per_step", row.calls_per_step},
+              {"time_us_per_call", per_call}, {"roofline_us_per_call", r.entry_roofline[row.entry].us},
+              {"roofline_bound", r.entry_roofline[row.entry].bound}, {"total_us", row.total_us},
+              {"share_of_step", row.total_us / r.step_us}, {"flops_per_call", e.flops}, {"bytes_per_call", e.bytes}};
+    // The simulation's own verdict (speed of light) of the entry's first kernel.
+    for (const StepKernel& sk : r.stream)
+      if (sk.entry == row.entry && sk.simulated) {
+        k["simulated_limiter"] = sk.simulated->speed_of_light.limiter.verdict;
+        break;
+      }
+    kernels.push_back(std::move(k));
+  }
+  llm["kernels"] = std::move(kernels);
+  Json layers = Json::array();
+  for (std::uint64_t layer = 0; layer < m.layers; ++layer) {
+    double t = 0, roof = 0;
+    for (std::size_t i = 0; i < plan.size(); ++i)
+      if (plan[i].layer == static_cast<int>(layer)) {
+        t += r.entry_us[i];
+        roof += r.entry_roofline[i].us * plan[i].count;
+      }
+    layers.push_back({{"layer", layer}, {"time_us", t}, {"roofline_us", roof}});
+  }
+  llm["layers"] = std::move(layers);
+  llm["memoization"] = {{"kernels_on_stream", r.stream.size()}, {"simulated_workload_calls", r.simulated_calls},
+                        {"distinct_workloads", r.distinct_workloads},
+                        {"simulated", r.cache.simulated}, {"memory_hits", r.cache.memory_hits},
+                        {"disk_hits", r.cache.disk_hits}, {"cache_dir", cache_dir}, {"wall_s", r.wall_s}};
+  llm["notes"] = {
+      "kernels marked estimate are roofline times (max of FLOPs / peak and bytes / HBM bandwidth, from the config)",
+      "communication is an estimate: ring all-reduce/all-gather from node.link_bandwidth and the NCCL latencies in "
+      "the config, not overlapped with compute (as vLLM runs tensor parallelism)",
+      "each distinct kernel is simulated alone, from a cold L2: no cache reuse between consecutive kernels",
+      "MoE experts: tokens routed evenly, one GEMM per active expert (vLLM runs one grouped kernel)",
+      "silu_and_mul is simulated as an elementwise mul of the same traffic (SiLU's exponential not counted)"};
+  j["llm"] = std::move(llm);
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::string llm_stats_csv(const LlmResult& r) { return results_csv(r.run); }
+
+std::string llm_timeline(const std::vector<PlanEntry>& plan, const LlmResult& r) {
+  std::string text = results_timeline(r.run);
+  const std::string tail = "\n]}\n";
+  WARPSIM_ASSERT(text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0,
+                 "results_timeline's layout changed: the communication track cannot be appended");
+  text.resize(text.size() - tail.size());
+  auto add = [&text](const Json& event) { text += ",\n" + event.dump(-1, ' ', false, Json::error_handler_t::replace); };
+  add({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 1}, {"args", {{"name", "communication (estimate)"}}}});
+  add({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0}, {"args", {{"name", "stream"}}}});
+  for (const StepKernel& s : r.stream) {
+    const PlanEntry& e = plan[s.entry];
+    if (e.kind != EntryKind::communication) continue;
+    add({{"name", s.name}, {"cat", "communication"}, {"ph", "X"}, {"pid", 0}, {"tid", 1}, {"ts", s.start_us},
+         {"dur", s.time_us}, {"args", {{"layer", e.layer}, {"collective", e.collective}, {"bytes", e.message_bytes}}}});
+  }
+  return text + tail;
+}
+
+std::string llm_summary(const LlmModel& m, const Scenario& s, const std::vector<PlanEntry>& plan, const LlmResult& r) {
+  std::string o = fmt::format("warpsim llm: {} on {}, {} batch {} prompt {} context {} {} tp {} ({} launches)\n",
+                              m.name, r.run.gpu, s.phase, s.batch, s.prompt, context_tokens(s), s.dtype,
+                              s.tp, r.run.launch.mode);
+  const double step_s = r.step_us / 1e6;
+  if (s.phase == "prefill")
+    o += fmt::format("  TTFT {:.3f} ms; {:.0f} prompt tokens/s ({:.0f} per GPU)\n", r.step_us / 1e3,
+                     step_tokens(s) / step_s, step_tokens(s) / step_s / s.tp);
+  else
+    o += fmt::format("  {:.3f} ms per output token; {:.1f} tokens/s ({:.1f} per GPU)\n", r.step_us / 1e3,
+                     s.batch / step_s, s.batch / step_s / s.tp);
+  o += fmt::format("  roofline of the same kernels {:.3f} ms; weights {:.2f} GB per GPU read once: >= {:.3f} ms at HBM peak\n",
+                   r.roofline_step_us / 1e3, weights_bytes(m, s) / 1e9,
+                   weights_bytes(m, s) / r.peaks.hbm_bytes_per_s * 1e3);
+  o += fmt::format("  where the time goes: simulated kernels {:.3f} ms, estimated kernels {:.3f} ms, communication "
+                   "(estimate) {:.3f} ms, launch gaps {:.3f} ms\n",
+                   r.simulated_us / 1e3, r.estimated_us / 1e3, r.communication_us / 1e3, r.launch_wait_us / 1e3);
+  o += fmt::format("\n  {:<26} {:<6} {:<22} {:>6} {:>11} {:>11} {:>9} {:>6}  {}\n", "kernel", "layers", "kind", "calls",
+                   "us/call", "roofline", "bound", "share", "shape");
+  for (const KernelRow& row : kernel_rows(plan, r)) {
+    const PlanEntry& e = plan[row.entry];
+    o += fmt::format("  {:<26} {:<6} {:<22} {:>6} {:>11.2f} {:>11.2f} {:>9} {:>5.1f}%  {}\n", e.name,
+                     e.layer < 0 ? "-" : "each", kind_name(e.kind), row.calls_per_step, row.total_us / row.calls_per_step,
+                     r.entry_roofline[row.entry].us, r.entry_roofline[row.entry].bound, 100 * row.total_us / r.step_us,
+                     e.shape);
+  }
+  o += fmt::format("\n  {} kernel calls, {} of them simulated kernels of {} distinct workloads: {} simulated, {} from "
+                   "the disk cache, {} from this process's memory; {:.1f} s\n",
+                   r.stream.size(), r.simulated_calls, r.distinct_workloads, r.cache.simulated, r.cache.disk_hits,
+                   r.cache.memory_hits, r.wall_s);
+  o += fmt::format("  launch: {}\n", r.run.launch.verdict);
+  return o;
+}
+
+}  // namespace warpsim::llm

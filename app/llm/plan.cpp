@@ -1,0 +1,215 @@
+#include "app/llm/plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/core/error.h"
+
+namespace warpsim::llm {
+namespace {
+
+constexpr double kActivationBytes = 2;  // bf16 activations, KV cache, norms' and attention's tensors
+
+std::string num(std::uint64_t v) { return std::to_string(v); }
+
+struct Builder {
+  std::vector<PlanEntry>& out;
+  int layer = -1;
+
+  PlanEntry& add(PlanEntry e) {
+    e.layer = layer;
+    out.push_back(std::move(e));
+    return out.back();
+  }
+
+  // C[m,n] = A[m,k] B[k,n]: A and B in the GEMM's type, C in bf16 (fp8 GEMMs write bf16 too).
+  void gemm(const std::string& name, std::uint64_t m, std::uint64_t n, std::uint64_t k, const std::string& dtype,
+            bool bias = false, std::uint64_t count = 1) {
+    PlanEntry e;
+    e.name = name;
+    e.workload.synthesizer = "gemm";
+    e.workload.synth_keys = {{"m", num(m)}, {"n", num(n)}, {"k", num(k)}, {"dtype", dtype}};
+    if (bias) e.workload.synth_keys["epilogue"] = "bias";
+    e.shape = fmt::format("m={} n={} k={}{}", m, n, k, bias ? " +bias" : "");
+    e.count = count;
+    const double in = dtype == "fp8" ? 1.0 : 2.0;
+    e.flops = 2.0 * m * n * k;
+    e.bytes = in * (static_cast<double>(m) * k + static_cast<double>(k) * n) + kActivationBytes * m * n +
+              (bias ? kActivationBytes * n : 0.0);
+    e.compute = "tensor";
+    e.tensor_dtype = dtype;
+    add(std::move(e));
+  }
+
+  void rmsnorm(const std::string& name, std::uint64_t rows, std::uint64_t cols) {
+    PlanEntry e;
+    e.name = name;
+    e.workload.synthesizer = "rmsnorm";
+    e.workload.synth_keys = {{"rows", num(rows)}, {"cols", num(cols)}, {"dtype", "bf16"}};
+    e.shape = fmt::format("rows={} cols={}", rows, cols);
+    e.flops = 4.0 * rows * cols;  // square, sum, scale, gamma
+    e.bytes = kActivationBytes * (2.0 * rows * cols + cols);
+    add(std::move(e));
+  }
+
+  // op add: two inputs, one output. silu_and_mul (vLLM's act_and_mul kernel) has the same traffic (gate and up
+  // in, one out) and is simulated as elementwise mul: SiLU's exponential is not counted.
+  void elementwise(const std::string& name, const std::string& op, std::uint64_t elements) {
+    PlanEntry e;
+    e.name = name;
+    e.workload.synthesizer = "elementwise";
+    e.workload.synth_keys = {{"op", op}, {"elements", num(elements)}, {"dtype", "bf16"}};
+    e.shape = fmt::format("{} elements={}", op, elements);
+    e.flops = static_cast<double>(elements);
+    e.bytes = 3.0 * kActivationBytes * elements;
+    add(std::move(e));
+  }
+
+  void estimate(const std::string& name, const std::string& shape, double flops, double bytes) {
+    PlanEntry e;
+    e.name = name;
+    e.kind = EntryKind::estimate;
+    e.shape = shape;
+    e.flops = flops;
+    e.bytes = bytes;
+    add(std::move(e));
+  }
+
+  void collective(const std::string& name, const std::string& op, double bytes) {
+    PlanEntry e;
+    e.name = name;
+    e.kind = EntryKind::communication;
+    e.collective = op;
+    e.message_bytes = bytes;
+    e.shape = fmt::format("{} {:.0f} bytes", op, bytes);
+    e.bytes = bytes;
+    add(std::move(e));
+  }
+};
+
+void check(bool ok, const std::string& message) {
+  if (!ok) throw InputError(message);
+}
+
+}  // namespace
+
+std::uint64_t context_tokens(const Scenario& s) { return s.context ? s.context : s.prompt; }
+
+std::uint64_t step_tokens(const Scenario& s) { return s.phase == "prefill" ? s.batch * s.prompt : s.batch; }
+
+std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
+  check(s.phase == "prefill" || s.phase == "decode", fmt::format("--phase: expected prefill or decode, got '{}'", s.phase));
+  check(s.dtype == "bf16" || s.dtype == "fp8", fmt::format("--dtype: expected bf16 or fp8, got '{}'", s.dtype));
+  check(s.batch >= 1, "--batch: expected at least 1 sequence");
+  check(s.prompt >= 1, "--prompt: expected at least 1 token");
+  check(s.tp >= 1, "--tp: expected at least 1 GPU");
+  const std::uint64_t context = context_tokens(s);
+  if (s.phase == "prefill")
+    check(context >= s.prompt, fmt::format("--context {}: a prefill attends to its {} prompt tokens and any cached "
+                                           "prefix before them: expected >= --prompt", context, s.prompt));
+  check(m.heads % s.tp == 0, fmt::format("--tp {}: must divide the model's num_attention_heads {} ({})", s.tp, m.heads, m.file));
+  check(m.intermediate % s.tp == 0,
+        fmt::format("--tp {}: must divide the model's intermediate_size {} ({})", s.tp, m.intermediate, m.file));
+  // KV heads: split across the GPUs, or replicated when there are fewer than GPUs (vLLM).
+  check(m.kv_heads < s.tp || m.kv_heads % s.tp == 0,
+        fmt::format("--tp {}: must divide the model's num_key_value_heads {} or exceed it ({})", s.tp, m.kv_heads, m.file));
+
+  const std::uint64_t T = step_tokens(s), h = m.hidden, hd = m.head_dim;
+  const std::uint64_t hq = m.heads / s.tp, hkv = std::max<std::uint64_t>(1, m.kv_heads / s.tp);
+  const std::uint64_t inter = m.intermediate / s.tp, vocab = (m.vocab + s.tp - 1) / s.tp;
+  const double activation_bytes = kActivationBytes * T * h;
+
+  std::vector<PlanEntry> plan;
+  Builder b{plan};
+  b.estimate("embedding", fmt::format("tokens={} hidden={}", T, h), 0.0, 2.0 * activation_bytes);
+  for (std::uint64_t layer = 0; layer < m.layers; ++layer) {
+    b.layer = static_cast<int>(layer);
+    b.rmsnorm("input_layernorm", T, h);
+    b.gemm("qkv_proj", T, (hq + 2 * hkv) * hd, h, s.dtype, m.qkv_bias);
+    {
+      PlanEntry& e = b.add({});
+      e.name = "rotary";
+      e.workload.synthesizer = "rotary";
+      // The synthesizer rotates `heads` heads of q and as many of k; grouped-query k has fewer: half the heads of
+      // q and k together (rounded up) rotates the same number of pairs.
+      const std::uint64_t rotated = (hq + hkv + 1) / 2;
+      e.workload.synth_keys = {{"tokens", num(T)}, {"heads", num(rotated)}, {"head_dim", num(hd)}, {"dtype", "bf16"}};
+      e.shape = fmt::format("tokens={} q_heads={} k_heads={} head_dim={}", T, hq, hkv, hd);
+      e.flops = 3.0 * T * (hq + hkv) * hd;
+      e.bytes = 2.0 * kActivationBytes * T * (hq + hkv) * hd;
+    }
+    {
+      const bool prefill = s.phase == "prefill";
+      const std::uint64_t sq = prefill ? s.prompt : 1;
+      PlanEntry& e = b.add({});
+      e.name = "attention";
+      e.workload.synthesizer = "attention";
+      e.workload.synth_keys = {{"batch", num(s.batch)}, {"heads", num(hq)}, {"kv_heads", num(hkv)},
+                               {"seqlen_q", num(sq)}, {"seqlen_kv", num(context)}, {"head_dim", num(hd)},
+                               {"dtype", "bf16"}, {"variant", prefill ? "fa2" : "decode"},
+                               {"causal", prefill ? "true" : "false"}};
+      e.shape = fmt::format("{} batch={} heads={} kv_heads={} q={} kv={} head_dim={}{}", prefill ? "fa2" : "decode paged",
+                            s.batch, hq, hkv, sq, context, hd, prefill ? " causal" : "");
+      // Causal, aligned bottom right: query i sees context - sq + i + 1 keys, (context - (sq - 1) / 2) on average.
+      const double keys_per_query = prefill ? static_cast<double>(context) - (sq - 1) / 2.0 : static_cast<double>(context);
+      e.flops = 4.0 * s.batch * hq * hd * sq * keys_per_query;
+      e.bytes = kActivationBytes * s.batch * (2.0 * sq * hq * hd + 2.0 * context * hkv * hd);
+      e.compute = "tensor";
+      e.tensor_dtype = "bf16";
+    }
+    b.gemm("o_proj", T, h, hq * hd, s.dtype);
+    if (s.tp > 1) b.collective("attention_all_reduce", "all_reduce", activation_bytes);
+    b.elementwise("residual_add", "add", T * h);
+    b.rmsnorm("post_attention_layernorm", T, h);
+    if (!m.moe()) {
+      b.gemm("gate_up_proj", T, 2 * inter, h, s.dtype);
+      b.elementwise("silu_and_mul", "mul", T * inter);
+      b.gemm("down_proj", T, h, inter, s.dtype);
+    } else {
+      const std::uint64_t E = m.experts, k = m.experts_per_token;
+      b.gemm("router", T, E, h, "bf16");  // the gate stays unquantized (vLLM ReplicatedLinear, quant_config=None)
+      b.estimate("topk_softmax", fmt::format("tokens={} experts={} top={}", T, E, k), 5.0 * T * E,
+                 kActivationBytes * T * E + 8.0 * T * k);
+      // Tokens routed evenly over the experts they reach: min(E, T*k) experts, ceil(T*k / that) tokens each, one
+      // GEMM per expert (vLLM's fused_moe runs them as one grouped kernel; simulated here as per-expert calls).
+      const std::uint64_t routed = T * k, active = std::min(E, routed), per_expert = (routed + active - 1) / active;
+      b.gemm("expert_gate_up_proj", per_expert, 2 * inter, h, s.dtype, false, active);
+      b.elementwise("silu_and_mul", "mul", routed * inter);
+      b.gemm("expert_down_proj", per_expert, h, inter, s.dtype, false, active);
+      b.estimate("moe_combine", fmt::format("tokens={} top={} hidden={}", T, k, h), static_cast<double>(routed) * h,
+                 kActivationBytes * (static_cast<double>(routed) * h + static_cast<double>(T) * h));
+    }
+    if (s.tp > 1) b.collective("mlp_all_reduce", "all_reduce", activation_bytes);
+    b.elementwise("residual_add", "add", T * h);
+  }
+  b.layer = -1;
+  b.rmsnorm("final_norm", T, h);
+  // Logits of the last token of each sequence only (vLLM's logits processor selects them before lm_head).
+  b.gemm("logits", s.batch, vocab, h, "bf16");
+  if (s.tp > 1) b.collective("logits_all_gather", "all_gather", kActivationBytes * s.batch * m.vocab);
+  // Sampling: the logits converted to fp32, then softmax and the draw (a few passes over batch x vocab).
+  b.estimate("sampling", fmt::format("batch={} vocab={}", s.batch, m.vocab), 5.0 * s.batch * m.vocab,
+             (kActivationBytes + 4.0 + 4.0) * s.batch * m.vocab);
+  return plan;
+}
+
+std::string plan_text(const LlmModel& m, const Scenario& s, const std::vector<PlanEntry>& plan) {
+  std::string o = fmt::format("plan: {} {} batch {} prompt {} context {} dtype {} tp {}: one step on one GPU\n",
+                              m.name, s.phase, s.batch, s.prompt, context_tokens(s), s.dtype, s.tp);
+  o += fmt::format("  {:<26} {:<10} {:<28} {:<6} {}\n", "kernel", "layer", "synthesizer / estimate", "count", "shape");
+  const std::string layers = m.layers > 1 ? fmt::format("0-{} (x{})", m.layers - 1, m.layers) : "0";
+  std::size_t calls = 0;
+  for (const PlanEntry& e : plan) {
+    calls += e.count;
+    if (e.layer > 0) continue;  // every layer is the same: print the first
+    const std::string how = e.kind == EntryKind::simulated ? e.workload.synthesizer
+                            : e.kind == EntryKind::estimate ? "estimate (roofline)"
+                                                            : "estimate (communication)";
+    o += fmt::format("  {:<26} {:<10} {:<28} {:<6} {}\n", e.name, e.layer < 0 ? "-" : layers, how, e.count, e.shape);
+  }
+  o += fmt::format("  {} kernel calls per step\n", calls);
+  return o;
+}
+
+}  // namespace warpsim::llm

@@ -1,0 +1,64 @@
+// The kernel sequence one GPU runs for one inference step of an LLM, as vLLM runs it (no fusions beyond vLLM's
+// own silu_and_mul and GEMM bias epilogues): per layer RMSNorm, QKV GEMM (+bias), rotary, attention (prefill:
+// FlashAttention-2 causal; decode: split-KV over a paged cache), O GEMM, [all-reduce], residual add, RMSNorm,
+// gate-up GEMM, SiLU-and-mul, down GEMM (MoE: router GEMM, top-k, per-expert GEMMs, combine), [all-reduce],
+// residual add; then the final RMSNorm, the logits GEMM ([all-gather]) and sampling.
+//
+// Each entry is either a synthesizer call (a WorkloadSpec, simulated), or an estimate (no synthesizer for that
+// kernel yet: its roofline time, marked "estimate" in every output), or a communication estimate (tensor
+// parallelism, from the config's node section). Every entry carries its roofline work (FLOPs and bytes), so that
+// the results can set the simulated time beside the roofline time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "app/llm/model.h"
+#include "app/run_one.h"
+
+namespace warpsim::llm {
+
+struct Scenario {
+  std::string phase = "decode";  // prefill | decode
+  std::uint64_t batch = 1;       // sequences
+  std::uint64_t prompt = 128;    // prefill: prompt tokens per sequence
+  std::uint64_t context = 0;     // tokens in the KV cache the step attends to (with the new ones); 0: = prompt
+  std::string dtype = "bf16";    // GEMM inputs: bf16, or fp8 (W8A8, e4m3; sm_90+). Attention, norms and the
+                                 // activations stay bf16, the logits GEMM bf16 (vLLM keeps lm_head unquantized)
+  std::uint64_t tp = 1;          // tensor-parallel GPUs: heads, KV heads, intermediate and vocab split across them
+};
+
+enum class EntryKind { simulated, estimate, communication };
+
+struct PlanEntry {
+  std::string name;          // "qkv_proj", "attention", ...
+  int layer = -1;            // -1: before or after the layers
+  EntryKind kind = EntryKind::simulated;
+  WorkloadSpec workload;     // simulated: the synthesizer and its keys
+  std::string shape;         // in words, e.g. "m=1 n=6144 k=4096"
+  std::uint64_t count = 1;   // identical calls in a row (per-expert GEMMs)
+  // Roofline work of one call: FLOPs on `compute` ("tensor" at the GEMM data type, or "alu": fp32 lanes) and
+  // bytes to and from HBM (each operand once).
+  double flops = 0.0, bytes = 0.0;
+  std::string compute = "alu";
+  std::string tensor_dtype;  // for compute == "tensor": the sm.tensor.flops_per_cycle key (bf16, fp8)
+  // Communication: the collective and the bytes each GPU contributes.
+  std::string collective;    // "all_reduce" | "all_gather"
+  double message_bytes = 0.0;
+};
+
+// Checks the scenario against the model (phase, sizes, tp dividing heads and intermediate) and expands it.
+// Throws InputError naming the option.
+std::vector<PlanEntry> build_plan(const LlmModel& model, const Scenario& scenario);
+
+// The tokens the step attends to: --context, or the prompt when 0.
+std::uint64_t context_tokens(const Scenario& scenario);
+
+// Tokens the step processes (prefill: batch x prompt; decode: batch) and tokens it produces (batch).
+std::uint64_t step_tokens(const Scenario& scenario);
+
+// The plan as a table (layers collapsed: the entries of one layer, marked with the layer range).
+std::string plan_text(const LlmModel& model, const Scenario& scenario, const std::vector<PlanEntry>& plan);
+
+}  // namespace warpsim::llm

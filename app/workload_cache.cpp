@@ -1,0 +1,227 @@
+#include "app/workload_cache.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/fnv1a.h"
+#include "app/result_set.h"
+#include "sim/core/error.h"
+
+namespace warpsim {
+namespace {
+
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+Json dim_json(const Dim3& d) { return Json::array({d.x, d.y, d.z}); }
+Dim3 dim_of(const Json& j) { return Dim3{j.at(0).get<std::uint32_t>(), j.at(1).get<std::uint32_t>(), j.at(2).get<std::uint32_t>()}; }
+
+Json sol_json(const SpeedOfLight& s) {
+  Json units = Json::array();
+  for (const SolUnit& u : s.units)
+    units.push_back({{"key", u.key}, {"name", u.name}, {"group", u.group}, {"metric", u.metric},
+                     {"fraction", u.fraction}, {"achieved", u.achieved}, {"peak", u.peak}, {"unit", u.unit_of_measure}});
+  Json j = {{"units", units}, {"l2_path", s.l2_path}, {"warnings", s.warnings}};
+  const Limiter& l = s.limiter;
+  j["limiter"] = {{"throughput_bound", l.throughput_bound}, {"launch_bound", l.launch_bound}, {"unit", l.unit},
+                  {"key", l.key}, {"fraction", l.fraction}, {"stall", l.stall}, {"stall_share", l.stall_share},
+                  {"verdict", l.verdict}, {"evidence", l.evidence}};
+  if (s.tensor) {
+    const TensorWork& t = *s.tensor;
+    j["tensor"] = {{"problem_flops", t.problem_flops ? Json(*t.problem_flops) : Json(nullptr)},
+                   {"executed_flops", t.executed_flops}, {"pipe_busy", t.pipe_busy},
+                   {"peak_flops_per_cycle_per_sm", t.peak_flops_per_cycle_per_sm}, {"dtype", t.dtype},
+                   {"useful", t.useful ? Json(*t.useful) : Json(nullptr)}};
+  }
+  return j;
+}
+
+SpeedOfLight sol_of(const Json& j) {
+  SpeedOfLight s;
+  for (const Json& u : j.at("units"))
+    s.units.push_back(SolUnit{u.at("key"), u.at("name"), u.at("group"), u.at("metric"), u.at("fraction"),
+                              u.at("achieved"), u.at("peak"), u.at("unit")});
+  s.l2_path = j.at("l2_path");
+  s.warnings = j.at("warnings").get<std::vector<std::string>>();
+  const Json& l = j.at("limiter");
+  s.limiter = Limiter{l.at("throughput_bound"), l.at("launch_bound"), l.at("unit"), l.at("key"), l.at("fraction"),
+                      l.at("stall"), l.at("stall_share"), l.at("verdict"), l.at("evidence")};
+  if (j.contains("tensor")) {
+    const Json& t = j.at("tensor");
+    TensorWork w;
+    if (!t.at("problem_flops").is_null()) w.problem_flops = t.at("problem_flops").get<std::uint64_t>();
+    w.executed_flops = t.at("executed_flops");
+    w.pipe_busy = t.at("pipe_busy");
+    w.peak_flops_per_cycle_per_sm = t.at("peak_flops_per_cycle_per_sm");
+    w.dtype = t.at("dtype");
+    if (!t.at("useful").is_null()) w.useful = t.at("useful").get<double>();
+    s.tensor = w;
+  }
+  return s;
+}
+
+Json kernel_json(const KernelResult& k) {
+  Json totals = Json::array();
+  for (const StatValue& v : k.stats.totals) totals.push_back({v.name, v.unit, v.value, v.max, v.is_counter});
+  return {{"name", k.name}, {"grid", dim_json(k.grid)}, {"block", dim_json(k.block)},
+          {"registers_per_thread", k.registers_per_thread}, {"shared_mem_bytes", k.shared_mem_bytes},
+          {"ctas_per_sm", k.ctas_per_sm}, {"occupancy_limiter", k.occupancy_limiter},
+          {"theoretical_occupancy", k.theoretical_occupancy}, {"start_cycle", k.start_cycle}, {"cycles", k.cycles},
+          {"time_us", k.time_us}, {"launch_wait_cycles", k.launch_wait_cycles}, {"launch_wait_us", k.launch_wait_us},
+          {"warp_instructions", k.warp_instructions}, {"thread_instructions", k.thread_instructions}, {"ipc", k.ipc},
+          {"flops", k.flops}, {"achieved_tflops", k.achieved_tflops ? Json(*k.achieved_tflops) : Json(nullptr)},
+          {"dram_bytes_read", k.dram_bytes_read}, {"dram_bytes_written", k.dram_bytes_written},
+          {"l2_dirty_bytes_at_end", k.l2_dirty_bytes_at_end}, {"achieved_dram_gbps", k.achieved_dram_gbps},
+          {"occupancy", k.occupancy}, {"l1_hit_rate", k.l1_hit_rate}, {"l2_hit_rate", k.l2_hit_rate},
+          {"utilization", k.utilization}, {"stalls", k.stalls}, {"speed_of_light", sol_json(k.speed_of_light)},
+          {"stat_totals", totals}};
+}
+
+KernelResult kernel_of(const Json& j) {
+  KernelResult k;
+  k.name = j.at("name");
+  k.grid = dim_of(j.at("grid"));
+  k.block = dim_of(j.at("block"));
+  k.registers_per_thread = j.at("registers_per_thread");
+  k.shared_mem_bytes = j.at("shared_mem_bytes");
+  k.ctas_per_sm = j.at("ctas_per_sm");
+  k.occupancy_limiter = j.at("occupancy_limiter");
+  k.theoretical_occupancy = j.at("theoretical_occupancy");
+  k.start_cycle = j.at("start_cycle");
+  k.cycles = j.at("cycles");
+  k.time_us = j.at("time_us");
+  k.launch_wait_cycles = j.at("launch_wait_cycles");
+  k.launch_wait_us = j.at("launch_wait_us");
+  k.warp_instructions = j.at("warp_instructions");
+  k.thread_instructions = j.at("thread_instructions");
+  k.ipc = j.at("ipc");
+  k.flops = j.at("flops");
+  if (!j.at("achieved_tflops").is_null()) k.achieved_tflops = j.at("achieved_tflops").get<double>();
+  k.dram_bytes_read = j.at("dram_bytes_read");
+  k.dram_bytes_written = j.at("dram_bytes_written");
+  k.l2_dirty_bytes_at_end = j.at("l2_dirty_bytes_at_end");
+  k.achieved_dram_gbps = j.at("achieved_dram_gbps");
+  k.occupancy = j.at("occupancy");
+  k.l1_hit_rate = j.at("l1_hit_rate");
+  k.l2_hit_rate = j.at("l2_hit_rate");
+  k.utilization = j.at("utilization").get<std::vector<std::pair<std::string, double>>>();
+  k.stalls = j.at("stalls").get<std::vector<std::pair<std::string, std::uint64_t>>>();
+  k.speed_of_light = sol_of(j.at("speed_of_light"));
+  for (const Json& v : j.at("stat_totals"))
+    k.stats.totals.push_back(StatValue{v.at(0), v.at(1), v.at(2), v.at(3), v.at(4)});
+  return k;
+}
+
+std::string version_text() { return fmt::format("warpsim {} ({})", WARPSIM_VERSION, WARPSIM_GIT_REVISION); }
+
+}  // namespace
+
+std::string cached_result_json(const RunResult& r) {
+  Json kernels = Json::array();
+  for (const KernelResult& k : r.kernels) kernels.push_back(kernel_json(k));
+  const LaunchSummary& l = r.launch;
+  Json j = {{"version", version_text()}, {"gpu", r.gpu}, {"trace", r.trace}, {"kernels", kernels},
+            {"total_cycles", r.total_cycles}, {"total_time_us", r.total_time_us}, {"sm_clock_hz", r.sm_clock_hz},
+            {"launch", {{"mode", l.mode}, {"us_per_kernel", l.us_per_kernel}, {"wait_cycles", l.wait_cycles},
+                        {"wait_us", l.wait_us}, {"kernels_waited", l.kernels_waited},
+                        {"launch_bound", l.launch_bound}, {"verdict", l.verdict}}},
+            {"speed_of_light", sol_json(r.speed_of_light)},
+            {"sim", {{"driver", r.sim.driver}, {"version", r.sim.version}, {"config_files", r.sim.config_files},
+                     {"config_hash", r.sim.config_hash}, {"wall_s", r.sim.wall_s},
+                     {"warp_instructions_per_s", r.sim.warp_instructions_per_s}, {"peak_rss_mb", r.sim.peak_rss_mb},
+                     {"simulated_cycles", r.sim.simulated_cycles}, {"domain_ticks", r.sim.domain_ticks}}}};
+  return j.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+RunResult cached_result_from_json(const std::string& text) {
+  const Json j = Json::parse(text);
+  RunResult r;
+  r.gpu = j.at("gpu");
+  r.trace = j.at("trace");
+  for (const Json& k : j.at("kernels")) r.kernels.push_back(kernel_of(k));
+  r.total_cycles = j.at("total_cycles");
+  r.total_time_us = j.at("total_time_us");
+  r.sm_clock_hz = j.at("sm_clock_hz");
+  const Json& l = j.at("launch");
+  r.launch = LaunchSummary{l.at("mode"), l.at("us_per_kernel"), l.at("wait_cycles"), l.at("wait_us"),
+                           l.at("kernels_waited"), l.at("launch_bound"), l.at("verdict")};
+  r.speed_of_light = sol_of(j.at("speed_of_light"));
+  const Json& s = j.at("sim");
+  r.sim.driver = s.at("driver");
+  r.sim.version = s.at("version");
+  r.sim.config_files = s.at("config_files");
+  r.sim.config_hash = s.at("config_hash");
+  r.sim.wall_s = s.at("wall_s");
+  r.sim.warp_instructions_per_s = s.at("warp_instructions_per_s");
+  r.sim.peak_rss_mb = s.at("peak_rss_mb");
+  r.sim.simulated_cycles = s.at("simulated_cycles");
+  r.sim.domain_ticks = s.at("domain_ticks").get<std::vector<std::pair<std::string, std::uint64_t>>>();
+  return r;
+}
+
+WorkloadCache::WorkloadCache(std::string dir) : dir_(std::move(dir)) {}
+
+std::string WorkloadCache::default_dir() {
+  if (const char* d = std::getenv("WARPSIM_CACHE_DIR"); d && *d) return d;
+  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return (fs::path(d) / "warpsim").string();
+  if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".cache" / "warpsim").string();
+  return {};
+}
+
+std::string WorkloadCache::key(const WorkloadSpec& w, const std::string& config_hash) {
+  Fnv1a64 h;
+  // Every part with its length: no two different workloads give the same text.
+  auto add = [&h](const std::string& s) { h.add(fmt::format("{}:{};", s.size(), s)); };
+  add(version_text());
+  add(config_hash);
+  add(w.trace_file);
+  add(w.synthesizer);
+  for (const auto& [k, v] : w.synth_keys) {
+    add(k);
+    add(v);
+  }
+  return h.hex();
+}
+
+WorkloadCache::Lookup WorkloadCache::run(const RunSpec& spec, const std::string& config_hash) {
+  const std::string k = key(spec.workload, config_hash);
+  if (auto it = memory_.find(k); it != memory_.end()) {
+    ++counts_.memory_hits;
+    return {it->second, Source::memory};
+  }
+  const fs::path file = dir_.empty() ? fs::path() : fs::path(dir_) / (k + ".json");
+  if (!dir_.empty()) {
+    std::ifstream in(file);
+    if (in) {
+      std::stringstream text;
+      text << in.rdbuf();
+      try {
+        RunResult r = cached_result_from_json(text.str());
+        ++counts_.disk_hits;
+        memory_[k] = r;
+        return {std::move(r), Source::disk};
+      } catch (const std::exception& e) {
+        spdlog::warn("cache entry {} is damaged ({}): simulating again", file.string(), e.what());
+      }
+    }
+  }
+  const std::string stored = cached_result_json(run_one(spec).result);
+  ++counts_.simulated;
+  if (!dir_.empty()) {
+    std::error_code ec;
+    fs::create_directories(dir_, ec);
+    if (ec) throw InputError(fmt::format("--cache-dir: cannot create directory '{}': {}", dir_, ec.message()));
+    write_file_atomically(file, stored);
+  }
+  RunResult r = cached_result_from_json(stored);  // the stored form: a disk hit later gives the same results
+  memory_[k] = r;
+  return {std::move(r), Source::simulated};
+}
+
+}  // namespace warpsim

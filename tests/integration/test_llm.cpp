@@ -1,0 +1,261 @@
+// `warpsim llm` (issue 11): model descriptions (Hugging Face config.json), the kernel plan of one step derived
+// from the model's numbers, memoized simulation (each distinct kernel once per run; a second run from the disk
+// cache, identical), and the decode floor of reading every weight once. Cheap: a 2-layer model of hidden size 512
+// (tests/data/llm/tiny_llama.json) wherever something is simulated.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "app/llm/llm_run.h"
+#include "app/llm/model.h"
+#include "app/llm/plan.h"
+#include "app/workload_cache.h"
+#include "sim/core/error.h"
+#include "test_helpers.h"
+
+using namespace wstest;
+using namespace warpsim;
+
+namespace {
+
+std::string tiny_model() { return (source_dir() / "tests" / "data" / "llm" / "tiny_llama.json").string(); }
+
+// The entries of layer 0, by name, in order.
+std::vector<std::string> layer_names(const std::vector<llm::PlanEntry>& plan, int layer) {
+  std::vector<std::string> names;
+  for (const auto& e : plan)
+    if (e.layer == layer) names.push_back(e.name);
+  return names;
+}
+
+const llm::PlanEntry& entry(const std::vector<llm::PlanEntry>& plan, const std::string& name, int layer = 0) {
+  for (const auto& e : plan)
+    if (e.name == name && e.layer == layer) return e;
+  FAIL("no plan entry " << name << " in layer " << layer);
+  throw std::logic_error("unreachable");
+}
+
+std::uint64_t key(const llm::PlanEntry& e, const std::string& k) { return std::stoull(e.workload.synth_keys.at(k)); }
+
+}  // namespace
+
+TEST_CASE("llm model: a Hugging Face config.json is read, and a missing or bad key is one error naming file and key",
+          "[llm]") {
+  const llm::LlmModel m = llm::read_model_file(tiny_model());
+  CHECK(m.hidden == 512);
+  CHECK(m.layers == 2);
+  CHECK(m.heads == 8);
+  CHECK(m.kv_heads == 2);
+  CHECK(m.head_dim == 512 / 8);  // no head_dim key: hidden_size / num_attention_heads
+  CHECK(m.intermediate == 1024);
+  CHECK(m.vocab == 1024);
+  CHECK_FALSE(m.moe());
+  CHECK_FALSE(m.qkv_bias);
+
+  TempDir dir;
+  const std::string original = read_text(tiny_model());
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = original;
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+    const std::string path = dir / "config.json";
+    write_text(path, text);
+    return path;
+  };
+  SECTION("a missing required key") {
+    const std::string path = with("\"hidden_size\": 512,", "");
+    try {
+      llm::read_model_file(path);
+      FAIL("no error");
+    } catch (const InputError& e) {
+      CHECK(contains(e.what(), path));
+      CHECK(contains(e.what(), "hidden_size"));
+    }
+    const CmdResult r = run_warpsim({"llm", "--model", path, "--plan"});
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "hidden_size"));
+  }
+  SECTION("a value of the wrong type") {
+    const std::string path = with("\"num_hidden_layers\": 2", "\"num_hidden_layers\": \"two\"");
+    try {
+      llm::read_model_file(path);
+      FAIL("no error");
+    } catch (const InputError& e) {
+      CHECK(contains(e.what(), path));
+      CHECK(contains(e.what(), "num_hidden_layers"));
+      CHECK(contains(e.what(), "two"));
+    }
+  }
+  SECTION("KV heads that do not divide the heads") {
+    const std::string path = with("\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3");
+    CHECK_THROWS_WITH(llm::read_model_file(path), Catch::Contains("num_key_value_heads"));
+  }
+  SECTION("Mixtral-style experts and Qwen2's biased QKV") {
+    const llm::LlmModel moe = llm::read_model_file(
+        with("\"vocab_size\": 1024,", "\"vocab_size\": 1024, \"num_local_experts\": 8, \"num_experts_per_tok\": 2,"));
+    CHECK(moe.experts == 8);
+    CHECK(moe.experts_per_token == 2);
+    const llm::LlmModel qwen = llm::read_model_file(with("\"model_type\": \"llama\"", "\"model_type\": \"qwen2\""));
+    CHECK(qwen.qkv_bias);
+  }
+  SECTION("an unknown preset lists the presets") {
+    const CmdResult r = run_warpsim({"llm", "--model", "llama-9", "--plan"});
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "llama-3-8b"));
+  }
+}
+
+TEST_CASE("llm plan: Llama-3-8B decode is vLLM's kernel list with GEMM shapes from the model's numbers", "[llm]") {
+  const llm::LlmModel m = llm::load_model("llama-3-8b");
+  // Meta-Llama-3-8B config.json: hidden 4096, 32 layers, 32 heads, 8 KV heads, intermediate 14336, vocab 128256.
+  const std::uint64_t hidden = 4096, heads = 32, kv = 8, head_dim = hidden / heads, inter = 14336, vocab = 128256;
+  llm::Scenario s;
+  s.phase = "decode";
+  s.batch = 4;
+  s.context = 1024;
+  const auto plan = llm::build_plan(m, s);
+  CHECK(layer_names(plan, 0) == std::vector<std::string>{"input_layernorm", "qkv_proj", "rotary", "attention", "o_proj",
+                                                          "residual_add", "post_attention_layernorm", "gate_up_proj",
+                                                          "silu_and_mul", "down_proj", "residual_add"});
+  CHECK(layer_names(plan, 31) == layer_names(plan, 0));
+  CHECK(layer_names(plan, 32).empty());
+  CHECK(layer_names(plan, -1) == std::vector<std::string>{"embedding", "final_norm", "logits", "sampling"});
+
+  const auto& qkv = entry(plan, "qkv_proj");
+  CHECK(key(qkv, "m") == 4);  // one new token per sequence
+  CHECK(key(qkv, "n") == (heads + 2 * kv) * head_dim);
+  CHECK(key(qkv, "k") == hidden);
+  CHECK(qkv.workload.synth_keys.count("epilogue") == 0);  // Llama has no QKV bias
+  const auto& o = entry(plan, "o_proj");
+  CHECK((key(o, "n") == hidden && key(o, "k") == heads * head_dim));
+  const auto& gate_up = entry(plan, "gate_up_proj");
+  CHECK((key(gate_up, "n") == 2 * inter && key(gate_up, "k") == hidden));
+  const auto& down = entry(plan, "down_proj");
+  CHECK((key(down, "n") == hidden && key(down, "k") == inter));
+  const auto& logits = entry(plan, "logits", -1);
+  CHECK((key(logits, "m") == 4 && key(logits, "n") == vocab && key(logits, "k") == hidden));
+  const auto& attention = entry(plan, "attention");
+  CHECK(attention.workload.synth_keys.at("variant") == "decode");
+  CHECK((key(attention, "seqlen_q") == 1 && key(attention, "seqlen_kv") == 1024 && key(attention, "kv_heads") == kv));
+  CHECK(entry(plan, "embedding", -1).kind == llm::EntryKind::estimate);
+
+  SECTION("tensor parallelism splits heads and intermediate, and all-reduces twice per layer") {
+    s.tp = 2;
+    const auto tp = llm::build_plan(m, s);
+    CHECK(key(entry(tp, "qkv_proj"), "n") == (heads + 2 * kv) * head_dim / 2);
+    CHECK(key(entry(tp, "down_proj"), "k") == inter / 2);
+    std::size_t all_reduces = 0;
+    for (const auto& e : tp)
+      if (e.layer == 0 && e.kind == llm::EntryKind::communication) {
+        ++all_reduces;
+        CHECK(e.message_bytes == 4.0 * hidden * 2);  // 4 tokens x hidden x bf16
+      }
+    CHECK(all_reduces == 2);
+  }
+  SECTION("prefill attends causally over the prompt, logits for the last token of each sequence") {
+    s.phase = "prefill";
+    s.prompt = 512;
+    s.context = 0;
+    const auto prefill = llm::build_plan(m, s);
+    CHECK(key(entry(prefill, "qkv_proj"), "m") == 4 * 512);
+    const auto& a = entry(prefill, "attention");
+    CHECK((a.workload.synth_keys.at("variant") == "fa2" && a.workload.synth_keys.at("causal") == "true"));
+    CHECK(key(entry(prefill, "logits", -1), "m") == 4);
+  }
+}
+
+TEST_CASE("llm run: each distinct kernel is simulated once, a second run reads the disk cache and is identical, and "
+          "decode takes at least the weights' bytes over the HBM bandwidth", "[llm]") {
+  TempDir dir;
+  const llm::LlmModel m = llm::read_model_file(tiny_model());
+  llm::Scenario s;
+  s.phase = "decode";
+  s.batch = 2;
+  s.context = 256;
+  const auto plan = llm::build_plan(m, s);
+  std::set<std::string> distinct;
+  std::size_t simulated_calls = 0;
+  for (const auto& e : plan)
+    if (e.kind == llm::EntryKind::simulated) {
+      std::string id = e.workload.synthesizer;
+      for (const auto& [k, v] : e.workload.synth_keys) id += " " + k + "=" + v;
+      distinct.insert(id);
+      simulated_calls += e.count;
+    }
+  REQUIRE(simulated_calls > distinct.size());  // two identical layers at least
+
+  RunSpec base;
+  base.gpu = "h100_sxm";
+  base.driver = "plain";
+  base.progress = false;
+  WorkloadCache first_cache(dir / "cache");
+  const llm::LlmResult first = llm::run_llm(m, s, plan, base, first_cache);
+  CHECK(first.cache.simulated == distinct.size());
+  CHECK(first.cache.disk_hits == 0);
+  CHECK(first.simulated_calls == simulated_calls);
+
+  WorkloadCache second_cache(dir / "cache");
+  const llm::LlmResult second = llm::run_llm(m, s, plan, base, second_cache);
+  CHECK(second.cache.simulated == 0);
+  CHECK(second.cache.disk_hits == distinct.size());
+  CHECK(second.step_us == first.step_us);
+  CHECK(second.entry_us == first.entry_us);
+  CHECK(llm::llm_stats_csv(second) == llm::llm_stats_csv(first));
+
+  // Every weight is read once per step: the step takes at least their bytes at the configured HBM bandwidth.
+  const auto cfg = read_flat_yaml(run_warpsim({"config", "--gpu", "h100_sxm"}).out);
+  const double hbm = config_number(cfg, "hbm.bandwidth");
+  const double h = 512, per_layer = h * (8 + 2 * 2) * 64 + 8 * 64 * h + 3 * h * 1024;  // qkv, o, gate+up+down
+  const double weight_bytes = 2 * (2 * per_layer + 2 * 1024 * h);                       // bf16; embeddings and logits
+  CHECK(first.step_us * 1e-6 >= weight_bytes / hbm);
+}
+
+TEST_CASE("llm command: prefill writes TTFT, the per-kernel table and a timeline with a communication track", "[llm]") {
+  TempDir dir;
+  const CmdResult r = run_warpsim({"llm", "--model", tiny_model(), "--phase", "prefill", "--prompt", "64", "--tp", "2",
+                                   "--out", dir / "out", "--cache-dir", dir / "cache"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "TTFT"));
+  const std::string stats = read_text(dir.path() / "out" / "stats.json");
+  const double ttft = json::number(stats, "llm.ttft_ms").value_or(-1);
+  CHECK(ttft > 0);
+  CHECK(json::number(stats, "total_time_us").value_or(-1) == Approx(ttft * 1e3));
+  CHECK(json::string(stats, "llm.kernels[0].kind").value_or("") == "estimate");  // the embedding
+  CHECK(json::number(stats, "llm.breakdown_ms.communication_estimate").value_or(0) > 0);
+  const std::string timeline = read_text(dir.path() / "out" / "timeline.json");
+  CHECK(contains(timeline, "communication (estimate)"));
+  CHECK(contains(timeline, "attention_all_reduce [communication estimate]"));
+
+  SECTION("--tp on a config without link bandwidth is one error naming the key") {
+    const CmdResult bad = run_warpsim({"llm", "--model", tiny_model(), "--tp", "2", "--set", "node.link_bandwidth=0B/s",
+                                       "--out", dir / "out2", "--no-cache"});
+    CHECK(bad.exit_code == 2);
+    CHECK(contains(bad.err, "node.link_bandwidth"));
+  }
+}
+
+TEST_CASE("llm validate: cases of kind llm are simulated, quantized weights and unknown models are unsupported", "[llm]") {
+  TempDir dir;
+  const std::string reference = dir / "llm.yaml";
+  write_text(reference, "- id: tiny.decode\n  gpu: h100_sxm\n  workload: {kind: llm, model: " + tiny_model() +
+                            ", batch: 1, input_len: 64, output_len: 64, tp: 1, dtype: fp16}\n"
+                            "  metric: tokens_per_s\n  measured: 1000\n  source: test\n"
+                            "- id: tiny.int8\n  gpu: h100_sxm\n  workload: {kind: llm, model: " + tiny_model() +
+                            ", batch: 1, input_len: 64, dtype: int8}\n  metric: tokens_per_s\n  measured: 1000\n"
+                            "  source: test\n"
+                            "- id: unknown.model\n  gpu: h100_sxm\n  workload: {kind: llm, model: gpt-j-6b, batch: 1, "
+                            "input_len: 64}\n  metric: ttft_ms\n  measured: 10\n  source: test\n");
+  const CmdResult r = run_command({"/usr/bin/env", "WARPSIM_CACHE_DIR=" + dir / "cache", warpsim_binary(), "validate",
+                                   "--reference", reference, "--json", dir / "v.json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string j = read_text(dir / "v.json");
+  CHECK(json::string(j, "cases[0].status") == "ok");
+  CHECK(json::number(j, "cases[0].simulated").value_or(0) > 0);
+  CHECK(json::string(j, "cases[1].status") == "unsupported");
+  CHECK(contains(json::string(j, "cases[1].reason").value_or(""), "int8"));
+  CHECK(json::string(j, "cases[2].status") == "unsupported");
+  CHECK(contains(json::string(j, "cases[2].reason").value_or(""), "gpt-j-6b"));
+}
