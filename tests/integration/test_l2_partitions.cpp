@@ -108,3 +108,36 @@ TEST_CASE("H100 and H200 (same GH100, other HBM) run a compute-bound GEMM in the
   CHECK(h100.text("kernels[0].speed_of_light.limiter.key") == "tensor");
   CHECK(h200.text("kernels[0].speed_of_light.limiter.key") == "tensor");
 }
+
+TEST_CASE("all-SM L2-resident streams are bounded by the GPC crossbar ports, as measured on the H100", "[l2][caps]") {
+  // Every SM streams an L2-resident footprint: TMA 16 KiB box copies (32 passes over 128 KiB per CTA, the first from
+  // DRAM) and plain loads (8 passes over 8 MiB, 2 CTAs of 1024 threads per SM). The work is split evenly over the
+  // SMs, SM i sits in GPC i mod gpcs, so the GPC holding ceil(sms/gpcs) SMs finishes last: at most
+  //   gpcs x noc.gpc_port_bandwidth x clocks.l2 x (sms/gpcs) / ceil(sms/gpcs)
+  // of read data (answers carry only data towards the SMs). The slices (l2.bandwidth) and the TMA units allow far
+  // more, so the ports bind, the run says so, and twice the port width moves the stream.
+  const std::vector<std::string> tma_keys = {"box_rows=128", "box_row_bytes=128", "stages=8", "footprint=128KiB", "iterations=256"};
+  const SynthRun tma = run_synth("h100_sxm", "tma_bandwidth", tma_keys);
+  const SynthRun loads = run_synth("h100_sxm", "stream", {"op=read", "bytes=8MiB", "passes=8", "ctas_per_sm=2", "threads=1024"});
+  INFO(tma.out << loads.out);
+  const double sms = tma.cfg("sm.count"), gpcs = tma.cfg("noc.gpcs");
+  const double cap_gbps = gpcs * tma.cfg("noc.gpc_port_bandwidth") * tma.cfg("clocks.l2") * (sms / gpcs) /
+                          std::ceil(sms / gpcs) / 1e9;
+  REQUIRE(cap_gbps < tma.cfg("l2.bandwidth") / 1e9);
+  const double hbm_gbps = tma.cfg("hbm.bandwidth") / 1e9;
+  for (const auto& [r, passes] : {std::pair<const SynthRun*, double>{&tma, 32}, {&loads, 8}}) {
+    CHECK(r->metric("bandwidth_gbps") <= cap_gbps * 1.01);
+    // The first pass comes from DRAM: if it ran at no more than HBM's peak, after it the ports' cap, the stream
+    // reaches cap / (1 + (cap/hbm - 1) / passes); 5% more for filling and draining the pipeline.
+    CHECK(r->metric("bandwidth_gbps") >= 0.95 * cap_gbps / (1 + (cap_gbps / hbm_gbps - 1) / passes));
+    CHECK(r->text("kernels[0].speed_of_light.l2_path").rfind("bound by GPC ports towards the SMs", 0) == 0);
+    CHECK(*json::number(r->stats, "kernels[0].counters[\"noc.gpc_port.to_sm_wait_cycles\"]") > 0);
+  }
+  // The slices' aggregate is out of the SMs' reach with these ports, and the run says so.
+  CHECK(contains(tma.out, "WARNING: l2.bandwidth " + fmt_tbps(tma.cfg("l2.bandwidth") / 1e12) +
+                              " TB/s is unreachable: noc GPC ports"));
+  const SynthRun wide = run_synth("h100_sxm", "tma_bandwidth", tma_keys,
+                                  {"noc.gpc_port_bandwidth=" + std::to_string(2 * static_cast<int>(tma.cfg("noc.gpc_port_bandwidth")))});
+  INFO(wide.out);
+  CHECK(wide.metric("bandwidth_gbps") > 1.25 * tma.metric("bandwidth_gbps"));
+}
