@@ -15,6 +15,11 @@
 // occupies a link for bytes / bandwidth cycles and its head moves on after the hop's latency), so contention
 // shows up as queueing at the busiest link of the path:
 //   SM port --sm_to_gpc_latency--> GPC port --gpc_to_partition_latency--> [partition link --partition_link_latency-->] slice port
+//
+// The GPC port is what bounds L2 streaming from all SMs: on the H100 SXM5 every kind of L2-resident stream (plain and
+// cp.async loads, TMA bulk and tensor copies) tops out at the same 7.0-7.2 TB/s, far below the slices, while one SM
+// alone pulls 3.3x its share; TMA multicast, replicated inside the GPC, gets past it (configs/h100_sxm.yaml,
+// noc.gpc_port_bandwidth). Multicast data cross the GPC port once (models/sm/memory/tma_engine.cpp).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -37,7 +42,7 @@ class HierarchicalNoc final : public Interconnect {
     s.uint("gpc_to_partition_latency", "cycles", std::nullopt, "L2-clock cycles, one way, GPC port to a slice of its near L2 partition", 0, 10000);
     s.uint("partition_link_latency", "cycles", std::nullopt, "L2-clock cycles, one way, across the link between two L2 partitions", 0, 10000);
     s.uint("sm_port_bandwidth", "B/cycle", std::nullopt, "bytes per L2 cycle of each SM port, per direction", 1, 1 << 20);
-    s.uint("gpc_port_bandwidth", "B/cycle", std::nullopt, "bytes per L2 cycle of each GPC's port to the L2 crossbar, per direction", 1, 1 << 20);
+    s.uint("gpc_port_bandwidth", "B/cycle", std::nullopt, "bytes per L2 cycle of each GPC's port to the L2 crossbar, per direction (the all-SM L2 streaming limit)", 1, 1 << 20);
     s.uint("slice_port_bandwidth", "B/cycle", std::nullopt, "bytes per L2 cycle of each L2 slice's crossbar port, per direction", 1, 1 << 20);
     s.uint("partition_link_bandwidth", "B/cycle", std::nullopt, "bytes per L2 cycle of the link between two L2 partitions, per direction", 1, 1 << 20);
     s.uint("control_bytes", "bytes", std::nullopt, "bytes of a request header (a read request carries only this)", 0, 256);
@@ -80,6 +85,8 @@ class HierarchicalNoc final : public Interconnect {
         StatGroup(ctx.stats, kind + "[" + std::to_string(i) + "]", kind)
             .add("to_l2_bytes", "bytes", "bytes through the port towards L2 (request headers and store data)", to_l2[i].bytes)
             .add("to_sm_bytes", "bytes", "bytes through the port towards the SMs (read data and acknowledgements)", to_sm[i].bytes)
+            .add("to_l2_wait_cycles", "cycles", "L2 cycles messages waited for the port towards L2, summed over messages (the port's back-pressure)", to_l2[i].wait_cycles)
+            .add("to_sm_wait_cycles", "cycles", "L2 cycles messages waited for the port towards the SMs, summed over messages (the port's back-pressure)", to_sm[i].wait_cycles)
             .utilization("to_l2_utilization", "to_l2_bytes", peak, "port busy towards L2 (" + what + " per L2 cycle)")
             .utilization("to_sm_utilization", "to_sm_bytes", peak, "port busy towards the SMs (" + what + " per L2 cycle)");
     };
@@ -94,6 +101,7 @@ class HierarchicalNoc final : public Interconnect {
         StatGroup(ctx.stats, "noc.partition_link[" + std::to_string(from) + "->" + std::to_string(to) + "]",
                   "noc.partition_link")
             .add("bytes", "bytes", "bytes across the link from one L2 partition to the other", links_[from * partitions_ + to].bytes)
+            .add("wait_cycles", "cycles", "L2 cycles messages waited for the link, summed over messages", links_[from * partitions_ + to].wait_cycles)
             .utilization("utilization", "bytes", link_peak, "link busy (noc.partition_link_bandwidth per L2 cycle)");
       }
     StatGroup(ctx.stats, "noc", "noc")
@@ -143,9 +151,10 @@ class HierarchicalNoc final : public Interconnect {
 
  private:
   // One direction of a link: reserved until `free` (L2 cycles), `bytes_per_cycle` wide, bytes carried.
+  // `wait_cycles` sums the time messages queued for it (whole cycles of `waited`): where a bandwidth cap binds.
   struct Link {
-    double free = 0.0, bytes_per_cycle = 1.0;
-    std::uint64_t bytes = 0;
+    double free = 0.0, bytes_per_cycle = 1.0, waited = 0.0;
+    std::uint64_t bytes = 0, wait_cycles = 0;
   };
 
   double start_cycle(TimeFs now) const { return static_cast<double>(domain_.cycle_at_or_after(now)); }
@@ -153,6 +162,8 @@ class HierarchicalNoc final : public Interconnect {
   // reaches the next hop `latency` cycles after it got the link. Returns that arrival; the tail follows.
   double hop(Link& l, double head, std::uint32_t bytes, double latency) {
     const double start = std::max(head, l.free);
+    l.waited += start - head;
+    l.wait_cycles = static_cast<std::uint64_t>(l.waited);
     last_serialise_ = static_cast<double>(std::max<std::uint32_t>(bytes, 1)) / l.bytes_per_cycle;
     l.free = start + last_serialise_;
     l.bytes += bytes;

@@ -115,11 +115,14 @@ TEST_CASE("h100 4096^3 bf16 GEMM respects its roofline and reaches at least a th
 }
 
 // Doubling a resource must speed a GEMM up by what its bottleneck allows. The synthesized sm_90 GEMM loads each
-// 4.2 MFLOP k-step with two 16 KiB TMA copies per CTA (its A tile and half of the B tile it shares with the other
-// CTA of its cluster by multicast): 32 KiB from L2 per SM and k-step. On a stock H100 the tensor cores bound it
-// with the L2 path about 40% and the TMA unit about 60% busy (a copy costs async_copy.copy_cycles besides its
-// bytes). Twice the SMs help until the shared L2 path fills; twice the tensor throughput helps until the TMA
-// units' per-copy cost binds, and a cheaper copy then lets the doubling pay off further.
+// 4.2 MFLOP k-step (1024 cycles of tensor work) with two 16 KiB TMA copies per CTA (its A tile and half of the B
+// tile it shares with the other CTA of its cluster by multicast): 32 KiB from L2 per SM and k-step, 32 B per
+// cycle, so a GPC's 17 SMs ask 544 B per cycle of its crossbar port, whose noc.gpc_port_bandwidth (503, the
+// measured all-SM L2 streaming limit) allows at most 92% of the tensor peak. On a stock H100 the tensor cores and
+// the GPC ports thus co-limit it (tensor ~82% busy, slices ~40%). Twice the SMs (in the same GPCs) or twice the
+// tensor throughput gain little until the L2 path, GPC ports included, is widened too; then the SMs help until
+// latency, the tensor cores until the TMA units' per-copy cost binds, and a cheaper copy lets the doubling pay
+// off further.
 namespace {
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -127,8 +130,9 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
 }
 // Twice H100's L2 path: the slices' data ports and every interconnect link.
 const std::vector<std::string> kWideL2 = {"--set", "l2.bandwidth=37.48TB/s",         "--set", "noc.slice_port_bandwidth=256",
-                                          "--set", "noc.sm_port_bandwidth=256",       "--set", "noc.gpc_port_bandwidth=4352",
+                                          "--set", "noc.sm_port_bandwidth=256",       "--set", "noc.gpc_port_bandwidth=1006",
                                           "--set", "noc.partition_link_bandwidth=5120"};
+std::string l2_path(const Sim& s) { return json::string(s.stats, "kernels[0].speed_of_light.l2_path").value_or(""); }
 }  // namespace
 
 TEST_CASE("twice the SMs help by what the bottleneck allows", "[gemm][sensitivity]") {
@@ -144,24 +148,25 @@ TEST_CASE("twice the SMs help by what the bottleneck allows", "[gemm][sensitivit
   INFO(report("264 SMs", more));
   INFO("speedup " << speedup);
   CHECK(speedup <= 2.1);
-  // Stock H100: tensor-bound, so more SMs help; the shared L2 path carries the doubled traffic (multicast halves
-  // the B reads, so it no longer saturates) and latency keeps the gain short of 2x.
+  // Stock H100: tensor-bound with the GPC ports close behind; 264 SMs in the same 8 GPCs put twice the traffic on
+  // each GPC port, which binds, while the slices keep room.
   CHECK(base.num("kernels[0].utilization.tensor") >= 0.8);
   CHECK(base.num("kernels[0].utilization.l2") < 0.5);
-  CHECK(speedup >= 1.3);
-  CHECK(more.num("kernels[0].utilization.l2") >= 1.5 * base.num("kernels[0].utilization.l2"));
-  CHECK(speedup < 1.9);
+  CHECK(speedup < 1.3);
+  CHECK(l2_path(more).rfind("bound by GPC ports towards the SMs", 0) == 0);
   check_roofline(more, g, 0);  // a hypothetical GPU: only the physical bound applies
 
+  // Twice the L2 path, GPC ports included: the doubled SMs pay off, and the path carries their traffic.
   const Sim wide = simulate(g, kWideL2);
   const Sim wide_more = simulate(g, with(kWideL2, {"--set", "sm.count=264"}));
   const double wide_speedup = wide.time_s() / wide_more.time_s();
   INFO(report("132 SMs, 2x L2", wide));
   INFO(report("264 SMs, 2x L2", wide_more));
   INFO("speedup with twice the L2 path " << wide_speedup);
-  CHECK(wide.time_s() == Approx(base.time_s()).epsilon(0.05));  // the L2 path was not the bottleneck
-  CHECK(wide_speedup == Approx(speedup).epsilon(0.05));  // nor for twice the SMs: multicast leaves it room
+  CHECK(wide.time_s() <= base.time_s() * 1.01);  // a wider path never costs time
+  CHECK(wide_speedup >= 1.3);
   CHECK(wide_speedup <= 2.1);
+  CHECK(wide_more.num("kernels[0].utilization.l2") >= 1.5 * wide.num("kernels[0].utilization.l2"));
 }
 
 TEST_CASE("twice the tensor throughput helps by what the bottleneck allows", "[gemm][sensitivity]") {
@@ -176,27 +181,31 @@ TEST_CASE("twice the tensor throughput helps by what the bottleneck allows", "[g
   INFO(report("bf16 4096 FLOP/clk/SM", base));
   INFO(report("bf16 8192 FLOP/clk/SM", fast));
   INFO("speedup " << speedup);
-  // Stock H100: tensor-bound (see above); the TMA units then bind (a k-step's two copies cost 2 x (copy_cycles +
-  // 16 KiB / issue_bytes_per_cycle) = 758 cycles against 512 of tensor work) and stop the gain short of 2x.
+  // Stock H100: the GPC ports bind as soon as the tensor cores speed up (see above).
   CHECK(base.num("kernels[0].utilization.tensor") >= 0.8);
-  CHECK(speedup >= 1.2);
-  CHECK(speedup < 1.8);
-  CHECK(fast.num("kernels[0].counters[\"tma.utilization\"]") >= 0.75);
-  CHECK(fast.num("kernels[0].utilization.l2") < 0.7);  // not the L2 path
+  CHECK(speedup < 1.2);
+  CHECK(l2_path(fast).rfind("bound by GPC ports towards the SMs", 0) == 0);
   check_roofline(fast, g, 0);
+
+  // Twice the L2 path as well: the doubling pays off until the TMA units bind (a k-step's two copies cost
+  // 2 x (copy_cycles + 16 KiB / issue_bytes_per_cycle) = 758 cycles against 512 of tensor work), short of 2x.
+  const Sim wide_fast = simulate(g, with(kWideL2, fast_tc));
+  const double wide_speedup = base.time_s() / wide_fast.time_s();
+  INFO(report("2x L2, 2x tensor", wide_fast));
+  INFO("speedup with twice the L2 path " << wide_speedup);
+  CHECK(wide_speedup >= 1.2);
+  CHECK(wide_speedup < 1.8);
+  CHECK(wide_fast.num("kernels[0].counters[\"tma.utilization\"]") >= 0.75);
+  CHECK(wide_fast.num("kernels[0].utilization.l2") < 0.7);  // not the slices
 
   // A TMA unit without the per-copy cost: the same doubling pays off further.
   const std::vector<std::string> free_copies = {"--set", "async_copy.copy_cycles=0"};
-  const Sim free_fast = simulate(g, with(fast_tc, free_copies));
+  const Sim free_fast = simulate(g, with(with(kWideL2, fast_tc), free_copies));
   const double free_speedup = base.time_s() / free_fast.time_s();
-  INFO(report("2x tensor, copy_cycles 0", free_fast));
+  INFO(report("2x L2, 2x tensor, copy_cycles 0", free_fast));
   INFO("speedup without the per-copy cost " << free_speedup);
-  CHECK(free_speedup > 1.05 * speedup);  // the TMA units held the doubling back
+  CHECK(free_speedup > 1.05 * wide_speedup);  // the TMA units held the doubling back
   CHECK(free_speedup <= 2.1);
-  // Twice the L2 path does not: it was not the bottleneck.
-  const Sim wide_fast = simulate(g, with(kWideL2, fast_tc));
-  INFO(report("2x L2, 2x tensor", wide_fast));
-  CHECK(wide_fast.time_s() == Approx(fast.time_s()).epsilon(0.05));
 }
 
 TEST_CASE("a100: twice the SMs or tensor throughput help a tensor-bound GEMM", "[gemm][sensitivity]") {

@@ -96,15 +96,51 @@ TEST_CASE("twice l2.bandwidth doubles what the L2 delivers, or the run says whic
 TEST_CASE("H100 and H200 (same GH100, other HBM) run a compute-bound GEMM in the same time", "[l2][gemm]") {
   // 4096x4096x1024 bf16: 34.4 GFLOP = 35 us of tensor work against 67 MB of compulsory traffic (20 us at the
   // H100's 3.35 TB/s). Both GPUs have the same SMs, clocks and crossbar; only HBM, the L2 size and the number of
-  // slices differ, and neither L2 limits this GEMM. The TMA main loop refills a stage only once the wgmma that read
+  // slices differ, and neither L2 limits this GEMM (their shared GPC ports may). The TMA main loop refills a stage only once the wgmma that read
   // it has completed (as CUTLASS does), so part of the memory latency shows: the HBMs' difference moves the time by
-  // a few percent (H100 45.7 us, H200 44.1 us), not more.
+  // a few percent (H100 46.5 us, H200 47.1 us), not more.
   const std::vector<std::string> keys = {"m=4096", "n=4096", "k=1024", "dtype=bf16"};
   const SynthRun h100 = run_synth("h100_sxm", "gemm", keys);
   const SynthRun h200 = run_synth("h200_sxm", "gemm", keys);
   INFO(h100.out << h200.out);
   const double t100 = *json::number(h100.stats, "total_time_us"), t200 = *json::number(h200.stats, "total_time_us");
   CHECK(t200 == Approx(t100).epsilon(0.05));
-  CHECK(h100.text("kernels[0].speed_of_light.limiter.key") == "tensor");
-  CHECK(h200.text("kernels[0].speed_of_light.limiter.key") == "tensor");
+  // What bounds it is on the die both share: the tensor pipe, or the GPC crossbar ports that carry its tiles (the
+  // measured all-SM L2 streaming limit, which the cuBLAS kernel ran near too); never the slices or HBM, which differ.
+  const std::string limiter = h100.text("kernels[0].speed_of_light.limiter.key");
+  CHECK((limiter == "tensor" || limiter == "noc_gpc_ports_to_sm"));
+  CHECK(h200.text("kernels[0].speed_of_light.limiter.key") == limiter);
+}
+
+TEST_CASE("all-SM L2-resident streams are bounded by the GPC crossbar ports, as measured on the H100", "[l2][caps]") {
+  // Every SM streams an L2-resident footprint: TMA 16 KiB box copies (32 passes over 128 KiB per CTA, the first from
+  // DRAM) and plain loads (8 passes over 8 MiB, 2 CTAs of 1024 threads per SM). The work is split evenly over the
+  // SMs, SM i sits in GPC i mod gpcs, so the GPC holding ceil(sms/gpcs) SMs finishes last: at most
+  //   gpcs x noc.gpc_port_bandwidth x clocks.l2 x (sms/gpcs) / ceil(sms/gpcs)
+  // of read data (answers carry only data towards the SMs). The slices (l2.bandwidth) and the TMA units allow far
+  // more, so the ports bind, the run says so, and twice the port width moves the stream.
+  const std::vector<std::string> tma_keys = {"box_rows=128", "box_row_bytes=128", "stages=8", "footprint=128KiB", "iterations=256"};
+  const SynthRun tma = run_synth("h100_sxm", "tma_bandwidth", tma_keys);
+  const SynthRun loads = run_synth("h100_sxm", "stream", {"op=read", "bytes=8MiB", "passes=8", "ctas_per_sm=2", "threads=1024"});
+  INFO(tma.out << loads.out);
+  const double sms = tma.cfg("sm.count"), gpcs = tma.cfg("noc.gpcs");
+  const double cap_gbps = gpcs * tma.cfg("noc.gpc_port_bandwidth") * tma.cfg("clocks.l2") * (sms / gpcs) /
+                          std::ceil(sms / gpcs) / 1e9;
+  REQUIRE(cap_gbps < tma.cfg("l2.bandwidth") / 1e9);
+  const double hbm_gbps = tma.cfg("hbm.bandwidth") / 1e9;
+  for (const auto& [r, passes] : {std::pair<const SynthRun*, double>{&tma, 32}, {&loads, 8}}) {
+    CHECK(r->metric("bandwidth_gbps") <= cap_gbps * 1.01);
+    // The first pass comes from DRAM: if it ran at no more than HBM's peak, after it the ports' cap, the stream
+    // reaches cap / (1 + (cap/hbm - 1) / passes); 5% more for filling and draining the pipeline.
+    CHECK(r->metric("bandwidth_gbps") >= 0.95 * cap_gbps / (1 + (cap_gbps / hbm_gbps - 1) / passes));
+    CHECK(r->text("kernels[0].speed_of_light.l2_path").rfind("bound by GPC ports towards the SMs", 0) == 0);
+    CHECK(*json::number(r->stats, "kernels[0].counters[\"noc.gpc_port.to_sm_wait_cycles\"]") > 0);
+  }
+  // The slices' aggregate is out of the SMs' reach with these ports, and the run says so.
+  CHECK(contains(tma.out, "WARNING: l2.bandwidth " + fmt_tbps(tma.cfg("l2.bandwidth") / 1e12) +
+                              " TB/s is unreachable: noc GPC ports"));
+  const SynthRun wide = run_synth("h100_sxm", "tma_bandwidth", tma_keys,
+                                  {"noc.gpc_port_bandwidth=" + std::to_string(2 * static_cast<int>(tma.cfg("noc.gpc_port_bandwidth")))});
+  INFO(wide.out);
+  CHECK(wide.metric("bandwidth_gbps") > 1.25 * tma.metric("bandwidth_gbps"));
 }

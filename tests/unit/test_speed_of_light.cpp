@@ -101,10 +101,21 @@ TEST_CASE("validate's speed-of-light metrics of a multi-kernel run are the run's
 
 TEST_CASE("a configured bandwidth that another cap of its path keeps from being reached is reported", "[sol]") {
   const StatReport stats = report(0.40, 0.30, 0.10, 0.20);
-  // Stock H100: every cap of the path is at least the slices' data ports (l2.bandwidth): nothing to report.
-  CHECK(kernel_speed_of_light(stats, h100(), 1000, 0, 0, kStalls).warnings.empty());
+  // Stock H100: the GPC ports (gpcs x noc.gpc_port_bandwidth per L2 clock, the measured all-SM streaming limit) keep
+  // the SMs from the slices' aggregate data ports (l2.bandwidth), and the config says so.
+  const Config stock = h100();
+  const double gpcs = stock.section("noc").u32("gpcs"), gpc_port = stock.section("noc").real("gpc_port_bandwidth");
+  const double gpc_cap_tbps = gpcs * gpc_port * stock.section("clocks").real("l2") / 1e12;
+  REQUIRE(gpc_cap_tbps < stock.section("l2").real("bandwidth") / 1e12);
+  const std::vector<std::string> stock_warnings = kernel_speed_of_light(stats, stock, 1000, 0, 0, kStalls).warnings;
+  REQUIRE(stock_warnings.size() == 1);
+  CHECK(stock_warnings[0] == fmt::format("l2.bandwidth {:.4g} TB/s is unreachable: noc GPC ports ({:.0f} GPCs x {:.0f} B/clk) "
+                                         "cap the path at {:.4g} TB/s", stock.section("l2").real("bandwidth") / 1e12, gpcs,
+                                         gpc_port, gpc_cap_tbps));
+  // GPC ports wide enough not to bind: every cap of the path is at least the slices' data ports, nothing to report.
+  CHECK(kernel_speed_of_light(stats, h100({"noc.gpc_port_bandwidth=4352"}), 1000, 0, 0, kStalls).warnings.empty());
   // Twice the slice data ports: the slice ports (slices x noc.slice_port_bandwidth per L2 clock) now bind first.
-  const Config wide = h100({"l2.bandwidth=37.48TB/s"});
+  const Config wide = h100({"l2.bandwidth=37.48TB/s", "noc.gpc_port_bandwidth=4352"});
   const double slices = wide.section("l2").u32("slices"), port = wide.section("noc").real("slice_port_bandwidth");
   const double cap_tbps = slices * port * wide.section("clocks").real("l2") / 1e12;
   REQUIRE(cap_tbps < 37.48);
@@ -113,7 +124,7 @@ TEST_CASE("a configured bandwidth that another cap of its path keeps from being 
   CHECK(sol.warnings[0] == fmt::format("l2.bandwidth 37.48 TB/s is unreachable: noc slice ports ({:.0f} slices x {:.0f} B/clk) "
                                        "cap the path at {:.4g} TB/s", slices, port, cap_tbps));
   // DRAM data pass through the same path: an HBM faster than it is unreachable too.
-  const SpeedOfLight fast_hbm = kernel_speed_of_light(stats, h100({"hbm.bandwidth=25TB/s"}), 1000, 0, 0, kStalls);
+  const SpeedOfLight fast_hbm = kernel_speed_of_light(stats, h100({"hbm.bandwidth=25TB/s", "noc.gpc_port_bandwidth=4352"}), 1000, 0, 0, kStalls);
   REQUIRE(fast_hbm.warnings.size() == 1);
   CHECK(fast_hbm.warnings[0].rfind("hbm.bandwidth 25 TB/s is unreachable: ", 0) == 0);
   // The run carries the config's warnings.
