@@ -49,7 +49,7 @@ TEST_CASE("run: launch waits follow the configured interval, graph by default, e
   CHECK(*json::number(graph.stats, "launch.wait_cycles") < *json::number(eager.stats, "launch.wait_cycles"));
 }
 
-TEST_CASE("run --launch sets launch.mode; a bad mode is one error naming the key", "[launch]") {
+TEST_CASE("run --launch sets launch.mode - a bad mode is one error naming the key", "[launch]") {
   TempDir dir;
   std::vector<std::string> args = {"run", "--gpu", "h100_sxm", "--gemm", "64x64x64", "--launch", "eager",
                                    "--out", dir / "out", "--no-progress", "-q"};

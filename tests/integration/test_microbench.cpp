@@ -235,7 +235,7 @@ TEST_CASE("tma_bandwidth: an L2-resident TMA load takes its setup latency more t
   CHECK(metric(tma, "latency_cycles") - metric(load, "latency_cycles") == Approx(365.0 - 264.5).epsilon(0.08));
 }
 
-TEST_CASE("tma_bandwidth: from DRAM TMA reaches the bandwidth loads reach; from L2 its own limits", "[microbench][tma]") {
+TEST_CASE("tma_bandwidth: from DRAM TMA reaches the bandwidth loads reach - from L2 its own limits", "[microbench][tma]") {
   // Every SM streams 8 KiB boxes from DRAM, 4 in flight (69 MB in all): HBM is the bottleneck. Measured on H800
   // PCIe, h800pcie.bw.tma.raw 1826 GB/s is likewise a DRAM-bound figure (90% of h100pcie.spec.hbm_peak_bw 2039 GB/s).
   // hbm_simple: the DRAM bus at its configured bandwidth, so that the check is about TMA's protocol and depth.

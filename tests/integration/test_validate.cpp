@@ -87,7 +87,7 @@ TEST_CASE("validate: errors of a reference file name the file, the line and the 
   }
 }
 
-TEST_CASE("validate: unsupported kinds and LLM metrics are counted with their reason; --json and --csv", "[validate]") {
+TEST_CASE("validate: unsupported kinds and LLM metrics are counted with their reason - --json and --csv", "[validate]") {
   TempDir dir;
   RUN_WARPSIM(r, {"validate", "--reference", small_reference(), "--json", dir / "v.json", "--csv", dir / "v.csv"});
   REQUIRE(r.exit_code == 0);
@@ -147,7 +147,7 @@ TEST_CASE("validate: unsupported kinds and LLM metrics are counted with their re
   CHECK_FALSE(std::getline(lines, line));
 }
 
-TEST_CASE("validate: --only and --gpu select cases; a bad regular expression is an error naming --only", "[validate]") {
+TEST_CASE("validate: --only and --gpu select cases - a bad regular expression is an error naming --only", "[validate]") {
   TempDir dir;
   {
     RUN_WARPSIM(r, {"validate", "--reference", small_reference(), "--only", "^h100\\.gemm\\.bf16\\.256$", "--json", dir / "o.json"});

@@ -529,7 +529,7 @@ TEST_CASE("SourceLoc::str", "[config][params]") {
   CHECK_FALSE(SourceLoc::command_line("sm.count=144").is_default());
 }
 
-TEST_CASE("Registry finds implementations; a slot's declaration names its default", "[registry]") {
+TEST_CASE("Registry finds implementations - a slot's declaration names its default", "[registry]") {
   const Registry reg = test_registry();
   CHECK(reg.sections() == std::vector<std::string>{"gpu", "clocks", "sm", "l1", "hbm"});
   REQUIRE(reg.find("hbm") != nullptr);

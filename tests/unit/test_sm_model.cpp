@@ -1363,7 +1363,7 @@ WarpInst op_only(Opcode op, std::uint32_t aux = 0) {
 
 }  // namespace
 
-TEST_CASE("slots: the L1 is created through the registry; l1.impl picks the implementation", "[sm][e2e][mem][slots]") {
+TEST_CASE("slots: the L1 is created through the registry - l1.impl picks the implementation", "[sm][e2e][mem][slots]") {
   // The same line loaded twice, the second time after the first has arrived: the shipped L1 hits, the
   // uncached one misses again (and goes to L2, where it hits).
   // Registered when the test runs rather than at static initialisation: the first implementation registered

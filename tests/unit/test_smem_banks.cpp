@@ -45,7 +45,7 @@ std::uint32_t wavefronts(const WarpInst& in) { return shared_wavefronts(in, kGeo
 
 }  // namespace
 
-TEST_CASE("LDS.32: a stride of s words is a gcd(s, 32)-way conflict; the same word is a broadcast", "[smem]") {
+TEST_CASE("LDS.32: a stride of s words is a gcd(s, 32)-way conflict - the same word is a broadcast", "[smem]") {
   // Lane i reads word i*s: bank (i*s) % 32; 32 lanes fall on 32/gcd banks, gcd(s,32) distinct words on each.
   CHECK(wavefronts(strided(Opcode::LDS, 4, 4)) == 1);
   CHECK(wavefronts(strided(Opcode::LDS, 4, 8)) == 2);
@@ -60,7 +60,7 @@ TEST_CASE("LDS.32: a stride of s words is a gcd(s, 32)-way conflict; the same wo
   CHECK(worst.conflicts() == 31);
 }
 
-TEST_CASE("LDS.32: lanes sharing words multicast; inactive lanes cost nothing", "[smem]") {
+TEST_CASE("LDS.32: lanes sharing words multicast - inactive lanes cost nothing", "[smem]") {
   // Lanes 2j and 2j+1 read the same word, 2j: 16 distinct words on 16 banks, one pass.
   std::array<std::int32_t, kWarpSize> pairs{};
   for (int l = 0; l < kWarpSize; ++l) pairs[l] = (l / 2) * 8;
