@@ -24,6 +24,7 @@
 #include "app/result_set.h"
 #include "app/run_one.h"
 #include "app/synth_metrics.h"
+#include "app/workload_cache.h"
 #include "app/validate/calibrate.h"
 #include "app/validate/case_selection.h"
 #include "app/validate/ncu_import.h"
@@ -732,7 +733,7 @@ int cmd_calibrate(int argc, char** argv) {
 
 const char* kImportKinetoUsage =
     "usage: warpsim import-kineto TRACE.json[.gz] [--gpu CONFIG] [--set k=v ...] [--out DIR] [--only REGEX] [--limit N]\n"
-    "                             [-j N] [--max-warp-instructions N] [--max-memory SIZE]\n"
+    "                             [-j N] [--max-warp-instructions N] [--max-memory SIZE] [--cache-dir DIR | --no-cache]\n"
     "\n"
     "Reads the GPU kernels of a PyTorch profiler (Kineto) trace (plain or gzip-compressed JSON, recorded with\n"
     "record_shapes), classifies each by its name (gemm, attention, layernorm, rmsnorm, softmax, elementwise, copy,\n"
@@ -741,7 +742,8 @@ const char* kImportKinetoUsage =
     "listed with the reason and counted (their measured time as not compared). Writes into --out: kernels.csv (name,\n"
     "category, shape, measured_us, simulated_us, error_pct, status, ...), summary.json, timeline.json (measured and\n"
     "simulated tracks, for ui.perfetto.dev), run.json. On the capturing GPU's config (gpu.name = the trace's device\n"
-    "name, no --set) this is a validation; on any other a projection.";
+    "name, no --set) this is a validation; on any other a projection. Simulations are kept in warpsim llm's cache\n"
+    "(--cache-dir, else $WARPSIM_CACHE_DIR, $XDG_CACHE_HOME/warpsim or ~/.cache/warpsim), so a re-import is quick.";
 
 int cmd_import_kineto(int argc, char** argv) {
   po::options_description desc("options");
@@ -750,6 +752,7 @@ int cmd_import_kineto(int argc, char** argv) {
   int jobs = 1;
   double max_warp_instructions = 0;
   MemoryLimitOption memory_limit;
+  WorkloadCacheOption cache_option;
   desc.add_options()
       ("trace", po::value(&options.trace), "the Kineto trace (also the first positional argument)")
       ("gpu", po::value(&options.gpu)->default_value(kDefaultGpu), "GPU config to simulate on: a shipped name or a YAML path")
@@ -763,6 +766,7 @@ int cmd_import_kineto(int argc, char** argv) {
       ("no-progress", "no progress lines on stderr")
       ("quiet,q", "do not print the summary");
   memory_limit.add_to(desc);
+  cache_option.add_to(desc);
   po::positional_options_description positional;
   positional.add("trace", 1);
   po::variables_map vm;
@@ -775,6 +779,7 @@ int cmd_import_kineto(int argc, char** argv) {
   options.max_warp_instructions = static_cast<std::uint64_t>(max_warp_instructions);
   options.max_memory_bytes = memory_limit.bytes();
   options.progress = !vm.count("no-progress");
+  options.cache_dir = cache_option.chosen(vm);
   prepare_output_dir(out);
   const ImportKinetoOutput result = import_kineto(options);
   ResultSetWriter results(out);

@@ -13,6 +13,7 @@
 #include "app/gpu_configs.h"
 #include "app/json_input.h"
 #include "app/validate/runner.h"
+#include "app/workload_cache.h"
 #include "sim/core/error.h"
 #include "traces/kineto/classify.h"
 #include "traces/kineto/kineto_trace.h"
@@ -124,7 +125,9 @@ ImportKinetoOutput import_kineto(const ImportKinetoOptions& o) {
     rows.push_back(std::move(r));
   }
 
+  WorkloadCache cache(o.cache_dir);
   ValidateOptions vo;
+  vo.cache = &cache;
   vo.jobs = o.jobs;
   vo.max_memory_bytes = o.max_memory_bytes;
   vo.max_warp_instructions = o.max_warp_instructions;

@@ -22,6 +22,7 @@ struct ImportKinetoOptions {
   std::uint64_t max_warp_instructions = 0;  // skip workloads estimated above this (0: no limit)
   std::uint64_t max_memory_bytes = 0;  // per simulation, as --max-memory
   bool progress = true;                // a line per simulation on stderr
+  std::string cache_dir;               // the simulation cache (app/workload_cache.h); "" memory only
 };
 
 struct ImportKinetoOutput {

@@ -174,6 +174,19 @@ std::string WorkloadCache::default_dir() {
   return {};
 }
 
+void WorkloadCacheOption::add_to(boost::program_options::options_description& desc) {
+  desc.add_options()
+      ("cache-dir", boost::program_options::value(&dir),
+       "the simulation cache directory (default: $WARPSIM_CACHE_DIR, $XDG_CACHE_HOME/warpsim or ~/.cache/warpsim)")
+      ("no-cache", "neither read nor write the on-disk cache (a workload is still simulated once per run)");
+}
+
+std::string WorkloadCacheOption::chosen(const boost::program_options::variables_map& vm) const {
+  if (vm.count("cache-dir") && vm.count("no-cache")) throw InputError("--cache-dir and --no-cache are alternatives; give one");
+  if (vm.count("no-cache")) return {};
+  return dir.empty() ? WorkloadCache::default_dir() : dir;
+}
+
 std::string WorkloadCache::key(const WorkloadSpec& w, const std::string& config_hash) {
   Fnv1a64 h;
   // Every part with its length: no two different workloads give the same text.

@@ -17,6 +17,8 @@
 #include <optional>
 #include <string>
 
+#include <boost/program_options.hpp>
+
 #include "app/run_one.h"
 
 namespace warpsim {
@@ -50,6 +52,15 @@ class WorkloadCache {
   std::string dir_;
   std::map<std::string, RunResult> memory_;
   Counts counts_;
+};
+
+// --cache-dir DIR | --no-cache, as every command that simulates through the cache takes them.
+struct WorkloadCacheOption {
+  std::string dir;
+  void add_to(boost::program_options::options_description& desc);
+  // The directory chosen: --cache-dir, else WorkloadCache::default_dir(); empty with --no-cache (memory only).
+  // InputError when both are given.
+  std::string chosen(const boost::program_options::variables_map& vm) const;
 };
 
 // The stored form of a run's results, and back (what WorkloadCache keeps; see above).

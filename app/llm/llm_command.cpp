@@ -39,7 +39,8 @@ const char* kLlmUsage =
 
 int cmd_llm(int argc, char** argv) {
   po::options_description desc("options");
-  std::string model_name, out, cache_dir, launch_mode;
+  std::string model_name, out, launch_mode;
+  WorkloadCacheOption cache_option;
   llm::Scenario scenario;
   RunSpec base;
   base.driver = "plain";  // SystemC elaborates once per process, and a step simulates many kernels: same results
@@ -56,10 +57,9 @@ int cmd_llm(int argc, char** argv) {
       ("launch", po::value(&launch_mode), "eager or graph (default: the config's launch.mode); = --set launch.mode=...")
       ("plan", "print the kernel sequence and stop (nothing simulated)")
       ("out", po::value(&out)->default_value("warpsim-llm-out"), "output directory")
-      ("cache-dir", po::value(&cache_dir), "the simulation cache directory (default: see above)")
-      ("no-cache", "neither read nor write the on-disk cache (kernels are still simulated once per run)")
       ("quiet,q", "do not print the summary")
       ("help,h", "show this help");
+  cache_option.add_to(desc);
   po::variables_map vm;
   po::command_line_parser parser(argc, argv);
   parser.options(desc);
@@ -76,7 +76,7 @@ int cmd_llm(int argc, char** argv) {
   po::notify(vm);
   if (model_name.empty()) throw InputError("llm: give the model, --model NAME or --model path/to/config.json");
   if (vm.count("launch")) base.overrides.push_back("launch.mode=" + launch_mode);
-  if (vm.count("cache-dir") && vm.count("no-cache")) throw InputError("--cache-dir and --no-cache are alternatives; give one");
+  const std::string dir = cache_option.chosen(vm);
 
   const llm::LlmModel model = llm::load_model(model_name);
   const std::vector<llm::PlanEntry> plan = llm::build_plan(model, scenario);
@@ -87,7 +87,6 @@ int cmd_llm(int argc, char** argv) {
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec || !fs::is_directory(out, ec)) throw InputError(fmt::format("--out: cannot create directory '{}'", out));
-  const std::string dir = vm.count("no-cache") ? std::string() : cache_dir.empty() ? WorkloadCache::default_dir() : cache_dir;
   WorkloadCache cache(dir);
   spdlog::info("{}: {} plan entries; cache {}", model.name, plan.size(), dir.empty() ? "off (--no-cache)" : dir);
   const llm::LlmResult result = llm::run_llm(model, scenario, plan, base, cache);

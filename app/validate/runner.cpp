@@ -19,6 +19,7 @@
 #include "app/run_one.h"
 #include "app/synth_metrics.h"
 #include "app/validate/metrics.h"
+#include "app/workload_cache.h"
 #include "sim/core/error.h"
 #include "traces/synth/registry.h"
 
@@ -100,7 +101,9 @@ std::vector<CaseResult> run_same_simulation(const std::vector<const ReferenceCas
       }
     }
     if (options.before_simulation) options.before_simulation(c);
-    const RunOutcome run = simulate(std::move(prepared));
+    const RunOutcome run =
+        options.cache ? RunOutcome{prepared.config, options.cache->run(spec, config_hash(prepared.config)).result}
+                      : simulate(std::move(prepared));
     for (std::size_t i : to_simulate) {
       try {
         set_simulated(results[i], measure(*members[i], metrics[i], run));

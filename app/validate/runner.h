@@ -13,6 +13,8 @@
 
 namespace warpsim {
 
+class WorkloadCache;
+
 enum class CaseStatus {
   Ok,           // simulated: `simulated` and `error_pct` hold
   Unsupported,  // the workload kind is not built yet, or the metric is not simulated yet (LLM): `reason` says
@@ -41,6 +43,10 @@ struct ValidateOptions {
   // Cases whose workload is estimated (estimate_warp_instructions) above this many warp-instructions are Skipped
   // instead of simulated, so that a report fits a time budget; 0: no limit.
   std::uint64_t max_warp_instructions = 0;
+  // Simulations go through this cache (app/workload_cache.h) when set: a workload already simulated on the same
+  // resolved config, in this run or (with a cache directory) an earlier one, is read back instead. Worker
+  // processes share only its directory.
+  WorkloadCache* cache = nullptr;
   // Told before each case starts (with its index) and when it is finished, in this process, e.g. to log progress.
   std::function<void(std::size_t index, const ReferenceCase&)> on_start;
   std::function<void(std::size_t index, const CaseResult&)> on_finish;

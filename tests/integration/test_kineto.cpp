@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <catch2/catch.hpp>
+#include <set>
 #include <sstream>
 
 #include "test_helpers.h"
@@ -81,7 +82,8 @@ TEST_CASE("import-kineto: the H100 bert-small trace imports, every kernel accoun
   }
   TempDir dir;
   // The whole trace: 60 kernels, 10 distinct workloads (seconds).
-  const std::vector<std::string> args{"import-kineto", bert_trace().string(), "--gpu", "h100_sxm", "--out", dir / "h100", "--no-progress"};
+  const std::vector<std::string> args{"import-kineto", bert_trace().string(), "--gpu", "h100_sxm", "--out", dir / "h100",
+                                      "--no-progress", "--cache-dir", dir / "cache"};
   const CmdResult r = run_warpsim(args);
   INFO(describe(args, r));
   REQUIRE(r.exit_code == 0);
@@ -91,13 +93,17 @@ TEST_CASE("import-kineto: the H100 bert-small trace imports, every kernel accoun
   CHECK(line.rfind("name,category,shape,measured_us,simulated_us,error_pct,status", 0) == 0);
   int rows = 0, compared = 0;
   double measured = 0;
+  std::set<std::string> workloads;  // distinct simulated workloads
   bool saw_qkv = false;
   while (std::getline(csv, line)) {
     const std::vector<std::string> f = csv_fields(line);
     REQUIRE(f.size() == 11);
     ++rows;
     measured += std::stod(f[3]);
-    if (!f[4].empty()) ++compared;
+    if (!f[4].empty()) {
+      ++compared;
+      workloads.insert(f[9]);
+    }
     // bert-small's attention projections: addmm(bias [512], x [141, 512], w [512, 512]).
     if (f[1] == "gemm" && f[9] == "gemm dtype=bf16 k=512 m=141 n=512") saw_qkv = true;
     CHECK((f[6] == "mapped" || f[6] == "approx" || f[6] == "helper" || f[6] == "unmapped"));
@@ -118,9 +124,20 @@ TEST_CASE("import-kineto: the H100 bert-small trace imports, every kernel accoun
   CHECK(contains(timeline, "simulated on h100_sxm (validation)"));
   CHECK(fs::exists(dir / "h100/run.json"));
 
+  // Each distinct workload was simulated once and kept in the cache; a re-import reads them back, same table.
+  std::size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(dir / "cache")) entries += e.path().extension() == ".json";
+  CHECK(entries == workloads.size());
+  std::vector<std::string> again = args;
+  again[5] = dir / "h100_again";
+  const CmdResult r_again = run_warpsim(again);
+  INFO(describe(again, r_again));
+  REQUIRE(r_again.exit_code == 0);
+  CHECK(read_text(dir / "h100_again/kernels.csv") == read_text(dir / "h100/kernels.csv"));
+
   // Another GPU: a projection; --only and --limit leave the other kernels listed as excluded.
   const std::vector<std::string> args2{"import-kineto", bert_trace().string(), "--gpu", "a100_sxm", "--out", dir / "a100",
-                                       "--only", "layer_norm", "--limit", "20", "--no-progress"};
+                                       "--only", "layer_norm", "--limit", "20", "--no-progress", "--no-cache"};
   const CmdResult r2 = run_warpsim(args2);
   INFO(describe(args2, r2));
   REQUIRE(r2.exit_code == 0);
