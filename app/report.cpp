@@ -92,6 +92,16 @@ Json object_of(const Pairs& pairs) {
   return o;
 }
 
+// 1536 -> "1,536": instruction counts in the summary.
+std::string digit_groups(std::uint64_t v) {
+  std::string digits = std::to_string(v), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 std::string percent(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
 
 // Counters as integers, metrics as fractions.
@@ -213,6 +223,17 @@ std::string results_json(const RunResult& r) {
     kernel["stalls"] = object_of(k.stalls);
     kernel["speed_of_light"] = speed_of_light_json(k.speed_of_light);
     add_statistics(kernel, k.stats);
+    if (!k.captured_arch.empty()) {  // retargeted (sim/trace/retarget.h): absent when run as captured
+      kernel["captured_for"] = k.captured_arch;
+      kernel["run_on"] = k.run_arch;
+    }
+    if (!k.retargeted.empty()) {
+      Json mapped = Json::array();
+      for (const RetargetMapping& m : k.retargeted)
+        mapped.push_back(Json{{"from", m.from}, {"to", m.to}, {"instructions", m.instructions},
+                              {"emitted_instructions", m.emitted}});
+      kernel["retargeted"] = std::move(mapped);
+    }
     j["kernels"].push_back(std::move(kernel));
   }
   // Units of every statistic, once per run (the descriptions: `warpsim describe`).
@@ -292,6 +313,12 @@ std::string results_summary(const RunResult& r) {
     o += fmt::format("\n  {}\n", k.name);
     o += fmt::format("    grid {}, block {}, {} CTA/SM (limited by {})\n", dim(k.grid), dim(k.block), k.ctas_per_sm,
                      k.occupancy_limiter);
+    if (!k.captured_arch.empty())
+      o += fmt::format("    retargeted  captured for {}, run on {} (grid and CTA shape as captured)\n", k.captured_arch,
+                       k.run_arch);
+    for (const RetargetMapping& m : k.retargeted)
+      o += fmt::format("      {} -> {}: {} instructions ({} after)\n", m.from, m.to, digit_groups(m.instructions),
+                       digit_groups(m.emitted));
     o += fmt::format("    time        {:.2f} us  ({} SM cycles)\n", k.time_us, k.cycles);
     if (k.launch_wait_cycles > 0)
       o += fmt::format("    launch      launch-bound: the GPU sat idle {:.2f} us ({} SM cycles) before it, waiting for "

@@ -10,6 +10,7 @@
 #include "app/progress_log.h"
 #include "sim/core/error.h"
 #include "sim/sc/sc_driver.h"
+#include "sim/trace/retarget.h"
 #include "traces/readers/registry.h"
 #include "traces/synth/registry.h"
 
@@ -25,7 +26,14 @@ Gpu::Driver driver_named(const std::string& name) {
 std::unique_ptr<TraceSource> open_workload(const WorkloadSpec& w, const Config& config) {
   if (!w.trace_file.empty() && !w.synthesizer.empty())
     throw InputError("a workload is a trace file or a synthesizer, not both");
-  if (!w.trace_file.empty()) return TraceReaderRegistry::instance().open(w.trace_file);
+  if (!w.trace_file.empty()) {
+    // A captured trace may be made for another GPU: kernels newer than the config's arch are retargeted
+    // (synthesizers generate for the config's arch already).
+    auto trace = std::make_unique<RetargetedTrace>(TraceReaderRegistry::instance().open(w.trace_file),
+                                                   config.section("gpu").str("arch"));
+    trace->check_mappable();
+    return trace;
+  }
   if (w.synthesizer.empty()) throw InputError("no workload: give a trace file or a synthesizer kind");
   return SynthRegistry::instance().make(w.synthesizer, w.synth_keys, config);
 }
@@ -96,6 +104,12 @@ RunOutcome simulate(PreparedRun run) {
   r.sim.version = fmt::format("warpsim {} ({})", WARPSIM_VERSION, WARPSIM_GIT_REVISION);
   r.sim.config_files = fmt::format("{}", fmt::join(run.config.files(), ", "));
   r.sim.config_hash = config_hash(run.config);
+  if (const auto* retargeted = dynamic_cast<const RetargetedTrace*>(run.workload.get()))
+    for (std::size_t k = 0; k < r.kernels.size() && k < retargeted->num_kernels(); ++k) {
+      r.kernels[k].captured_arch = retargeted->captured_arch(k);
+      if (!r.kernels[k].captured_arch.empty()) r.kernels[k].run_arch = retargeted->target_arch();
+      r.kernels[k].retargeted = retargeted->mappings(k);
+    }
   return RunOutcome{std::move(run.config), std::move(r)};
 }
 

@@ -17,6 +17,7 @@
 #include "sim/core/probe.h"
 #include "sim/core/simulation.h"
 #include "sim/stats/stats.h"
+#include "sim/trace/retarget.h"
 #include "sim/trace/source.h"
 
 namespace warpsim {
@@ -52,6 +53,10 @@ struct KernelResult {
   std::vector<std::pair<std::string, std::uint64_t>> stalls; // Nsight warp state -> warp-cycles
   SpeedOfLight speed_of_light;  // every unit against its peak, the limiter verdict, useful tensor work
   StatReport stats;  // every component's counters and metrics: totals per kind, and per instance
+  // Retargeting (sim/trace/retarget.h, filled by app/run_one.cpp): the arch the kernel was captured for when
+  // it is newer than this GPU's arch, run_arch (else both ""), and what was rewritten (empty when nothing was).
+  std::string captured_arch, run_arch;
+  std::vector<RetargetMapping> retargeted;
 };
 
 struct SimInfo {
