@@ -82,7 +82,7 @@ TEST_CASE("retarget: sm_NN parsing and when a kernel needs it", "[retarget]") {
   CHECK_FALSE(needs_retargeting("", "sm_80"));       // unknown: nothing to compare
 }
 
-TEST_CASE("retarget: HGMMA on sm_80 becomes mma.sync of the same dtype and FLOPs; wgmma records go", "[retarget]") {
+TEST_CASE("retarget: HGMMA on sm_80 becomes mma.sync of the same dtype and FLOPs - wgmma records go", "[retarget]") {
   const std::vector<WarpInst> warp{op(Opcode::WARPGROUP_ARRIVE),  hgmma(DType::BF16, 128, 16),
                                    hgmma(DType::BF16, 128, 16),   hgmma(DType::FP8, 64, 32),
                                    hgmma(DType::TF32, 32, 8),     op(Opcode::WARPGROUP_COMMIT),
