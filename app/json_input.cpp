@@ -14,7 +14,7 @@ nlohmann::json parse_json_input(const std::string& text, const std::string& wher
   };
   try {
     return nlohmann::json::parse(text, limit_depth);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number beyond a double
     throw InputError(fmt::format("cannot read '{}': {}", where, e.what()));
   }
 }

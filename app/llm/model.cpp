@@ -1,14 +1,17 @@
 #include "app/llm/model.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "app/gpu_configs.h"
 #include "sim/config/config.h"
+#include "sim/config/input_file.h"
+#include "sim/config/params.h"
+#include "sim/config/yaml_tree.h"
 #include "sim/core/error.h"
 
 namespace warpsim::llm {
@@ -16,37 +19,45 @@ namespace {
 
 namespace fs = std::filesystem;
 
-[[noreturn]] void bad(const std::string& file, const YAML::Node* node, const std::string& key, const std::string& what) {
-  const std::string at = node && node->Mark().line >= 0 ? fmt::format("{}:{}", file, node->Mark().line + 1) : file;
+using config_detail::TreeNode;
+
+[[noreturn]] void bad(const std::string& file, const TreeNode* node, const std::string& key, const std::string& what) {
+  const std::string at = node && node->where.line > 0 ? fmt::format("{}:{}", file, node->where.line) : file;
   throw InputError(fmt::format("{}: {}: {}", at, key, what));
 }
 
-std::uint64_t count(const std::string& file, const YAML::Node& root, const std::string& key,
+// The key's value, or null when it is absent or JSON null (a default applies).
+const TreeNode* value_of(const TreeNode& root, const std::string& key) {
+  const TreeNode* n = root.find(key);
+  return n && n->kind != TreeNode::Kind::Null ? n : nullptr;
+}
+
+std::optional<double> number_of(const TreeNode& n) {
+  double v = 0;
+  std::string error;
+  if (n.kind != TreeNode::Kind::Scalar || !parse_quantity(n.scalar, ParamType::Real, v, error)) return std::nullopt;
+  return v;
+}
+
+std::uint64_t count(const std::string& file, const TreeNode& root, const std::string& key,
                     std::optional<std::uint64_t> fallback) {
-  const YAML::Node n = root[key];
-  if (!n || n.IsNull()) {
+  const TreeNode* n = value_of(root, key);
+  if (!n) {
     if (fallback) return *fallback;
     bad(file, nullptr, key, "missing: a whole number >= 1 is required (Hugging Face config.json key)");
   }
-  double v = 0;
-  try {
-    v = n.as<double>();
-  } catch (const YAML::Exception&) {
-    bad(file, &n, key, "expected a whole number >= 1, got '" + (n.IsScalar() ? n.Scalar() : std::string("a list or map")) + "'");
-  }
-  if (!(v >= 1) || v != std::floor(v) || v > 1e15)
-    bad(file, &n, key, fmt::format("expected a whole number >= 1, got {}", n.Scalar()));
-  return static_cast<std::uint64_t>(v);
+  const std::optional<double> v = number_of(*n);
+  if (!v || !(*v >= 1) || *v != std::floor(*v) || *v > 1e15)
+    bad(file, n, key, "expected a whole number >= 1, got " + config_detail::describe_node(*n));
+  return static_cast<std::uint64_t>(*v);
 }
 
-bool flag(const std::string& file, const YAML::Node& root, const std::string& key, bool fallback) {
-  const YAML::Node n = root[key];
-  if (!n || n.IsNull()) return fallback;
-  try {
-    return n.as<bool>();
-  } catch (const YAML::Exception&) {
-    bad(file, &n, key, "expected true or false, got '" + (n.IsScalar() ? n.Scalar() : std::string("a list or map")) + "'");
-  }
+bool flag(const std::string& file, const TreeNode& root, const std::string& key, bool fallback) {
+  const TreeNode* n = value_of(root, key);
+  if (!n) return fallback;
+  if (n->kind == TreeNode::Kind::Scalar && (n->scalar == "true" || n->scalar == "True" || n->scalar == "TRUE")) return true;
+  if (n->kind == TreeNode::Kind::Scalar && (n->scalar == "false" || n->scalar == "False" || n->scalar == "FALSE")) return false;
+  bad(file, n, key, "expected true or false, got " + config_detail::describe_node(*n));
 }
 
 }  // namespace
@@ -63,43 +74,35 @@ double LlmModel::parameters() const {
 }
 
 LlmModel read_model_file(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw InputError(fmt::format("--model: cannot read '{}'", path));
-  } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}:{}: not valid JSON/YAML: {}", path, e.mark.line + 1, e.msg));
-  }
-  if (!root.IsMap())
+  // The hardened reader and parser of config files: a regular file of bounded size, aliases and depth limited.
+  const TreeNode root = config_detail::parse_yaml(read_input_file(path, kMaxConfigFileBytes, "model config"), path);
+  if (root.kind != TreeNode::Kind::Map)
     throw InputError(fmt::format("{}: expected a Hugging Face config.json (an object of keys such as hidden_size)", path));
   LlmModel m;
   m.file = path;
   m.name = fs::path(path).stem().string();
-  if (root["model_type"] && root["model_type"].IsScalar()) m.model_type = root["model_type"].Scalar();
+  if (const TreeNode* t = value_of(root, "model_type"); t && t->kind == TreeNode::Kind::Scalar) m.model_type = t->scalar;
   m.hidden = count(path, root, "hidden_size", std::nullopt);
   m.layers = count(path, root, "num_hidden_layers", std::nullopt);
   m.heads = count(path, root, "num_attention_heads", std::nullopt);
   m.kv_heads = count(path, root, "num_key_value_heads", m.heads);
   m.intermediate = count(path, root, "intermediate_size", std::nullopt);
   m.vocab = count(path, root, "vocab_size", std::nullopt);
-  if (m.hidden % m.heads != 0 && !root["head_dim"])
+  if (m.hidden % m.heads != 0 && !value_of(root, "head_dim"))
     bad(path, nullptr, "num_attention_heads", fmt::format("{} does not divide hidden_size {} and no head_dim is given", m.heads, m.hidden));
   m.head_dim = count(path, root, "head_dim", m.hidden / m.heads);
   if (m.heads % m.kv_heads != 0)
     bad(path, nullptr, "num_key_value_heads", fmt::format("{} must divide num_attention_heads {}", m.kv_heads, m.heads));
-  if (root["num_local_experts"] && !root["num_local_experts"].IsNull()) {
+  if (value_of(root, "num_local_experts")) {
     m.experts = count(path, root, "num_local_experts", std::nullopt);
     m.experts_per_token = count(path, root, "num_experts_per_tok", std::nullopt);
     if (m.experts_per_token > m.experts)
       bad(path, nullptr, "num_experts_per_tok", fmt::format("{} exceeds num_local_experts {}", m.experts_per_token, m.experts));
   }
-  if (const YAML::Node n = root["rope_theta"]; n && !n.IsNull()) {
-    try {
-      m.rope_theta = n.as<double>();
-    } catch (const YAML::Exception&) {
-      bad(path, &n, "rope_theta", "expected a number");
-    }
+  if (const TreeNode* n = value_of(root, "rope_theta")) {
+    const std::optional<double> v = number_of(*n);
+    if (!v) bad(path, n, "rope_theta", "expected a number, got " + config_detail::describe_node(*n));
+    m.rope_theta = *v;
   } else {
     m.rope_theta = 10000.0;  // HF LlamaConfig's default (transformers configuration_llama.py)
   }

@@ -47,6 +47,8 @@ TEST_CASE("import-kineto: malformed traces exit 2 naming the file and what was e
       {"nodur.json", trace_with_kernel(R"("name": "k", "ts": 1, "args": {"correlation": 1, "grid": [1, 1, 1], "block": [1, 1, 1]})"),
        "kernel event 0 ('k'): expected dur as a number (missing)"},
       {"nokernels.json", R"({"traceEvents": []})", "no kernel events"},
+      // fuzz_kineto's first finding: a number beyond a double is nlohmann's out_of_range, not a parse_error
+      {"overflow.json", R"({"traceEvents": [{"dur": 7E33333333}]})", "number overflow"},
   };
   for (const Case& c : cases) {
     write_text(dir / c.file, c.text);

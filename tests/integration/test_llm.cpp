@@ -3,6 +3,7 @@
 // cache, identical), and the decode floor of reading every weight once. Cheap: a 2-layer model of hidden size 512
 // (tests/data/llm/tiny_llama.json) wherever something is simulated.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <set>
 
@@ -98,6 +99,16 @@ TEST_CASE("llm model: a Hugging Face config.json is read, and a missing or bad k
     CHECK(moe.experts_per_token == 2);
     const llm::LlmModel qwen = llm::read_model_file(with("\"model_type\": \"llama\"", "\"model_type\": \"qwen2\""));
     CHECK(qwen.qkv_bias);
+  }
+  SECTION("a model file is read as configs are: a device or a nested-alias bomb is refused, not read or expanded") {
+    CHECK_THROWS_WITH(llm::read_model_file("/dev/zero"), Catch::Contains("not a regular file"));
+    std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+    for (char c = 'b'; c <= 'z'; ++c)
+      bomb += fmt::format("{}: &{} [*{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}]\n", c, c, char(c - 1), char(c - 1),
+                          char(c - 1), char(c - 1), char(c - 1), char(c - 1), char(c - 1), char(c - 1), char(c - 1),
+                          char(c - 1));
+    write_text(dir / "bomb.yaml", bomb);
+    CHECK_THROWS_WITH(llm::read_model_file(dir / "bomb.yaml"), Catch::Contains("YAML values"));
   }
   SECTION("an unknown preset lists the presets") {
     const CmdResult r = run_warpsim({"llm", "--model", "llama-9", "--plan"});
