@@ -16,7 +16,7 @@ limit="-max_total_time=20"
 if [[ $# -gt 0 && "$1" =~ ^[0-9]+$ ]]; then limit="-max_total_time=$1"; shift; fi
 if [[ $# -gt 0 && "$1" == -runs=* ]]; then limit="$1"; shift; fi
 harnesses=("$@")
-[[ ${#harnesses[@]} -gt 0 ]] || harnesses=(fuzz_trace_reader fuzz_accelsim_trace fuzz_config fuzz_simulate fuzz_reference fuzz_ncu_csv)
+[[ ${#harnesses[@]} -gt 0 ]] || harnesses=(fuzz_trace_reader fuzz_accelsim_trace fuzz_config fuzz_simulate fuzz_reference fuzz_ncu_csv fuzz_kineto fuzz_llm_model)
 
 command -v clang++ > /dev/null || { echo "fuzz.sh: clang++ is needed (apt-get install clang)"; exit 2; }
 build=${FUZZ_BUILD:-build-fuzz}  # tools/sanitize.sh passes its own sanitized build
@@ -27,7 +27,7 @@ fi
 cmake --build "$build" -j"$(nproc)" --target "${harnesses[@]}" > /dev/null
 
 declare -A corpus=([fuzz_trace_reader]=trace [fuzz_accelsim_trace]=accelsim [fuzz_simulate]=trace [fuzz_config]=config [fuzz_reference]=reference
-                   [fuzz_ncu_csv]=ncu)
+                   [fuzz_ncu_csv]=ncu [fuzz_kineto]=kineto [fuzz_llm_model]=llm_model)
 mkdir -p "$build/findings"
 status=0
 for h in "${harnesses[@]}"; do
