@@ -84,6 +84,9 @@ LlmModel read_model_file(const std::string& path) {
   if (const TreeNode* t = value_of(root, "model_type"); t && t->kind == TreeNode::Kind::Scalar) m.model_type = t->scalar;
   m.hidden = count(path, root, "hidden_size", std::nullopt);
   m.layers = count(path, root, "num_hidden_layers", std::nullopt);
+  if (m.layers > kMaxModelLayers)
+    bad(path, value_of(root, "num_hidden_layers"), "num_hidden_layers",
+        fmt::format("{} layers: at most {} (each layer is a row group of the step's plan)", m.layers, kMaxModelLayers));
   m.heads = count(path, root, "num_attention_heads", std::nullopt);
   m.kv_heads = count(path, root, "num_key_value_heads", m.heads);
   m.intermediate = count(path, root, "intermediate_size", std::nullopt);

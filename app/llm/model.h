@@ -34,6 +34,11 @@ struct LlmModel {
   double parameters() const;
 };
 
+// The plan of a step holds every layer's kernels (about a dozen per layer), so the layer count bounds its memory:
+// far above any published model (Llama-3-405B: 126), far below what would exhaust a machine (fuzz_llm_model found
+// a 31-million-layer config.json taking over 4 GB).
+inline constexpr std::uint64_t kMaxModelLayers = 4096;
+
 // A Hugging Face config.json, or a preset file in the same keys. Throws InputError naming the file and the key
 // for a missing or ill-typed required field.
 LlmModel read_model_file(const std::string& path);

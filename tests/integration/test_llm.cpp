@@ -88,6 +88,10 @@ TEST_CASE("llm model: a Hugging Face config.json is read, and a missing or bad k
       CHECK(contains(e.what(), "two"));
     }
   }
+  SECTION("more layers than a plan may hold (fuzz_llm_model: 31,237,138 layers took over 4 GB)") {
+    const std::string path = with("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 31237138");
+    CHECK_THROWS_WITH(llm::read_model_file(path), Catch::Contains("num_hidden_layers") && Catch::Contains("at most"));
+  }
   SECTION("KV heads that do not divide the heads") {
     const std::string path = with("\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3");
     CHECK_THROWS_WITH(llm::read_model_file(path), Catch::Contains("num_key_value_heads"));
