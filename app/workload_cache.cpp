@@ -5,12 +5,12 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "app/fnv1a.h"
 #include "app/result_set.h"
+#include "sim/config/input_file.h"
+#include "app/json_input.h"
 #include "sim/core/error.h"
 
 namespace warpsim {
@@ -203,28 +203,35 @@ std::string WorkloadCache::key(const WorkloadSpec& w, const std::string& config_
 }
 
 WorkloadCache::Lookup WorkloadCache::run(const RunSpec& spec, const std::string& config_hash) {
-  const std::string k = key(spec.workload, config_hash);
+  return find_or_simulate(key(spec.workload, config_hash), [&spec] { return run_one(spec).result; });
+}
+
+RunOutcome WorkloadCache::run(PreparedRun prepared) {
+  const std::string k = key(prepared.spec.workload, config_hash(prepared.config));
+  Config config = prepared.config;  // simulate() takes the prepared run whole
+  RunResult result = find_or_simulate(k, [&prepared] { return simulate(std::move(prepared)).result; }).result;
+  return {std::move(config), std::move(result)};
+}
+
+WorkloadCache::Lookup WorkloadCache::find_or_simulate(const std::string& k,
+                                                      const std::function<RunResult()>& simulate_workload) {
   if (auto it = memory_.find(k); it != memory_.end()) {
     ++counts_.memory_hits;
     return {it->second, Source::memory};
   }
   const fs::path file = dir_.empty() ? fs::path() : fs::path(dir_) / (k + ".json");
-  if (!dir_.empty()) {
-    std::ifstream in(file);
-    if (in) {
-      std::stringstream text;
-      text << in.rdbuf();
-      try {
-        RunResult r = cached_result_from_json(text.str());
-        ++counts_.disk_hits;
-        memory_[k] = r;
-        return {std::move(r), Source::disk};
-      } catch (const std::exception& e) {
-        spdlog::warn("cache entry {} is damaged ({}): simulating again", file.string(), e.what());
-      }
+  std::error_code exists_error;
+  if (!dir_.empty() && fs::exists(file, exists_error)) {
+    try {
+      RunResult r = cached_result_from_json(read_input_file(file.string(), kMaxResultFileBytes, "cache entry"));
+      ++counts_.disk_hits;
+      memory_[k] = r;
+      return {std::move(r), Source::disk};
+    } catch (const std::exception& e) {
+      spdlog::warn("cache entry {} is damaged ({}): simulating again", file.string(), e.what());
     }
   }
-  const std::string stored = cached_result_json(run_one(spec).result);
+  const std::string stored = cached_result_json(simulate_workload());
   ++counts_.simulated;
   if (!dir_.empty()) {
     std::error_code ec;

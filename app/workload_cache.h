@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -41,6 +42,9 @@ class WorkloadCache {
   // The results of `spec`, whose config (spec.gpu with spec.overrides) resolves to `config_hash`: from memory,
   // from disk, or simulated (run_one) and stored. A damaged disk entry is simulated again and replaced.
   Lookup run(const RunSpec& spec, const std::string& config_hash);
+  // The same for a run whose inputs were already checked (validate's runner prepares each case to estimate its
+  // size): on a miss it is simulated as prepared, not prepared again.
+  RunOutcome run(PreparedRun prepared);
 
   struct Counts {
     std::size_t memory_hits = 0, disk_hits = 0, simulated = 0;
@@ -49,6 +53,8 @@ class WorkloadCache {
   const std::string& dir() const { return dir_; }
 
  private:
+  Lookup find_or_simulate(const std::string& key, const std::function<RunResult()>& simulate_workload);
+
   std::string dir_;
   std::map<std::string, RunResult> memory_;
   Counts counts_;

@@ -101,9 +101,7 @@ std::vector<CaseResult> run_same_simulation(const std::vector<const ReferenceCas
       }
     }
     if (options.before_simulation) options.before_simulation(c);
-    const RunOutcome run =
-        options.cache ? RunOutcome{prepared.config, options.cache->run(spec, config_hash(prepared.config)).result}
-                      : simulate(std::move(prepared));
+    const RunOutcome run = options.cache ? options.cache->run(std::move(prepared)) : simulate(std::move(prepared));
     for (std::size_t i : to_simulate) {
       try {
         set_simulated(results[i], measure(*members[i], metrics[i], run));
