@@ -785,6 +785,39 @@ TEST_CASE("gemm shape-aware default: narrow tiles for small M, split-K only wher
   CHECK(t.split_k == 8);
 }
 
+TEST_CASE("gemm split-K with the GPU's rates: the workspace traffic of DRAM-bound decode shapes counts",
+          "[synth][gemm][splitk]") {
+  // A100 (a100_sxm.yaml): 2048 fp16 FLOP/clk/SM, 1.41 GHz, 2.039 TB/s. 64x12288x12288 fp16: 96 tiles of 64x128x32,
+  // 384 k-tiles, 3 CTAs per SM = 324 slots. Tensor work alone (the rates unknown): s=10, 3 waves x (39+4) = 129
+  // k-tile steps against s=3's 1 x (128+4) = 132.
+  const GemmProblem p{64, 12288, 12288, DType::F16};
+  CHECK(default_gemm_tiling("sm_80", p.dtype, p, kA100Sms).split_k == 10);
+  // With the rates, by hand: a k-tile step is 64*128*32*2 / 2048 / 1.41e9 = 0.18 us, so the 196 steps of s=2 take
+  // 36 us while its DRAM traffic is (64+12288)*12288*2 B = 303.6 MB of A and B + 2*64*12288*4 B = 6.3 MB of
+  // workspace = 309.9 MB, streamed by 192 CTAs on 108 SMs: the SMs with 2 CTAs (mean 1.78) take x1.125, so
+  // 309.9 x 1.125 / 2.039 TB/s = 171.0 us, plus its reduction (6.3 MB + 1.6 MB of C) 3.9 us: 174.9 us.
+  // s=3: 313.0 MB x 1.125 -> 172.7 + 5.4 = 178.1; s=9 (864 CTAs, 8 per SM): 331.9 MB -> 162.8 + 14.7 = 177.5;
+  // s=10: 335.1 MB x 1.0125 -> 166.4 + 16.2 = 182.6. No split: DRAM-bound (305.2 MB x 108/96 -> 168.4 us against
+  // 70.5 us of tensor work) on 96 of 108 SMs, so no candidate (below).
+  GemmLimits rates = kA100Sms;
+  rates.tensor_flops_per_cycle = 2048;
+  rates.sm_clock_hz = 1.41e9;
+  rates.dram_bytes_per_second = 2.039e12;
+  CHECK(default_gemm_tiling("sm_80", p.dtype, p, rates).split_k == 2);
+  // A tensor-bound shape keeps the tensor estimate's choice: 512^3 (16 tiles, 16 k-tiles; every split's traffic
+  // is under 10 MB, microseconds) splits 4 ways either way.
+  const GemmProblem cube{512, 512, 512, DType::F16};
+  CHECK(default_gemm_tiling("sm_80", cube.dtype, cube, kA100Sms).split_k ==
+        default_gemm_tiling("sm_80", cube.dtype, cube, rates).split_k);
+  // Twice the DRAM bandwidth: s=2 87.4 us, s=9 81.4 + 7.3 = 88.7 us (its 25.6 us of tensor work still hidden).
+  rates.dram_bytes_per_second *= 2;
+  CHECK(default_gemm_tiling("sm_80", p.dtype, p, rates).split_k == 2);
+  // A problem that fits in L2 (an L2 as large as the A100's 40 MB holding 1.2 GB) pays no workspace traffic, and
+  // the balanced split wins: s=9 puts exactly 8 CTAs on every SM.
+  rates.l2_bytes = 1.2e9;
+  CHECK(default_gemm_tiling("sm_80", p.dtype, p, rates).split_k == 9);
+}
+
 TEST_CASE("gemm split-K decode 64x8192x8192 bf16 on sm_90 (H100, 132 SMs)", "[synth][gemm][splitk]") {
   const GemmProblem p{64, 8192, 8192, DType::BF16};
   const GemmTiling t = default_gemm_tiling("sm_90", p.dtype, p, kH100Sms);

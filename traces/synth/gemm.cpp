@@ -1003,12 +1003,50 @@ std::uint32_t choose_split_k(const GemmProblem& p, const GemmTiling& t, const Ge
   if (smem > 0 && regs > 0 && limits.shared_mem_per_cta > 0 && limits.registers_per_sm > 0)
     ctas_per_sm = std::max<std::uint64_t>(1, std::min(limits.shared_mem_per_cta / smem, limits.registers_per_sm / regs));
   const std::uint64_t slots = std::uint64_t{limits.sm_count} * ctas_per_sm;
-  auto cost = [&](std::uint64_t s) { return ceil_div(tiles * s, slots) * (ceil_div(k_tiles, s) + t.stages); };
+  auto tensor_steps = [&](std::uint64_t s) { return ceil_div(tiles * s, slots) * (ceil_div(k_tiles, s) + t.stages); };
+  // With the GPU's rates known, the estimate is a time: the tensor work above (k-tile steps of one CTA at the
+  // tensor cores' rate) or the DRAM traffic, whichever is longer, plus the reduction kernel. A split adds
+  // s x m x n fp32 partial sums, written by the main kernel and read back by the reduction, which a
+  // DRAM-bound decode GEMM pays in full: more splits fill more SMs but may cost more than they save.
+  const bool rates_known =
+      limits.tensor_flops_per_cycle > 0 && limits.sm_clock_hz > 0 && limits.dram_bytes_per_second > 0;
+  const double ktile_seconds =
+      rates_known ? 2.0 * t.tile_m * t.tile_n * t.tile_k / limits.tensor_flops_per_cycle / limits.sm_clock_hz : 0;
+  const double operand_bytes = static_cast<double>(p.batch) * (p.m + p.n) * p.k * elem_bytes(p.dtype);
+  const double output_bytes = static_cast<double>(p.batch) * p.m * p.n * gemm_output_bytes(p.dtype);
+  auto tensor_seconds = [&](std::uint64_t s) { return static_cast<double>(tensor_steps(s)) * ktile_seconds; };
+  auto workspace_bytes = [&](std::uint64_t s) {
+    return s > 1 ? static_cast<double>(s) * p.batch * p.m * p.n * kWorkspaceBytes : 0.0;
+  };
+  // Partial sums that fit in L2 beside the operands and C are written and read back there, not in DRAM.
+  auto workspace_in_dram = [&](std::uint64_t s) {
+    return operand_bytes + workspace_bytes(s) + output_bytes > limits.l2_bytes;
+  };
+  // Each SM streams its CTAs' share at the same rate, so the SM with the most CTAs sets the time: the bytes are
+  // scaled by its CTA count over the mean (a split of 64 tiles in 2 puts 2 CTAs on 20 of 108 SMs: x1.69).
+  auto imbalance = [&](std::uint64_t s) {
+    const double ctas = static_cast<double>(tiles * s);
+    return static_cast<double>(ceil_div(tiles * s, limits.sm_count)) / (ctas / limits.sm_count);
+  };
+  auto main_dram_seconds = [&](std::uint64_t s) {
+    const double c_bytes = s == 1 ? output_bytes : workspace_in_dram(s) ? workspace_bytes(s) : 0.0;
+    return (operand_bytes + c_bytes) * imbalance(s) / limits.dram_bytes_per_second;
+  };
+  auto cost = [&](std::uint64_t s) -> double {
+    if (!rates_known) return static_cast<double>(tensor_steps(s));
+    const double reduce_bytes = s > 1 ? (workspace_in_dram(s) ? workspace_bytes(s) : 0.0) + output_bytes : 0.0;
+    return std::max(tensor_seconds(s), main_dram_seconds(s)) + reduce_bytes / limits.dram_bytes_per_second;
+  };
 
   const std::uint64_t s_fill = ceil_div(limits.sm_count, tiles);
-  std::uint64_t best = 1, best_cost = cost(1);
-  for (std::uint64_t s = std::max<std::uint64_t>(2, std::min(s_fill, s_max)); s <= s_max; ++s) {
-    const std::uint64_t c = cost(s);
+  const std::uint64_t first = std::max<std::uint64_t>(2, std::min(s_fill, s_max));
+  // The time estimate assumes every SM streams: DRAM-bound tiles on a part of the SMs are latency-bound flows (one
+  // SM alone pulls a fraction of the DRAM bandwidth), which it cannot see, so a DRAM-bound no-split is no candidate.
+  const bool no_split_candidate = !rates_known || tensor_seconds(1) >= main_dram_seconds(1);
+  std::uint64_t best = no_split_candidate ? 1 : first;
+  double best_cost = cost(best);
+  for (std::uint64_t s = first; s <= s_max; ++s) {
+    const double c = cost(s);
     if (c < best_cost) {
       best = s;
       best_cost = c;

@@ -79,6 +79,13 @@ struct GemmLimits {
   // The GPU has a TMA unit (async_copy.issue_bytes_per_cycle > 0): the sm_90 main loop then loads its tiles with
   // TMA boxes completed on mbarriers, where the rows of A and B are 16-byte aligned (TMA's global strides must be).
   bool tma = false;
+  // The rates that decide between splits when the split-K workspace traffic matters (decode shapes are bound by
+  // DRAM, where each split adds m x n fp32 partial sums written and read back). 0 = unknown: the split is chosen by
+  // the tensor-work estimate alone.
+  double tensor_flops_per_cycle = 0;  // per SM, for the GEMM's dtype (sm.tensor.flops_per_cycle.<dtype>)
+  double sm_clock_hz = 0;             // clocks.sm
+  double dram_bytes_per_second = 0;   // hbm.bandwidth
+  double l2_bytes = 0;                // l2.size: a problem whose operands, partial sums and C fit keeps them there
 };
 
 // True for the architectures the GEMM code paths exist for: "sm_80" (mma.sync multistage), "sm_90" and

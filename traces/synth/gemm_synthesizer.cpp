@@ -25,6 +25,10 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
   limits.registers_per_sm = sm.u32("registers");
   limits.max_registers_per_thread = sm.u32("max_registers_per_thread");
   limits.sm_count = sm.u32("count");
+  limits.tensor_flops_per_cycle = static_cast<double>(sm.u64(flops_key));
+  limits.sm_clock_hz = config.section("clocks").real("sm");
+  if (config.has_section("hbm")) limits.dram_bytes_per_second = config.section("hbm").real("bandwidth");
+  if (config.has_section("l2")) limits.l2_bytes = config.section("l2").real("size");
   if (config.has_section("async_copy")) {
     const Params& async_copy = config.section("async_copy");
     limits.tma = async_copy.has("issue_bytes_per_cycle") && async_copy.u64("issue_bytes_per_cycle") > 0 &&
@@ -33,6 +37,7 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
   GemmTiling tiling = default_gemm_tiling(arch, problem.dtype, problem, limits);
   tiling.mainloop = choice.mainloop;
   if (choice.cluster_m) tiling.cluster_m = choice.cluster_m;
+  if (choice.split_k) tiling.split_k = choice.split_k;
   return make_gemm_trace(problem, tiling, arch, limits);
 }
 
@@ -67,6 +72,11 @@ SynthesizerInfo gemm_synthesizer() {
                         "tma main loop: CTAs per thread-block cluster along M sharing their B tile by TMA multicast "
                         "(0 = the default, 2 as cuBLAS; 1 = no clusters); taken where the tile counts allow it",
                         0, 16)
+                  .uint("split_k", "splits", 0,
+                        "K split into this many slices, each CTA writing fp32 partial sums that a reduction kernel "
+                        "adds (as cuBLASLt's CUBLASLT_ALGO_CONFIG_SPLITK_NUM); 0 = the tiling heuristic's choice "
+                        "(README.md, 'Tiling heuristic')",
+                        0, synth::kMaxGridDimYZ)
                   .params();
   info.factory = [](const SynthArgs& args, const Config& config) {
     GemmProblem problem;
@@ -85,6 +95,7 @@ SynthesizerInfo gemm_synthesizer() {
     GemmMainloopChoice choice;
     choice.mainloop = args.text("mainloop") == "ldgsts" ? GemmTiling::Mainloop::Ldgsts : GemmTiling::Mainloop::Tma;
     choice.cluster_m = static_cast<std::uint32_t>(args.u64("cluster_m"));
+    choice.split_k = static_cast<std::uint32_t>(args.u64("split_k"));
     return make_gemm_for_gpu(problem, config, choice);
   };
   return info;

@@ -15,6 +15,7 @@ namespace warpsim {
 struct GemmMainloopChoice {
   GemmTiling::Mainloop mainloop = GemmTiling::Mainloop::Tma;
   std::uint32_t cluster_m = 0;
+  std::uint32_t split_k = 0;  // 0: the tiling heuristic's choice; otherwise K splits as a cuBLASLt algo's splitK
 };
 
 // The shape-aware default tiling for the config's `gpu.arch`, validated against its `sm` limits (shared memory
