@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "app/fnv1a.h"
@@ -120,6 +121,33 @@ KernelResult kernel_of(const Json& j) {
 
 std::string version_text() { return fmt::format("warpsim {} ({})", WARPSIM_VERSION, WARPSIM_GIT_REVISION); }
 
+// The running executable's bytes, hashed once: the revision above is taken at CMake configure time, so a rebuilt
+// binary with changed models would otherwise find the results of the old one. Empty where it cannot be read.
+const std::string& executable_fingerprint() {
+  static const std::string fingerprint = [] {
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    std::ifstream in(ec ? fs::path{} : exe, std::ios::binary);
+    if (!in) return std::string{};
+    Fnv1a64 h;
+    std::string chunk(1 << 20, '\0');
+    while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0)
+      h.add(std::string_view(chunk.data(), static_cast<std::size_t>(in.gcount())));
+    return h.hex();
+  }();
+  return fingerprint;
+}
+
+// A trace file by its size and modification time (as make does): a file rewritten in place is simulated again.
+std::string trace_file_stamp(const std::string& path) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec) return {};
+  const auto mtime = fs::last_write_time(path, ec);
+  if (ec) return {};
+  return fmt::format("{}@{}", size, mtime.time_since_epoch().count());
+}
+
 }  // namespace
 
 std::string cached_result_json(const RunResult& r) {
@@ -192,8 +220,10 @@ std::string WorkloadCache::key(const WorkloadSpec& w, const std::string& config_
   // Every part with its length: no two different workloads give the same text.
   auto add = [&h](const std::string& s) { h.add(fmt::format("{}:{};", s.size(), s)); };
   add(version_text());
+  add(executable_fingerprint());
   add(config_hash);
   add(w.trace_file);
+  if (!w.trace_file.empty()) add(trace_file_stamp(w.trace_file));
   add(w.synthesizer);
   for (const auto& [k, v] : w.synth_keys) {
     add(k);

@@ -3,9 +3,9 @@
 // distinct kernel once and reuse it: within the process (a map) and across processes (one JSON file per entry in
 // a cache directory, written atomically).
 //
-// Key = FNV-1a of the workload (trace file path or synthesizer + every key), the resolved config's hash
-// (app/run_one.h config_hash) and the warpsim version and source revision: a new build never reads an old
-// build's entries. Location: --cache-dir, else $WARPSIM_CACHE_DIR, else $XDG_CACHE_HOME/warpsim, else
+// Key = FNV-1a of the workload (trace file path, size and modification time, or synthesizer + every key), the
+// resolved config's hash (app/run_one.h config_hash), the warpsim version and source revision, and a hash of the
+// running executable's bytes: a new build never reads an old build's entries. Location: --cache-dir, else $WARPSIM_CACHE_DIR, else $XDG_CACHE_HOME/warpsim, else
 // ~/.cache/warpsim. What is kept of a run: every per-kernel field of stats.json, utilisation, stalls, the speed of
 // light and the statistics' totals (not the per-instance statistics nor the CTA timeline), and the run's
 // totals; a result read back from the cache is the same whether it was just simulated or read from disk (a

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <fstream>
 #include <set>
 
 #include "app/llm/llm_run.h"
@@ -224,6 +225,20 @@ TEST_CASE("llm run: each distinct kernel is simulated once, a second run reads t
   const double h = 512, per_layer = h * (8 + 2 * 2) * 64 + 8 * 64 * h + 3 * h * 1024;  // qkv, o, gate+up+down
   const double weight_bytes = 2 * (2 * per_layer + 2 * 1024 * h);                       // bf16; embeddings and logits
   CHECK(first.step_us * 1e-6 >= weight_bytes / hbm);
+}
+
+TEST_CASE("workload cache key: a trace file rewritten in place is a new workload, an unchanged one is not", "[llm]") {
+  TempDir dir;
+  const std::string trace = dir / "k.wst";
+  auto write = [&](const std::string& text) { std::ofstream(trace, std::ios::binary) << text; };
+  WorkloadSpec w;
+  w.trace_file = trace;
+  write("first version");
+  const std::string before = WorkloadCache::key(w, "cfg");
+  CHECK(WorkloadCache::key(w, "cfg") == before);
+  CHECK(WorkloadCache::key(w, "other cfg") != before);
+  write("second, longer version");
+  CHECK(WorkloadCache::key(w, "cfg") != before);
 }
 
 TEST_CASE("llm command: prefill writes TTFT, the per-kernel table and a timeline with a communication track", "[llm]") {
