@@ -160,7 +160,7 @@ std::vector<PlannedWorkload> expand_workloads(const SweepSpec& spec, const Confi
     const std::string context = fmt::format("{}: workloads[{}]", w.where, i);
     if (!w.llm.empty())
       throw InputError(fmt::format("{}: llm: LLM scenarios are not wired into sweeps yet; list the step's kernels as "
-                                   "synth: entries (warpsim llm --plan-only prints them)", context));
+                                   "synth: entries (warpsim llm --plan prints them)", context));
     if (!w.trace.empty()) {
       const std::string problem = input_file_problem(w.trace, kNoSizeLimit);
       if (!problem.empty()) throw InputError(fmt::format("{}: trace: cannot open '{}': {}", context, w.trace, problem));
@@ -243,7 +243,21 @@ SweepPlan make_plan(const SweepSpec& spec) {
   for (const Expanded& e : axes)
     for (const auto& key : e.keys) add_column(key);
 
-  std::vector<Config> configs;  // of the design points, until their columns are known
+  // A candidate's own config file: the parameters it changes from the base are columns too (the axes' keys are
+  // columns already, so the candidate's config without them tells).
+  for (const Candidate& c : spec.candidates) {
+    if (c.config.empty()) continue;
+    const Config config = load_design_config(c.config, c.set, fmt::format("{}: candidate {}", where_of(c), c.name));
+    for (const auto& [section, params] : config.sections()) {
+      if (!base.has_section(section)) continue;
+      const Params& b = base.section(section);
+      if (b.impl() != params.impl()) add_column(section + ".impl");
+      for (const auto& [name, v] : params.values())
+        if (!b.has(name) || b.value(name).number != v.number || b.value(name).text != v.text) add_column(section + "." + name);
+    }
+  }
+  plan.param_columns = columns;
+
   for (const Candidate& c : spec.candidates) {
     const std::string file = c.config.empty() ? base_file : c.config;
     std::vector<std::size_t> index(axes.size(), 0);
@@ -263,29 +277,16 @@ SweepPlan make_plan(const SweepSpec& spec) {
         for (const auto& [key, value] : d.axis_values) point.push_back(key + "=" + value);
         context += fmt::format(" with {}", fmt::join(point, ", "));
       }
-      Config config = load_design_config(file, d.overrides, context);
+      const Config config = load_design_config(file, d.overrides, context);
       d.resolved_yaml = config.resolved_yaml();
       d.config_hash = config_hash(config);
-      // A candidate's own config file: the parameters it changes from the base are columns too.
-      if (!c.config.empty())
-        for (const auto& [section, params] : config.sections()) {
-          if (!base.has_section(section)) continue;
-          const Params& b = base.section(section);
-          if (b.impl() != params.impl()) add_column(section + ".impl");
-          for (const auto& [name, v] : params.values())
-            if (!b.has(name) || b.value(name).number != v.number || b.value(name).text != v.text) add_column(section + "." + name);
-        }
+      for (const std::string& key : columns) d.params[key] = column_value(config, key);
       plan.design_points.push_back(std::move(d));
-      configs.push_back(std::move(config));
       std::size_t a = 0;
       while (a < index.size() && ++index[a] == axes[a].values.size()) index[a++] = 0;
       if (a == index.size()) break;
     }
   }
-  plan.param_columns = columns;
-  for (std::size_t i = 0; i < plan.design_points.size(); ++i)
-    for (const std::string& key : columns) plan.design_points[i].params[key] = column_value(configs[i], key);
-  configs.clear();
 
   std::set<std::string> workload_columns;
   for (const PlannedWorkload& w : plan.workloads)
@@ -379,20 +380,25 @@ void write_text(const fs::path& path, const std::string& text) {
 
 }  // namespace
 
-bool write_plan(const SweepPlan& plan, const std::string& run_dir) {
-  const fs::path dir(run_dir), manifest = dir / kManifestFile;
+bool holds_plan_of(const std::string& run_dir, const std::string& spec_hash) {
+  const fs::path manifest = fs::path(run_dir) / kManifestFile;
   std::error_code ec;
-  if (fs::exists(manifest, ec)) {
-    std::string hash;
-    try {
-      hash = parse_json_input(read_input_file(manifest.string(), kNoSizeLimit, "sweep manifest"), manifest.string())
-                 .value("spec_hash", std::string());
-    } catch (const InputError&) {
-    }
-    if (hash == plan.spec.hash) return false;
-    throw InputError(fmt::format("-o: '{}' holds the plan of another sweep spec (or another version of this one): "
-                                 "plan into a new directory, or remove it", run_dir));
+  if (!fs::exists(manifest, ec)) return false;
+  std::string hash;
+  try {
+    hash = parse_json_input(read_input_file(manifest.string(), kNoSizeLimit, "sweep manifest"), manifest.string())
+               .value("spec_hash", std::string());
+  } catch (const InputError&) {
   }
+  if (hash == spec_hash) return true;
+  throw InputError(fmt::format("-o: '{}' holds the plan of another sweep spec (or another version of this one): "
+                               "plan into a new directory, or remove it", run_dir));
+}
+
+bool write_plan(const SweepPlan& plan, const std::string& run_dir) {
+  const fs::path dir(run_dir);
+  std::error_code ec;
+  if (holds_plan_of(run_dir, plan.spec.hash)) return false;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw InputError(fmt::format("-o: '{}' exists and is not a directory", run_dir));
   fs::create_directories(dir / kJobsDir, ec);
@@ -407,7 +413,7 @@ bool write_plan(const SweepPlan& plan, const std::string& run_dir) {
     write_text(job_dir / kJobFile, job_yaml(job, d, plan.workloads[job.workload]));
   }
   // Last: a directory with a manifest is a complete plan.
-  write_file_atomically(manifest, manifest_json(plan).dump(1) + "\n");
+  write_file_atomically(dir / kManifestFile, manifest_json(plan).dump(1) + "\n");
   return true;
 }
 

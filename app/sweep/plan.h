@@ -64,6 +64,9 @@ SweepPlan make_plan(const SweepSpec& spec);
 // The manifest's JSON.
 nlohmann::ordered_json manifest_json(const SweepPlan& plan);
 
+// True when RUN_DIR holds the plan of a spec with this hash; InputError when it holds another spec's plan.
+bool holds_plan_of(const std::string& run_dir, const std::string& spec_hash);
+
 // Writes the run directory. A directory that already holds a plan of the same spec is left as it is (its
 // results are kept; returns false); a plan of another spec there is an InputError.
 bool write_plan(const SweepPlan& plan, const std::string& run_dir);

@@ -77,6 +77,10 @@ int sweep_plan(int argc, char** argv) {
   require(vm, "out", "plan", "the run directory (-o RUN_DIR)");
   const auto start = std::chrono::steady_clock::now();
   const sweep::SweepSpec spec = sweep::load_sweep_spec(spec_file);
+  if (sweep::holds_plan_of(out, spec.hash)) {
+    fmt::print("{} already holds the plan of this spec: kept as it is (warpsim sweep status {})\n", out, out);
+    return 0;
+  }
   const sweep::SweepPlan plan = sweep::make_plan(spec);
   const auto planned = std::chrono::steady_clock::now();
   const bool written = sweep::write_plan(plan, out);
