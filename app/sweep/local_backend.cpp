@@ -30,13 +30,6 @@ namespace {
 volatile std::sig_atomic_t g_stop_signal = 0;
 extern "C" void on_pool_signal(int sig) { g_stop_signal = sig; }
 
-std::string self_executable() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw InputError(fmt::format("sweep submit: cannot find the warpsim executable (/proc/self/exe): {}", ec.message()));
-  return exe.string();
-}
-
 // Forks `warpsim sweep run-jobs RUN_DIR JOB`, its output appended to the job's log.txt.
 pid_t start_job(const std::string& exe, const std::string& run_dir, const std::string& job) {
   const std::string log = (fs::path(run_dir) / kJobsDir / job / kJobLog).string();
@@ -69,6 +62,13 @@ std::string duration_text(double s) {
 
 }  // namespace
 
+std::string warpsim_executable() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw InputError(fmt::format("sweep submit: cannot find the warpsim executable (/proc/self/exe): {}", ec.message()));
+  return exe.string();
+}
+
 std::vector<std::string> jobs_to_run(const std::string& run_dir) {
   const fs::path manifest = fs::path(run_dir) / kManifestFile;
   const nlohmann::json m = parse_json_input(read_input_file(manifest.string(), kNoSizeLimit, "sweep manifest"), manifest.string());
@@ -85,7 +85,7 @@ std::vector<std::string> jobs_to_run(const std::string& run_dir) {
 int run_local_pool(const std::string& run_dir, const std::vector<std::string>& jobs, unsigned parallel) {
   if (jobs.empty()) return 0;
   parallel = std::max(1u, parallel);
-  const std::string exe = self_executable();
+  const std::string exe = warpsim_executable();
   struct sigaction sa {}, old_int {}, old_term {};
   sa.sa_handler = on_pool_signal;
   sigemptyset(&sa.sa_mask);

@@ -8,6 +8,9 @@
 
 namespace warpsim::sweep {
 
+// The running warpsim executable (/proc/self/exe): what the backends start per job.
+std::string warpsim_executable();
+
 // The jobs of RUN_DIR that still need running: not aliases, not done, not running in a live process.
 std::vector<std::string> jobs_to_run(const std::string& run_dir);
 

@@ -98,6 +98,20 @@ int sweep_plan(int argc, char** argv) {
   return 0;
 }
 
+// sbatch on PATH?
+bool sbatch_on_path() {
+  const char* path = std::getenv("PATH");
+  if (!path) return false;
+  const std::string dirs = path;
+  for (std::size_t b = 0, e; b <= dirs.size(); b = e + 1) {
+    e = dirs.find(':', b);
+    if (e == std::string::npos) e = dirs.size();
+    std::error_code ec;
+    if (e > b && fs::exists(fs::path(dirs.substr(b, e - b)) / "sbatch", ec)) return true;
+  }
+  return false;
+}
+
 int sweep_submit(int argc, char** argv) {
   po::options_description desc("options");
   std::string run_dir, backend;
@@ -106,12 +120,19 @@ int sweep_submit(int argc, char** argv) {
       ("backend", po::value(&backend)->default_value("local"), "local (a process pool here), slurm (job arrays through sbatch), "
        "or auto (slurm when sbatch is on PATH, else local)")
       ("jobs,j", po::value(&parallel), "local: jobs at once (default: the number of CPUs)");
+#ifdef WARPSIM_HAVE_SLURM_BACKEND
+  po::options_description slurm_desc("slurm backend options");
+  sweep::add_slurm_options(slurm_desc);
+  desc.add(slurm_desc);
+  std::vector<std::string>* unknown = nullptr;
+#else
+  std::vector<std::string> slurm_only;  // options only a Slurm backend would know
+  std::vector<std::string>* unknown = &slurm_only;
+#endif
   po::positional_options_description pos;
   pos.add("run-dir", 1);
   po::variables_map vm;
-  std::vector<std::string> backend_options;
-  if (!parse("submit", argc, argv, desc, pos, vm, "usage: warpsim sweep submit RUN_DIR [--backend local|slurm|auto] [-j N]",
-             &backend_options))
+  if (!parse("submit", argc, argv, desc, pos, vm, "usage: warpsim sweep submit RUN_DIR [--backend local|slurm|auto] [-j N]", unknown))
     return 0;
   require(vm, "run-dir", "submit", "the run directory (RUN_DIR)");
   if (backend != "local" && backend != "slurm" && backend != "auto") {
@@ -119,29 +140,25 @@ int sweep_submit(int argc, char** argv) {
     throw InputError(fmt::format("--backend: expected local, slurm or auto, got '{}'{}", backend, hint.empty() ? "" : "; did you mean '" + hint + "'?"));
   }
   if (backend == "auto") {
-    bool found = false;
-    if (const char* path = std::getenv("PATH")) {
-      std::string dirs = path;
-      for (std::size_t b = 0, e; b <= dirs.size(); b = e + 1) {
-        e = dirs.find(':', b);
-        if (e == std::string::npos) e = dirs.size();
-        std::error_code ec;
-        if (e > b && fs::exists(fs::path(dirs.substr(b, e - b)) / "sbatch", ec)) found = true;
-      }
-    }
-    backend = found ? "slurm" : "local";
-    spdlog::info("sweep submit: backend {} (sbatch {} on PATH)", backend, found ? "is" : "is not");
+    backend = sbatch_on_path() ? "slurm" : "local";
+    spdlog::info("sweep submit: backend {} (sbatch {} on PATH)", backend, backend == "slurm" ? "is" : "is not");
   }
   const std::vector<std::string> jobs = sweep::jobs_to_run(run_dir);
   if (backend == "slurm") {
 #ifdef WARPSIM_HAVE_SLURM_BACKEND
-    return sweep::submit_to_slurm(run_dir, jobs, backend_options);
+    const auto arrays = sweep::submit_to_slurm(run_dir, jobs, sweep::warpsim_executable(), sweep::slurm_options_from(vm));
+    std::size_t submitted = 0;
+    for (const auto& a : arrays) submitted += static_cast<std::size_t>(a.job_count);
+    fmt::print("submitted {} jobs in {} Slurm arrays (warpsim sweep status {} follows them)\n", submitted, arrays.size(), run_dir);
+    return 0;
 #else
     throw InputError("--backend slurm: the Slurm backend is not built in this branch (app/sweep/slurm.cpp); use --backend local");
 #endif
   }
-  if (!backend_options.empty())
-    throw InputError(fmt::format("sweep submit: unknown option '{}' for the local backend (see --help)", backend_options.front()));
+#ifndef WARPSIM_HAVE_SLURM_BACKEND
+  if (!slurm_only.empty())
+    throw InputError(fmt::format("sweep submit: unknown option '{}' (see --help)", slurm_only.front()));
+#endif
   if (jobs.empty()) {
     bool all_done = false;
     fmt::print("{}", sweep::status_report(run_dir, all_done));
