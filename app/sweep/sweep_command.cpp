@@ -42,15 +42,12 @@ const char* kSweepUsage =
     "  collect RUN_DIR -o FILE.csv    results in a long table (one row per job and kernel) and RUN_DIR/results.sqlite\n";
 
 // Parses a subcommand's options; `positional` names its positional arguments. Returns false after --help.
-// Options the subcommand does not know are errors, unless `unknown` collects them (submit's Slurm options).
 bool parse(const std::string& sub, int argc, char** argv, po::options_description& desc, const po::positional_options_description& positional,
-           po::variables_map& vm, const std::string& usage, std::vector<std::string>* unknown = nullptr) {
+           po::variables_map& vm, const std::string& usage) {
   desc.add_options()("help,h", "show this help");
   po::command_line_parser parser(argc, argv);
   parser.options(desc).positional(positional);
-  if (unknown) parser.allow_unregistered();
   const po::parsed_options parsed = parser.run();
-  if (unknown) *unknown = po::collect_unrecognized(parsed.options, po::exclude_positional);
   po::store(parsed, vm);
   if (vm.count("help")) {
     fmt::print("{}\n\n{}\n", usage, fmt::streamed(desc));
@@ -124,15 +121,14 @@ int sweep_submit(int argc, char** argv) {
   po::options_description slurm_desc("slurm backend options");
   sweep::add_slurm_options(slurm_desc);
   desc.add(slurm_desc);
-  std::vector<std::string>* unknown = nullptr;
+  constexpr bool slurm_built = true;
 #else
-  std::vector<std::string> slurm_only;  // options only a Slurm backend would know
-  std::vector<std::string>* unknown = &slurm_only;
+  constexpr bool slurm_built = false;
 #endif
   po::positional_options_description pos;
   pos.add("run-dir", 1);
   po::variables_map vm;
-  if (!parse("submit", argc, argv, desc, pos, vm, "usage: warpsim sweep submit RUN_DIR [--backend local|slurm|auto] [-j N]", unknown))
+  if (!parse("submit", argc, argv, desc, pos, vm, "usage: warpsim sweep submit RUN_DIR [--backend local|slurm|auto] [-j N]"))
     return 0;
   require(vm, "run-dir", "submit", "the run directory (RUN_DIR)");
   if (backend != "local" && backend != "slurm" && backend != "auto") {
@@ -140,8 +136,10 @@ int sweep_submit(int argc, char** argv) {
     throw InputError(fmt::format("--backend: expected local, slurm or auto, got '{}'{}", backend, hint.empty() ? "" : "; did you mean '" + hint + "'?"));
   }
   if (backend == "auto") {
-    backend = sbatch_on_path() ? "slurm" : "local";
-    spdlog::info("sweep submit: backend {} (sbatch {} on PATH)", backend, backend == "slurm" ? "is" : "is not");
+    const bool sbatch = sbatch_on_path();
+    backend = sbatch && slurm_built ? "slurm" : "local";
+    spdlog::info("sweep submit: backend {} (sbatch {} on PATH{})", backend, sbatch ? "is" : "is not",
+                 slurm_built ? "" : "; the Slurm backend is not built in");
   }
   const std::vector<std::string> jobs = sweep::jobs_to_run(run_dir);
   if (backend == "slurm") {
@@ -155,10 +153,6 @@ int sweep_submit(int argc, char** argv) {
     throw InputError("--backend slurm: the Slurm backend is not built in this branch (app/sweep/slurm.cpp); use --backend local");
 #endif
   }
-#ifndef WARPSIM_HAVE_SLURM_BACKEND
-  if (!slurm_only.empty())
-    throw InputError(fmt::format("sweep submit: unknown option '{}' (see --help)", slurm_only.front()));
-#endif
   if (jobs.empty()) {
     bool all_done = false;
     fmt::print("{}", sweep::status_report(run_dir, all_done));
