@@ -11,10 +11,15 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
+#include "app/gpu_configs.h"
 #include "app/json_input.h"
+#include "app/llm/llm_run.h"
+#include "app/llm/model.h"
+#include "app/workload_cache.h"
 #include "app/report.h"
 #include "app/result_set.h"
 #include "app/run_one.h"
@@ -84,8 +89,15 @@ void remove_if_there(const fs::path& p) {
   fs::remove(p, ec);
 }
 
-// The job's RunSpec from its job.yaml: the workload, on the job's resolved config.
-RunSpec read_job(const fs::path& job_dir, std::string& config_hash_planned) {
+struct Job {
+  RunSpec spec;                                      // the workload on the job's resolved config
+  std::string llm_model;                             // an LLM step instead: the model ...
+  std::map<std::string, std::string> llm_scenario;   // ... and its scenario's keys
+  std::string config_hash;                           // as planned
+};
+
+// The job's job.yaml.
+Job read_job(const fs::path& job_dir) {
   const std::string file = (job_dir / kJobFile).string();
   using config_detail::TreeNode;
   const TreeNode doc = config_detail::parse_yaml(read_input_file(file, kMaxConfigFileBytes, "sweep job"), file);
@@ -93,15 +105,27 @@ RunSpec read_job(const fs::path& job_dir, std::string& config_hash_planned) {
     const TreeNode* n = doc.find(key);
     return n && n->kind == TreeNode::Kind::Scalar ? n->scalar : std::string();
   };
-  RunSpec spec;
-  spec.gpu = (job_dir / text("config")).string();
-  spec.driver = "plain";  // SystemC elaborates once per process; the plain driver gives the same results
-  spec.workload.trace_file = text("trace");
-  spec.workload.synthesizer = text("synth");
+  Job job;
+  job.spec.gpu = (job_dir / text("config")).string();
+  job.spec.driver = "plain";  // SystemC elaborates once per process; the plain driver gives the same results
+  job.spec.workload.trace_file = text("trace");
+  job.spec.workload.synthesizer = text("synth");
+  job.llm_model = text("llm");
   if (const TreeNode* keys = doc.find("keys"))
-    for (const auto& e : keys->entries) spec.workload.synth_keys[e.key] = e.value.scalar;
-  config_hash_planned = text("config_hash");
-  return spec;
+    for (const auto& e : keys->entries) (job.llm_model.empty() ? job.spec.workload.synth_keys : job.llm_scenario)[e.key] = e.value.scalar;
+  job.config_hash = text("config_hash");
+  return job;
+}
+
+// The stats.json of an LLM step (warpsim llm's): its kernels simulated through a cache in memory only, so that
+// sweeps never share (or collide in) a cache directory.
+std::string run_llm_step(const Job& job) {
+  const llm::LlmModel model = llm::load_model(job.llm_model);
+  const llm::Scenario scenario = llm_scenario(job.llm_scenario);
+  const std::vector<llm::PlanEntry> plan = llm::build_plan(model, scenario);
+  WorkloadCache cache("");
+  const llm::LlmResult result = llm::run_llm(model, scenario, plan, job.spec, cache);
+  return llm::llm_stats_json(model, scenario, plan, result, "");
 }
 
 // Runs one job; false when it failed (its `failed` marker says why).
@@ -114,15 +138,18 @@ bool run_job(const fs::path& job_dir, const std::string& name) {
   const auto start = std::chrono::steady_clock::now();
   std::string error;
   try {
-    std::string planned_hash;
-    RunSpec spec = read_job(job_dir, planned_hash);
-    PreparedRun prepared = prepare_run(spec);
-    const std::string hash = config_hash(prepared.config);
-    if (!planned_hash.empty() && hash != planned_hash)
+    const Job job = read_job(job_dir);
+    const std::string hash = config_hash(load_gpu_config(job.spec.gpu, {}));
+    if (!job.config_hash.empty() && hash != job.config_hash)
       throw InputError(fmt::format("{}: the config resolves to hash {}, the plan recorded {} (was the file edited?)",
-                                   spec.gpu, hash, planned_hash));
-    const RunOutcome run = simulate(std::move(prepared));
-    write_file_atomically(job_dir / kStatsFile, results_json(run.result));
+                                   job.spec.gpu, hash, job.config_hash));
+    std::string stats;
+    if (!job.llm_model.empty()) {
+      stats = run_llm_step(job);
+    } else {
+      stats = results_json(simulate(prepare_run(job.spec)).result);
+    }
+    write_file_atomically(job_dir / kStatsFile, stats);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     write_file_atomically(job_dir / kDoneMarker, nlohmann::json{{"wall_s", wall}, {"config_hash", hash}}.dump() + "\n");
   } catch (const std::exception& e) {

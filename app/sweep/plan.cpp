@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -19,12 +20,35 @@
 #include "sim/config/input_file.h"
 #include "sim/core/error.h"
 #include "sim/registry/registry.h"
+#include "app/llm/model.h"
+#include "app/llm/plan.h"
 #include "traces/synth/registry.h"
 
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
 namespace warpsim::sweep {
+
+llm::Scenario llm_scenario(const std::map<std::string, std::string>& keys) {
+  llm::Scenario s;
+  for (const auto& [key, value] : keys) {
+    if (key == "phase") {
+      if (value != "decode" && value != "prefill") throw InputError(fmt::format("phase: expected decode or prefill, got '{}'", value));
+      s.phase = value;
+    } else if (key == "dtype") {
+      s.dtype = value;
+    } else {
+      double number = 0;
+      std::string error;
+      if (!parse_quantity(value, ParamType::UInt, number, error))
+        throw InputError(fmt::format("{}: expected a whole number, got '{}'", key, value));
+      std::uint64_t& field = key == "batch" ? s.batch : key == "prompt" ? s.prompt : key == "context" ? s.context : s.tp;
+      field = static_cast<std::uint64_t>(number);
+    }
+  }
+  return s;
+}
+
 namespace {
 
 std::string short_hash(const std::string& text) {
@@ -153,14 +177,59 @@ std::vector<Expanded> expand_axes(const SweepSpec& spec, const Config& base) {
   return axes;
 }
 
+// The cartesian product of an entry's key lists, in the order written: calls `each` with one value per key.
+void for_each_combination(const std::vector<std::pair<std::string, std::vector<std::string>>>& keys,
+                          const std::function<void(const std::vector<std::pair<std::string, std::string>>&)>& each) {
+  std::vector<std::size_t> index(keys.size(), 0);
+  for (;;) {
+    std::vector<std::pair<std::string, std::string>> point;
+    for (std::size_t k = 0; k < keys.size(); ++k) point.emplace_back(keys[k].first, keys[k].second[index[k]]);
+    each(point);
+    std::size_t k = 0;
+    while (k < index.size() && ++index[k] == keys[k].second.size()) index[k++] = 0;
+    if (k == index.size()) return;
+  }
+}
+
+void expand_llm(const WorkloadEntry& w, const std::string& context, std::vector<PlannedWorkload>& out) {
+  llm::LlmModel model;
+  try {
+    model = llm::load_model(w.llm);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: llm: {}", context, e.what()));
+  }
+  for_each_combination(w.keys, [&](const std::vector<std::pair<std::string, std::string>>& point) {
+    PlannedWorkload p;
+    p.llm_model = w.llm;
+    std::string label = w.label.empty() ? "llm_" + model.name : w.label;
+    for (std::size_t k = 0; k < point.size(); ++k) {
+      p.llm_scenario[point[k].first] = point[k].second;
+      p.given[point[k].first] = point[k].second;
+      if (w.label.empty() || w.keys[k].second.size() > 1) label += "_" + point[k].first + point[k].second;
+    }
+    p.label = label;
+    p.given["llm"] = w.llm;
+    try {
+      const llm::Scenario scenario = llm_scenario(p.llm_scenario);
+      llm::build_plan(model, scenario);  // the scenario's own checks (a batch of 0, fp8 on an old GPU, ...)
+      p.params = {{"model", model.name}, {"phase", scenario.phase}, {"batch", scenario.batch}, {"prompt", scenario.prompt},
+                  {"context", scenario.context}, {"dtype", scenario.dtype}, {"tp", scenario.tp}};
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: {}", context, e.what()));
+    }
+    out.push_back(std::move(p));
+  });
+}
+
 std::vector<PlannedWorkload> expand_workloads(const SweepSpec& spec, const Config& base) {
   std::vector<PlannedWorkload> out;
   for (std::size_t i = 0; i < spec.workloads.size(); ++i) {
     const WorkloadEntry& w = spec.workloads[i];
     const std::string context = fmt::format("{}: workloads[{}]", w.where, i);
-    if (!w.llm.empty())
-      throw InputError(fmt::format("{}: llm: LLM scenarios are not wired into sweeps yet; list the step's kernels as "
-                                   "synth: entries (warpsim llm --plan prints them)", context));
+    if (!w.llm.empty()) {
+      expand_llm(w, context, out);
+      continue;
+    }
     if (!w.trace.empty()) {
       const std::string problem = input_file_problem(w.trace, kNoSizeLimit);
       if (!problem.empty()) throw InputError(fmt::format("{}: trace: cannot open '{}': {}", context, w.trace, problem));
@@ -313,7 +382,10 @@ SweepPlan make_plan(const SweepSpec& spec) {
       if (names.count(name)) name += "~" + short_hash(fmt::format("{}/{}/{}", name, d, w));
       names.insert(name);
       job.name = name;
-      const auto [it, inserted] = first_job.emplace(WorkloadCache::key(plan.workloads[w].spec, point.config_hash), name);
+      const PlannedWorkload& workload = plan.workloads[w];
+      const std::string key = workload.llm_model.empty() ? WorkloadCache::key(workload.spec, point.config_hash)
+                                                          : "llm:" + workload.given.dump() + ":" + point.config_hash;
+      const auto [it, inserted] = first_job.emplace(key, name);
       if (!inserted) job.alias_of = it->second;
       plan.jobs.push_back(std::move(job));
     }
@@ -344,7 +416,7 @@ ordered_json manifest_json(const SweepPlan& plan) {
     for (const auto& [key, value] : d.overrides) overrides.push_back(key + "=" + value);
     j["overrides"] = overrides;
     j["workload"] = {{"label", w.label},
-                     {"kind", w.spec.trace_file.empty() ? w.spec.synthesizer : "trace"},
+                     {"kind", !w.llm_model.empty() ? std::string("llm") : w.spec.trace_file.empty() ? w.spec.synthesizer : "trace"},
                      {"given", w.given},
                      {"params", w.params}};
     if (!job.alias_of.empty()) j["alias_of"] = job.alias_of;
@@ -362,7 +434,10 @@ std::string job_yaml(const PlannedJob& job, const DesignPoint& d, const PlannedW
   std::string y = "# A job of a warpsim sweep (written by `warpsim sweep plan`; run by `warpsim sweep run-jobs`).\n";
   y += fmt::format("name: {}\ncandidate: {}\nconfig: {}\nconfig_hash: {}\n", q(job.name), q(d.candidate),
                    q(kJobConfigFile), q(d.config_hash));
-  if (!w.spec.trace_file.empty()) {
+  if (!w.llm_model.empty()) {
+    y += fmt::format("llm: {}\nkeys:\n", q(w.llm_model));
+    for (const auto& [key, value] : w.llm_scenario) y += fmt::format("  {}: {}\n", q(key), q(value));
+  } else if (!w.spec.trace_file.empty()) {
     y += fmt::format("trace: {}\n", q(w.spec.trace_file));
   } else {
     y += fmt::format("synth: {}\nkeys:\n", q(w.spec.synthesizer));

@@ -10,9 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
+#include "app/llm/plan.h"
 #include "app/run_one.h"
 #include "app/sweep/spec.h"
 
@@ -36,7 +38,9 @@ struct DesignPoint {
 };
 
 struct PlannedWorkload {
-  WorkloadSpec spec;
+  WorkloadSpec spec;            // a trace or a synthesizer; empty for an LLM step
+  std::string llm_model;        // an LLM step: the model (warpsim llm --model) ...
+  std::map<std::string, std::string> llm_scenario;  // ... and its scenario's keys as written
   std::string label;            // readable, for job names
   nlohmann::ordered_json given; // the keys as written in the spec
   nlohmann::ordered_json params;  // every key of the synthesizer (defaults filled in), numbers in base units
@@ -56,6 +60,10 @@ struct SweepPlan {
   std::vector<std::string> param_columns;     // design-point parameters (dotted config keys)
   std::vector<std::string> workload_columns;  // workload keys
 };
+
+// An LLM step's scenario from the keys of a workload entry (phase, batch, prompt, context, dtype, tp); InputError
+// naming the key for a malformed value.
+llm::Scenario llm_scenario(const std::map<std::string, std::string>& keys);
 
 // Expands the spec. Throws InputError naming the spec file and the candidate or parameter for a config key or
 // value the schema rejects, an unknown synthesizer or key, a missing trace file.

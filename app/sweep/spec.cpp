@@ -219,6 +219,13 @@ WorkloadEntry read_workload(const SpecReader& r, const TreeNode& node, std::size
   } else {
     const TreeNode& llm = *node.find("llm");
     w.llm = r.scalar(llm, context + ".llm", "a model (as warpsim llm --model)");
+    // A path (not a preset name) is relative to the spec.
+    if (w.llm.find('/') != std::string::npos || (w.llm.size() > 5 && w.llm.substr(w.llm.size() - 5) == ".json"))
+      w.llm = r.relative_path(w.llm);
+    r.check_keys(node, {"llm", "name", "phase", "batch", "prompt", "context", "dtype", "tp"}, context,
+                 "llm, name and the scenario's phase, batch, prompt, context, dtype, tp (warpsim llm --help)");
+    for (const TreeEntry& e : node.entries)
+      if (e.key != "llm" && e.key != "name") w.keys.emplace_back(e.key, r.value_list(e.value, context + "." + e.key));
   }
   return w;
 }

@@ -19,7 +19,9 @@
 //       m: [1, 16]
 //       n: 4096
 //       k: 4096
-//     - llm: llama3_8b                  #   an LLM step: reserved, refused at plan time until wired
+//     - llm: llama-3-8b                 #   an LLM step (warpsim llm): a preset or config.json, with
+//       phase: decode                   #   phase, batch, prompt, context, dtype, tp (lists expand)
+//       batch: [1, 8]
 //   name: may label a workload entry (default: kind and keys).
 //
 // Synthesized workloads are deterministic, so a spec has no repeats or seeds: the same job would give the same
@@ -59,7 +61,8 @@ struct WorkloadEntry {
   std::string trace;                                        // a trace file (absolute) ...
   std::string synthesizer;                                  // ... or a synthesizer kind ...
   std::vector<std::pair<std::string, std::vector<std::string>>> keys;  // ... with its keys (lists expand)
-  std::string llm;                                          // ... or an LLM scenario (reserved)
+  std::string llm;                                          // ... or an LLM model (preset or config.json), its
+                                                            // scenario in `keys` (phase, batch, ...)
   std::string where;
 };
 

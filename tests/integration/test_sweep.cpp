@@ -153,6 +153,8 @@ TEST_CASE("sweep: a bad spec is one error naming the file and the key", "[sweep]
       {"base: " + base + "\nworkloads:\n  - synth: gemm\n    m: 128\n    n: 128\n    kk: 128\n", "spec.yaml:3: workloads[0]: gemm: unknown key 'kk'; did you mean 'k'?"},
       {"base: " + base + "\nparameters:\n  zip:\n    - {sm.count: [66, 132], l2.slices: [40]}\n" + workloads,
        "parameters.zip[0].l2.slices: 1 values, but sm.count has 2"},
+      {"base: " + base + "\nworkloads:\n  - llm: llama-3-8b\n    batchh: 8\n", "spec.yaml:4:5: workloads[0].batchh: unknown key (did you mean 'batch'?)"},
+      {"base: " + base + "\nworkloads:\n  - llm: llama-3-8b\n    phase: decoding\n", "workloads[0]: phase: expected decode or prefill, got 'decoding'"},
   };
   for (const Case& c : cases) {
     const std::string spec = dir / "spec.yaml";
