@@ -246,17 +246,14 @@ std::vector<PlannedWorkload> expand_workloads(const SweepSpec& spec, const Confi
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}: synth: {}", context, e.what()));
     }
-    // The cartesian product of the keys' lists, in the order written.
-    std::vector<std::size_t> index(w.keys.size(), 0);
-    for (;;) {
+    for_each_combination(w.keys, [&](const std::vector<std::pair<std::string, std::string>>& point) {
       PlannedWorkload p;
       p.spec.synthesizer = w.synthesizer;
       std::string label = w.label.empty() ? w.synthesizer : w.label;
-      for (std::size_t k = 0; k < w.keys.size(); ++k) {
-        const std::string& value = w.keys[k].second[index[k]];
-        p.spec.synth_keys[w.keys[k].first] = value;
-        p.given[w.keys[k].first] = value;
-        if (w.label.empty() || w.keys[k].second.size() > 1) label += "_" + w.keys[k].first + value;
+      for (std::size_t k = 0; k < point.size(); ++k) {
+        p.spec.synth_keys[point[k].first] = point[k].second;
+        p.given[point[k].first] = point[k].second;
+        if (w.label.empty() || w.keys[k].second.size() > 1) label += "_" + point[k].first + point[k].second;
       }
       p.label = label;
       try {
@@ -272,10 +269,7 @@ std::vector<PlannedWorkload> expand_workloads(const SweepSpec& spec, const Confi
         throw InputError(fmt::format("{}: {}", context, e.what()));
       }
       out.push_back(std::move(p));
-      std::size_t k = 0;
-      while (k < index.size() && ++index[k] == w.keys[k].second.size()) index[k++] = 0;
-      if (k == index.size()) break;
-    }
+    });
   }
   return out;
 }

@@ -42,7 +42,7 @@ const char* kSweepUsage =
     "  collect RUN_DIR -o FILE.csv    results in a long table (one row per job and kernel) and RUN_DIR/results.sqlite\n";
 
 // Parses a subcommand's options; `positional` names its positional arguments. Returns false after --help.
-bool parse(const std::string& sub, int argc, char** argv, po::options_description& desc, const po::positional_options_description& positional,
+bool parse(int argc, char** argv, po::options_description& desc, const po::positional_options_description& positional,
            po::variables_map& vm, const std::string& usage) {
   desc.add_options()("help,h", "show this help");
   po::command_line_parser parser(argc, argv);
@@ -54,7 +54,6 @@ bool parse(const std::string& sub, int argc, char** argv, po::options_descriptio
     return false;
   }
   po::notify(vm);
-  (void)sub;
   return true;
 }
 
@@ -69,7 +68,7 @@ int sweep_plan(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("spec", 1);
   po::variables_map vm;
-  if (!parse("plan", argc, argv, desc, pos, vm, "usage: warpsim sweep plan SPEC -o RUN_DIR")) return 0;
+  if (!parse(argc, argv, desc, pos, vm, "usage: warpsim sweep plan SPEC -o RUN_DIR")) return 0;
   require(vm, "spec", "plan", "the sweep spec (SPEC)");
   require(vm, "out", "plan", "the run directory (-o RUN_DIR)");
   const auto start = std::chrono::steady_clock::now();
@@ -128,7 +127,7 @@ int sweep_submit(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("run-dir", 1);
   po::variables_map vm;
-  if (!parse("submit", argc, argv, desc, pos, vm, "usage: warpsim sweep submit RUN_DIR [--backend local|slurm|auto] [-j N]"))
+  if (!parse(argc, argv, desc, pos, vm, "usage: warpsim sweep submit RUN_DIR [--backend local|slurm|auto] [-j N]"))
     return 0;
   require(vm, "run-dir", "submit", "the run directory (RUN_DIR)");
   if (backend != "local" && backend != "slurm" && backend != "auto") {
@@ -175,7 +174,7 @@ int sweep_run_jobs(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("run-dir", 1).add("job", -1);
   po::variables_map vm;
-  if (!parse("run-jobs", argc, argv, desc, pos, vm, "usage: warpsim sweep run-jobs RUN_DIR JOB_NAME [JOB_NAME ...]")) return 0;
+  if (!parse(argc, argv, desc, pos, vm, "usage: warpsim sweep run-jobs RUN_DIR JOB_NAME [JOB_NAME ...]")) return 0;
   require(vm, "run-dir", "run-jobs", "the run directory (RUN_DIR)");
   return sweep::run_jobs(run_dir, names);
 }
@@ -187,7 +186,7 @@ int sweep_status(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("run-dir", 1);
   po::variables_map vm;
-  if (!parse("status", argc, argv, desc, pos, vm, "usage: warpsim sweep status RUN_DIR")) return 0;
+  if (!parse(argc, argv, desc, pos, vm, "usage: warpsim sweep status RUN_DIR")) return 0;
   require(vm, "run-dir", "status", "the run directory (RUN_DIR)");
   bool all_done = false;
   fmt::print("{}", sweep::status_report(run_dir, all_done));
@@ -201,7 +200,7 @@ int sweep_collect(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("run-dir", 1);
   po::variables_map vm;
-  if (!parse("collect", argc, argv, desc, pos, vm, "usage: warpsim sweep collect RUN_DIR -o results.csv")) return 0;
+  if (!parse(argc, argv, desc, pos, vm, "usage: warpsim sweep collect RUN_DIR -o results.csv")) return 0;
   require(vm, "run-dir", "collect", "the run directory (RUN_DIR)");
   require(vm, "out", "collect", "the CSV file (-o FILE)");
   const sweep::CollectSummary s = sweep::collect_results(run_dir, out);
