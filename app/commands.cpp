@@ -20,6 +20,7 @@
 #include "app/gpu_configs.h"
 #include "app/import_kineto.h"
 #include "app/llm/llm_command.h"
+#include "app/sweep/sweep_command.h"
 #include "app/report.h"
 #include "app/result_set.h"
 #include "app/run_one.h"
@@ -68,6 +69,7 @@ const char* kUsage =
     "  convert    convert a trace between formats: Accel-Sim (kernelslist.g, .traceg[.xz]) and native (.wst)\n"
     "  import-kineto  simulate the kernels of a PyTorch profiler (Kineto) trace and compare with their measured times\n"
     "  llm        simulate one inference step of an LLM (prefill or decode) on one GPU: TTFT, time per token\n"
+    "  sweep      design-space sweeps: plan a spec into jobs, submit them (local pool or Slurm), status, collect\n"
     "\n"
     "`warpsim run` without options simulates a Llama-3-8B MLP GEMM (4096x14336x4096 bf16) on the H100 SXM.\n"
     "`warpsim <command> --help` describes a command's options.\n"
@@ -807,7 +809,7 @@ void set_up_logging() {
 int warpsim_main(int argc, char** argv) {
   if (!spdlog::get("warpsim")) set_up_logging();
   const std::vector<std::string> commands{"run", "synth", "describe", "config", "compare", "validate", "calibrate",
-                                          "convert", "import-kineto", "llm"};
+                                          "convert", "import-kineto", "llm", "sweep"};
   try {
     if (argc < 2) {
       fmt::print(stderr, "{}", kUsage);
@@ -832,6 +834,7 @@ int warpsim_main(int argc, char** argv) {
     if (cmd == "convert") return cmd_convert(argc - 1, argv + 1);
     if (cmd == "import-kineto") return cmd_import_kineto(argc - 1, argv + 1);
     if (cmd == "llm") return cmd_llm(argc - 1, argv + 1);
+    if (cmd == "sweep") return cmd_sweep(argc - 1, argv + 1);
     const std::string hint = did_you_mean(cmd, commands);
     spdlog::error("unknown command '{}'{}", cmd, hint.empty() ? "" : "; did you mean '" + hint + "'?");
     fmt::print(stderr, "\n{}", kUsage);

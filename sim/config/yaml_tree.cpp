@@ -5,6 +5,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
+#include <deque>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -242,11 +245,45 @@ TreeNode make_nested(const std::string& key, TreeNode leaf, const SourceLoc& key
 }
 
 TreeNode parse_yaml(const std::string& text, const std::string& file) {
+  // A sweep plan resolves thousands of design points from the same config files, and parsing dominated its time:
+  // the trees of the last few texts parsed are kept (a tree depends only on the text and the file name).
+  constexpr std::size_t kRecentTrees = 4, kMaxRememberedText = 1 << 20;
+  static std::mutex mutex;
+  static std::deque<std::pair<std::string, TreeNode>> recent;
+  const bool remember = text.size() <= kMaxRememberedText;
+  std::string key;
+  if (remember) {
+    key = file + '\0' + text;
+    const std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& [k, tree] : recent)
+      if (k == key) return tree;
+  }
   Converter converter(file, std::nullopt);
-  return converter.convert(load_yaml(text, file, std::nullopt), SourceLoc{file, 1, 1, ""}, "");
+  TreeNode tree = converter.convert(load_yaml(text, file, std::nullopt), SourceLoc{file, 1, 1, ""}, "");
+  if (remember) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    recent.emplace_front(std::move(key), tree);
+    if (recent.size() > kRecentTrees) recent.pop_back();
+  }
+  return tree;
 }
 
 TreeNode parse_yaml_value(const std::string& text, const SourceLoc& where) {
+  // Most override values are plain words or numbers with units ("132", "1.5GHz", "4TB/s"): they read as
+  // themselves, without the YAML parser (a sweep plan applies tens of thousands of them). YAML's null words take
+  // the parser's way.
+  const bool plain = !text.empty() && std::isalnum(static_cast<unsigned char>(text[0])) && text != "null" &&
+                     text != "Null" && text != "NULL" &&
+                     std::all_of(text.begin(), text.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '/' || c == '+' || c == '-';
+                     });
+  if (plain) {
+    TreeNode node;
+    node.kind = TreeNode::Kind::Scalar;
+    node.scalar = text;
+    node.where = where;
+    return node;
+  }
   Converter converter(where.file, where);
   return converter.convert(load_yaml(text, where.file, where), where, "");
 }

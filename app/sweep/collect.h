@@ -1,0 +1,35 @@
+// Reading a sweep's results back: `warpsim sweep status` (jobs per state) and `warpsim sweep collect` (a long
+// CSV table and RUN_DIR/results.sqlite).
+//
+// CSV: one row per kernel of every job with results (an alias gives rows under its own design point, with its
+// original's results); columns:
+//   job, candidate, alias_of, config_hash, workload, workload_kind,
+//   <every design-point parameter, dotted config key, base units: Hz, B/s, bytes, counts>,
+//   workload.<every key of the workload's synthesizer, base units>,
+//   kernel (index), kernel_name, job_total_cycles, job_total_time_us, wall_s,
+//   <every headline stat of the kernel in stats.json: its numbers, utilization.*, stalls.*,
+//    speed_of_light.compute_pct / memory_pct / limiter>
+// SQLite (schema in README.md "Sweeps"):
+//   jobs(name PK, candidate, alias_of, runs_as, state, config_hash, workload, workload_kind, wall_s,
+//        total_cycles, total_time_us)
+//   params(job, kind 'design'|'workload', name, value REAL, text TEXT)   value for numbers, text otherwise
+//   kernels(job, kernel, name)
+//   stats(job, kernel, name, value REAL)   the CSV's stats plus every statistics counter (counters.*)
+#pragma once
+
+#include <string>
+
+namespace warpsim::sweep {
+
+// The status report: counts per state, then each failed or unfinished job with the last line of its marker or
+// log. `all_done` is set when nothing is left to run.
+std::string status_report(const std::string& run_dir, bool& all_done);
+
+struct CollectSummary {
+  std::size_t rows = 0, jobs_with_results = 0, jobs_without = 0;
+};
+
+// Writes the CSV to `csv_path` and RUN_DIR/results.sqlite, each through a temporary renamed into place.
+CollectSummary collect_results(const std::string& run_dir, const std::string& csv_path);
+
+}  // namespace warpsim::sweep

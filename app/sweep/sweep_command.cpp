@@ -1,0 +1,235 @@
+#include "app/sweep/sweep_command.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "app/sweep/collect.h"
+#include "app/sweep/job_runner.h"
+#include "app/sweep/local_backend.h"
+#include "app/sweep/plan.h"
+#include "app/sweep/spec.h"
+#include "sim/config/config.h"
+#include "sim/core/error.h"
+
+// The Slurm backend (app/sweep/slurm.h) is built in when its source is there.
+#if __has_include("app/sweep/slurm.h")
+#include "app/sweep/slurm.h"
+#define WARPSIM_HAVE_SLURM_BACKEND 1
+#endif
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace warpsim {
+namespace {
+
+const char* kSweepUsage =
+    "usage: warpsim sweep <subcommand> ...\n"
+    "\n"
+    "  plan SPEC -o RUN_DIR           expand a sweep spec (configs/sweeps/README.md) into jobs; checks every\n"
+    "                                 config override and workload now\n"
+    "  submit RUN_DIR [--backend local|slurm|auto] [-j N]\n"
+    "                                 run what is missing or failed (local: a process pool on this machine)\n"
+    "  run-jobs RUN_DIR JOB [JOB ...] run the named jobs in this process (what the backends call per job)\n"
+    "  status RUN_DIR                 jobs per state; failed jobs with the last line of their log\n"
+    "  collect RUN_DIR -o FILE.csv    results in a long table (one row per job and kernel) and RUN_DIR/results.sqlite\n";
+
+// Parses a subcommand's options; `positional` names its positional arguments. Returns false after --help.
+bool parse(int argc, char** argv, po::options_description& desc, const po::positional_options_description& positional,
+           po::variables_map& vm, const std::string& usage) {
+  desc.add_options()("help,h", "show this help");
+  po::command_line_parser parser(argc, argv);
+  parser.options(desc).positional(positional);
+  const po::parsed_options parsed = parser.run();
+  po::store(parsed, vm);
+  if (vm.count("help")) {
+    fmt::print("{}\n\n{}\n", usage, fmt::streamed(desc));
+    return false;
+  }
+  po::notify(vm);
+  return true;
+}
+
+void require(const po::variables_map& vm, const char* name, const std::string& sub, const std::string& what) {
+  if (!vm.count(name)) throw InputError(fmt::format("sweep {}: {} is missing (see warpsim sweep {} --help)", sub, what, sub));
+}
+
+int sweep_plan(int argc, char** argv) {
+  po::options_description desc("options");
+  std::string spec_file, out;
+  desc.add_options()("spec", po::value(&spec_file), "the sweep spec (YAML)")("out,o", po::value(&out), "the run directory to create");
+  po::positional_options_description pos;
+  pos.add("spec", 1);
+  po::variables_map vm;
+  if (!parse(argc, argv, desc, pos, vm, "usage: warpsim sweep plan SPEC -o RUN_DIR")) return 0;
+  require(vm, "spec", "plan", "the sweep spec (SPEC)");
+  require(vm, "out", "plan", "the run directory (-o RUN_DIR)");
+  const auto start = std::chrono::steady_clock::now();
+  const sweep::SweepSpec spec = sweep::load_sweep_spec(spec_file);
+  if (sweep::holds_plan_of(out, spec.hash)) {
+    fmt::print("{} already holds the plan of this spec: kept as it is (warpsim sweep status {})\n", out, out);
+    return 0;
+  }
+  const sweep::SweepPlan plan = sweep::make_plan(spec);
+  const auto planned = std::chrono::steady_clock::now();
+  const bool written = sweep::write_plan(plan, out);
+  const auto end = std::chrono::steady_clock::now();
+  std::size_t aliases = 0;
+  for (const auto& job : plan.jobs) aliases += !job.alias_of.empty();
+  if (!written) {
+    fmt::print("{} already holds the plan of this spec: kept as it is (warpsim sweep status {})\n", out, out);
+    return 0;
+  }
+  fmt::print("planned {} jobs ({} design points x {} workloads; {} run as aliases of equal jobs) in {}: expanded in {:.2f} s, "
+             "written in {:.2f} s\n",
+             plan.jobs.size(), plan.design_points.size(), plan.workloads.size(), aliases, out,
+             std::chrono::duration<double>(planned - start).count(), std::chrono::duration<double>(end - planned).count());
+  return 0;
+}
+
+// sbatch on PATH?
+bool sbatch_on_path() {
+  const char* path = std::getenv("PATH");
+  if (!path) return false;
+  const std::string dirs = path;
+  for (std::size_t b = 0, e; b <= dirs.size(); b = e + 1) {
+    e = dirs.find(':', b);
+    if (e == std::string::npos) e = dirs.size();
+    std::error_code ec;
+    if (e > b && fs::exists(fs::path(dirs.substr(b, e - b)) / "sbatch", ec)) return true;
+  }
+  return false;
+}
+
+int sweep_submit(int argc, char** argv) {
+  po::options_description desc("options");
+  std::string run_dir, backend;
+  unsigned parallel = 0;
+  desc.add_options()("run-dir", po::value(&run_dir), "the run directory (from warpsim sweep plan)")
+      ("backend", po::value(&backend)->default_value("local"), "local (a process pool here), slurm (job arrays through sbatch), "
+       "or auto (slurm when sbatch is on PATH, else local)")
+      ("jobs,j", po::value(&parallel), "local: jobs at once (default: the number of CPUs)");
+#ifdef WARPSIM_HAVE_SLURM_BACKEND
+  po::options_description slurm_desc("slurm backend options");
+  sweep::add_slurm_options(slurm_desc);
+  desc.add(slurm_desc);
+  constexpr bool slurm_built = true;
+#else
+  constexpr bool slurm_built = false;
+#endif
+  po::positional_options_description pos;
+  pos.add("run-dir", 1);
+  po::variables_map vm;
+  if (!parse(argc, argv, desc, pos, vm, "usage: warpsim sweep submit RUN_DIR [--backend local|slurm|auto] [-j N]"))
+    return 0;
+  require(vm, "run-dir", "submit", "the run directory (RUN_DIR)");
+  if (backend != "local" && backend != "slurm" && backend != "auto") {
+    const std::string hint = did_you_mean(backend, {"local", "slurm", "auto"});
+    throw InputError(fmt::format("--backend: expected local, slurm or auto, got '{}'{}", backend, hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+  }
+  if (backend == "auto") {
+    const bool sbatch = sbatch_on_path();
+    backend = sbatch && slurm_built ? "slurm" : "local";
+    spdlog::info("sweep submit: backend {} (sbatch {} on PATH{})", backend, sbatch ? "is" : "is not",
+                 slurm_built ? "" : "; the Slurm backend is not built in");
+  }
+  const std::vector<std::string> jobs = sweep::jobs_to_run(run_dir);
+  if (backend == "slurm") {
+#ifdef WARPSIM_HAVE_SLURM_BACKEND
+    const auto arrays = sweep::submit_to_slurm(run_dir, jobs, sweep::warpsim_executable(), sweep::slurm_options_from(vm));
+    std::size_t submitted = 0;
+    for (const auto& a : arrays) submitted += static_cast<std::size_t>(a.job_count);
+    fmt::print("submitted {} jobs in {} Slurm arrays (warpsim sweep status {} follows them)\n", submitted, arrays.size(), run_dir);
+    return 0;
+#else
+    throw InputError("--backend slurm: the Slurm backend is not built in this branch (app/sweep/slurm.cpp); use --backend local");
+#endif
+  }
+  if (jobs.empty()) {
+    bool all_done = false;
+    fmt::print("{}", sweep::status_report(run_dir, all_done));
+    fmt::print("nothing to run\n");
+    return all_done ? 0 : 1;
+  }
+  if (!vm.count("jobs")) parallel = std::max(1u, std::thread::hardware_concurrency());
+  spdlog::info("sweep submit: {} jobs to run, {} at a time", jobs.size(), parallel);
+  const int status = sweep::run_local_pool(run_dir, jobs, parallel);
+  bool all_done = false;
+  fmt::print("{}", sweep::status_report(run_dir, all_done));
+  return status;
+}
+
+int sweep_run_jobs(int argc, char** argv) {
+  po::options_description desc("options");
+  std::string run_dir;
+  std::vector<std::string> names;
+  desc.add_options()("run-dir", po::value(&run_dir), "the run directory")("job", po::value(&names), "job names");
+  po::positional_options_description pos;
+  pos.add("run-dir", 1).add("job", -1);
+  po::variables_map vm;
+  if (!parse(argc, argv, desc, pos, vm, "usage: warpsim sweep run-jobs RUN_DIR JOB_NAME [JOB_NAME ...]")) return 0;
+  require(vm, "run-dir", "run-jobs", "the run directory (RUN_DIR)");
+  return sweep::run_jobs(run_dir, names);
+}
+
+int sweep_status(int argc, char** argv) {
+  po::options_description desc("options");
+  std::string run_dir;
+  desc.add_options()("run-dir", po::value(&run_dir), "the run directory");
+  po::positional_options_description pos;
+  pos.add("run-dir", 1);
+  po::variables_map vm;
+  if (!parse(argc, argv, desc, pos, vm, "usage: warpsim sweep status RUN_DIR")) return 0;
+  require(vm, "run-dir", "status", "the run directory (RUN_DIR)");
+  bool all_done = false;
+  fmt::print("{}", sweep::status_report(run_dir, all_done));
+  return 0;
+}
+
+int sweep_collect(int argc, char** argv) {
+  po::options_description desc("options");
+  std::string run_dir, out;
+  desc.add_options()("run-dir", po::value(&run_dir), "the run directory")("out,o", po::value(&out), "the CSV file to write");
+  po::positional_options_description pos;
+  pos.add("run-dir", 1);
+  po::variables_map vm;
+  if (!parse(argc, argv, desc, pos, vm, "usage: warpsim sweep collect RUN_DIR -o results.csv")) return 0;
+  require(vm, "run-dir", "collect", "the run directory (RUN_DIR)");
+  require(vm, "out", "collect", "the CSV file (-o FILE)");
+  const sweep::CollectSummary s = sweep::collect_results(run_dir, out);
+  fmt::print("{} rows from {} jobs in {} and {}/results.sqlite{}\n", s.rows, s.jobs_with_results, out, run_dir,
+             s.jobs_without ? fmt::format("; {} jobs have no results yet (warpsim sweep status {})", s.jobs_without, run_dir) : "");
+  return 0;
+}
+
+}  // namespace
+
+int cmd_sweep(int argc, char** argv) {
+  const std::vector<std::string> subs{"plan", "submit", "run-jobs", "status", "collect"};
+  if (argc < 2) {
+    fmt::print(stderr, "{}", kSweepUsage);
+    return 2;
+  }
+  const std::string sub = argv[1];
+  if (sub == "--help" || sub == "-h" || sub == "help") {
+    fmt::print("{}", kSweepUsage);
+    return 0;
+  }
+  if (sub == "plan") return sweep_plan(argc - 1, argv + 1);
+  if (sub == "submit") return sweep_submit(argc - 1, argv + 1);
+  if (sub == "run-jobs") return sweep_run_jobs(argc - 1, argv + 1);
+  if (sub == "status") return sweep_status(argc - 1, argv + 1);
+  if (sub == "collect") return sweep_collect(argc - 1, argv + 1);
+  const std::string hint = did_you_mean(sub, subs);
+  throw InputError(fmt::format("sweep: unknown subcommand '{}'{}; expected plan, submit, run-jobs, status or collect", sub,
+                               hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+}
+
+}  // namespace warpsim
