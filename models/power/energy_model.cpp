@@ -7,6 +7,8 @@
 #include <cmath>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "sim/core/error.h"
 #include "sim/registry/registry.h"
 #include "sim/slots/sm.h"
@@ -113,8 +115,8 @@ PowerParams PowerParams::from(const Config& config) {
   // A cap the GPU cannot meet even at its lowest clock with nothing running is a wrong number, not a throttle.
   const double floor_w = p.leakage_w * p.min_voltage / p.reference_voltage + p.constant_w + p.hbm_background_w;
   if (p.cap_w > 0 && p.cap_w <= floor_w)
-    s.fail("cap", "a power cap of " + std::to_string(p.cap_w) + " W is at or below the GPU's static and constant power at "
-                  "its lowest clock (" + std::to_string(floor_w) + " W: power.leakage at min_voltage + constant + hbm_background)");
+    s.fail("cap", fmt::format("a power cap of {:.4g} W is at or below the GPU's static and constant power at its lowest "
+                              "clock ({:.4g} W: power.leakage at min_voltage + constant + hbm_background)", p.cap_w, floor_w));
   if (p.cap_mode == "boost" && p.cap_w <= 0) s.fail("cap_mode", "boost needs a power.cap above 0 W");
   return p;
 }
