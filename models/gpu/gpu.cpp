@@ -281,6 +281,17 @@ class ResultCollector final : public RunObserver {
   std::map<std::pair<unsigned, std::uint64_t>, std::size_t> open_spans_;
 };
 
+// Tells the energy model where kernels start and end.
+class EnergyObserver final : public RunObserver {
+ public:
+  explicit EnergyObserver(EnergyModel* model) : model_(model) {}
+  void kernel_started(const KernelLaunch& k) override { model_->kernel_started(k.index); }
+  void kernel_finished(const KernelLaunch&) override { model_->kernel_finished(); }
+
+ private:
+  EnergyModel* model_;
+};
+
 // Each kernel's energy, and the run's: its kernels and the launch waits between them.
 PowerSummary summarize_power(const EnergyModel& model, RunResult& result) {
   PowerSummary ps;
@@ -328,7 +339,8 @@ RunResult Gpu::run(TraceSource& trace, const Driver& driver, const RunOptions& o
   KernelScheduler& scheduler = *g.scheduler;
   ResultCollector collector(result, g.config, g.stats, scheduler, g.limits);
   std::vector<RunObserver*> observers{&collector};
-  if (g.energy) observers.push_back(g.energy.get());
+  EnergyObserver energy_observer(g.energy.get());
+  if (g.energy) observers.push_back(&energy_observer);
   observers.insert(observers.end(), options.observers.begin(), options.observers.end());
   scheduler.start(trace, observers);
 

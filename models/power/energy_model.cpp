@@ -158,11 +158,11 @@ EnergyModel::EnergyModel(const Config& config, ProbeRegistry& probes)
 
 EnergyModel::~EnergyModel() = default;
 
-void EnergyModel::kernel_started(const KernelLaunch& k) {
-  if (k.index == 0) kernels_.clear();  // a new run of the same GPU
+void EnergyModel::kernel_started(std::size_t index) {
+  if (index == 0) kernels_.clear();  // a new run of the same GPU
   *current_ = Counts{};
 }
-void EnergyModel::kernel_finished(const KernelLaunch&) { kernels_.push_back(*current_); }
+void EnergyModel::kernel_finished() { kernels_.push_back(*current_); }
 
 EnergyResult EnergyModel::kernel_energy(std::size_t index, const StatReport& r, std::uint64_t cycles,
                                         std::uint64_t flops) const {

@@ -16,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "models/gpu/run_observer.h"
 #include "sim/config/config.h"
 #include "sim/core/probe.h"
 #include "sim/stats/stats.h"
@@ -74,15 +73,17 @@ struct PowerParams {
   double idle_power(double hz, unsigned sms) const;
 };
 
-// Counts the events of each kernel at the SMs' issue probes and, after the run, turns them and each kernel's
-// counters into energy. Attach before Gpu::run (it is a RunObserver and listens to `sm[*].issue`).
-class EnergyModel final : public RunObserver {
+// Counts the events of each kernel at the SMs' issue probes (`sm[*].issue`, listened to from construction) and,
+// after the run, turns them and each kernel's counters into energy. The assembler (models/gpu) tells it where
+// kernels start and end, as an observer of the run.
+class EnergyModel final {
  public:
   EnergyModel(const Config& config, ProbeRegistry& probes);
-  ~EnergyModel() override;
+  ~EnergyModel();
 
-  void kernel_started(const KernelLaunch&) override;
-  void kernel_finished(const KernelLaunch&) override;
+  // Kernel `index` of the run (in launch order) starts; index 0 starts a new run.
+  void kernel_started(std::size_t index);
+  void kernel_finished();
 
   // Energy of kernel `index` (in launch order) from its counters, time and FLOPs.
   EnergyResult kernel_energy(std::size_t index, const StatReport& counters, std::uint64_t cycles,

@@ -70,7 +70,7 @@ TEST_CASE("power: a kernel's energy is its counted events times the configured e
   CHECK(num(stats, "power.energy.flops_per_joule") > 0);
 }
 
-TEST_CASE("power: a cap lowers a compute-bound GEMM's clock and raises its time; a pinned clock stays", "[power]") {
+TEST_CASE("power: a cap lowers a compute-bound GEMM's clock and raises its time, and a pinned clock stays", "[power]") {
   TempDir dir;
   const std::string top = "clocks.sm=1980MHz";  // h100_sxm power.reference_clock, the max boost clock
   const CmdResult free_run = run_gpu("h100_sxm", {"--set", top}, dir / "free");
