@@ -33,6 +33,8 @@ struct Run {
   std::string label, gpu;
   double total_time_us = 0;
   std::vector<std::pair<KernelKey, Json>> kernels;  // in launch order
+  // The run's power section (models/power), when its GPU models energy: joules, average W, SM clock.
+  std::optional<double> joules, average_w, sm_clock_hz;
 };
 
 enum class Expect { String, Number, Object, Array };
@@ -89,6 +91,12 @@ Run from_stats(const std::string& label, const Json& stats, const std::string& w
   if (!stats.is_object()) fields.fail("the document", "must be an object");
   Run run{label, fields.get(stats, "", "gpu", Expect::String, true)->get<std::string>(), 0.0, {}};
   if (const Json* total = fields.get(stats, "", "total_time_us", Expect::Number, false)) run.total_time_us = total->get<double>();
+  if (const Json* power = fields.get(stats, "", "power", Expect::Object, false)) {
+    const Json& energy = *fields.get(*power, "power", "energy", Expect::Object, true);
+    run.joules = fields.get(energy, "power.energy", "joules", Expect::Number, true)->get<double>();
+    run.average_w = fields.get(energy, "power.energy", "average_w", Expect::Number, true)->get<double>();
+    run.sm_clock_hz = fields.get(*power, "power", "sustained_sm_clock_hz", Expect::Number, true)->get<double>();
+  }
   const Json& kernels = *fields.get(stats, "", "kernels", Expect::Array, true);
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const Json& k = kernels[i];
@@ -205,6 +213,19 @@ std::string compare_table(const std::vector<Run>& runs) {
   o += fmt::format("\ntotal (every kernel of the run)\n  {:<4} {:>12} {:>9}\n", "run", "time_us", "speedup");
   for (std::size_t r = 0; r < runs.size(); ++r)
     o += fmt::format("  [{}] {:>12.2f} {:>8.3f}x\n", r, runs[r].total_time_us, runs[0].total_time_us / runs[r].total_time_us);
+  if (std::any_of(runs.begin(), runs.end(), [](const Run& r) { return r.joules.has_value(); })) {
+    o += fmt::format("\npower (every kernel of the run)\n  {:<4} {:>12} {:>9} {:>9} {:>9}\n", "run", "energy_mJ", "avg_W",
+                     "SM_GHz", "energy");
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      if (!runs[r].joules) {
+        o += fmt::format("  [{}] no energy model (power.enabled false)\n", r);
+        continue;
+      }
+      const std::string ratio = runs[0].joules && *runs[0].joules > 0 ? fmt::format("{:.3f}x", *runs[r].joules / *runs[0].joules) : "-";
+      o += fmt::format("  [{}] {:>12.4g} {:>9.0f} {:>9.3f} {:>9}\n", r, *runs[r].joules * 1e3, *runs[r].average_w,
+                       *runs[r].sm_clock_hz / 1e9, ratio);
+    }
+  }
   return o;
 }
 

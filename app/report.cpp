@@ -210,6 +210,46 @@ std::string speed_of_light_text(const SpeedOfLight& sol) {
 
 }  // namespace
 
+Json energy_json(const EnergyResult& e) {
+  Json j{{"joules", e.joules},
+         {"seconds", e.seconds},
+         {"average_w", e.average_w},
+         {"sm_clock_hz", e.sm_clock_hz},
+         {"voltage", e.voltage},
+         {"flops_per_joule", e.flops_per_joule ? Json(*e.flops_per_joule) : Json(nullptr)},
+         {"breakdown_j", object_of(e.breakdown)}};
+  if (!e.events.empty()) j["events"] = object_of(e.events);
+  return j;
+}
+
+Json power_json(const PowerSummary& p) {
+  Json search = Json::array();
+  for (const auto& [hz, w] : p.clock_search) search.push_back(Json{{"sm_clock_hz", hz}, {"average_w", w}});
+  return Json{{"energy", energy_json(p.run)},
+              {"peak_kernel_w", p.peak_kernel_w},
+              {"idle_w", p.idle_w},
+              {"cap_w", p.cap_w},
+              {"clock_policy", p.clock_policy},
+              {"sustained_sm_clock_hz", p.sustained_clock_hz},
+              {"over_cap", p.over_cap},
+              {"clock_search", std::move(search)}};
+}
+
+// "power  612 W average (peak kernel 650 W), 1.23 mJ, 0.81 TFLOP/J; SM clock 1.755 GHz (boost under the 700 W cap)"
+std::string power_text(const PowerSummary& p) {
+  const EnergyResult& e = p.run;
+  std::string o = fmt::format("  power: {:.0f} W average (peak kernel {:.0f} W, idle {:.0f} W), {:.4g} mJ", e.average_w,
+                              p.peak_kernel_w, p.idle_w, e.joules * 1e3);
+  if (e.flops_per_joule) o += fmt::format(", {:.3g} TFLOP/J", *e.flops_per_joule / 1e12);
+  o += fmt::format("; SM clock {:.3f} GHz at {:.3f} V", p.sustained_clock_hz / 1e9, e.voltage);
+  if (p.clock_policy == "boost") o += fmt::format(" (the highest step meeting the {:.0f} W cap)", p.cap_w);
+  else if (p.clock_policy == "pinned") o += " (pinned by clocks.sm)";
+  else o += " (clocks.sm)";
+  if (p.over_cap)
+    o += fmt::format("; above the {:.0f} W cap: a real GPU would lower its clock (power.cap_mode boost models it)", p.cap_w);
+  return o + "\n";
+}
+
 std::string results_json(const RunResult& r) {
   Json j;
   j["schema_version"] = 1;
@@ -234,6 +274,7 @@ std::string results_json(const RunResult& r) {
                               {"emitted_instructions", m.emitted}});
       kernel["retargeted"] = std::move(mapped);
     }
+    if (k.energy) kernel["energy"] = energy_json(*k.energy);
     j["kernels"].push_back(std::move(kernel));
   }
   // Units of every statistic, once per run (the descriptions: `warpsim describe`).
@@ -251,6 +292,7 @@ std::string results_json(const RunResult& r) {
                      {"launch_bound", r.launch.launch_bound},
                      {"verdict", r.launch.verdict}};
   j["speed_of_light"] = speed_of_light_json(r.speed_of_light);
+  if (r.power) j["power"] = power_json(*r.power);
   Json sim;
   sim["version"] = r.sim.version;
   sim["config_files"] = r.sim.config_files;
@@ -325,6 +367,16 @@ std::string results_summary(const RunResult& r) {
                        "the host to submit it ({} launches, {:.3g} us per kernel)\n",
                        k.launch_wait_us, k.launch_wait_cycles, r.launch.mode, r.launch.us_per_kernel);
     if (k.achieved_tflops) o += fmt::format("    throughput  {:.1f} TFLOP/s\n", *k.achieved_tflops);
+    if (k.energy) {
+      o += fmt::format("    energy      {:.4g} uJ, {:.0f} W", k.energy->joules * 1e6, k.energy->average_w);
+      if (k.energy->flops_per_joule) o += fmt::format(", {:.3g} TFLOP/J", *k.energy->flops_per_joule / 1e12);
+      auto parts = k.energy->breakdown;
+      std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+      o += " (";
+      for (std::size_t i = 0; i < parts.size() && i < 5; ++i)
+        o += fmt::format("{}{} {}", i ? ", " : "", parts[i].first, percent(k.energy->joules > 0 ? parts[i].second / k.energy->joules : 0.0));
+      o += ")\n";
+    }
     o += fmt::format("    DRAM        {:.1f} MB read, {:.1f} MB written, {:.0f} GB/s\n", k.dram_bytes_read / 1e6,
                      k.dram_bytes_written / 1e6, k.achieved_dram_gbps);
     o += fmt::format("    IPC         {:.2f} warp-inst/cycle/SM, occupancy {} (theoretical {})\n", k.ipc,
@@ -349,6 +401,7 @@ std::string results_summary(const RunResult& r) {
   }
   o += fmt::format("\n  total {:.2f} us; simulated in {:.2f} s ({:.1f} M warp-instructions/s, peak RSS {:.0f} MB)\n",
                    r.total_time_us, r.sim.wall_s, r.sim.warp_instructions_per_s / 1e6, r.sim.peak_rss_mb);
+  if (r.power) o += power_text(*r.power);
   if (r.kernels.size() > 1) o += fmt::format("  launch: {}\n", r.launch.verdict);
   if (r.kernels.size() > 1)
     o += fmt::format("  run (kernels weighted by their time): {}, {}; {}\n",

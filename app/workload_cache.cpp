@@ -67,6 +67,45 @@ SpeedOfLight sol_of(const Json& j) {
   return s;
 }
 
+// Energy results (models/power), absent when the GPU does not model energy.
+Json energy_json(const EnergyResult& e) {
+  return {{"joules", e.joules}, {"seconds", e.seconds}, {"average_w", e.average_w}, {"sm_clock_hz", e.sm_clock_hz},
+          {"voltage", e.voltage}, {"flops_per_joule", e.flops_per_joule ? Json(*e.flops_per_joule) : Json(nullptr)},
+          {"breakdown", e.breakdown}, {"events", e.events}};
+}
+
+EnergyResult energy_of(const Json& j) {
+  EnergyResult e;
+  e.joules = j.at("joules");
+  e.seconds = j.at("seconds");
+  e.average_w = j.at("average_w");
+  e.sm_clock_hz = j.at("sm_clock_hz");
+  e.voltage = j.at("voltage");
+  if (!j.at("flops_per_joule").is_null()) e.flops_per_joule = j.at("flops_per_joule").get<double>();
+  e.breakdown = j.at("breakdown").get<std::vector<std::pair<std::string, double>>>();
+  e.events = j.at("events").get<std::vector<std::pair<std::string, std::uint64_t>>>();
+  return e;
+}
+
+Json power_json(const PowerSummary& p) {
+  return {{"run", energy_json(p.run)}, {"peak_kernel_w", p.peak_kernel_w}, {"idle_w", p.idle_w}, {"cap_w", p.cap_w},
+          {"clock_policy", p.clock_policy}, {"sustained_clock_hz", p.sustained_clock_hz}, {"over_cap", p.over_cap},
+          {"clock_search", p.clock_search}};
+}
+
+PowerSummary power_of(const Json& j) {
+  PowerSummary p;
+  p.run = energy_of(j.at("run"));
+  p.peak_kernel_w = j.at("peak_kernel_w");
+  p.idle_w = j.at("idle_w");
+  p.cap_w = j.at("cap_w");
+  p.clock_policy = j.at("clock_policy");
+  p.sustained_clock_hz = j.at("sustained_clock_hz");
+  p.over_cap = j.at("over_cap");
+  p.clock_search = j.at("clock_search").get<std::vector<std::pair<double, double>>>();
+  return p;
+}
+
 Json kernel_json(const KernelResult& k) {
   Json totals = Json::array();
   for (const StatValue& v : k.stats.totals) totals.push_back({v.name, v.unit, v.value, v.max, v.is_counter});
@@ -81,7 +120,7 @@ Json kernel_json(const KernelResult& k) {
           {"l2_dirty_bytes_at_end", k.l2_dirty_bytes_at_end}, {"achieved_dram_gbps", k.achieved_dram_gbps},
           {"occupancy", k.occupancy}, {"l1_hit_rate", k.l1_hit_rate}, {"l2_hit_rate", k.l2_hit_rate},
           {"utilization", k.utilization}, {"stalls", k.stalls}, {"speed_of_light", sol_json(k.speed_of_light)},
-          {"stat_totals", totals}};
+          {"stat_totals", totals}, {"energy", k.energy ? energy_json(*k.energy) : Json(nullptr)}};
 }
 
 KernelResult kernel_of(const Json& j) {
@@ -116,6 +155,7 @@ KernelResult kernel_of(const Json& j) {
   k.speed_of_light = sol_of(j.at("speed_of_light"));
   for (const Json& v : j.at("stat_totals"))
     k.stats.totals.push_back(StatValue{v.at(0), v.at(1), v.at(2), v.at(3), v.at(4)});
+  if (j.contains("energy") && !j.at("energy").is_null()) k.energy = energy_of(j.at("energy"));
   return k;
 }
 
@@ -160,6 +200,7 @@ std::string cached_result_json(const RunResult& r) {
                         {"wait_us", l.wait_us}, {"kernels_waited", l.kernels_waited},
                         {"launch_bound", l.launch_bound}, {"verdict", l.verdict}}},
             {"speed_of_light", sol_json(r.speed_of_light)},
+            {"power", r.power ? power_json(*r.power) : Json(nullptr)},
             {"sim", {{"driver", r.sim.driver}, {"version", r.sim.version}, {"config_files", r.sim.config_files},
                      {"config_hash", r.sim.config_hash}, {"wall_s", r.sim.wall_s},
                      {"warp_instructions_per_s", r.sim.warp_instructions_per_s}, {"peak_rss_mb", r.sim.peak_rss_mb},
@@ -180,6 +221,7 @@ RunResult cached_result_from_json(const std::string& text) {
   r.launch = LaunchSummary{l.at("mode"), l.at("us_per_kernel"), l.at("wait_cycles"), l.at("wait_us"),
                            l.at("kernels_waited"), l.at("launch_bound"), l.at("verdict")};
   r.speed_of_light = sol_of(j.at("speed_of_light"));
+  if (j.contains("power") && !j.at("power").is_null()) r.power = power_of(j.at("power"));
   const Json& s = j.at("sim");
   r.sim.driver = s.at("driver");
   r.sim.version = s.at("version");

@@ -249,6 +249,22 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
     llm["tokens_per_s"] = static_cast<double>(s.batch) / step_s;
   }
   llm["tokens_per_s_per_gpu"] = llm["tokens_per_s"].get<double>() / static_cast<double>(s.tp);
+  // Energy (models/power): the simulated kernels' energy only; estimated kernels, communication and the gaps
+  // between kernels are not counted (energy_covers_us says how much of the step is).
+  double kernel_joules = 0, covered_us = 0;
+  bool any_energy = false;
+  for (const KernelResult& k : r.run.kernels)
+    if (k.energy) {
+      any_energy = true;
+      kernel_joules += k.energy->joules;
+      covered_us += k.energy->seconds * 1e6;
+    }
+  if (any_energy) {
+    llm["energy_j"] = kernel_joules;
+    llm["energy_covers_us"] = covered_us;
+    llm["energy_per_token_j"] = kernel_joules / static_cast<double>(s.phase == "prefill" ? step_tokens(s) : s.batch);
+    llm["average_power_w"] = covered_us > 0 ? kernel_joules / (covered_us * 1e-6) : 0.0;
+  }
   llm["roofline_step_ms"] = r.roofline_step_us / 1e3;
   llm["weights_bytes_per_gpu"] = weights_bytes(m, s);
   double compute_us = 0, memory_us = 0;

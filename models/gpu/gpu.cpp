@@ -77,6 +77,7 @@ struct Gpu::Impl {
   std::vector<std::unique_ptr<L2Slice>> l2;
   std::vector<std::unique_ptr<StreamingMultiprocessor>> sms;
   std::unique_ptr<KernelScheduler> scheduler;
+  std::unique_ptr<EnergyModel> energy;  // with power.enabled; listens to the SMs' issue probes
   SmLimits limits;
 
   // `count` instances of slot `section`, published under the section's name.
@@ -121,6 +122,7 @@ struct Gpu::Impl {
           return stats.sum("l2", "bytes_served", zero, now) + stats.sum("hbm", "requests", zero, now);
         },
         [&l2_domain, &hbm_domain] { return l2_domain.next_time() != kTimeNever || hbm_domain.next_time() != kTimeNever; });
+    if (PowerParams::from(config).enabled) energy = std::make_unique<EnergyModel>(config, probes);
   }
 
   std::string diagnosis() const {
@@ -279,6 +281,53 @@ class ResultCollector final : public RunObserver {
   std::map<std::pair<unsigned, std::uint64_t>, std::size_t> open_spans_;
 };
 
+// Tells the energy model where kernels start and end.
+class EnergyObserver final : public RunObserver {
+ public:
+  explicit EnergyObserver(EnergyModel* model) : model_(model) {}
+  void kernel_started(const KernelLaunch& k) override { model_->kernel_started(k.index); }
+  void kernel_finished(const KernelLaunch&) override { model_->kernel_finished(); }
+
+ private:
+  EnergyModel* model_;
+};
+
+// Each kernel's energy, and the run's: its kernels and the launch waits between them.
+PowerSummary summarize_power(const EnergyModel& model, RunResult& result) {
+  PowerSummary ps;
+  const PowerParams& p = model.params();
+  EnergyResult& run = ps.run;
+  auto add = [&run](const EnergyResult& e) {
+    run.joules += e.joules;
+    run.seconds += e.seconds;
+    for (const auto& [name, j] : e.breakdown) {
+      auto it = std::find_if(run.breakdown.begin(), run.breakdown.end(), [&](const auto& b) { return b.first == name; });
+      if (it == run.breakdown.end()) run.breakdown.emplace_back(name, j);
+      else it->second += j;
+    }
+  };
+  std::uint64_t flops = 0;
+  for (std::size_t i = 0; i < result.kernels.size(); ++i) {
+    KernelResult& k = result.kernels[i];
+    k.energy = model.kernel_energy(i, k.stats, k.cycles, k.flops);
+    add(*k.energy);
+    flops += k.flops;
+    ps.peak_kernel_w = std::max(ps.peak_kernel_w, k.energy->average_w);
+  }
+  const EnergyResult waits = model.idle_energy(result.launch.wait_cycles);
+  add(waits);
+  run.sm_clock_hz = result.sm_clock_hz;
+  run.voltage = p.voltage(result.sm_clock_hz);
+  run.average_w = run.seconds > 0 ? run.joules / run.seconds : 0.0;
+  if (flops > 0 && run.joules > 0) run.flops_per_joule = static_cast<double>(flops) / run.joules;
+  ps.idle_w = model.idle_power();
+  ps.cap_w = p.cap_w;
+  ps.clock_policy = "configured";
+  ps.sustained_clock_hz = result.sm_clock_hz;
+  ps.over_cap = p.cap_w > 0 && run.average_w > p.cap_w;
+  return ps;
+}
+
 }  // namespace
 
 RunResult Gpu::run(TraceSource& trace, const Driver& driver, const RunOptions& options) {
@@ -290,6 +339,8 @@ RunResult Gpu::run(TraceSource& trace, const Driver& driver, const RunOptions& o
   KernelScheduler& scheduler = *g.scheduler;
   ResultCollector collector(result, g.config, g.stats, scheduler, g.limits);
   std::vector<RunObserver*> observers{&collector};
+  EnergyObserver energy_observer(g.energy.get());
+  if (g.energy) observers.push_back(&energy_observer);
   observers.insert(observers.end(), options.observers.begin(), options.observers.end());
   scheduler.start(trace, observers);
 
@@ -329,6 +380,7 @@ RunResult Gpu::run(TraceSource& trace, const Driver& driver, const RunOptions& o
     result.speed_of_light.limiter.evidence = result.speed_of_light.limiter.verdict + " (in the kernels' own time)";
     result.speed_of_light.limiter.verdict = launch.verdict;
   }
+  if (g.energy) result.power = summarize_power(*g.energy, result);
   result.sim.wall_s = wall;
   result.sim.warp_instructions_per_s = wall > 0 ? static_cast<double>(warp_instructions) / wall : 0.0;
   result.sim.peak_rss_mb = peak_rss_mb();

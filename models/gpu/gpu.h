@@ -13,6 +13,7 @@
 
 #include "models/gpu/run_observer.h"
 #include "models/gpu/speed_of_light.h"
+#include "models/power/energy_model.h"
 #include "sim/config/config.h"
 #include "sim/core/probe.h"
 #include "sim/core/simulation.h"
@@ -57,6 +58,7 @@ struct KernelResult {
   // it is newer than this GPU's arch, run_arch (else both ""), and what was rewritten (empty when nothing was).
   std::string captured_arch, run_arch;
   std::vector<RetargetMapping> retargeted;
+  std::optional<EnergyResult> energy;  // with power.enabled (models/power/energy_model.h)
 };
 
 struct SimInfo {
@@ -102,6 +104,7 @@ struct RunResult {
   double sm_clock_hz = 0.0;
   SpeedOfLight speed_of_light;  // over all kernels, weighted by their cycles
   std::vector<CtaSpan> timeline;
+  std::optional<PowerSummary> power;  // with power.enabled: the run's energy, power, clock policy
   SimInfo sim;
 };
 

@@ -78,7 +78,9 @@ std::string expectation(const ParamSpec& spec) {
     case ParamType::Choice: return "one of " + join_quoted(spec.choices);
     case ParamType::Frequency:
     case ParamType::Bandwidth:
-    case ParamType::Size: return std::string("a ") + param_type_name(spec.type) + range_text(spec);
+    case ParamType::Size:
+    case ParamType::Power:
+    case ParamType::Energy: return std::string("a ") + param_type_name(spec.type) + range_text(spec);
   }
   return "?";
 }
@@ -97,7 +99,9 @@ ParamValue parse_value(const ParamSpec& spec, const TreeNode& node, const std::s
     case ParamType::Real:
     case ParamType::Frequency:
     case ParamType::Bandwidth:
-    case ParamType::Size: {
+    case ParamType::Size:
+    case ParamType::Power:
+    case ParamType::Energy: {
       std::string error;
       if (!parse_quantity(text, spec.type, v.number, error)) {
         // For plain numbers the range says more than parse_quantity's "expected an unsigned integer".

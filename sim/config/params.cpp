@@ -62,7 +62,8 @@ std::uint32_t Params::u32(const std::string& name) const {
 double Params::real(const std::string& name) const {
   const ParamValue& v = value(name);
   const bool numeric = v.type == ParamType::UInt || v.type == ParamType::Real || v.type == ParamType::Frequency ||
-                       v.type == ParamType::Bandwidth || v.type == ParamType::Size;
+                       v.type == ParamType::Bandwidth || v.type == ParamType::Size ||
+                       v.type == ParamType::Power || v.type == ParamType::Energy;
   check_type(*this, name, numeric, "a number");
   return v.number;
 }

@@ -17,6 +17,8 @@ const char* param_type_name(ParamType t) noexcept {
     case ParamType::Frequency: return "frequency";
     case ParamType::Bandwidth: return "bandwidth";
     case ParamType::Size: return "size";
+    case ParamType::Power: return "power";
+    case ParamType::Energy: return "energy";
   }
   return "?";
 }
@@ -132,8 +134,9 @@ Schema& Schema::choice(std::string name, std::vector<std::string> choices, std::
 Schema& Schema::quantity(std::string name, ParamType type, std::optional<std::string> def, std::string desc,
                          double min, double max) {
   const std::string what = section_ + "." + name;
-  WARPSIM_ASSERT(type == ParamType::Frequency || type == ParamType::Bandwidth || type == ParamType::Size,
-                 what + ": quantity() takes Frequency, Bandwidth or Size");
+  WARPSIM_ASSERT(type == ParamType::Frequency || type == ParamType::Bandwidth || type == ParamType::Size ||
+                     type == ParamType::Power || type == ParamType::Energy,
+                 what + ": quantity() takes Frequency, Bandwidth, Size, Power or Energy");
   std::optional<double> value;
   if (def) {
     double parsed = 0.0;
@@ -142,7 +145,8 @@ Schema& Schema::quantity(std::string name, ParamType type, std::optional<std::st
     value = parsed;
   }
   // Values and min/max are in base units; describe shows this unit next to min/max.
-  const char* base_unit = type == ParamType::Frequency ? "Hz" : type == ParamType::Bandwidth ? "B/s" : "B";
+  const char* base_unit = type == ParamType::Frequency ? "Hz" : type == ParamType::Bandwidth ? "B/s"
+                          : type == ParamType::Power   ? "W"  : type == ParamType::Energy    ? "J" : "B";
   return add(make_spec(std::move(name), type, base_unit, std::move(def), std::move(desc), min, max), value);
 }
 

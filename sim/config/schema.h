@@ -19,6 +19,8 @@ enum class ParamType {
   Frequency,  // "1.98GHz", "1410MHz"      -> Hz
   Bandwidth,  // "3.35TB/s", "900GB/s"     -> bytes per second (decimal prefixes, as vendors quote them)
   Size,       // "50MiB", "228KiB", "128B" -> bytes (binary prefixes KiB/MiB/GiB; KB/MB/GB are decimal)
+  Power,      // "700W", "1.2kW"           -> watts
+  Energy,     // "0.5pJ", "2nJ"            -> joules
 };
 
 const char* param_type_name(ParamType t) noexcept;

@@ -40,6 +40,9 @@ constexpr Unit kSizeUnits[] = {{"B", 1.0},     {"KiB", kKibi}, {"MiB", kMebi}, {
                                       {"TiB", kTebi}, {"KB", kKilo},  {"MB", kMega},  {"GB", kGiga},
                                       {"TB", kTera}};
 
+constexpr Unit kPowerUnits[] = {{"W", 1.0}, {"mW", 1e-3}, {"kW", kKilo}};
+constexpr Unit kEnergyUnits[] = {{"J", 1.0}, {"fJ", 1e-15}, {"pJ", 1e-12}, {"nJ", 1e-9}, {"uJ", 1e-6}, {"mJ", 1e-3}};
+
 struct QuantityKind {
   const char* noun;     // "a frequency"
   const char* example;  // "1.98GHz"
@@ -53,10 +56,14 @@ const QuantityKind* quantity_kind(ParamType type) {
   static const QuantityKind frequency{"a frequency", "1.98GHz", kFrequencyUnits, std::size(kFrequencyUnits)};
   static const QuantityKind bandwidth{"a bandwidth", "3.35TB/s", kBandwidthUnits, std::size(kBandwidthUnits)};
   static const QuantityKind size{"a size", "50MiB", kSizeUnits, std::size(kSizeUnits)};
+  static const QuantityKind power{"a power", "700W", kPowerUnits, std::size(kPowerUnits)};
+  static const QuantityKind energy{"an energy", "0.5pJ", kEnergyUnits, std::size(kEnergyUnits)};
   switch (type) {
     case ParamType::Frequency: return &frequency;
     case ParamType::Bandwidth: return &bandwidth;
     case ParamType::Size: return &size;
+    case ParamType::Power: return &power;
+    case ParamType::Energy: return &energy;
     default: return nullptr;
   }
 }
@@ -172,7 +179,9 @@ bool parse_quantity(const std::string& raw_text, ParamType type, double& out, st
     case ParamType::Real: return parse_real(text, out, error);
     case ParamType::Frequency:
     case ParamType::Bandwidth:
-    case ParamType::Size: return parse_with_unit(text, type, *quantity_kind(type), out, error);
+    case ParamType::Size:
+    case ParamType::Power:
+    case ParamType::Energy: return parse_with_unit(text, type, *quantity_kind(type), out, error);
     default: break;
   }
   WARPSIM_ASSERT(false, std::string("parse_quantity: ") + param_type_name(type) + " is not a numeric type");

@@ -9,6 +9,7 @@
 
 #include "sim/config/params.h"
 #include "sim/core/component.h"
+#include "sim/trace/inst.h"
 #include "sim/trace/source.h"
 
 namespace warpsim {
@@ -30,6 +31,13 @@ struct Occupancy {
 
 // CTAs of `k` that fit on one SM; ctas_per_sm == 0 with a limiter when one CTA alone does not fit.
 Occupancy compute_occupancy(const KernelInfo& k, const SmLimits& limits);
+
+// A warp-instruction as the probe point `sm[i].issue` reports it, when the SM issues it (the energy model counts
+// instructions by class, type and operand from it). Every SM implementation announces its issues there.
+struct InstIssue {
+  const WarpInst& inst;
+  unsigned sm;
+};
 
 class StreamingMultiprocessor : public Component {
  public:

@@ -83,6 +83,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     }
     for (std::uint32_t i = 0; i < warps_.size(); ++i) free_warps_.push_back(static_cast<std::uint32_t>(warps_.size()) - 1 - i);
     register_stats(ctx.stats);
+    ctx.probes.add(path() + ".issue", issue_probe_);
   }
 
   // ---- StreamingMultiprocessor -------------------------------------------------------------------------------
@@ -463,6 +464,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     }
     ++warp_instructions_;
     thread_instructions_ += static_cast<std::uint64_t>(in->active_lanes());
+    if (issue_probe_.active()) issue_probe_.notify(InstIssue{*in, index_});
     const OpClass cls = op_class(in->op);
     const Pipe pipe = pipe_of(cls);
     Cycle result = now + 1;
@@ -741,6 +743,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   Cycle residency_since_ = 0;
   const KernelInfo* kernel_ = nullptr;
   // stats
+  ProbePoint<InstIssue> issue_probe_;  // sm[i].issue
   std::uint64_t warp_instructions_ = 0, thread_instructions_ = 0, active_cycles_ = 0, resident_warp_cycles_ = 0,
                 ctas_launched_ = 0, mbarrier_arrivals_ = 0, mbarrier_bytes_ = 0, mbarrier_phases_ = 0,
                 mbarrier_remote_arrivals_ = 0;

@@ -1,0 +1,118 @@
+// Energy, power and the power cap end to end (models/power, app/run_one.cpp): expectations from first
+// principles (a GEMM's 2MNK FLOPs, bytes read / burst size, power x time) and from the configured figures, not
+// from the model's code.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "test_helpers.h"
+
+using namespace wstest;
+
+namespace {
+
+// A small H100 (8 SMs) so that a GEMM is quick; its GPC count must divide the SMs.
+const std::vector<std::string> kSmallGpu = {"sm.count=8", "noc.gpcs=2", "l2.slices=4", "hbm.channels=4"};
+
+CmdResult run_gpu(const std::string& gpu, const std::vector<std::string>& extra, const std::string& out) {
+  std::vector<std::string> args = {"run", "--gpu", gpu, "--synth", "gemm", "--synth-key", "m=512", "--synth-key", "n=512",
+                                   "--synth-key", "k=512", "--out", out, "--no-progress", "-q"};
+  for (const std::string& s : kSmallGpu) args.insert(args.end(), {"--set", s});
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_warpsim(args);
+}
+
+double num(const std::string& stats, const std::string& path) {
+  const auto v = json::number(stats, path);
+  if (!v) FAIL("stats.json has no number at " << path);
+  return *v;
+}
+
+}  // namespace
+
+TEST_CASE("power: a kernel's energy is its counted events times the configured energies", "[power]") {
+  // Every energy 0 but three, and the reference clock at the run's clock (so V = Vref, no scaling): the tensor
+  // part must be 2MNK x 1 pJ, the HBM part (bytes read / 32 B) x 1 nJ, and leakage 100 W x the time.
+  TempDir dir;
+  const std::string gpu = dir / "gpu.yaml";
+  write_text(gpu, "base: " + shipped_config("h100_sxm") +
+                      "\npower:\n  enabled: true\n  reference_clock: 1.83GHz\n  min_clock: 1GHz\n"
+                      "  issue: 0pJ\n  int_lane: 0pJ\n  fp32_lane: 0pJ\n  fp64_lane: 0pJ\n  sfu_lane: 0pJ\n"
+                      "  tensor: {f16: 0pJ, bf16: 1pJ, tf32: 0pJ, fp8: 0pJ, i8: 0pJ, f64: 0pJ}\n"
+                      "  regfile: 0pJ\n  smem_wavefront: 0pJ\n  l1_sector: 0pJ\n  l2_sector: 0pJ\n  noc_byte: 0pJ\n"
+                      "  partition_link_byte: 0pJ\n  hbm_activate: 0pJ\n  hbm_read_burst: 1nJ\n  hbm_write_burst: 0nJ\n"
+                      "  hbm_refresh: 0nJ\n  sm_active_cycle: 0nJ\n  sm_idle_cycle: 0nJ\n  leakage: 100W\n  constant: 0W\n"
+                      "  hbm_background: 0W\n  cap: 0W\n");
+  const CmdResult r = run_gpu(gpu, {}, dir / "out");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string stats = read_text(dir.path() / "out" / "stats.json");
+  double tensor = 0, hbm = 0, leakage = 0, total = 0, expected_total = 0, time_s = 0;
+  for (int i = 0; json::has(stats, "kernels[" + std::to_string(i) + "]"); ++i) {
+    const std::string k = "kernels[" + std::to_string(i) + "]";
+    const double seconds = num(stats, k + ".time_us") * 1e-6;
+    const double read_bursts = std::ceil(num(stats, k + ".dram_bytes_read") / 32.0);
+    CHECK(num(stats, k + ".energy.breakdown_j.hbm") == Approx(read_bursts * 1e-9).epsilon(1e-9));
+    CHECK(num(stats, k + ".energy.breakdown_j.leakage") == Approx(100.0 * seconds).epsilon(1e-9));
+    tensor += num(stats, k + ".energy.breakdown_j.tensor");
+    hbm += read_bursts * 1e-9;
+    leakage += 100.0 * seconds;
+    time_s += seconds;
+    total += num(stats, k + ".energy.joules");
+    CHECK(num(stats, k + ".energy.average_w") == Approx(num(stats, k + ".energy.joules") / seconds).epsilon(1e-9));
+  }
+  expected_total = 2.0 * 512 * 512 * 512 * 1e-12 + hbm + leakage;
+  CHECK(tensor == Approx(2.0 * 512 * 512 * 512 * 1e-12).epsilon(1e-12));
+  CHECK(total == Approx(expected_total).epsilon(1e-9));
+  // The run: its kernels plus the launch waits, which cost leakage only here.
+  const double waits = num(stats, "launch.wait_us") * 1e-6;
+  CHECK(num(stats, "power.energy.joules") == Approx(total + 100.0 * waits).epsilon(1e-9));
+  CHECK(num(stats, "power.energy.flops_per_joule") > 0);
+}
+
+TEST_CASE("power: a cap lowers a compute-bound GEMM's clock and raises its time, and a pinned clock stays", "[power]") {
+  TempDir dir;
+  const std::string top = "clocks.sm=1980MHz";  // h100_sxm power.reference_clock, the max boost clock
+  const CmdResult free_run = run_gpu("h100_sxm", {"--set", top}, dir / "free");
+  REQUIRE(free_run.exit_code == 0);
+  const std::string free_stats = read_text(dir.path() / "free" / "stats.json");
+  const double free_w = num(free_stats, "power.energy.average_w");
+  const double idle_w = num(free_stats, "power.idle_w");
+  REQUIRE(free_w > idle_w + 20);
+  // A cap between idle and the uncapped power: the clock found is lower, the power at or under the cap.
+  const double cap = std::round((free_w + idle_w) / 2 + 10);
+  const std::string cap_set = "power.cap=" + std::to_string(static_cast<int>(cap)) + "W";
+  const CmdResult capped = run_gpu("h100_sxm", {"--set", cap_set, "--set", "power.cap_mode=boost"}, dir / "capped");
+  INFO(capped.err);
+  REQUIRE(capped.exit_code == 0);
+  const std::string capped_stats = read_text(dir.path() / "capped" / "stats.json");
+  CHECK(num(capped_stats, "power.sustained_sm_clock_hz") < 1.98e9);
+  CHECK(num(capped_stats, "power.energy.average_w") <= cap);
+  CHECK(*json::string(capped_stats, "power.clock_policy") == "boost");
+  CHECK(num(capped_stats, "total_time_us") > num(free_stats, "total_time_us") * 1.02);
+  // The first simulation of the search is at the max boost clock, and reproduces the uncapped run's power.
+  CHECK(num(capped_stats, "power.clock_search[0].sm_clock_hz") == 1.98e9);
+  CHECK(num(capped_stats, "power.clock_search[0].average_w") == Approx(free_w).epsilon(1e-9));
+  // Pinned: the same cap and mode, but --set clocks.sm keeps the clock (and says it exceeds the cap).
+  const CmdResult pinned = run_gpu("h100_sxm", {"--set", cap_set, "--set", "power.cap_mode=boost", "--set", top}, dir / "pinned");
+  REQUIRE(pinned.exit_code == 0);
+  const std::string pinned_stats = read_text(dir.path() / "pinned" / "stats.json");
+  CHECK(num(pinned_stats, "power.sustained_sm_clock_hz") == 1.98e9);
+  CHECK(*json::string(pinned_stats, "power.clock_policy") == "pinned");
+  CHECK(pinned_stats.find("\"over_cap\": true") != std::string::npos);
+}
+
+TEST_CASE("power: a bad power figure is one error naming its key", "[power][bad input]") {
+  TempDir dir;
+  struct Case {
+    std::string set, key;
+  };
+  for (const Case& c : {Case{"power.hbm_read_burst=-1pJ", "power.hbm_read_burst"},
+                        Case{"power.cap=50W", "power.cap"},  // below leakage x 0.7 + constant + HBM background
+                        Case{"power.tensor.bf16=3", "power.tensor.bf16"}}) {
+    const CmdResult r = run_gpu("h100_sxm", {"--set", c.set}, dir / "out");
+    INFO(c.set << "\n" << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.key) != std::string::npos);
+  }
+}
