@@ -89,7 +89,9 @@ class StatsFields {
 Run from_stats(const std::string& label, const Json& stats, const std::string& where) {
   const StatsFields fields(where);
   if (!stats.is_object()) fields.fail("the document", "must be an object");
-  Run run{label, fields.get(stats, "", "gpu", Expect::String, true)->get<std::string>(), 0.0, {}};
+  Run run;
+  run.label = label;
+  run.gpu = fields.get(stats, "", "gpu", Expect::String, true)->get<std::string>();
   if (const Json* total = fields.get(stats, "", "total_time_us", Expect::Number, false)) run.total_time_us = total->get<double>();
   if (const Json* power = fields.get(stats, "", "power", Expect::Object, false)) {
     const Json& energy = *fields.get(*power, "power", "energy", Expect::Object, true);

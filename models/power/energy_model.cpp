@@ -173,7 +173,6 @@ EnergyResult EnergyModel::kernel_energy(std::size_t index, const StatReport& r, 
   e.voltage = p_.voltage(sm_hz_);
   e.seconds = static_cast<double>(cycles) / sm_hz_;
   const double v = e.voltage / p_.reference_voltage, dyn = v * v;
-  auto n = [&](OpClass k) { return static_cast<double>(c.instructions[static_cast<std::size_t>(k)]); };
   auto lanes = [&](OpClass k) { return static_cast<double>(c.lanes[static_cast<std::size_t>(k)]); };
   double instructions = 0;
   for (auto i : c.instructions) instructions += static_cast<double>(i);
