@@ -1,4 +1,5 @@
 #include "app/commands.h"
+#include "app/subcommands.h"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -809,37 +810,17 @@ void set_up_logging() {
 
 int warpsim_main(int argc, char** argv) {
   if (!spdlog::get("warpsim")) set_up_logging();
-  const std::vector<std::string> commands{"run", "synth", "describe", "config", "compare", "validate", "calibrate",
-                                          "convert", "import-kineto", "llm", "sweep"};
+  const std::vector<NamedCommand> commands{
+      {"run", cmd_run},         {"synth", cmd_synth},         {"describe", cmd_describe},
+      {"config", cmd_config},   {"compare", cmd_compare},     {"validate", cmd_validate},
+      {"calibrate", cmd_calibrate}, {"convert", cmd_convert}, {"import-kineto", cmd_import_kineto},
+      {"llm", cmd_llm},         {"sweep", cmd_sweep}};
   try {
-    if (argc < 2) {
-      fmt::print(stderr, "{}", kUsage);
-      return 2;
-    }
-    const std::string cmd = argv[1];
-    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
-      fmt::print("{}", kUsage);
-      return 0;
-    }
-    if (cmd == "--version") {
+    if (argc >= 2 && std::string(argv[1]) == "--version") {
       fmt::print("warpsim {}\n", WARPSIM_VERSION);
       return 0;
     }
-    if (cmd == "run") return cmd_run(argc - 1, argv + 1);
-    if (cmd == "synth") return cmd_synth(argc - 1, argv + 1);
-    if (cmd == "describe") return cmd_describe(argc - 1, argv + 1);
-    if (cmd == "config") return cmd_config(argc - 1, argv + 1);
-    if (cmd == "compare") return cmd_compare(argc - 1, argv + 1);
-    if (cmd == "validate") return cmd_validate(argc - 1, argv + 1);
-    if (cmd == "calibrate") return cmd_calibrate(argc - 1, argv + 1);
-    if (cmd == "convert") return cmd_convert(argc - 1, argv + 1);
-    if (cmd == "import-kineto") return cmd_import_kineto(argc - 1, argv + 1);
-    if (cmd == "llm") return cmd_llm(argc - 1, argv + 1);
-    if (cmd == "sweep") return cmd_sweep(argc - 1, argv + 1);
-    const std::string hint = did_you_mean(cmd, commands);
-    spdlog::error("unknown command '{}'{}", cmd, hint.empty() ? "" : "; did you mean '" + hint + "'?");
-    fmt::print(stderr, "\n{}", kUsage);
-    return 2;
+    return dispatch_command(commands, "command", kUsage, argc, argv);
   } catch (const po::error& e) {
     spdlog::error("{} (see --help)", e.what());
     return 2;

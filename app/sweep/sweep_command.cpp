@@ -1,4 +1,5 @@
 #include "app/sweep/sweep_command.h"
+#include "app/subcommands.h"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -212,24 +213,12 @@ int sweep_collect(int argc, char** argv) {
 }  // namespace
 
 int cmd_sweep(int argc, char** argv) {
-  const std::vector<std::string> subs{"plan", "submit", "run-jobs", "status", "collect"};
-  if (argc < 2) {
-    fmt::print(stderr, "{}", kSweepUsage);
-    return 2;
-  }
-  const std::string sub = argv[1];
-  if (sub == "--help" || sub == "-h" || sub == "help") {
-    fmt::print("{}", kSweepUsage);
-    return 0;
-  }
-  if (sub == "plan") return sweep_plan(argc - 1, argv + 1);
-  if (sub == "submit") return sweep_submit(argc - 1, argv + 1);
-  if (sub == "run-jobs") return sweep_run_jobs(argc - 1, argv + 1);
-  if (sub == "status") return sweep_status(argc - 1, argv + 1);
-  if (sub == "collect") return sweep_collect(argc - 1, argv + 1);
-  const std::string hint = did_you_mean(sub, subs);
-  throw InputError(fmt::format("sweep: unknown subcommand '{}'{}; expected plan, submit, run-jobs, status or collect", sub,
-                               hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+  return dispatch_command({{"plan", sweep_plan},
+                           {"submit", sweep_submit},
+                           {"run-jobs", sweep_run_jobs},
+                           {"status", sweep_status},
+                           {"collect", sweep_collect}},
+                          "sweep subcommand", kSweepUsage, argc, argv);
 }
 
 }  // namespace warpsim
