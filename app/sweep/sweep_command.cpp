@@ -9,21 +9,18 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "app/sweep/collect.h"
 #include "app/sweep/job_runner.h"
 #include "app/sweep/local_backend.h"
 #include "app/sweep/plan.h"
+#include "app/sweep/slurm.h"
 #include "app/sweep/spec.h"
 #include "sim/config/config.h"
 #include "sim/core/error.h"
 
-// The Slurm backend (app/sweep/slurm.h) is built in when its source is there.
-#if __has_include("app/sweep/slurm.h")
-#include "app/sweep/slurm.h"
-#define WARPSIM_HAVE_SLURM_BACKEND 1
-#endif
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -40,7 +37,8 @@ const char* kSweepUsage =
     "                                 run what is missing or failed (local: a process pool on this machine)\n"
     "  run-jobs RUN_DIR JOB [JOB ...] run the named jobs in this process (what the backends call per job)\n"
     "  status RUN_DIR                 jobs per state; failed jobs with the last line of their log\n"
-    "  collect RUN_DIR -o FILE.csv    results in a long table (one row per job and kernel) and RUN_DIR/results.sqlite\n";
+    "  collect RUN_DIR -o FILE.csv    results in a long table (one row per job and kernel) and RUN_DIR/results.sqlite\n"
+    "  cancel RUN_DIR                 scancel the sweep's Slurm arrays (submit again to finish it)\n";
 
 // Parses a subcommand's options; `positional` names its positional arguments. Returns false after --help.
 bool parse(int argc, char** argv, po::options_description& desc, const po::positional_options_description& positional,
@@ -117,14 +115,9 @@ int sweep_submit(int argc, char** argv) {
       ("backend", po::value(&backend)->default_value("local"), "local (a process pool here), slurm (job arrays through sbatch), "
        "or auto (slurm when sbatch is on PATH, else local)")
       ("jobs,j", po::value(&parallel), "local: jobs at once (default: the number of CPUs)");
-#ifdef WARPSIM_HAVE_SLURM_BACKEND
   po::options_description slurm_desc("slurm backend options");
   sweep::add_slurm_options(slurm_desc);
   desc.add(slurm_desc);
-  constexpr bool slurm_built = true;
-#else
-  constexpr bool slurm_built = false;
-#endif
   po::positional_options_description pos;
   pos.add("run-dir", 1);
   po::variables_map vm;
@@ -137,21 +130,16 @@ int sweep_submit(int argc, char** argv) {
   }
   if (backend == "auto") {
     const bool sbatch = sbatch_on_path();
-    backend = sbatch && slurm_built ? "slurm" : "local";
-    spdlog::info("sweep submit: backend {} (sbatch {} on PATH{})", backend, sbatch ? "is" : "is not",
-                 slurm_built ? "" : "; the Slurm backend is not built in");
+    backend = sbatch ? "slurm" : "local";
+    spdlog::info("sweep submit: backend {} (sbatch {} on PATH)", backend, sbatch ? "is" : "is not");
   }
   const std::vector<std::string> jobs = sweep::jobs_to_run(run_dir);
   if (backend == "slurm") {
-#ifdef WARPSIM_HAVE_SLURM_BACKEND
     const auto arrays = sweep::submit_to_slurm(run_dir, jobs, sweep::warpsim_executable(), sweep::slurm_options_from(vm));
     std::size_t submitted = 0;
     for (const auto& a : arrays) submitted += static_cast<std::size_t>(a.job_count);
     fmt::print("submitted {} jobs in {} Slurm arrays (warpsim sweep status {} follows them)\n", submitted, arrays.size(), run_dir);
     return 0;
-#else
-    throw InputError("--backend slurm: the Slurm backend is not built in this branch (app/sweep/slurm.cpp); use --backend local");
-#endif
   }
   if (jobs.empty()) {
     bool all_done = false;
@@ -191,6 +179,33 @@ int sweep_status(int argc, char** argv) {
   require(vm, "run-dir", "status", "the run directory (RUN_DIR)");
   bool all_done = false;
   fmt::print("{}", sweep::status_report(run_dir, all_done));
+  if (!sweep::submitted_arrays(run_dir).empty()) {
+    // Jobs a Slurm array still holds (queued, or running on some node): absent once their task has ended.
+    try {
+      std::map<std::string, std::size_t> per_state;
+      for (const auto& [job, state] : sweep::slurm_states(run_dir)) ++per_state[state];
+      std::vector<std::string> parts;
+      for (const auto& [state, n] : per_state) parts.push_back(fmt::format("{} {}", n, state));
+      fmt::print("slurm: {}\n", parts.empty() ? "no task of this sweep's arrays is queued or running" : fmt::format("{}", fmt::join(parts, ", ")));
+    } catch (const InputError& e) {
+      fmt::print("slurm: cannot ask the cluster ({})\n", e.what());
+    }
+  }
+  return 0;
+}
+
+int sweep_cancel(int argc, char** argv) {
+  po::options_description desc("options");
+  std::string run_dir;
+  desc.add_options()("run-dir", po::value(&run_dir), "the run directory");
+  po::positional_options_description pos;
+  pos.add("run-dir", 1);
+  po::variables_map vm;
+  if (!parse(argc, argv, desc, pos, vm, "usage: warpsim sweep cancel RUN_DIR")) return 0;
+  require(vm, "run-dir", "cancel", "the run directory (RUN_DIR)");
+  const int cancelled = sweep::cancel_slurm_arrays(run_dir);
+  fmt::print("cancelled {} Slurm arrays; their running jobs are marked unfinished, and `warpsim sweep submit {}` "
+             "runs what is left\n", cancelled, run_dir);
   return 0;
 }
 
@@ -217,7 +232,8 @@ int cmd_sweep(int argc, char** argv) {
                            {"submit", sweep_submit},
                            {"run-jobs", sweep_run_jobs},
                            {"status", sweep_status},
-                           {"collect", sweep_collect}},
+                           {"collect", sweep_collect},
+                           {"cancel", sweep_cancel}},
                           "sweep subcommand", kSweepUsage, argc, argv);
 }
 
