@@ -69,7 +69,7 @@ std::string warpsim_executable() {
   return exe.string();
 }
 
-std::vector<std::string> jobs_to_run(const std::string& run_dir) {
+std::vector<std::string> jobs_to_run(const std::string& run_dir, bool include_running) {
   const fs::path manifest = fs::path(run_dir) / kManifestFile;
   const nlohmann::json m = parse_json_input(read_input_file(manifest.string(), kNoSizeLimit, "sweep manifest"), manifest.string());
   std::vector<std::string> jobs;
@@ -77,7 +77,7 @@ std::vector<std::string> jobs_to_run(const std::string& run_dir) {
     if (job.contains("alias_of")) continue;
     const std::string name = job.at("name");
     const JobState s = job_state(fs::path(run_dir) / kJobsDir / name);
-    if (s != JobState::done && s != JobState::running) jobs.push_back(name);
+    if (s != JobState::done && (include_running || s != JobState::running)) jobs.push_back(name);
   }
   return jobs;
 }

@@ -12,7 +12,7 @@ namespace warpsim::sweep {
 std::string warpsim_executable();
 
 // The jobs of RUN_DIR that still need running: not aliases, not done, not running in a live process.
-std::vector<std::string> jobs_to_run(const std::string& run_dir);
+std::vector<std::string> jobs_to_run(const std::string& run_dir, bool include_running = false);
 
 // Runs `jobs` with at most `parallel` at once. SIGINT or SIGTERM stops the pool: its jobs are sent SIGTERM (they
 // write `unfinished`) and it returns 128 + the signal. Otherwise returns 0 when every job ended done, 1 when one

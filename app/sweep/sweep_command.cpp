@@ -133,8 +133,16 @@ int sweep_submit(int argc, char** argv) {
     backend = sbatch ? "slurm" : "local";
     spdlog::info("sweep submit: backend {} (sbatch {} on PATH)", backend, sbatch ? "is" : "is not");
   }
-  const std::vector<std::string> jobs = sweep::jobs_to_run(run_dir);
+  std::vector<std::string> jobs = sweep::jobs_to_run(run_dir);
   if (backend == "slurm") {
+    if (!sweep::submitted_arrays(run_dir).empty()) {
+      // Jobs the sweep's arrays still hold (queued or running) are not submitted twice; a `running` marker that no
+      // task holds any more was left by a task that died without cleaning up (a failed node) and runs again.
+      const auto held = sweep::slurm_states(run_dir);
+      jobs.clear();
+      for (const std::string& job : sweep::jobs_to_run(run_dir, /*include_running=*/true))
+        if (!held.count(job)) jobs.push_back(job);
+    }
     const auto arrays = sweep::submit_to_slurm(run_dir, jobs, sweep::warpsim_executable(), sweep::slurm_options_from(vm));
     std::size_t submitted = 0;
     for (const auto& a : arrays) submitted += static_cast<std::size_t>(a.job_count);

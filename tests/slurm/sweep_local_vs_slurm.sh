@@ -39,6 +39,10 @@ SPEC
 "$warpsim" sweep plan "$work/spec.yaml" -o "$work/slurm" > /dev/null
 "$warpsim" sweep submit "$work/local" --backend local -j 2 > /dev/null 2>&1
 "$warpsim" sweep submit "$work/slurm" --backend slurm --jobs-per-task 2 --time 00:05:00 --mem 1G
+# Submitting again while the arrays hold the jobs adds nothing: no job is queued twice.
+"$warpsim" sweep submit "$work/slurm" --backend slurm --jobs-per-task 2 > /dev/null
+arrays=$(ls "$work/slurm/slurm" | grep -c '^array-')
+[ "$arrays" = 1 ] || { echo "a second submit of held jobs added arrays ($arrays)"; exit 1; }
 for _ in $(seq 1 240); do
   if "$warpsim" sweep status "$work/slurm" | grep -q "no task of this sweep's arrays is queued or running"; then break; fi
   sleep 0.5
