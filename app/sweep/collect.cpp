@@ -30,6 +30,8 @@ json read_json(const fs::path& file, const char* what) {
   return parse_json_input(read_input_file(file.string(), kNoSizeLimit, what), file.string());
 }
 
+}  // namespace
+
 json read_manifest(const std::string& run_dir) {
   const fs::path manifest = fs::path(run_dir) / kManifestFile;
   if (!fs::exists(manifest))
@@ -41,8 +43,9 @@ json read_manifest(const std::string& run_dir) {
   return m;
 }
 
-// The job whose directory holds a job's results: itself, or its original.
 std::string runs_as(const json& job) { return job.contains("alias_of") ? job.at("alias_of").get<std::string>() : job.at("name").get<std::string>(); }
+
+namespace {
 
 // A kernel's headline stats, in stats.json's order: its numbers, utilisation, stalls, speed of light.
 std::vector<std::pair<std::string, json>> headline_stats(const json& kernel) {

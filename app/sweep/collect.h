@@ -17,9 +17,16 @@
 //   stats(job, kernel, name, value REAL)   the CSV's stats plus every statistics counter (counters.*)
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 
 namespace warpsim::sweep {
+
+// RUN_DIR/manifest.json, checked to be a sweep plan of this warpsim's format (InputError otherwise).
+nlohmann::json read_manifest(const std::string& run_dir);
+// The job whose directory holds a manifest job's results: itself, or its original (an alias).
+std::string runs_as(const nlohmann::json& job);
 
 // The status report: counts per state, then each failed or unfinished job with the last line of its marker or
 // log. `all_done` is set when nothing is left to run.

@@ -287,11 +287,58 @@ Config load_design_config(const std::string& file, const std::vector<std::pair<s
 
 }  // namespace
 
-SweepPlan make_plan(const SweepSpec& spec) {
+std::string sensitivity_candidate_name(const std::string& key, int direction, double step) {
+  return fmt::format("{}{}{:g}pct", key, direction > 0 ? "+" : "-", step * 100);
+}
+
+namespace {
+
+// The candidates of a sensitivity spec: the base, and each parameter at the base's value times (1 -/+ step), as
+// an override text in the parameter's base unit.
+std::vector<Candidate> sensitivity_candidates(const Sensitivity& s, const Config& base,
+                                              std::vector<SensitivityPoint>& points) {
+  std::vector<Candidate> out(1);
+  out[0].name = kSensitivityBase;
+  out[0].where = s.where;
+  for (const std::string& key : s.keys) {
+    std::string impl;
+    const ParamValue* v = find_param(base, key, &impl);
+    const std::string where = fmt::format("{}: sensitivity.parameters: {}", s.where, key);
+    if (!v) throw InputError(fmt::format("{}: the base config has no such numeric parameter", where));
+    const char* unit = v->type == ParamType::Frequency ? "Hz" : v->type == ParamType::Bandwidth ? "B/s"
+                     : v->type == ParamType::Size ? "B" : "";
+    if (v->type != ParamType::UInt && v->type != ParamType::Real && v->type != ParamType::Frequency &&
+        v->type != ParamType::Bandwidth && v->type != ParamType::Size)
+      throw InputError(fmt::format("{}: a {} parameter cannot be scaled; expected a number, frequency, bandwidth or size",
+                                   where, param_type_name(v->type)));
+    // Counts and bytes are whole; Hz and B/s are small enough units to round to as well.
+    const bool whole = v->type != ParamType::Real;
+    for (int direction : {-1, +1}) {
+      double value = v->number * (1 + direction * s.step);
+      if (whole) value = std::round(value);
+      if (value == v->number)
+        throw InputError(fmt::format("{}: a {:g}% step leaves its value {} unchanged; use a larger step", where,
+                                     s.step * 100, format_number(v->number)));
+      Candidate c;
+      c.name = sensitivity_candidate_name(key, direction, s.step);
+      c.where = s.where;
+      c.set.emplace_back(key, (whole ? fmt::format("{}", static_cast<std::uint64_t>(value)) : fmt::format("{:.17g}", value)) + unit);
+      out.push_back(std::move(c));
+      points.push_back({out.back().name, key, direction, v->number, value});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+SweepPlan make_plan(const SweepSpec& given) {
   SweepPlan plan;
+  const std::string base_file = resolve_gpu_config(given.base);
+  const Config base = load_design_config(base_file, {}, fmt::format("{}: base", given.file));
+  SweepSpec spec = given;
+  if (given.sensitivity) spec.candidates = sensitivity_candidates(*given.sensitivity, base, plan.sensitivity);
   plan.spec = spec;
-  const std::string base_file = resolve_gpu_config(spec.base);
-  const Config base = load_design_config(base_file, {}, fmt::format("{}: base", spec.file));
   const std::vector<Expanded> axes = expand_axes(spec, base);
   plan.workloads = expand_workloads(spec, base);
 
@@ -397,6 +444,13 @@ ordered_json manifest_json(const SweepPlan& plan) {
   m["warpsim_version"] = WARPSIM_VERSION;
   m["param_columns"] = plan.param_columns;
   m["workload_columns"] = plan.workload_columns;
+  if (plan.spec.sensitivity) {
+    ordered_json points = ordered_json::array();
+    for (const SensitivityPoint& p : plan.sensitivity)
+      points.push_back({{"candidate", p.candidate}, {"key", p.key}, {"direction", p.direction},
+                        {"base_value", number_json(p.base_value)}, {"value", number_json(p.value)}});
+    m["sensitivity"] = {{"step", plan.spec.sensitivity->step}, {"base", kSensitivityBase}, {"points", points}};
+  }
   ordered_json jobs = ordered_json::array();
   for (const PlannedJob& job : plan.jobs) {
     const DesignPoint& d = plan.design_points[job.design_point];

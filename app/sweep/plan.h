@@ -52,6 +52,16 @@ struct PlannedJob {
   std::string alias_of;  // "" for a job that runs
 };
 
+// A sensitivity spec's candidate "base" and its perturbations.
+inline constexpr const char* kSensitivityBase = "base";
+struct SensitivityPoint {
+  std::string candidate, key;
+  int direction = 0;                 // -1 or +1
+  double base_value = 0, value = 0;  // in the parameter's base unit
+};
+// "sm.count+10pct": the candidate of `key` changed by `direction` x step.
+std::string sensitivity_candidate_name(const std::string& key, int direction, double step);
+
 struct SweepPlan {
   SweepSpec spec;
   std::vector<DesignPoint> design_points;
@@ -59,6 +69,7 @@ struct SweepPlan {
   std::vector<PlannedJob> jobs;
   std::vector<std::string> param_columns;     // design-point parameters (dotted config keys)
   std::vector<std::string> workload_columns;  // workload keys
+  std::vector<SensitivityPoint> sensitivity;   // a sensitivity spec's perturbed candidates
 };
 
 // An LLM step's scenario from the keys of a workload entry (phase, batch, prompt, context, dtype, tp); InputError

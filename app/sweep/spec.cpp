@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
@@ -196,6 +197,34 @@ void read_parameters(const SpecReader& r, const TreeNode& node, SweepSpec& spec)
   }
 }
 
+Sensitivity read_sensitivity(const SpecReader& r, const TreeNode& node) {
+  r.expect_map(node, "sensitivity", "a map with step: and parameters:");
+  r.check_keys(node, {"step", "parameters"}, "sensitivity", "step (10% or 0.1) and parameters (a list of config keys)");
+  Sensitivity s;
+  s.where = r.where(node.where);
+  const TreeNode* step = node.find("step");
+  if (!step) r.fail(node.where, "sensitivity.step", "missing: the relative change of each parameter (10% or 0.1)");
+  std::string text = r.scalar(*step, "sensitivity.step", "a fraction (0.1) or a percentage (10%)");
+  const bool percent = !text.empty() && text.back() == '%';
+  if (percent) text.pop_back();
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  s.step = percent ? value / 100 : value;
+  if (text.empty() || *end != '\0' || !(s.step > 0) || !(s.step < 1))
+    r.fail(step->where, "sensitivity.step", fmt::format("expected a fraction in (0, 1) or a percentage in (0%, 100%), got '{}'", step->scalar));
+  const TreeNode* keys = node.find("parameters");
+  if (!keys || keys->kind != TreeNode::Kind::Sequence || keys->items.empty())
+    r.fail(keys ? keys->where : node.where, "sensitivity.parameters", "expected a non-empty list of config keys ([sm.count, hbm.bandwidth])");
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < keys->items.size(); ++i) {
+    const std::string context = fmt::format("sensitivity.parameters[{}]", i);
+    const std::string key = r.scalar(keys->items[i], context, "a dotted config key (sm.count)");
+    if (!seen.insert(key).second) r.fail(keys->items[i].where, context, fmt::format("'{}' is listed twice", key));
+    s.keys.push_back(key);
+  }
+  return s;
+}
+
 WorkloadEntry read_workload(const SpecReader& r, const TreeNode& node, std::size_t index) {
   const std::string context = fmt::format("workloads[{}]", index);
   r.expect_map(node, context, "a map: {trace: FILE}, {synth: KIND, KEY: value, ...} or {llm: MODEL, ...}");
@@ -244,8 +273,15 @@ SweepSpec load_sweep_spec(const std::string& path) {
   if (doc.kind != TreeNode::Kind::Map)
     r.fail(doc.where, "(top level)", fmt::format("expected a map with base:, candidates:, parameters: and workloads:, got {}",
                                                   config_detail::describe_node(doc)));
-  r.check_keys(doc, {"name", "base", "candidates", "parameters", "workloads"}, "",
-               "name, base, candidates, parameters or workloads (configs/sweeps/README.md)");
+  r.check_keys(doc, {"name", "base", "candidates", "parameters", "sensitivity", "workloads"}, "",
+               "name, base, candidates, parameters, sensitivity or workloads (configs/sweeps/README.md)");
+  if (const TreeNode* sensitivity = doc.find("sensitivity")) {
+    for (const char* other : {"candidates", "parameters"})
+      if (const TreeNode* n = doc.find(other))
+        r.fail(n->where, other, "a spec with sensitivity: has no candidates: or parameters: (its candidates are the base and "
+                                "each parameter perturbed)");
+    spec.sensitivity = read_sensitivity(r, *sensitivity);
+  }
   spec.name = fs::path(path).stem().string();
   if (const TreeNode* name = doc.find("name")) spec.name = r.scalar(*name, "name", "the sweep's name");
   const TreeNode* base = doc.find("base");

@@ -23,11 +23,15 @@
 //       phase: decode                   #   phase, batch, prompt, context, dtype, tp (lists expand)
 //       batch: [1, 8]
 //   name: may label a workload entry (default: kind and keys).
+//   sensitivity:                        # instead of candidates: and parameters:
+//     step: 10%                         #   each parameter at base x 0.9 and base x 1.1 (a fraction or a percentage)
+//     parameters: [sm.count, hbm.bandwidth, l2.size, clocks.sm]
 //
 // Synthesized workloads are deterministic, so a spec has no repeats or seeds: the same job would give the same
 // numbers. A synthesizer that takes a `seed` key sweeps it as any other key (a list of seeds).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +70,15 @@ struct WorkloadEntry {
   std::string where;
 };
 
+// `sensitivity:`: one-at-a-time perturbation of a base design. The plan makes the candidates: "base", and per
+// parameter "<key>-<step>pct" and "<key>+<step>pct" with the base's value times (1 -/+ step);
+// `warpsim sweep sensitivity RUN_DIR` ranks the parameters by their effect on each workload.
+struct Sensitivity {
+  double step = 0;                  // relative, in (0, 1)
+  std::vector<std::string> keys;    // dotted config keys of numeric parameters
+  std::string where;                // "FILE:LINE"
+};
+
 struct SweepSpec {
   std::string file;      // as given
   std::string name;
@@ -73,6 +86,7 @@ struct SweepSpec {
   std::vector<Candidate> candidates;
   std::vector<Axis> axes;
   std::vector<WorkloadEntry> workloads;
+  std::optional<Sensitivity> sensitivity;  // set: the candidates are made by the plan
   std::string hash;      // FNV-1a of the spec's text
 };
 

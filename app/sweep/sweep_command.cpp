@@ -12,10 +12,12 @@
 #include <map>
 #include <thread>
 
+#include "app/result_set.h"
 #include "app/sweep/collect.h"
 #include "app/sweep/job_runner.h"
 #include "app/sweep/local_backend.h"
 #include "app/sweep/plan.h"
+#include "app/sweep/sensitivity.h"
 #include "app/sweep/slurm.h"
 #include "app/sweep/spec.h"
 #include "sim/config/config.h"
@@ -38,6 +40,8 @@ const char* kSweepUsage =
     "  run-jobs RUN_DIR JOB [JOB ...] run the named jobs in this process (what the backends call per job)\n"
     "  status RUN_DIR                 jobs per state; failed jobs with the last line of their log\n"
     "  collect RUN_DIR -o FILE.csv    results in a long table (one row per job and kernel) and RUN_DIR/results.sqlite\n"
+    "  sensitivity RUN_DIR [-o FILE.csv] [--svg FILE.svg]\n"
+    "                                 rank a sensitivity sweep's parameters by their effect on each workload\n"
     "  cancel RUN_DIR                 scancel the sweep's Slurm arrays (submit again to finish it)\n";
 
 // Parses a subcommand's options; `positional` names its positional arguments. Returns false after --help.
@@ -58,6 +62,17 @@ bool parse(int argc, char** argv, po::options_description& desc, const po::posit
 
 void require(const po::variables_map& vm, const char* name, const std::string& sub, const std::string& what) {
   if (!vm.count(name)) throw InputError(fmt::format("sweep {}: {} is missing (see warpsim sweep {} --help)", sub, what, sub));
+}
+
+// A subcommand whose first argument is RUN_DIR, then `desc`'s own options; false after --help.
+bool parse_with_run_dir(int argc, char** argv, po::options_description& desc, std::string& run_dir,
+                        po::variables_map& vm, const std::string& sub, const std::string& usage) {
+  desc.add_options()("run-dir", po::value(&run_dir), "the run directory");
+  po::positional_options_description pos;
+  pos.add("run-dir", 1);
+  if (!parse(argc, argv, desc, pos, vm, usage)) return false;
+  require(vm, "run-dir", sub, "the run directory (RUN_DIR)");
+  return true;
 }
 
 int sweep_plan(int argc, char** argv) {
@@ -179,12 +194,8 @@ int sweep_run_jobs(int argc, char** argv) {
 int sweep_status(int argc, char** argv) {
   po::options_description desc("options");
   std::string run_dir;
-  desc.add_options()("run-dir", po::value(&run_dir), "the run directory");
-  po::positional_options_description pos;
-  pos.add("run-dir", 1);
   po::variables_map vm;
-  if (!parse(argc, argv, desc, pos, vm, "usage: warpsim sweep status RUN_DIR")) return 0;
-  require(vm, "run-dir", "status", "the run directory (RUN_DIR)");
+  if (!parse_with_run_dir(argc, argv, desc, run_dir, vm, "status", "usage: warpsim sweep status RUN_DIR")) return 0;
   bool all_done = false;
   fmt::print("{}", sweep::status_report(run_dir, all_done));
   if (!sweep::submitted_arrays(run_dir).empty()) {
@@ -202,15 +213,27 @@ int sweep_status(int argc, char** argv) {
   return 0;
 }
 
+int sweep_sensitivity(int argc, char** argv) {
+  po::options_description desc("options");
+  std::string run_dir, csv, svg;
+  desc.add_options()("out,o", po::value(&csv), "also write the effects as CSV to this file")
+      ("svg", po::value(&svg), "also write a tornado plot (SVG) to this file");
+  po::variables_map vm;
+  if (!parse_with_run_dir(argc, argv, desc, run_dir, vm, "sensitivity",
+                          "usage: warpsim sweep sensitivity RUN_DIR [-o effects.csv] [--svg tornado.svg]"))
+    return 0;
+  const sweep::SensitivityResult r = sweep::read_sensitivity(run_dir);
+  if (!csv.empty()) write_file_atomically(csv, sweep::sensitivity_csv(r));
+  if (!svg.empty()) write_file_atomically(svg, sweep::sensitivity_svg(r));
+  fmt::print("{}", sweep::sensitivity_table(r));
+  return 0;
+}
+
 int sweep_cancel(int argc, char** argv) {
   po::options_description desc("options");
   std::string run_dir;
-  desc.add_options()("run-dir", po::value(&run_dir), "the run directory");
-  po::positional_options_description pos;
-  pos.add("run-dir", 1);
   po::variables_map vm;
-  if (!parse(argc, argv, desc, pos, vm, "usage: warpsim sweep cancel RUN_DIR")) return 0;
-  require(vm, "run-dir", "cancel", "the run directory (RUN_DIR)");
+  if (!parse_with_run_dir(argc, argv, desc, run_dir, vm, "cancel", "usage: warpsim sweep cancel RUN_DIR")) return 0;
   const int cancelled = sweep::cancel_slurm_arrays(run_dir);
   fmt::print("cancelled {} Slurm arrays; their running jobs are marked unfinished, and `warpsim sweep submit {}` "
              "runs what is left\n", cancelled, run_dir);
@@ -220,12 +243,9 @@ int sweep_cancel(int argc, char** argv) {
 int sweep_collect(int argc, char** argv) {
   po::options_description desc("options");
   std::string run_dir, out;
-  desc.add_options()("run-dir", po::value(&run_dir), "the run directory")("out,o", po::value(&out), "the CSV file to write");
-  po::positional_options_description pos;
-  pos.add("run-dir", 1);
+  desc.add_options()("out,o", po::value(&out), "the CSV file to write");
   po::variables_map vm;
-  if (!parse(argc, argv, desc, pos, vm, "usage: warpsim sweep collect RUN_DIR -o results.csv")) return 0;
-  require(vm, "run-dir", "collect", "the run directory (RUN_DIR)");
+  if (!parse_with_run_dir(argc, argv, desc, run_dir, vm, "collect", "usage: warpsim sweep collect RUN_DIR -o results.csv")) return 0;
   require(vm, "out", "collect", "the CSV file (-o FILE)");
   const sweep::CollectSummary s = sweep::collect_results(run_dir, out);
   fmt::print("{} rows from {} jobs in {} and {}/results.sqlite{}\n", s.rows, s.jobs_with_results, out, run_dir,
@@ -241,6 +261,7 @@ int cmd_sweep(int argc, char** argv) {
                            {"run-jobs", sweep_run_jobs},
                            {"status", sweep_status},
                            {"collect", sweep_collect},
+                           {"sensitivity", sweep_sensitivity},
                            {"cancel", sweep_cancel}},
                           "sweep subcommand", kSweepUsage, argc, argv);
 }

@@ -300,10 +300,10 @@ PowerSummary summarize_power(const EnergyModel& model, RunResult& result) {
   auto add = [&run](const EnergyResult& e) {
     run.joules += e.joules;
     run.seconds += e.seconds;
-    for (const auto& [name, j] : e.breakdown) {
-      auto it = std::find_if(run.breakdown.begin(), run.breakdown.end(), [&](const auto& b) { return b.first == name; });
-      if (it == run.breakdown.end()) run.breakdown.emplace_back(name, j);
-      else it->second += j;
+    for (const auto& part : e.breakdown) {
+      auto it = std::find_if(run.breakdown.begin(), run.breakdown.end(), [&](const auto& b) { return b.first == part.first; });
+      if (it == run.breakdown.end()) run.breakdown.push_back(part);
+      else it->second += part.second;
     }
   };
   std::uint64_t flops = 0;

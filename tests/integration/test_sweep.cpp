@@ -4,6 +4,8 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <sstream>
 #include <thread>
 
 #include "test_helpers.h"
@@ -165,5 +167,82 @@ TEST_CASE("sweep: a bad spec is one error naming the file and the key", "[sweep]
     CHECK(contains(r.err, spec));
     CHECK(contains(r.err, c.error));
     CHECK_FALSE(fs::exists(dir / "run"));
+  }
+}
+
+TEST_CASE("sweep sensitivity: each parameter perturbed alone, ranked by its effect on the workload's time",
+          "[sweep][sensitivity]") {
+  TempDir dir;
+  const std::string spec = dir / "sens.yaml", run = dir / "run";
+  // A copy of 4 Mi fp16 elements: 8 MiB read from DRAM (cold L2), so HBM bandwidth should dominate the SM count.
+  write_text(spec, "base: " + shipped_config("a100_sxm") +
+                       "\nsensitivity:\n  step: 50%\n  parameters: [sm.count, hbm.bandwidth]\n"
+                       "workloads:\n  - synth: elementwise\n    op: copy\n    elements: 4194304\n");
+  CmdResult r = run_warpsim({"sweep", "plan", spec, "-o", run});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // Before the jobs ran, the analysis says what is missing.
+  r = run_warpsim({"sweep", "sensitivity", run});
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "5 jobs of"));
+  r = run_warpsim({"sweep", "submit", run, "--backend", "local", "-j", "2"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string csv = dir / "effects.csv", svg = dir / "tornado.svg";
+  r = run_warpsim({"sweep", "sensitivity", run, "-o", csv, "--svg", svg});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "hbm.bandwidth"));
+
+  // Rows: workload,rank,parameter,step,value_down,value_up,base_time_us,time_down_us,time_up_us,change_down,change_up
+  std::istringstream lines(read_text(csv));
+  std::string line;
+  std::getline(lines, line);
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(lines, line)) rows.push_back(split(line, ','));
+  REQUIRE(rows.size() == 2);
+  const auto cfg = read_flat_yaml(run_warpsim({"config", "--gpu", "a100_sxm"}).out);
+  const double hbm = config_number(cfg, "hbm.bandwidth"), sms = config_number(cfg, "sm.count");
+  // A memory-bound copy: bandwidth ranks first; half of it costs more than one and a half gains.
+  CHECK(rows[0][2] == "hbm.bandwidth");
+  CHECK(rows[0][1] == "1");
+  CHECK(std::stod(rows[0][4]) == Approx(0.5 * hbm).epsilon(1e-9));
+  CHECK(std::stod(rows[0][5]) == Approx(1.5 * hbm).epsilon(1e-9));
+  const double down = std::stod(rows[0][9]), up = std::stod(rows[0][10]);
+  CHECK(down > 0);
+  CHECK(up < 0);
+  CHECK(down > -up);
+  CHECK(std::fabs(down) > std::fabs(std::stod(rows[1][9])));
+  CHECK(rows[1][2] == "sm.count");
+  CHECK(std::stod(rows[1][4]) == std::round(0.5 * sms));
+  // The plot is one SVG document with a bar per parameter and direction.
+  const std::string plot = read_text(svg);
+  CHECK(contains(plot, "<svg"));
+  CHECK(contains(plot, "</svg>"));
+  std::size_t bars = 0;
+  for (std::size_t at = plot.find("<rect x="); at != std::string::npos; at = plot.find("<rect x=", at + 1)) ++bars;
+  CHECK(bars == 4);
+
+  // A sweep without a sensitivity section has nothing to rank; bad sensitivity sections are one error each.
+  const std::string plain = dir / "plain.yaml";
+  write_text(plain, tiny_spec(shipped_config("h100_sxm")));
+  REQUIRE(run_warpsim({"sweep", "plan", plain, "-o", dir / "plain"}).exit_code == 0);
+  r = run_warpsim({"sweep", "sensitivity", dir / "plain"});
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "not a sensitivity sweep"));
+  const std::string base = "base: " + shipped_config("a100_sxm") + "\n";
+  const std::string work = "workloads:\n  - synth: gemm\n    m: 128\n    n: 128\n    k: 128\n";
+  for (const auto& [text, error] : std::vector<std::pair<std::string, std::string>>{
+           {base + "candidates:\n  a: {}\nsensitivity:\n  step: 10%\n  parameters: [sm.count]\n" + work, "candidates: a spec with sensitivity:"},
+           {base + "sensitivity:\n  step: 150%\n  parameters: [sm.count]\n" + work, "sensitivity.step: expected a fraction in (0, 1)"},
+           {base + "sensitivity:\n  step: 10%\n  parameters: [gpu.name]\n" + work, "gpu.name: a string parameter cannot be scaled"},
+           {base + "sensitivity:\n  step: 0.1%\n  parameters: [sm.count]\n" + work, "leaves its value 108 unchanged"}}) {
+    const std::string bad = dir / "bad.yaml";
+    write_text(bad, text);
+    r = run_warpsim({"sweep", "plan", bad, "-o", dir / "bad"});
+    INFO(text << "\n" << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, bad));
+    CHECK(contains(r.err, error));
   }
 }
