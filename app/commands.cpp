@@ -91,29 +91,6 @@ void prepare_output_dir(const std::string& out) {
   fs::remove(probe, ec);
 }
 
-// Parses a command's options. Without `positional`, a command takes no positional arguments, and a stray one
-// (`warpsim run a100_sxm`) is an error rather than silently ignored. Returns false after printing --help.
-bool parse(const std::string& command, int argc, char** argv, po::options_description& desc,
-           po::variables_map& vm, const std::string& usage, const po::positional_options_description* positional = nullptr) {
-  desc.add_options()("help,h", "show this help");
-  po::command_line_parser parser(argc, argv);
-  parser.options(desc);
-  if (positional) parser.positional(*positional);
-  const po::parsed_options parsed = parser.run();
-  if (!positional) {
-    const std::vector<std::string> stray = po::collect_unrecognized(parsed.options, po::include_positional);
-    if (!stray.empty())
-      throw InputError(fmt::format("{}: unexpected argument '{}': options are written --name value (see warpsim {} --help)",
-                                   command, stray.front(), command));
-  }
-  po::store(parsed, vm);
-  if (vm.count("help")) {
-    fmt::print("{}\n\n{}\n", usage, fmt::streamed(desc));
-    return false;
-  }
-  po::notify(vm);
-  return true;
-}
 
 // One parameter (of a config section or a synthesizer): "  name   type [unit] in [min, max]   default X|required"
 // and the description on the next line.
@@ -231,7 +208,7 @@ int cmd_run(int argc, char** argv) {
       ("quiet,q", "do not print the summary");
   memory_limit.add_to(desc);
   po::variables_map vm;
-  if (!parse("run", argc, argv, desc, vm,
+  if (!parse_command_options("run", argc, argv, desc, vm,
              "usage: warpsim run [--gpu CONFIG] [--trace FILE | --gemm MxNxK [--dtype T] | --synth KIND --synth-key K=V ...]\n"
              "                   [--set k=v ...] [--out DIR]"))
     return 0;
@@ -288,7 +265,7 @@ int cmd_synth(int argc, char** argv) {
     po::options_description desc("options");
     add_synth_common_options(desc, gpu, output);
     po::variables_map vm;
-    if (!parse("synth", argc, argv, desc, vm, usage)) {
+    if (!parse_command_options("synth", argc, argv, desc, vm, usage)) {
       fmt::print("kinds and their keys (--KEY VALUE):\n\n");
       for (const std::string& kind : synths.kinds()) fmt::print("{}\n", synthesizer_help(*synths.find(kind)));
       return 0;
@@ -303,7 +280,7 @@ int cmd_synth(int argc, char** argv) {
   add_synth_common_options(desc, gpu, output);
   po::variables_map vm;
   try {
-    if (!parse("synth " + info.name, argc - 1, argv + 1, desc, vm, usage)) return 0;
+    if (!parse_command_options("synth " + info.name, argc - 1, argv + 1, desc, vm, usage)) return 0;
   } catch (const po::unknown_option& e) {
     std::vector<std::string> names;
     for (const ParamSpec& key : info.keys) names.push_back("--" + key.name);
@@ -345,7 +322,7 @@ int cmd_convert(int argc, char** argv) {
   positional.add("input", 1).add("output", 1);
   po::variables_map vm;
   // `--from accelsim DIR --to native OUT`: DIR and OUT are the positional input and output.
-  if (!parse("convert", argc, argv, desc, vm,
+  if (!parse_command_options("convert", argc, argv, desc, vm,
              "usage: warpsim convert --from accelsim PATH --to native OUT.wst\n"
              "       warpsim convert --from native FILE.wst --to accelsim OUT_DIR",
              &positional))
@@ -404,7 +381,7 @@ int cmd_describe(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("section", 1);
   po::variables_map vm;
-  if (!parse("describe", argc, argv, desc, vm, "usage: warpsim describe [SECTION] [--gpu CONFIG]", &pos)) return 0;
+  if (!parse_command_options("describe", argc, argv, desc, vm, "usage: warpsim describe [SECTION] [--gpu CONFIG]", &pos)) return 0;
   const Registry& reg = Registry::instance();
   const auto sections = reg.sections();
   if (!section.empty() && std::find(sections.begin(), sections.end(), section) == sections.end()) {
@@ -440,7 +417,7 @@ int cmd_config(int argc, char** argv) {
       ("gpu", po::value(&gpu)->default_value(kDefaultGpu), "GPU config name or path")
       ("set", po::value(&sets)->composing(), "override a value (repeatable)");
   po::variables_map vm;
-  if (!parse("config", argc, argv, desc, vm, "usage: warpsim config [--gpu CONFIG] [--set k=v ...]")) return 0;
+  if (!parse_command_options("config", argc, argv, desc, vm, "usage: warpsim config [--gpu CONFIG] [--set k=v ...]")) return 0;
   fmt::print("{}", load_gpu_config(gpu, sets).resolved_yaml());
   return 0;
 }
@@ -458,7 +435,7 @@ int cmd_compare(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("runs", -1);
   po::variables_map vm;
-  if (!parse("compare", argc, argv, desc, vm,
+  if (!parse_command_options("compare", argc, argv, desc, vm,
              "usage: warpsim compare BASELINE_DIR_OR_STATS_JSON OTHER...\n"
              "       warpsim compare --gpu BASELINE_CONFIG --gpu OTHER ... [--gemm MxNxK | --trace FILE | --synth KIND ...]",
              &pos))
@@ -569,7 +546,7 @@ int cmd_validate(int argc, char** argv) {
        "skip (and count as skipped) the cases whose workload has more warp-instructions than this, e.g. 3e8");
   memory_limit.add_to(desc);
   po::variables_map vm;
-  if (!parse("validate", argc, argv, desc, vm, kValidateUsage)) return 0;
+  if (!parse_command_options("validate", argc, argv, desc, vm, kValidateUsage)) return 0;
   if (!ncu_map.empty() && ncu_export.empty())
     throw InputError("--map: it names the problem shapes of an Nsight Compute export: give the export too, --ncu REPORT.csv");
   if (references.empty() && ncu_export.empty())
@@ -698,7 +675,7 @@ int cmd_calibrate(int argc, char** argv) {
       ("jobs,j", po::value(&jobs)->default_value(1), "simulate up to N cases of a parameter at once, each in a worker process");
   memory_limit.add_to(desc);
   po::variables_map vm;
-  if (!parse("calibrate", argc, argv, desc, vm, kCalibrateUsage)) return 0;
+  if (!parse_command_options("calibrate", argc, argv, desc, vm, kCalibrateUsage)) return 0;
   if (references.empty()) throw InputError("calibrate: give a reference file, --reference FILE.yaml (see warpsim calibrate --help)");
   if (gpu.empty()) throw InputError("calibrate: give the GPU config to calibrate, --gpu CONFIG (see warpsim calibrate --help)");
   if (jobs < 1) throw InputError(fmt::format("-j/--jobs: expected a number of processes >= 1, got {}", jobs));
@@ -774,7 +751,7 @@ int cmd_import_kineto(int argc, char** argv) {
   po::positional_options_description positional;
   positional.add("trace", 1);
   po::variables_map vm;
-  if (!parse("import-kineto", argc, argv, desc, vm, kImportKinetoUsage, &positional)) return 0;
+  if (!parse_command_options("import-kineto", argc, argv, desc, vm, kImportKinetoUsage, &positional)) return 0;
   if (options.trace.empty()) throw InputError("import-kineto: give the trace, warpsim import-kineto TRACE.json[.gz] (see --help)");
   if (jobs < 1) throw InputError(fmt::format("-j/--jobs: expected a number of processes >= 1, got {}", jobs));
   if (!(max_warp_instructions >= 0) || max_warp_instructions > 1.8e19)

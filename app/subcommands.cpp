@@ -1,6 +1,7 @@
 #include "app/subcommands.h"
 
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 
 #include <cstdio>
 
@@ -28,6 +29,30 @@ int dispatch_command(const std::vector<NamedCommand>& commands, const std::strin
   const std::string hint = did_you_mean(name, names);
   throw InputError(fmt::format("unknown {} '{}'{}; expected one of: {} (see --help)", what, name,
                                hint.empty() ? "" : "; did you mean '" + hint + "'?", fmt::join(names, ", ")));
+}
+
+namespace po = boost::program_options;
+
+bool parse_command_options(const std::string& command, int argc, char** argv, po::options_description& desc,
+                           po::variables_map& vm, const std::string& usage, const po::positional_options_description* positional) {
+  desc.add_options()("help,h", "show this help");
+  po::command_line_parser parser(argc, argv);
+  parser.options(desc);
+  if (positional) parser.positional(*positional);
+  const po::parsed_options parsed = parser.run();
+  if (!positional) {
+    const std::vector<std::string> stray = po::collect_unrecognized(parsed.options, po::include_positional);
+    if (!stray.empty())
+      throw InputError(fmt::format("{}: unexpected argument '{}': options are written --name value (see warpsim {} --help)",
+                                   command, stray.front(), command));
+  }
+  po::store(parsed, vm);
+  if (vm.count("help")) {
+    fmt::print("{}\n\n{}\n", usage, fmt::streamed(desc));
+    return false;
+  }
+  po::notify(vm);
+  return true;
 }
 
 }  // namespace warpsim

@@ -32,17 +32,6 @@ json read_json(const fs::path& file, const char* what) {
 
 }  // namespace
 
-json read_manifest(const std::string& run_dir) {
-  const fs::path manifest = fs::path(run_dir) / kManifestFile;
-  if (!fs::exists(manifest))
-    throw InputError(fmt::format("'{}' holds no sweep plan (no {}; warpsim sweep plan SPEC -o DIR makes one)", run_dir, kManifestFile));
-  const json m = read_json(manifest, "sweep manifest");
-  if (m.value("format", "") != kManifestFormat)
-    throw InputError(fmt::format("{}: not a sweep manifest of this warpsim (format '{}', expected '{}')", manifest.string(),
-                                 m.value("format", ""), kManifestFormat));
-  return m;
-}
-
 std::string runs_as(const json& job) { return job.contains("alias_of") ? job.at("alias_of").get<std::string>() : job.at("name").get<std::string>(); }
 
 namespace {

@@ -23,8 +23,6 @@
 
 namespace warpsim::sweep {
 
-// RUN_DIR/manifest.json, checked to be a sweep plan of this warpsim's format (InputError otherwise).
-nlohmann::json read_manifest(const std::string& run_dir);
 // The job whose directory holds a manifest job's results: itself, or its original (an alias).
 std::string runs_as(const nlohmann::json& job);
 

@@ -196,8 +196,7 @@ JobState job_state(const fs::path& job_dir) {
 
 int run_jobs(const std::string& run_dir, const std::vector<std::string>& names) {
   const fs::path dir(run_dir);
-  if (!file_exists(dir / kManifestFile))
-    throw InputError(fmt::format("'{}' holds no sweep plan (no {}; warpsim sweep plan SPEC -o DIR makes one)", run_dir, kManifestFile));
+  if (!file_exists(dir / kManifestFile)) throw InputError(no_plan_message(run_dir));
   if (names.empty()) throw InputError("sweep run-jobs: name at least one job (warpsim sweep status lists them)");
   std::vector<fs::path> dirs;
   for (const std::string& name : names) {
@@ -206,8 +205,7 @@ int run_jobs(const std::string& run_dir, const std::vector<std::string>& names) 
     const fs::path job_dir = dir / kJobsDir / name;
     if (!file_exists(job_dir / kJobFile)) {
       // An alias has no directory: its results are its original's.
-      const nlohmann::json manifest = parse_json_input(
-          read_input_file((dir / kManifestFile).string(), kNoSizeLimit, "sweep manifest"), (dir / kManifestFile).string());
+      const nlohmann::json manifest = read_manifest(run_dir);
       bool alias = false;
       for (const auto& job : manifest.at("jobs"))
         if (job.value("name", "") == name && job.contains("alias_of")) alias = true;

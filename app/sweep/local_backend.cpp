@@ -70,8 +70,7 @@ std::string warpsim_executable() {
 }
 
 std::vector<std::string> jobs_to_run(const std::string& run_dir, bool include_running) {
-  const fs::path manifest = fs::path(run_dir) / kManifestFile;
-  const nlohmann::json m = parse_json_input(read_input_file(manifest.string(), kNoSizeLimit, "sweep manifest"), manifest.string());
+  const nlohmann::json m = read_manifest(run_dir);
   std::vector<std::string> jobs;
   for (const auto& job : m.at("jobs")) {
     if (job.contains("alias_of")) continue;

@@ -503,6 +503,22 @@ void write_text(const fs::path& path, const std::string& text) {
 
 }  // namespace
 
+std::string no_plan_message(const std::string& run_dir) {
+  return fmt::format("'{}' holds no sweep plan (no {}; warpsim sweep plan SPEC -o DIR makes one)", run_dir, kManifestFile);
+}
+
+nlohmann::json read_manifest(const std::string& run_dir) {
+  const fs::path manifest = fs::path(run_dir) / kManifestFile;
+  std::error_code ec;
+  if (!fs::exists(manifest, ec)) throw InputError(no_plan_message(run_dir));
+  const nlohmann::json m =
+      parse_json_input(read_input_file(manifest.string(), kNoSizeLimit, "sweep manifest"), manifest.string());
+  if (m.value("format", "") != kManifestFormat)
+    throw InputError(fmt::format("{}: not a sweep manifest of this warpsim (format '{}', expected '{}')", manifest.string(),
+                                 m.value("format", ""), kManifestFormat));
+  return m;
+}
+
 bool holds_plan_of(const std::string& run_dir, const std::string& spec_hash) {
   const fs::path manifest = fs::path(run_dir) / kManifestFile;
   std::error_code ec;

@@ -83,6 +83,12 @@ SweepPlan make_plan(const SweepSpec& spec);
 // The manifest's JSON.
 nlohmann::ordered_json manifest_json(const SweepPlan& plan);
 
+// RUN_DIR/manifest.json, checked to be a sweep plan of this warpsim's format: InputError (saying how to make
+// one) when RUN_DIR holds none or another format.
+nlohmann::json read_manifest(const std::string& run_dir);
+// The error of a RUN_DIR without a plan.
+std::string no_plan_message(const std::string& run_dir);
+
 // True when RUN_DIR holds the plan of a spec with this hash; InputError when it holds another spec's plan.
 bool holds_plan_of(const std::string& run_dir, const std::string& spec_hash);
 

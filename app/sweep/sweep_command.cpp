@@ -47,17 +47,7 @@ const char* kSweepUsage =
 // Parses a subcommand's options; `positional` names its positional arguments. Returns false after --help.
 bool parse(int argc, char** argv, po::options_description& desc, const po::positional_options_description& positional,
            po::variables_map& vm, const std::string& usage) {
-  desc.add_options()("help,h", "show this help");
-  po::command_line_parser parser(argc, argv);
-  parser.options(desc).positional(positional);
-  const po::parsed_options parsed = parser.run();
-  po::store(parsed, vm);
-  if (vm.count("help")) {
-    fmt::print("{}\n\n{}\n", usage, fmt::streamed(desc));
-    return false;
-  }
-  po::notify(vm);
-  return true;
+  return parse_command_options("sweep", argc, argv, desc, vm, usage, &positional);
 }
 
 void require(const po::variables_map& vm, const char* name, const std::string& sub, const std::string& what) {
