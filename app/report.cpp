@@ -12,10 +12,10 @@ namespace warpsim {
 namespace {
 
 // Keys in the order they are written (the stats.json layout people read), not sorted.
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 // Names are checked to be UTF-8 where they are read (configs, traces); anything else that is not, such as a file
 // path, is written with U+FFFD in place of the bad bytes: the JSON stays valid.
-constexpr auto kInvalidUtf8 = Json::error_handler_t::replace;
+constexpr auto kInvalidUtf8 = OrderedJson::error_handler_t::replace;
 
 std::string dim(const Dim3& d) { return fmt::format("{}x{}x{}", d.x, d.y, d.z); }
 
@@ -69,9 +69,9 @@ const std::vector<KernelField>& kernel_fields() {
 }
 
 // NaN and infinities become null (JSON has no such numbers); nlohmann writes them so too.
-Json to_json(const FieldValue& v) {
+OrderedJson to_json(const FieldValue& v) {
   return std::visit(
-      [](const auto& x) -> Json {
+      [](const auto& x) -> OrderedJson {
         if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) return nullptr;
         else return x;
       },
@@ -86,8 +86,8 @@ std::string csv_text(const FieldValue& v) {
 }
 
 template <class Pairs>
-Json object_of(const Pairs& pairs) {
-  Json o = Json::object();
+OrderedJson object_of(const Pairs& pairs) {
+  OrderedJson o = OrderedJson::object();
   for (const auto& [key, value] : pairs) o[key] = value;
   return o;
 }
@@ -105,7 +105,7 @@ std::string digit_groups(std::uint64_t v) {
 std::string percent(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
 
 // Counters as integers, metrics as fractions.
-Json stat_number(const StatValue& v, double x) {
+OrderedJson stat_number(const StatValue& v, double x) {
   if (v.is_counter) return static_cast<std::uint64_t>(x);
   return x;
 }
@@ -114,11 +114,11 @@ Json stat_number(const StatValue& v, double x) {
 // instance's value of each (the busiest port, the hottest slice), and every instance ("l2.slice[3].hit_rate").
 // Names are unique, so entries are appended to the ordered object directly: its operator[] searches linearly,
 // which made writing the thousands of per-instance values quadratic.
-void add_statistics(Json& kernel, const StatReport& report) {
-  Json totals = Json::object(), largest = Json::object(), instances = Json::object();
-  auto& t = totals.get_ref<Json::object_t&>();
-  auto& l = largest.get_ref<Json::object_t&>();
-  auto& in = instances.get_ref<Json::object_t&>();
+void add_statistics(OrderedJson& kernel, const StatReport& report) {
+  OrderedJson totals = OrderedJson::object(), largest = OrderedJson::object(), instances = OrderedJson::object();
+  auto& t = totals.get_ref<OrderedJson::object_t&>();
+  auto& l = largest.get_ref<OrderedJson::object_t&>();
+  auto& in = instances.get_ref<OrderedJson::object_t&>();
   for (const StatValue& v : report.totals) {
     t.emplace_back(v.name, stat_number(v, v.value));
     l.emplace_back(v.name, stat_number(v, v.max));
@@ -132,28 +132,28 @@ void add_statistics(Json& kernel, const StatReport& report) {
 // A fraction of peak as a percentage, the form Nsight Compute prints.
 double pct_of_peak(double fraction) { return 100 * fraction; }
 
-Json sol_unit_json(const SolUnit* u, const char* title) {
+OrderedJson sol_unit_json(const SolUnit* u, const char* title) {
   if (!u) return nullptr;
-  return Json{{"name", title}, {"pct_of_peak", pct_of_peak(u->fraction)}, {"unit", u->name}, {"key", u->key}};
+  return OrderedJson{{"name", title}, {"pct_of_peak", pct_of_peak(u->fraction)}, {"unit", u->name}, {"key", u->key}};
 }
 
 // The speed-of-light section of a kernel or of the run (models/gpu/speed_of_light.h).
-Json speed_of_light_json(const SpeedOfLight& sol) {
-  Json j;
+OrderedJson speed_of_light_json(const SpeedOfLight& sol) {
+  OrderedJson j;
   j["compute"] = sol_unit_json(sol.compute(), "Compute (SM) Throughput");
   j["memory"] = sol_unit_json(sol.memory(), "Memory Throughput");
-  Json units = Json::array();
+  OrderedJson units = OrderedJson::array();
   for (const SolUnit& u : sol.units)
-    units.push_back(Json{{"unit", u.name}, {"key", u.key}, {"group", u.group}, {"metric", u.metric},
+    units.push_back(OrderedJson{{"unit", u.name}, {"key", u.key}, {"group", u.group}, {"metric", u.metric},
                          {"pct_of_peak", pct_of_peak(u.fraction)}, {"achieved", u.achieved}, {"peak", u.peak},
                          {"unit_of_measure", u.unit_of_measure}});
   j["units"] = std::move(units);
   const Limiter& l = sol.limiter;
-  j["limiter"] = Json{{"bound", l.launch_bound ? "launch" : l.throughput_bound ? "throughput" : "latency"},
+  j["limiter"] = OrderedJson{{"bound", l.launch_bound ? "launch" : l.throughput_bound ? "throughput" : "latency"},
                       {"unit", l.unit},
                       {"key", l.key},
                       {"pct_of_peak", pct_of_peak(l.fraction)},
-                      {"top_stall", l.stall.empty() ? Json(nullptr) : Json(l.stall)},
+                      {"top_stall", l.stall.empty() ? OrderedJson(nullptr) : OrderedJson(l.stall)},
                       {"top_stall_pct_of_warp_cycles", pct_of_peak(l.stall_share)},
                       {"threshold_pct", pct_of_peak(kThroughputBoundFraction)},
                       {"verdict", l.verdict},
@@ -162,12 +162,12 @@ Json speed_of_light_json(const SpeedOfLight& sol) {
   j["warnings"] = sol.warnings;
   if (sol.tensor) {
     const TensorWork& t = *sol.tensor;
-    j["tensor"] = Json{{"problem_flops", t.problem_flops ? Json(*t.problem_flops) : Json("unknown")},
+    j["tensor"] = OrderedJson{{"problem_flops", t.problem_flops ? OrderedJson(*t.problem_flops) : OrderedJson("unknown")},
                        {"executed_flops", t.executed_flops},
                        {"dtype", t.dtype},
                        {"peak_flops_per_cycle_per_sm", t.peak_flops_per_cycle_per_sm},
                        {"pipe_busy_pct", pct_of_peak(t.pipe_busy)},
-                       {"useful_pct_of_peak", t.useful ? Json(pct_of_peak(*t.useful)) : Json("unknown")}};
+                       {"useful_pct_of_peak", t.useful ? OrderedJson(pct_of_peak(*t.useful)) : OrderedJson("unknown")}};
   } else {
     j["tensor"] = nullptr;
   }
@@ -210,22 +210,22 @@ std::string speed_of_light_text(const SpeedOfLight& sol) {
 
 }  // namespace
 
-Json energy_json(const EnergyResult& e) {
-  Json j{{"joules", e.joules},
+OrderedJson energy_json(const EnergyResult& e) {
+  OrderedJson j{{"joules", e.joules},
          {"seconds", e.seconds},
          {"average_w", e.average_w},
          {"sm_clock_hz", e.sm_clock_hz},
          {"voltage", e.voltage},
-         {"flops_per_joule", e.flops_per_joule ? Json(*e.flops_per_joule) : Json(nullptr)},
+         {"flops_per_joule", e.flops_per_joule ? OrderedJson(*e.flops_per_joule) : OrderedJson(nullptr)},
          {"breakdown_j", object_of(e.breakdown)}};
   if (!e.events.empty()) j["events"] = object_of(e.events);
   return j;
 }
 
-Json power_json(const PowerSummary& p) {
-  Json search = Json::array();
-  for (const auto& [hz, w] : p.clock_search) search.push_back(Json{{"sm_clock_hz", hz}, {"average_w", w}});
-  return Json{{"energy", energy_json(p.run)},
+OrderedJson power_json(const PowerSummary& p) {
+  OrderedJson search = OrderedJson::array();
+  for (const auto& [hz, w] : p.clock_search) search.push_back(OrderedJson{{"sm_clock_hz", hz}, {"average_w", w}});
+  return OrderedJson{{"energy", energy_json(p.run)},
               {"peak_kernel_w", p.peak_kernel_w},
               {"idle_w", p.idle_w},
               {"cap_w", p.cap_w},
@@ -251,13 +251,13 @@ std::string power_text(const PowerSummary& p) {
 }
 
 std::string results_json(const RunResult& r) {
-  Json j;
+  OrderedJson j;
   j["schema_version"] = 1;
   j["gpu"] = r.gpu;
   j["trace"] = r.trace;
-  j["kernels"] = Json::array();
+  j["kernels"] = OrderedJson::array();
   for (const auto& k : r.kernels) {
-    Json kernel;
+    OrderedJson kernel;
     for (const KernelField& f : kernel_fields()) kernel[f.name] = to_json(f.get(k));
     kernel["utilization"] = object_of(k.utilization);
     kernel["stalls"] = object_of(k.stalls);
@@ -268,9 +268,9 @@ std::string results_json(const RunResult& r) {
       kernel["run_on"] = k.run_arch;
     }
     if (!k.retargeted.empty()) {
-      Json mapped = Json::array();
+      OrderedJson mapped = OrderedJson::array();
       for (const RetargetMapping& m : k.retargeted)
-        mapped.push_back(Json{{"from", m.from}, {"to", m.to}, {"instructions", m.instructions},
+        mapped.push_back(OrderedJson{{"from", m.from}, {"to", m.to}, {"instructions", m.instructions},
                               {"emitted_instructions", m.emitted}});
       kernel["retargeted"] = std::move(mapped);
     }
@@ -278,13 +278,13 @@ std::string results_json(const RunResult& r) {
     j["kernels"].push_back(std::move(kernel));
   }
   // Units of every statistic, once per run (the descriptions: `warpsim describe`).
-  Json units = Json::object();
+  OrderedJson units = OrderedJson::object();
   if (!r.kernels.empty())
     for (const StatValue& v : r.kernels.front().stats.totals) units[v.name] = v.unit;
   j["statistics_units"] = std::move(units);
   j["total_cycles"] = r.total_cycles;
   j["total_time_us"] = r.total_time_us;
-  j["launch"] = Json{{"mode", r.launch.mode},
+  j["launch"] = OrderedJson{{"mode", r.launch.mode},
                      {"us_per_kernel", r.launch.us_per_kernel},
                      {"wait_cycles", r.launch.wait_cycles},
                      {"wait_us", r.launch.wait_us},
@@ -293,7 +293,7 @@ std::string results_json(const RunResult& r) {
                      {"verdict", r.launch.verdict}};
   j["speed_of_light"] = speed_of_light_json(r.speed_of_light);
   if (r.power) j["power"] = power_json(*r.power);
-  Json sim;
+  OrderedJson sim;
   sim["version"] = r.sim.version;
   sim["config_files"] = r.sim.config_files;
   sim["config_hash"] = r.sim.config_hash;
@@ -414,7 +414,7 @@ std::string results_summary(const RunResult& r) {
 
 std::string results_timeline(const RunResult& r) {
   const double us_per_cycle = r.sm_clock_hz > 0 ? 1e6 / r.sm_clock_hz : 0.0;
-  Json events = Json::array();
+  OrderedJson events = OrderedJson::array();
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", r.gpu + " kernels"}}}});
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", r.gpu + " SMs"}}}});
   for (const auto& k : r.kernels) {

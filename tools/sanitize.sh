@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v clang++ > /dev/null || { echo "sanitize.sh: clang++ is needed (tools/deps.sh installs it)"; exit 2; }
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-      -DWARPSIM_SANITIZE=ON -DWARPSIM_FUZZ=ON -DWARPSIM_TESTS=ON > /dev/null
+      -DWARPSIM_SANITIZE=ON -DWARPSIM_FUZZ=ON -DWARPSIM_TESTS=ON -DWARPSIM_UNITY_BUILD=ON > /dev/null
 cmake --build build-asan -j"$(nproc)"
 # Every finding is fatal; UBSan's reports abort too.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DWARPSIM_TESTS=ON
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DWARPSIM_TESTS=ON -DWARPSIM_UNITY_BUILD=ON
 cmake --build build -j"$(nproc)"
 cd build
 ctest --output-on-failure -j"$(nproc)" "$@"

@@ -16,7 +16,7 @@
 namespace warpsim::llm {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 const char* kind_name(EntryKind k) {
   return k == EntryKind::simulated ? "simulated" : k == EntryKind::estimate ? "estimate" : "communication estimate";
@@ -228,8 +228,8 @@ double weights_bytes(const LlmModel& m, const Scenario& s) {
 
 std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vector<PlanEntry>& plan,
                            const LlmResult& r, const std::string& cache_dir) {
-  Json j = Json::parse(results_json(r.run));
-  Json llm;
+  OrderedJson j = OrderedJson::parse(results_json(r.run));
+  OrderedJson llm;
   llm["model"] = {{"name", m.name}, {"file", m.file}, {"model_type", m.model_type}, {"hidden_size", m.hidden},
                   {"num_hidden_layers", m.layers}, {"num_attention_heads", m.heads},
                   {"num_key_value_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"intermediate_size", m.intermediate},
@@ -274,11 +274,11 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
   llm["breakdown_ms"] = {{"simulated_kernels", r.simulated_us / 1e3}, {"estimated_kernels", r.estimated_us / 1e3},
                          {"communication_estimate", r.communication_us / 1e3}, {"launch_gaps", r.launch_wait_us / 1e3},
                          {"compute_bound_kernels", compute_us / 1e3}, {"memory_bound_kernels", memory_us / 1e3}};
-  Json kernels = Json::array();
+  OrderedJson kernels = OrderedJson::array();
   for (const KernelRow& row : kernel_rows(plan, r)) {
     const PlanEntry& e = plan[row.entry];
     const double per_call = row.total_us / row.calls_per_step;
-    Json k = {{"name", e.name}, {"layers", e.layer < 0 ? "-" : "each"}, {"kind", kind_name(e.kind)},
+    OrderedJson k = {{"name", e.name}, {"layers", e.layer < 0 ? "-" : "each"}, {"kind", kind_name(e.kind)},
               {"synthesizer", e.workload.synthesizer}, {"shape", e.shape}, {"calls_per_step", row.calls_per_step},
               {"time_us_per_call", per_call}, {"roofline_us_per_call", r.entry_roofline[row.entry].us},
               {"roofline_bound", r.entry_roofline[row.entry].bound}, {"total_us", row.total_us},
@@ -292,7 +292,7 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
     kernels.push_back(std::move(k));
   }
   llm["kernels"] = std::move(kernels);
-  Json layers = Json::array();
+  OrderedJson layers = OrderedJson::array();
   for (std::uint64_t layer = 0; layer < m.layers; ++layer) {
     double t = 0, roof = 0;
     for (std::size_t i = 0; i < plan.size(); ++i)
@@ -315,7 +315,7 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
       "MoE experts: tokens routed evenly, one GEMM per active expert (vLLM runs one grouped kernel)",
       "silu_and_mul is simulated as an elementwise mul of the same traffic (SiLU's exponential not counted)"};
   j["llm"] = std::move(llm);
-  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  return j.dump(2, ' ', false, OrderedJson::error_handler_t::replace) + "\n";
 }
 
 std::string llm_stats_csv(const LlmResult& r) { return results_csv(r.run); }
@@ -326,7 +326,7 @@ std::string llm_timeline(const std::vector<PlanEntry>& plan, const LlmResult& r)
   WARPSIM_ASSERT(text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0,
                  "results_timeline's layout changed: the communication track cannot be appended");
   text.resize(text.size() - tail.size());
-  auto add = [&text](const Json& event) { text += ",\n" + event.dump(-1, ' ', false, Json::error_handler_t::replace); };
+  auto add = [&text](const OrderedJson& event) { text += ",\n" + event.dump(-1, ' ', false, OrderedJson::error_handler_t::replace); };
   add({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 1}, {"args", {{"name", "communication (estimate)"}}}});
   add({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0}, {"args", {{"name", "stream"}}}});
   for (const StepKernel& s : r.stream) {

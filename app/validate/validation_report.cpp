@@ -11,13 +11,13 @@
 namespace warpsim {
 namespace {
 
-using Json = nlohmann::ordered_json;
-constexpr auto kInvalidUtf8 = Json::error_handler_t::replace;
+using OrderedJson = nlohmann::ordered_json;
+constexpr auto kInvalidUtf8 = OrderedJson::error_handler_t::replace;
 
-Json number_or_null(const std::optional<double>& v) { return v && std::isfinite(*v) ? Json(*v) : Json(nullptr); }
+OrderedJson number_or_null(const std::optional<double>& v) { return v && std::isfinite(*v) ? OrderedJson(*v) : OrderedJson(nullptr); }
 
-Json summary_json(const ValidationSummary& s) {
-  Json j;
+OrderedJson summary_json(const ValidationSummary& s) {
+  OrderedJson j;
   j["cases"] = s.cases;
   j["ok"] = s.ok;
   j["unsupported"] = s.unsupported;
@@ -25,14 +25,14 @@ Json summary_json(const ValidationSummary& s) {
   j["skipped"] = s.skipped;
   j["mape_pct"] = number_or_null(s.mape_pct);
   j["mean_signed_error_pct"] = number_or_null(s.mean_signed_error_pct);
-  j["worst_id"] = s.worst_error_pct ? Json(s.worst_id) : Json(nullptr);
+  j["worst_id"] = s.worst_error_pct ? OrderedJson(s.worst_id) : OrderedJson(nullptr);
   j["worst_error_pct"] = number_or_null(s.worst_error_pct);
   j["correlation"] = number_or_null(s.correlation);
   return j;
 }
 
-Json groups_json(const std::vector<std::pair<std::string, ValidationSummary>>& groups) {
-  Json j = Json::object();
+OrderedJson groups_json(const std::vector<std::pair<std::string, ValidationSummary>>& groups) {
+  OrderedJson j = OrderedJson::object();
   for (const auto& [label, s] : groups) j[label] = summary_json(s);
   return j;
 }
@@ -95,40 +95,40 @@ std::string ncu_input_text(const NcuInput& ncu, std::size_t cases) {
 
 std::string validation_json(const std::vector<CaseResult>& results, const std::vector<std::string>& reference_files,
                             const NcuInput* ncu) {
-  Json j;
+  OrderedJson j;
   j["reference"] = reference_files;
   if (ncu) {
-    Json n;
+    OrderedJson n;
     n["export"] = ncu->file;
-    n["map"] = ncu->map.empty() ? Json(nullptr) : Json(ncu->map);
+    n["map"] = ncu->map.empty() ? OrderedJson(nullptr) : OrderedJson(ncu->map);
     n["launches"] = ncu->launches;
-    n["ignored_columns"] = Json::array();
-    for (const NcuIgnoredMetric& m : ncu->ignored) n["ignored_columns"].push_back(Json{{"column", m.metric}, {"reason", m.reason}});
+    n["ignored_columns"] = OrderedJson::array();
+    for (const NcuIgnoredMetric& m : ncu->ignored) n["ignored_columns"].push_back(OrderedJson{{"column", m.metric}, {"reason", m.reason}});
     j["ncu"] = std::move(n);
   } else {
     j["ncu"] = nullptr;
   }
-  j["cases"] = Json::array();
+  j["cases"] = OrderedJson::array();
   for (const CaseResult& r : results) {
     const ReferenceCase& c = r.reference;
     const bool ok = r.status == CaseStatus::Ok;
-    j["cases"].push_back(Json{{"id", c.id},
+    j["cases"].push_back(OrderedJson{{"id", c.id},
                               {"gpu", c.gpu},
                               {"category", c.category},
                               {"kind", c.kind},
                               {"metric", c.metric},
                               {"measured", c.measured},
-                              {"simulated", ok ? number_or_null(r.simulated) : Json(nullptr)},
-                              {"error_pct", ok ? number_or_null(r.error_pct) : Json(nullptr)},
+                              {"simulated", ok ? number_or_null(r.simulated) : OrderedJson(nullptr)},
+                              {"error_pct", ok ? number_or_null(r.error_pct) : OrderedJson(nullptr)},
                               {"status", status_name(r.status)},
                               {"reason", r.reason},
                               {"source", c.source},
                               {"unit", r.unit}});
   }
-  j["skipped_launches"] = Json::array();
+  j["skipped_launches"] = OrderedJson::array();
   if (ncu)
     for (const NcuSkipped& k : ncu->skipped)
-      j["skipped_launches"].push_back(Json{{"kernel", k.kernel}, {"row", k.row}, {"line", k.line}, {"reason", k.reason},
+      j["skipped_launches"].push_back(OrderedJson{{"kernel", k.kernel}, {"row", k.row}, {"line", k.line}, {"reason", k.reason},
                                   {"source", skipped_source(*ncu, k)}});
   const ValidationSummaries s = summarize_groups(results);
   j["summary"]["overall"] = summary_json(s.overall);

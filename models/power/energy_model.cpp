@@ -17,8 +17,6 @@
 namespace warpsim {
 namespace {
 
-constexpr std::array<DType, 6> kTensorTypes = {DType::F16, DType::BF16, DType::TF32, DType::FP8, DType::I8, DType::F64};
-
 Schema power_schema() {
   Schema s("power", "power", "energy per event, static and constant power, power cap and the clock it implies");
   const auto zero = std::string("0J");
@@ -37,7 +35,7 @@ Schema power_schema() {
   energy("fp32_lane", "per active lane of an FP32-pipe instruction (an FMA)");
   energy("fp64_lane", "per active lane of an FP64-pipe instruction");
   energy("sfu_lane", "per active lane of a special-function (MUFU) instruction");
-  for (DType t : kTensorTypes)
+  for (DType t : kTensorDTypes)
     energy("tensor." + std::string(dtype_name(t)), "per tensor-core " + std::string(dtype_name(t)) + " FLOP (2 per multiply-add)");
   energy("regfile", "per warp-wide register operand access (32 lanes x 4 B read or written; scaled by active lanes)");
   energy("smem_wavefront", "per shared-memory wavefront (one pass through the banks: LSU and TMA writes)");
@@ -87,7 +85,7 @@ PowerParams PowerParams::from(const Config& config) {
   p.fp32_lane_j = s.real("fp32_lane");
   p.fp64_lane_j = s.real("fp64_lane");
   p.sfu_lane_j = s.real("sfu_lane");
-  for (DType t : kTensorTypes) p.tensor_flop_j[std::string(dtype_name(t))] = s.real("tensor." + std::string(dtype_name(t)));
+  for (DType t : kTensorDTypes) p.tensor_flop_j[std::string(dtype_name(t))] = s.real("tensor." + std::string(dtype_name(t)));
   p.regfile_j = s.real("regfile");
   p.smem_wavefront_j = s.real("smem_wavefront");
   p.l1_sector_j = s.real("l1_sector");
@@ -177,7 +175,7 @@ EnergyResult EnergyModel::kernel_energy(std::size_t index, const StatReport& r, 
   double instructions = 0;
   for (auto i : c.instructions) instructions += static_cast<double>(i);
   double tensor = 0;
-  for (DType t : kTensorTypes)
+  for (DType t : kTensorDTypes)
     tensor += static_cast<double>(c.tensor_flops[static_cast<std::size_t>(t)]) * p_.tensor_flop_j.at(std::string(dtype_name(t)));
   const double smem = counter(r, "sm.smem_wavefronts_ld") + counter(r, "sm.smem_wavefronts_st") + counter(r, "tma.smem_wavefronts");
   const double l1_sectors = counter(r, "sm.l1_bytes") / 32.0;
@@ -216,7 +214,7 @@ EnergyResult EnergyModel::kernel_energy(std::size_t index, const StatReport& r, 
     e.events.emplace_back("warp_instructions." + cls, c.instructions[k]);
     e.events.emplace_back("lanes." + cls, c.lanes[k]);
   }
-  for (DType t : kTensorTypes)
+  for (DType t : kTensorDTypes)
     if (c.tensor_flops[static_cast<std::size_t>(t)])
       e.events.emplace_back("tensor_flops." + std::string(dtype_name(t)), c.tensor_flops[static_cast<std::size_t>(t)]);
   e.events.emplace_back("register_lane_accesses", c.register_lane_accesses);

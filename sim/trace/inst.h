@@ -71,6 +71,8 @@ enum class AddrMode : std::uint8_t { None, Strided, Strided2D, Deltas };
 
 // Element types of tensor-core operands (A/B); accumulation type is implied (fp32 for float types).
 enum class DType : std::uint8_t { None, F16, BF16, FP8, TF32, F32, F64, I8 };
+// The types a tensor core takes (every DType but None and F32), in the order configs list their rates.
+inline constexpr DType kTensorDTypes[] = {DType::F16, DType::BF16, DType::TF32, DType::FP8, DType::I8, DType::F64};
 
 inline constexpr std::uint16_t kNoReg = 0xffff;
 inline constexpr int kMaxDst = 4;

@@ -12,12 +12,12 @@ using namespace wstest;
 namespace {
 
 // A small H100 (8 SMs) so that a GEMM is quick; its GPC count must divide the SMs.
-const std::vector<std::string> kSmallGpu = {"sm.count=8", "noc.gpcs=2", "l2.slices=4", "hbm.channels=4"};
+const std::vector<std::string> kSmallPowerGpu = {"sm.count=8", "noc.gpcs=2", "l2.slices=4", "hbm.channels=4"};
 
 CmdResult run_gpu(const std::string& gpu, const std::vector<std::string>& extra, const std::string& out) {
   std::vector<std::string> args = {"run", "--gpu", gpu, "--synth", "gemm", "--synth-key", "m=512", "--synth-key", "n=512",
                                    "--synth-key", "k=512", "--out", out, "--no-progress", "-q"};
-  for (const std::string& s : kSmallGpu) args.insert(args.end(), {"--set", s});
+  for (const std::string& s : kSmallPowerGpu) args.insert(args.end(), {"--set", s});
   args.insert(args.end(), extra.begin(), extra.end());
   return run_warpsim(args);
 }

@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "tests/unit/temp_dir.h"
 #include "sim/core/error.h"
 #include "traces/readers/accelsim/accelsim_trace.h"
 #include "traces/readers/accelsim/accelsim_writer.h"
@@ -25,23 +26,7 @@ using Catch::Contains;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() / ("warpsim_test_accelsim_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using warpsim::test::TempDir;
 
 void write_file(const fs::path& p, const std::string& text) {
   std::ofstream f(p, std::ios::binary);

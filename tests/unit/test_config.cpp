@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/temp_dir.h"
 #include "sim/config/config.h"
 #include "sim/config/input_file.h"
 #include "sim/core/error.h"
@@ -19,6 +20,8 @@ using namespace warpsim;
 namespace fs = std::filesystem;
 
 namespace {
+
+using warpsim::test::TempDir;
 
 // --- a small registry of made-up components, independent of the real models ---------------------------------------
 
@@ -98,34 +101,6 @@ Registry slot_registry() {
 }
 
 // A fresh directory for config files, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() /
-            ("warpsim_test_config_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string path(const std::string& name) const { return (path_ / name).string(); }
-  std::string write(const std::string& name, const std::string& text) const {
-    const fs::path p = path_ / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-    return p.string();
-  }
-
- private:
-  fs::path path_;
-};
-
 // The ConfigError message of parsing `yaml` (named cfg.yaml); fails the test when it parses.
 std::string parse_error(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
   const Registry reg = test_registry();

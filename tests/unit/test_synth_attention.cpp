@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/types.h"
 #include "sim/config/config.h"
 #include "sim/core/error.h"
 #include "sim/registry/registry.h"
@@ -29,7 +30,6 @@ Config gpu(const std::string& name) {
 }
 
 constexpr std::uint64_t kArrayBase = 0x7f0000000000;  // the synthesizers' first array
-constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 constexpr double kMmaFlops = 2.0 * 16 * 8 * 16;       // one mma.sync m16n8k16
 
 struct KernelTotals {

@@ -10,12 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/types.h"
 #include "sim/config/config.h"
 #include "sim/core/error.h"
 #include "sim/registry/registry.h"
 #include "sim/trace/inst.h"
 #include "sim/slots/cluster.h"
 #include "traces/synth/gemm.h"
+#include "tests/unit/gemm_test_layout.h"
 #include "traces/synth/gemm_synthesizer.h"
 #include "traces/synth/generated.h"
 
@@ -23,16 +25,7 @@ using namespace warpsim;
 
 namespace {
 
-constexpr std::uint64_t kA = 0x7f0000000000ull;
-constexpr std::uint64_t kMiB = 1ull << 20;
-std::uint64_t align_mib(std::uint64_t x) { return (x + kMiB - 1) / kMiB * kMiB; }
-
-// The GPU limits the synthesizer is given, as in configs/h100_sxm.yaml and configs/a100_sxm.yaml (sm section):
-// H100 (sm_90): 227 KiB of shared memory per CTA, A100 (sm_80): 163 KiB; both 65536 registers per SM and at most
-// 255 per thread. sm_100 is tested with the H100 values.
-constexpr GemmLimits kH100Limits{227 * 1024, 65536, 255};
-constexpr GemmLimits kA100Limits{163 * 1024, 65536, 255};
-GemmLimits limits_for(const std::string& arch) { return arch == "sm_80" ? kA100Limits : kH100Limits; }
+using namespace warpsim::test;
 
 // By hand, per data type (README.md, "GEMM"): input element bytes and output element bytes without split-K.
 std::uint64_t input_bytes(DType t) { return t == DType::FP8 || t == DType::I8 ? 1 : t == DType::TF32 ? 4 : 2; }

@@ -8,21 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/types.h"
 #include "sim/trace/inst.h"
 #include "traces/synth/gemm.h"
 #include "tests/unit/cta_instructions.h"
+#include "tests/unit/gemm_test_layout.h"
 
 using namespace warpsim;
 
 namespace {
 
-constexpr std::uint64_t kA = 0x7f0000000000ull;
-constexpr std::uint64_t kMiB = 1ull << 20;
-std::uint64_t align_mib(std::uint64_t x) { return (x + kMiB - 1) / kMiB * kMiB; }
-// configs/a100_sxm.yaml and h100_sxm.yaml: shared memory per CTA, registers per SM, per thread.
-GemmLimits limits_for(const std::string& arch) {
-  return arch == "sm_80" ? GemmLimits{163 * 1024, 65536, 255} : GemmLimits{227 * 1024, 65536, 255};
-}
+using namespace warpsim::test;
 
 struct Counts {
   std::map<Opcode, std::uint64_t> ops;         // per CTA 0

@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "tests/unit/temp_dir.h"
 #include "sim/core/error.h"
 #include "sim/slots/cluster.h"
 #include "sim/trace/inst.h"
@@ -27,29 +28,13 @@ using Catch::Contains;
 
 namespace {
 
+using warpsim::test::TempDir;
+
 using Bytes = std::vector<std::uint8_t>;
 using Lanes = std::array<std::int32_t, kWarpSize>;
 constexpr std::size_t kNumOpcodes = static_cast<std::size_t>(Opcode::Count);
 
 // A directory removed at the end of the test case.
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() /
-            ("warpsim_test_trace_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
-
 Bytes read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return Bytes(std::istreambuf_iterator<char>(in), {});
@@ -81,7 +66,6 @@ class Rng {
   std::mt19937_64 engine_;
 };
 
-constexpr DType kTensorDTypes[] = {DType::F16, DType::BF16, DType::TF32, DType::FP8, DType::I8, DType::F64};
 
 // Appends one instruction with opcode `op` and address mode `mode`, exercising optional fields, extreme values
 // and field combinations the encoder must still round-trip exactly (registers in odd slots, unused fields set).
@@ -479,7 +463,7 @@ TEST_CASE("in-memory trace: streams, deltas and range checks", "[trace][source]"
 
 TEST_CASE("native trace: multi-kernel round trip, field by field", "[trace][file]") {
   TempDir dir;
-  const std::string path = dir.file("round_trip.wst");
+  const std::string path = dir.path("round_trip.wst");
   const std::vector<InMemoryKernel> kernels = sample_kernels(1);
   write_kernels(path, kernels);
   REQUIRE(is_native_trace(path));
@@ -506,7 +490,7 @@ TEST_CASE("native trace: multi-kernel round trip, field by field", "[trace][file
 
 TEST_CASE("native trace: random access to CTAs and warps", "[trace][file]") {
   TempDir dir;
-  const std::string path = dir.file("random_access.wst");
+  const std::string path = dir.path("random_access.wst");
   const std::vector<InMemoryKernel> kernels = sample_kernels(2);
   write_kernels(path, kernels);
 
@@ -536,7 +520,7 @@ TEST_CASE("native trace: random access to CTAs and warps", "[trace][file]") {
 
 TEST_CASE("native trace: small read batches equal one big batch", "[trace][file]") {
   TempDir dir;
-  const std::string path = dir.file("batches.wst");
+  const std::string path = dir.path("batches.wst");
   const std::vector<InMemoryKernel> kernels = sample_kernels(3);
   write_kernels(path, kernels);
   TraceFileReader reader(path);
@@ -571,7 +555,7 @@ TEST_CASE("native trace: write_trace streams any TraceSource", "[trace][file]") 
   TempDir dir;
   const std::vector<InMemoryKernel> kernels = sample_kernels(4);
   InMemoryTrace source(kernels);
-  const std::string path = dir.file("from_source.wst");
+  const std::string path = dir.path("from_source.wst");
   const TraceWriteStats stats = write_trace(path, source);
   CHECK(stats.kernels == 3);
   CHECK(stats.ctas == 12 + 1 + 12);
@@ -581,7 +565,7 @@ TEST_CASE("native trace: write_trace streams any TraceSource", "[trace][file]") 
   require_same_trace(kernels, reader, 32);
 
   // And a file copies to an identical file through the reader.
-  const std::string copy = dir.file("copy.wst");
+  const std::string copy = dir.path("copy.wst");
   write_trace(copy, reader);
   CHECK(read_file(copy) == read_file(path));
 }
@@ -622,7 +606,7 @@ TEST_CASE("native trace: compression of a repetitive stream", "[trace][file]") {
     kernel.ctas.push_back(std::move(warps));
   }
   TempDir dir;
-  const std::string path = dir.file("repetitive.wst");
+  const std::string path = dir.path("repetitive.wst");
   TraceWriter writer(path);
   writer.begin_kernel(kernel.info);
   for (const auto& cta : kernel.ctas) writer.add_cta(cta);
@@ -645,7 +629,7 @@ TEST_CASE("native trace: compression of a repetitive stream", "[trace][file]") {
 
 TEST_CASE("native trace: writer misuse and unrepresentable records", "[trace][file]") {
   TempDir dir;
-  const std::string path = dir.file("misuse.wst");
+  const std::string path = dir.path("misuse.wst");
   const KernelInfo two_ctas = make_info("k", {2, 1, 1}, {32, 1, 1});
   const std::vector<InMemoryKernel::Warp> cta(1);
 
@@ -693,7 +677,7 @@ TEST_CASE("native trace: writer misuse and unrepresentable records", "[trace][fi
   }
   SECTION("bad compression level and unwritable path") {
     REQUIRE_THROWS_WITH(TraceWriter(path, 1000), Contains("compression level"));
-    REQUIRE_THROWS_WITH(TraceWriter(dir.file("no/such/dir/x.wst")), Contains("cannot create trace file"));
+    REQUIRE_THROWS_WITH(TraceWriter(dir.path("no/such/dir/x.wst")), Contains("cannot create trace file"));
   }
   SECTION("the destructor closes a complete trace") {
     {
@@ -716,7 +700,7 @@ TEST_CASE("native trace: writer misuse and unrepresentable records", "[trace][fi
 
 TEST_CASE("native trace: a file built from FORMAT.md alone reads back", "[trace][file][format]") {
   TempDir dir;
-  const std::string path = dir.file("crafted.wst");
+  const std::string path = dir.path("crafted.wst");
   // FFMA at pc 0 and 16 (implicit pcs), then LDG at pc 0x40 with mask, registers R1 <- R2, R3 and a strided
   // access: base 0x1000, stride 4 (zigzag 8).
   Bytes records = {kFFMA, 0, kFFMA, 0};
@@ -763,7 +747,7 @@ TEST_CASE("native trace: a file built from FORMAT.md alone reads back", "[trace]
 
 TEST_CASE("native trace: malformed input is a TraceError naming the place", "[trace][file][robustness]") {
   TempDir dir;
-  const std::string path = dir.file("bad.wst");
+  const std::string path = dir.path("bad.wst");
   auto expect_error = [&path](const Bytes& file, const std::string& what) {
     write_file(path, file);
     INFO("expected error: " << what);
@@ -779,9 +763,9 @@ TEST_CASE("native trace: malformed input is a TraceError naming the place", "[tr
   const Bytes ffma = {kFFMA, 0};
 
   SECTION("missing file") {
-    REQUIRE_THROWS_WITH(TraceFileReader(dir.file("absent.wst")),
-                        Contains("cannot open trace file '" + dir.file("absent.wst") + "'"));
-    CHECK_FALSE(is_native_trace(dir.file("absent.wst")));
+    REQUIRE_THROWS_WITH(TraceFileReader(dir.path("absent.wst")),
+                        Contains("cannot open trace file '" + dir.path("absent.wst") + "'"));
+    CHECK_FALSE(is_native_trace(dir.path("absent.wst")));
   }
   SECTION("bad magic") {
     Bytes file = one_warp_file(1, ffma);
@@ -878,8 +862,8 @@ TEST_CASE("native trace: malformed input is a TraceError naming the place", "[tr
 
 TEST_CASE("native trace: truncated and bit-flipped files never crash", "[trace][file][robustness]") {
   TempDir dir;
-  const std::string good_path = dir.file("good.wst");
-  const std::string path = dir.file("damaged.wst");
+  const std::string good_path = dir.path("good.wst");
+  const std::string path = dir.path("damaged.wst");
   // Small but varied: two kernels with deltas, strided and 2-D accesses.
   Rng rng(11);
   std::vector<InMemoryKernel> kernels;
@@ -1176,7 +1160,7 @@ TEST_CASE("in-memory sources reject invalid records, kernels and warp counts", "
 
 TEST_CASE("native trace 1.3: cluster dimensions and cluster CTA masks round trip", "[trace][file][cluster]") {
   TempDir dir;
-  const std::string path = dir.file("cluster.wst");
+  const std::string path = dir.path("cluster.wst");
   InMemoryKernel k;
   k.info = make_info("clustered", {4, 2, 1}, {32, 1, 1});
   k.info.cluster = {2, 2, 1};
@@ -1210,7 +1194,7 @@ TEST_CASE("native trace 1.3: cluster dimensions and cluster CTA masks round trip
 
 TEST_CASE("the trace writer refuses invalid records and kernels", "[trace][validity][file]") {
   TempDir dir;
-  const std::string path = dir.file("invalid.wst");
+  const std::string path = dir.path("invalid.wst");
   for (const InvalidCase& c : invalid_cases()) {
     INFO(c.rule);
     const InMemoryKernel k = one_warp_kernel("k", {valid_ffma(), c.inst});
@@ -1239,7 +1223,7 @@ TEST_CASE("the trace writer refuses invalid records and kernels", "[trace][valid
 
 TEST_CASE("the trace reader rejects invalid records and kernels", "[trace][validity][file]") {
   TempDir dir;
-  const std::string path = dir.file("invalid.wst");
+  const std::string path = dir.path("invalid.wst");
   auto read_all = [&path](const Bytes& file) {
     write_file(path, file);
     TraceFileReader reader(path);
@@ -1308,7 +1292,7 @@ TEST_CASE("the trace reader rejects invalid records and kernels", "[trace][valid
 // Issue 6: inputs the reader used to accept, each of which the simulator then ran wrongly.
 TEST_CASE("the trace reader rejects what it used to accept silently", "[trace][validity][file]") {
   TempDir dir;
-  const std::string path = dir.file("accepted.wst");
+  const std::string path = dir.path("accepted.wst");
   auto read_error = [&path](const Bytes& file) -> std::string {
     write_file(path, file);
     try {
@@ -1370,7 +1354,7 @@ TEST_CASE("check_inst keeps every lane's access inside the 64-bit address space"
 
 TEST_CASE("the trace writer refuses records after EXIT and kernels with overflowing sizes", "[trace][validity][file]") {
   TempDir dir;
-  const std::string path = dir.file("refused.wst");
+  const std::string path = dir.path("refused.wst");
   WarpInst exit_inst;
   exit_inst.op = Opcode::EXIT;
   {

@@ -1,20 +1,17 @@
 // The native warpsim trace format (traces/FORMAT.md), read by sim/trace's TraceFileReader.
 #include "sim/trace/trace_file.h"
+#include "sim/core/text.h"
 #include "traces/readers/registry.h"
 
 namespace warpsim {
 namespace {
-
-bool has_suffix(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 TraceReaderInfo native_reader() {
   TraceReaderInfo info;
   info.name = "native";
   info.description = "warpsim trace, *.wst, traces/FORMAT.md";
   // The name as well as the magic: a damaged .wst then gets the reader's own diagnosis, not "unknown format".
-  info.probe = [](const std::string& path) { return is_native_trace(path) || has_suffix(path, ".wst"); };
+  info.probe = [](const std::string& path) { return is_native_trace(path) || text::ends_with(path, ".wst"); };
   info.open = [](const std::string& path) -> std::unique_ptr<TraceSource> {
     return std::make_unique<TraceFileReader>(path);
   };

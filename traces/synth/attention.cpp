@@ -1,6 +1,7 @@
 // The `attention` synthesizer: keys, checks, FLOP and byte counts, the shared warp-GEMM pieces and the registration.
 // The kernels are in attention_fa2.cpp and attention_decode.cpp.
 #include "traces/synth/attention.h"
+#include "sim/core/types.h"
 
 #include <algorithm>
 #include <cmath>
@@ -197,7 +198,6 @@ std::uint32_t num_splits_heuristic(std::uint64_t tiles, std::uint64_t slots, std
   // of KV blocks per split.
   if (static_cast<double>(tiles) >= 0.8 * static_cast<double>(slots)) return 1;
   max_splits = static_cast<std::uint32_t>(std::min<std::uint64_t>({max_splits, slots, n_blocks}));
-  auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
   auto eligible = [&](std::uint32_t s) { return s == 1 || ceil_div(n_blocks, s) != ceil_div(n_blocks, s - 1); };
   std::vector<double> efficiency(max_splits + 1, 0.0);
   double best = 0;

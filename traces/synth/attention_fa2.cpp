@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/config/config.h"
+#include "sim/core/types.h"
 #include "sim/core/error.h"
 #include "traces/synth/attention.h"
 #include "traces/synth/attention_fwd.h"
@@ -20,7 +21,6 @@
 namespace warpsim::synth::attn {
 namespace {
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 // ---- forward warp -----------------------------------------------------------------------------------------------
 //

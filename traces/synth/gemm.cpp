@@ -12,6 +12,7 @@
 // emitters, address patterns, epilogue and phase machine are the reusable pieces of emit.h, epilogue.h and
 // tile_pipeline.h; this file says what is GEMM-specific.
 #include "traces/synth/gemm.h"
+#include "sim/core/types.h"
 
 #include <algorithm>
 #include <array>
@@ -60,7 +61,6 @@ constexpr std::uint32_t kLoopTailInsts = 3;      // IADD3 counter, ISETP, BRA
 constexpr std::uint32_t kTmaProducerInsts = 4;
 constexpr std::uint32_t kEpilogueBarrierInsts = 2;  // the producer branch's end: BAR, EXIT
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
 std::uint32_t round_up32(std::uint32_t a, std::uint32_t b) { return static_cast<std::uint32_t>(round_up(a, b)); }
 

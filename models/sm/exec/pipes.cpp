@@ -18,8 +18,6 @@ bool has_opcode_override(Opcode op) {
   return c == OpClass::Int || c == OpClass::Fp32 || c == OpClass::Fp64 || c == OpClass::Sfu || c == OpClass::Branch;
 }
 
-constexpr std::array<DType, 6> kTensorTypes = {DType::F16, DType::BF16, DType::TF32, DType::FP8, DType::I8, DType::F64};
-
 }  // namespace
 
 void ExecutionTiming::declare(Schema& s) {
@@ -40,11 +38,11 @@ void ExecutionTiming::declare(Schema& s) {
     s.uint("opcodes." + name + ".issue_interval", "cycles", 0, "issue interval of " + name + " if it differs from its pipe's (0 = the pipe's)", 0, 10000);
   }
   s.uint("tensor.latency", "cycles", req, "cycles from issue of an m16n8k16 MMA to its result; larger MMAs add their extra pipe occupancy", 1, 10000);
-  for (DType t : kTensorTypes)
+  for (DType t : kTensorDTypes)
     s.uint("tensor.flops_per_cycle." + std::string(dtype_name(t)), "FLOP/cycle", req,
            "dense tensor-core " + std::string(dtype_name(t)) + " operations per cycle per SM (0 = unsupported); "
            "the warpgroup-MMA (HGMMA) rate, and mma.sync's unless tensor.mma_sync_flops_per_cycle caps it", 0, 1 << 20);
-  for (DType t : kTensorTypes)
+  for (DType t : kTensorDTypes)
     s.uint("tensor.mma_sync_flops_per_cycle." + std::string(dtype_name(t)), "FLOP/cycle", 0,
            "dense " + std::string(dtype_name(t)) + " operations per cycle per SM that mma.sync (HMMA) reaches, where it is "
            "below tensor.flops_per_cycle (Hopper: only wgmma reaches the peak); 0 = tensor.flops_per_cycle", 0, 1 << 20);
@@ -85,7 +83,7 @@ void ExecutionTiming::read(const Params& p) {
   wgmma_latency_per_n8_ = p.u64("tensor.wgmma.latency_per_n8");
   sparse_speedup_ = p.real("tensor.sparse_speedup");
   mma_sync_sparse_speedup_ = p.real("tensor.mma_sync_sparse_speedup");
-  for (DType t : kTensorTypes) {
+  for (DType t : kTensorDTypes) {
     const auto i = static_cast<std::size_t>(t);
     tensor_flops_per_cycle_[i] = static_cast<double>(p.u64("tensor.flops_per_cycle." + std::string(dtype_name(t))));
     const double cap = static_cast<double>(p.u64("tensor.mma_sync_flops_per_cycle." + std::string(dtype_name(t))));
@@ -99,7 +97,7 @@ void ExecutionTiming::begin_kernel(const KernelInfo& k, unsigned subpartitions) 
   mma_sync_rate_.fill(0.0);
   last_mma_ = LastMma{};
   tensor_carry_.assign(subpartitions, 0.0);
-  for (DType t : kTensorTypes) {
+  for (DType t : kTensorDTypes) {
     const auto i = static_cast<std::size_t>(t);
     tensor_rate_[i] = tensor_flops_per_cycle_[i] * per_sp;
     mma_sync_rate_[i] = mma_sync_flops_per_cycle_[i] * per_sp;
@@ -129,7 +127,7 @@ void ExecutionTiming::tensor_timing(const WarpInst& in, unsigned subpartition, C
   }
   const double rate = (warpgroup ? tensor_rate_ : mma_sync_rate_)[static_cast<std::size_t>(in.dtype)] *
                       (sparse ? speedup : 1.0);
-  const bool tensor_type = std::find(kTensorTypes.begin(), kTensorTypes.end(), in.dtype) != kTensorTypes.end();
+  const bool tensor_type = std::find(std::begin(kTensorDTypes), std::end(kTensorDTypes), in.dtype) != std::end(kTensorDTypes);
   if (!tensor_type || rate <= 0.0 || mma_flops_per_warp(in) == 0) {
     std::string why = !tensor_type ? std::string(dtype_name(in.dtype)) + " is not a tensor-core operand type"
                       : mma_flops_per_warp(in) == 0 ? "its MMA shape is empty"

@@ -11,6 +11,7 @@
 #include <zstd.h>
 
 #include "sim/core/error.h"
+#include "sim/core/text.h"
 #include "traces/readers/accelsim/text_stream.h"
 
 namespace warpsim::accelsim {
@@ -23,16 +24,9 @@ namespace {
   throw TraceError(fmt::format("{}:{}: {}", file, line, what));
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool ends_with(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
+using text::ends_with;
+using text::starts_with;
+using text::trim;
 
 template <class T>
 bool parse_number(std::string_view text, T& out, int base = 10) {

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.h"
+#include "sim/core/text.h"
 
 namespace warpsim::accelsim {
 namespace {
+
+using text::trim;
 
 struct EmbeddedTable {
   const char* arch;
@@ -17,12 +20,6 @@ struct EmbeddedTable {
 const EmbeddedTable kEmbeddedTables[] = {
 #include "accelsim_opcode_tables.inc"
 };
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 bool parse_space(std::string_view name, MemSpace& out) {
   for (int i = 0; i <= static_cast<int>(MemSpace::Const); ++i) {

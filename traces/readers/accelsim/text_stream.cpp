@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.h"
+#include "sim/core/text.h"
 
 namespace warpsim::accelsim {
 
@@ -16,11 +17,6 @@ constexpr std::size_t kBufferBytes = 1 << 16;
 // The longest trace line is an instruction with 32 listed addresses (under 1 KB): a longer one is not a trace,
 // and reading it whole would load the file whole.
 constexpr std::size_t kMaxLineBytes = 1 << 20;
-
-bool ends_with(const std::string& s, const char* suffix) {
-  const std::size_t n = std::strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
 
 const char* lzma_problem(lzma_ret r) {
   switch (r) {
@@ -43,7 +39,7 @@ struct TextStream::Xz {
 };
 
 TextStream::TextStream(std::string path) : path_(std::move(path)), buffer_(kBufferBytes) {
-  if (ends_with(path_, ".xz")) xz_ = std::make_unique<Xz>();
+  if (text::ends_with(path_, ".xz")) xz_ = std::make_unique<Xz>();
   open();
 }
 

@@ -17,7 +17,7 @@ namespace {
 const std::vector<std::string> kOps = {"ffma", "fadd", "fmul", "hfma2", "hadd2", "iadd3", "imad", "lop3", "shf",
                                        "dfma", "dadd", "dmul", "mufu"};
 // Registers per chain: the chain's value, and for FP64 its pair.
-constexpr std::uint32_t kMaxChains = 64;
+constexpr std::uint32_t kMaxDependentChains = 64;
 
 Opcode opcode_of(const std::string& op) {
   std::string upper = op;
@@ -68,7 +68,7 @@ SynthesizerInfo dep_chain_synthesizer() {
                      "throughput (many chains or warps)";
   info.keys = Schema("synth", "dep_chain", info.description)
                   .choice("op", kOps, std::string("ffma"), "the opcode (its pipe: sm.pipes, sm.opcodes overrides)")
-                  .uint("ilp", "chains", 1, "independent chains per warp", 1, kMaxChains)
+                  .uint("ilp", "chains", 1, "independent chains per warp", 1, kMaxDependentChains)
                   .uint("warps", "warps", 1, "warps per SM (one CTA per SM)", 1, 64)
                   .uint("length", "instructions", 4096, "dependent instructions per chain", 1, 1ull << 20)
                   .params();

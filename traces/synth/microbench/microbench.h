@@ -15,6 +15,9 @@
 
 namespace warpsim::synth::microbench {
 
+// The predicate register a generated loop branches on.
+inline constexpr std::uint16_t kLoopPred = 248;
+
 // A warp's program: `prologue`, then step(c, i) for i in [0, steps), then `epilogue`; the generator appends the
 // EXIT. Steps are emitted a few hundred instructions per chunk. The functions are shared by all warps of a
 // kernel and must be deterministic (they get the warp's identity from their captures).

@@ -21,7 +21,7 @@ namespace {
 
 constexpr std::uint64_t kGlobalBase = 0x7f0000000000ull;
 constexpr std::uint32_t kChaseBytes = 4;  // a 32-bit index/pointer, as mt4g's uint32 chase
-constexpr std::uint16_t kChaseReg = 0, kCounterReg = 1, kWarmReg = 8, kLoopPred = 248;
+constexpr std::uint16_t kChaseReg = 0, kCounterReg = 1, kWarmReg = 8;
 // Warm-up loads rotate over this many destinations: a load waits for the previous write of its destination,
 // and 32 x 32 lines in flight exceed any configured L1 MSHR count (l1.mshrs), which then sets the pace.
 constexpr std::uint16_t kWarmRegs = 32;

@@ -24,7 +24,7 @@ namespace warpsim::synth::microbench {
 namespace {
 
 constexpr std::uint32_t kBankBytes = 4;
-constexpr std::uint16_t kData = 0, kCounter = 16, kAddr = 17, kLoopPred = 248;
+constexpr std::uint16_t kData = 0, kLoopCounter = 16, kAddr = 17;
 constexpr std::uint32_t kUnroll = 4;  // accesses per loop iteration, into rotating destinations
 
 constexpr std::uint32_t kLdsmTileRows = 2 * kLdsmRows;  // the 16x16 block an ldmatrix.x4 reads
@@ -69,7 +69,7 @@ StepProgram smem_program(std::shared_ptr<const SmemPlan> p, std::uint32_t warp) 
   StepProgram prog;
   prog.prologue = [](InstChunk& c) {
     emit_alu(c, Opcode::S2R, kAddr, {});
-    emit_alu(c, Opcode::MOV, kCounter, {});
+    emit_alu(c, Opcode::MOV, kLoopCounter, {});
   };
   prog.steps = (p->iterations + kUnroll - 1) / kUnroll;
   prog.step = [p, warp](InstChunk& c, std::uint64_t i) {
@@ -89,7 +89,7 @@ StepProgram smem_program(std::shared_ptr<const SmemPlan> p, std::uint32_t warp) 
                            : emit_load(c, Opcode::LDS, MemSpace::Shared, lanes, kFullMask, dst, regs, {kAddr});
       if (p->stride > 1) inst.stride = static_cast<std::int32_t>(p->stride * p->width);
     }
-    emit_loop_tail(c, kCounter, kLoopPred);
+    emit_loop_tail(c, kLoopCounter, kLoopPred);
   };
   return prog;
 }

@@ -22,7 +22,7 @@ constexpr std::uint64_t kArrayBase = 0x7f0000000000ull;
 constexpr std::uint64_t kArrayAlign = 1ull << 20;
 constexpr std::uint32_t kVecRegs = kVecBytes / 4;
 // Registers: vectors of a and b (4 each), the scalar, the read sum, the loop counter and pointers.
-constexpr std::uint16_t kA = 0, kB = 4, kScalar = 8, kSum = 9, kCounter = 10, kPtr = 11, kLoopPred = 248;
+constexpr std::uint16_t kA = 0, kB = 4, kScalar = 8, kSum = 9, kStreamLoopCounter = 10, kPtr = 11;
 
 enum class StreamOp { Read, Write, Copy, Scale, Triad };
 
@@ -113,7 +113,7 @@ StepProgram stream_program(std::shared_ptr<const StreamPlan> p, std::uint64_t fi
       }
     }
     emit_alu(c, Opcode::IADD3, kPtr, {kPtr});
-    emit_loop_tail(c, kCounter, kLoopPred);
+    emit_loop_tail(c, kStreamLoopCounter, kLoopPred);
   };
   return prog;
 }

@@ -18,7 +18,7 @@
 namespace warpsim::synth::microbench {
 namespace {
 
-constexpr std::uint32_t kMaxChains = 16;
+constexpr std::uint32_t kMaxMmaChains = 16;
 constexpr std::uint32_t kChainRegs = 8;  // register ids per chain (4 accumulator ids, room for wgmma's spread)
 
 struct TensorDtype {
@@ -139,7 +139,7 @@ SynthesizerInfo tensor_synthesizer() {
                           "mMnNkK: mma m16n8k16 (fp16/bf16; k8 too), m16n8k8/k4 (tf32), m16n8k32 (fp8, int8; int8 k16 "
                           "too); wgmma m64nNk16 (fp16/bf16), k8 (tf32), k32 (fp8, int8); auto = m16n8kK or m64n256kK")
                   .uint("warps", "warps", 4, "warps per CTA (wgmma: a multiple of 4)", 1, 64)
-                  .uint("ilp", "chains", 1, "independent accumulator chains per warp", 1, kMaxChains)
+                  .uint("ilp", "chains", 1, "independent accumulator chains per warp", 1, kMaxMmaChains)
                   .uint("iterations", "MMAs", 1024, "MMAs per chain", 1, 1ull << 24)
                   .uint("ctas", "CTAs", 0, "CTAs (0 = sm.count)", 0, 1ull << 20)
                   .choice("sparse", {"false", "true"}, std::string("false"),

@@ -52,7 +52,7 @@ const OpKind& op_kind(const std::string& name) {
   return kOps[0];
 }
 
-struct Plan {
+struct ElementwisePlan {
   OpKind op;
   OpDType type;
   std::uint64_t elements = 0, full_blocks = 0;
@@ -63,13 +63,13 @@ struct Plan {
 
 class ElementwiseWarp final : public WarpGenerator {
  public:
-  ElementwiseWarp(std::shared_ptr<const Plan> p, std::uint64_t cta, std::uint32_t warp)
+  ElementwiseWarp(std::shared_ptr<const ElementwisePlan> p, std::uint64_t cta, std::uint32_t warp)
       : p_(std::move(p)), cta_(cta), warp_(warp) {}
 
   bool generate(InstChunk& c) override {
     if (done_) return false;
     done_ = true;
-    const Plan& p = *p_;
+    const ElementwisePlan& p = *p_;
     emit_alu(c, Opcode::S2R, p.r_tid, {});
     emit_alu(c, Opcode::S2R, p.r_cta, {});
     emit_alu(c, Opcode::IMAD, p.r_idx, {p.r_tid, p.r_cta});
@@ -92,7 +92,7 @@ class ElementwiseWarp final : public WarpGenerator {
   }
   // The math on `elems` elements of each input (already in fp32 registers), result in values(0).
   void emit_elements(InstChunk& c, std::uint32_t elems) {
-    const Plan& p = *p_;
+    const ElementwisePlan& p = *p_;
     for (std::uint32_t a = 0; a < p.op.inputs; ++a) emit_unpack(c, p.type, elems, packed(a), values(a));
     for (std::uint32_t e = 0; e < elems; ++e) {
       const std::uint16_t v = reg(values(0) + e);
@@ -104,7 +104,7 @@ class ElementwiseWarp final : public WarpGenerator {
     emit_pack(c, p.type, elems, values(0), packed(0));
   }
   void emit_vector_block(InstChunk& c) {
-    const Plan& p = *p_;
+    const ElementwisePlan& p = *p_;
     const std::uint64_t first = cta_ * kBlockWork + std::uint64_t{warp_} * kWarpSize * kVecElems;
     const std::uint32_t lane_bytes = kVecElems * p.type.bytes;
     for (std::uint32_t a = 0; a < p.op.inputs; ++a)
@@ -116,7 +116,7 @@ class ElementwiseWarp final : public WarpGenerator {
   }
   // Unrolled policy: element threadIdx.x + j*128 of the block for j < 4, each lane one element per access.
   void emit_tail_block(InstChunk& c) {
-    const Plan& p = *p_;
+    const ElementwisePlan& p = *p_;
     for (std::uint32_t j = 0; j < kWorkPerThread; ++j) {
       const std::uint64_t first = cta_ * kBlockWork + std::uint64_t{j} * kThreads + std::uint64_t{warp_} * kWarpSize;
       const std::uint32_t mask = lanes_below(first);
@@ -139,14 +139,14 @@ class ElementwiseWarp final : public WarpGenerator {
     return first_lanes_mask(live);
   }
 
-  std::shared_ptr<const Plan> p_;
+  std::shared_ptr<const ElementwisePlan> p_;
   std::uint64_t cta_;
   std::uint32_t warp_;
   bool done_ = false;
 };
 
 std::unique_ptr<TraceSource> make_elementwise(const SynthArgs& args, const Config& config) {
-  auto plan = std::make_shared<Plan>();
+  auto plan = std::make_shared<ElementwisePlan>();
   plan->op = op_kind(args.text("op"));
   plan->type = op_dtype(args);
   plan->elements = args.u64("elements");
@@ -172,7 +172,7 @@ std::unique_ptr<TraceSource> make_elementwise(const SynthArgs& args, const Confi
   spec.info.shared_mem_bytes = 0;
   spec.info.target_arch = config.section("gpu").str("arch");
   spec.info.flops = plan->elements * plan->op.flops;
-  std::shared_ptr<const Plan> shared = plan;
+  std::shared_ptr<const ElementwisePlan> shared = plan;
   spec.make_warp = [shared](std::uint64_t cta, std::uint32_t warp) {
     return std::make_unique<ElementwiseWarp>(shared, cta, warp);
   };

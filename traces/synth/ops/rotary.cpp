@@ -23,7 +23,7 @@ namespace {
 
 constexpr std::uint32_t kMaxThreads = 512;  // vLLM: block(std::min<int64_t>(num_heads * rot_dim / 2, 512))
 
-struct Plan {
+struct RotaryPlan {
   OpDType type;
   std::uint64_t tokens = 0, heads = 0, head_dim = 0, pairs = 0;  // pairs per token and tensor = heads * head_dim/2
   std::uint32_t block = 0, iterations = 0;
@@ -33,7 +33,7 @@ struct Plan {
 
 class RotaryWarp final : public PhasedWarp {
  public:
-  RotaryWarp(std::shared_ptr<const Plan> p, std::uint64_t token, std::uint32_t warp)
+  RotaryWarp(std::shared_ptr<const RotaryPlan> p, std::uint64_t token, std::uint32_t warp)
       : p_(std::move(p)), token_(token), warp_(warp) {
     set_phases({straight(), loop(p_->iterations), loop(p_->iterations), straight()});
   }
@@ -42,7 +42,7 @@ class RotaryWarp final : public PhasedWarp {
   enum : std::uint32_t { kSetup, kQuery, kKey, kEnd };
 
   void emit_phase(InstChunk& c, std::uint32_t phase, std::uint32_t j) override {
-    const Plan& p = *p_;
+    const RotaryPlan& p = *p_;
     if (phase == kSetup) {
       emit_alu(c, Opcode::S2R, p.r_tid, {});
       emit_alu(c, Opcode::S2R, reg(p.r_tid + 1), {});
@@ -110,14 +110,14 @@ class RotaryWarp final : public PhasedWarp {
     in.base = base;
   }
 
-  std::shared_ptr<const Plan> p_;
+  std::shared_ptr<const RotaryPlan> p_;
   std::uint64_t token_;
   std::uint32_t warp_;
 };
 
 std::unique_ptr<TraceSource> make_rotary(const SynthArgs& args, const Config& config) {
-  auto plan = std::make_shared<Plan>();
-  Plan& p = *plan;
+  auto plan = std::make_shared<RotaryPlan>();
+  RotaryPlan& p = *plan;
   p.type = op_dtype(args);
   p.tokens = args.u64("tokens");
   p.heads = args.u64("heads");
@@ -154,7 +154,7 @@ std::unique_ptr<TraceSource> make_rotary(const SynthArgs& args, const Config& co
   spec.info.registers_per_thread = std::max<std::uint32_t>(16, (regs.used() + 7u) / 8u * 8u);
   spec.info.target_arch = config.section("gpu").str("arch");
   spec.info.flops = 2 * 6 * p.tokens * p.pairs;  // per pair: 4 multiplies, 2 adds; q and k
-  std::shared_ptr<const Plan> shared = plan;
+  std::shared_ptr<const RotaryPlan> shared = plan;
   spec.make_warp = [shared](std::uint64_t cta, std::uint32_t warp) { return std::make_unique<RotaryWarp>(shared, cta, warp); };
   const std::string description = "synthesized " + spec.info.name;
   std::vector<GeneratedKernelSpec> kernels;

@@ -15,8 +15,8 @@ namespace {
 
 constexpr std::uint32_t kThreadsX = kWarpSize;  // block (32, 4): layer_norm_kernel.cu, threads(warp_size, num_threads() / warp_size)
 constexpr std::uint32_t kWarps = 4;
-constexpr std::uint32_t kThreads = kThreadsX * kWarps;
-constexpr std::uint32_t kVecElems = 4;          // vec_size
+constexpr std::uint32_t kNormThreads = kThreadsX * kWarps;
+constexpr std::uint32_t kNormVecElems = 4;          // vec_size
 
 // Per element of pass 1. Welford (cuWelfordOnlineSum): delta = x - mean, count + 1, 1/count (an IEEE reciprocal),
 // mean += delta/count, m2 += delta * (x - mean): 4 fp32 + a division. RMSNorm: one FFMA (sum of squares).
@@ -28,7 +28,7 @@ constexpr std::uint32_t kWelfordCombineFp32 = 11;
 // rstd = rsqrt(m2 / N + eps) (or sumsq / N + eps): FMUL, FADD, MUFU.RSQ.
 constexpr MathCost kRstd{2, 0, 1};
 
-struct Plan {
+struct RowNormPlan {
   NormKind kind = NormKind::LayerNorm;
   OpDType type;
   std::uint64_t rows = 0, cols = 0, vectors = 0;  // vectors = cols / 4 per row
@@ -42,7 +42,7 @@ struct Plan {
 
 class NormWarp final : public PhasedWarp {
  public:
-  NormWarp(std::shared_ptr<const Plan> p, std::uint64_t row, std::uint32_t warp)
+  NormWarp(std::shared_ptr<const RowNormPlan> p, std::uint64_t row, std::uint32_t warp)
       : p_(std::move(p)), row_(row), warp_(warp) {
     set_phases({straight(), loop(p_->iterations), straight(), loop(p_->iterations), straight()});
   }
@@ -51,7 +51,7 @@ class NormWarp final : public PhasedWarp {
   enum : std::uint32_t { kSetup, kStats, kReduce, kNormalise, kEnd };
 
   void emit_phase(InstChunk& c, std::uint32_t phase, std::uint32_t j) override {
-    const Plan& p = *p_;
+    const RowNormPlan& p = *p_;
     switch (phase) {
       case kSetup:
         emit_alu(c, Opcode::S2R, p.r_tid, {});
@@ -62,9 +62,9 @@ class NormWarp final : public PhasedWarp {
         const std::uint32_t mask = vector_mask(j);
         if (mask == 0) break;  // lanes past the row's end left the loop
         emit_load(c, Opcode::LDG, MemSpace::Global, lanes(p.x, row_ * p.cols, j), mask, p.r_vec,
-                  packed_regs(p.type, kVecElems), {p.r_addr});
-        emit_unpack(c, p.type, kVecElems, p.r_vec, vals());
-        for (std::uint32_t e = 0; e < kVecElems; ++e) {
+                  packed_regs(p.type, kNormVecElems), {p.r_addr});
+        emit_unpack(c, p.type, kNormVecElems, p.r_vec, vals());
+        for (std::uint32_t e = 0; e < kNormVecElems; ++e) {
           emit_math(c, p.kind == NormKind::LayerNorm ? kWelfordUpdate : kSumSquares, reg(vals() + e));
           emit_alu(c, Opcode::FFMA, p.r_stat, {p.r_stat, reg(vals() + e)});
         }
@@ -89,15 +89,15 @@ class NormWarp final : public PhasedWarp {
       case kNormalise: {
         const std::uint32_t mask = vector_mask(j);
         if (mask == 0) break;
-        const std::uint32_t regs = packed_regs(p.type, kVecElems);
+        const std::uint32_t regs = packed_regs(p.type, kNormVecElems);
         emit_load(c, Opcode::LDG, MemSpace::Global, lanes(p.x, row_ * p.cols, j), mask, p.r_vec, regs, {p.r_addr});
         if (p.affine) {
           emit_load(c, Opcode::LDG, MemSpace::Global, lanes(p.gamma, 0, j), mask, p.r_gamma, regs, {reg(p.r_addr + 1)});
           if (p.kind == NormKind::LayerNorm)
             emit_load(c, Opcode::LDG, MemSpace::Global, lanes(p.beta, 0, j), mask, p.r_beta, regs, {reg(p.r_addr + 1)});
         }
-        emit_unpack(c, p.type, kVecElems, p.r_vec, vals());
-        for (std::uint32_t e = 0; e < kVecElems; ++e) {
+        emit_unpack(c, p.type, kNormVecElems, p.r_vec, vals());
+        for (std::uint32_t e = 0; e < kNormVecElems; ++e) {
           const std::uint16_t v = reg(vals() + e);
           if (p.kind == NormKind::LayerNorm) emit_alu(c, Opcode::FADD, v, {v, p.r_stat});      // x - mean
           emit_alu(c, Opcode::FMUL, v, {v, p.r_stat});                                       // * rstd
@@ -106,7 +106,7 @@ class NormWarp final : public PhasedWarp {
             emit_alu(c, Opcode::FFMA, v, {v, reg(p.r_gamma + word), reg(p.r_beta + word)});
           }
         }
-        emit_pack(c, p.type, kVecElems, vals(), p.r_vec);
+        emit_pack(c, p.type, kNormVecElems, vals(), p.r_vec);
         emit_store(c, Opcode::STG, MemSpace::Global, lanes(p.y, row_ * p.cols, j), mask, {p.r_vec, reg(p.r_addr + 2)});
         emit_loop_tail(c, p.r_count, kPredicate);
         break;
@@ -118,10 +118,10 @@ class NormWarp final : public PhasedWarp {
 
   std::uint16_t vals() const { return p_->type.is_16bit() ? p_->r_vals : p_->r_vec; }
   // Iteration j of warp w: vectors j*128 + w*32 + lane of the row (element offset `first` of the array).
-  std::uint64_t first_vector(std::uint32_t j) const { return std::uint64_t{j} * kThreads + std::uint64_t{warp_} * kWarpSize; }
+  std::uint64_t first_vector(std::uint32_t j) const { return std::uint64_t{j} * kNormThreads + std::uint64_t{warp_} * kWarpSize; }
   LaneRows lanes(std::uint64_t array, std::uint64_t first, std::uint32_t j) const {
-    const std::uint32_t lane_bytes = kVecElems * p_->type.bytes;
-    return LaneRows{array + (first + first_vector(j) * kVecElems) * p_->type.bytes, lane_bytes, kWarpSize, 0};
+    const std::uint32_t lane_bytes = kNormVecElems * p_->type.bytes;
+    return LaneRows{array + (first + first_vector(j) * kNormVecElems) * p_->type.bytes, lane_bytes, kWarpSize, 0};
   }
   std::uint32_t vector_mask(std::uint32_t j) const {
     const std::uint64_t first = first_vector(j);
@@ -130,7 +130,7 @@ class NormWarp final : public PhasedWarp {
     return first_lanes_mask(live);
   }
 
-  std::shared_ptr<const Plan> p_;
+  std::shared_ptr<const RowNormPlan> p_;
   std::uint64_t row_;
   std::uint32_t warp_;
 };
@@ -153,19 +153,19 @@ std::vector<ParamSpec> row_norm_keys(NormKind kind, const std::string& descripti
 }
 
 std::unique_ptr<TraceSource> make_row_norm(NormKind kind, const SynthArgs& args, const Config& config) {
-  auto plan = std::make_shared<Plan>();
-  Plan& p = *plan;
+  auto plan = std::make_shared<RowNormPlan>();
+  RowNormPlan& p = *plan;
   p.kind = kind;
   p.type = op_dtype(args);
   p.rows = args.u64("rows");
   p.cols = args.u64("cols");
   p.affine = args.text("elementwise_affine") == "true";
-  if (p.cols % kVecElems != 0)
+  if (p.cols % kNormVecElems != 0)
     throw InputError(std::string(kind_name(kind)) + " key 'cols': the vectorized kernel reads " +
-                     std::to_string(kVecElems) + "-element vectors; cols must be a multiple of " +
-                     std::to_string(kVecElems) + ", got " + std::to_string(p.cols));
-  p.vectors = p.cols / kVecElems;
-  p.iterations = static_cast<std::uint32_t>((p.vectors + kThreads - 1) / kThreads);
+                     std::to_string(kNormVecElems) + "-element vectors; cols must be a multiple of " +
+                     std::to_string(kNormVecElems) + ", got " + std::to_string(p.cols));
+  p.vectors = p.cols / kNormVecElems;
+  p.iterations = static_cast<std::uint32_t>((p.vectors + kNormThreads - 1) / kNormThreads);
   p.stat_values = kind == NormKind::LayerNorm ? 3 : 1;
   ArrayLayout arrays;
   const std::uint64_t matrix_bytes = p.rows * p.cols * p.type.bytes;
@@ -182,10 +182,10 @@ std::unique_ptr<TraceSource> make_row_norm(NormKind kind, const SynthArgs& args,
   p.r_count = regs.take();
   p.r_stat = regs.take(p.stat_values);
   p.r_scratch = regs.take(p.stat_values);
-  p.r_vec = regs.take(packed_regs(p.type, kVecElems));
-  p.r_vals = regs.take(kVecElems);
-  p.r_gamma = regs.take(packed_regs(p.type, kVecElems));
-  p.r_beta = regs.take(packed_regs(p.type, kVecElems));
+  p.r_vec = regs.take(packed_regs(p.type, kNormVecElems));
+  p.r_vals = regs.take(kNormVecElems);
+  p.r_gamma = regs.take(packed_regs(p.type, kNormVecElems));
+  p.r_beta = regs.take(packed_regs(p.type, kNormVecElems));
 
   GeneratedKernelSpec spec;
   spec.info.name = std::string("warpsim_") + kind_name(kind) + "_vec4_" + p.type.name + (p.affine ? "" : "_noaffine") +
@@ -199,7 +199,7 @@ std::unique_ptr<TraceSource> make_row_norm(NormKind kind, const SynthArgs& args,
   // affine (1)
   const std::uint64_t per_element = kind == NormKind::LayerNorm ? (p.affine ? 8 : 6) : (p.affine ? 4 : 3);
   spec.info.flops = per_element * p.rows * p.cols;
-  std::shared_ptr<const Plan> shared = plan;
+  std::shared_ptr<const RowNormPlan> shared = plan;
   spec.make_warp = [shared](std::uint64_t cta, std::uint32_t warp) { return std::make_unique<NormWarp>(shared, cta, warp); };
   const std::string description = "synthesized " + spec.info.name;
   std::vector<GeneratedKernelSpec> kernels;

@@ -41,7 +41,7 @@ std::uint32_t next_pow2(std::uint64_t n) {
   return p;
 }
 
-struct Plan {
+struct SoftmaxPlan {
   OpDType type;
   std::uint64_t rows = 0, cols = 0;
   std::uint64_t in = 0, out = 0;
@@ -60,7 +60,7 @@ struct Plan {
 
 class WarpSoftmax final : public PhasedWarp {
  public:
-  WarpSoftmax(std::shared_ptr<const Plan> p, std::uint64_t cta, std::uint32_t warp)
+  WarpSoftmax(std::shared_ptr<const SoftmaxPlan> p, std::uint64_t cta, std::uint32_t warp)
       : p_(std::move(p)),
         row0_((cta * (kWarpSoftmaxThreads / kWarpSize) + warp) * std::uint64_t{p_->rows_per_warp}) {
     set_phases({straight()});
@@ -68,7 +68,7 @@ class WarpSoftmax final : public PhasedWarp {
 
  private:
   void emit_phase(InstChunk& c, std::uint32_t, std::uint32_t) override {
-    const Plan& p = *p_;
+    const SoftmaxPlan& p = *p_;
     emit_alu(c, Opcode::S2R, p.r_tid, {});
     emit_alu(c, Opcode::IMAD, p.r_addr, {p.r_tid});
     emit_alu(c, Opcode::IMAD, reg(p.r_addr + 1), {p.r_tid});
@@ -113,13 +113,13 @@ class WarpSoftmax final : public PhasedWarp {
   std::uint16_t elem(std::uint32_t b, std::uint32_t it) const { return reg(p_->r_elems + b * p_->iterations + it); }
   // Lane l: virtual warp l / warp_size (rows batch apart), column it*warp_size + l % warp_size.
   LaneRows lanes(std::uint64_t array, std::uint32_t b, std::uint32_t it) const {
-    const Plan& p = *p_;
+    const SoftmaxPlan& p = *p_;
     const std::uint64_t row = row0_ + b, col = std::uint64_t{it} * p.warp_size;
     return LaneRows{array + (row * p.cols + col) * p.type.bytes, p.type.bytes, p.warp_size,
                     std::uint64_t{p.batch} * p.cols * p.type.bytes};
   }
   std::uint32_t lane_mask(std::uint32_t b, std::uint32_t it) const {
-    const Plan& p = *p_;
+    const SoftmaxPlan& p = *p_;
     std::uint32_t mask = 0;
     for (std::uint32_t l = 0; l < kWarpSize; ++l) {
       const std::uint64_t row = row0_ + std::uint64_t{l / p.warp_size} * p.batch + b;
@@ -129,7 +129,7 @@ class WarpSoftmax final : public PhasedWarp {
     return mask;
   }
 
-  std::shared_ptr<const Plan> p_;
+  std::shared_ptr<const SoftmaxPlan> p_;
   std::uint64_t row0_;
 };
 
@@ -137,7 +137,7 @@ class WarpSoftmax final : public PhasedWarp {
 
 class BlockSoftmax final : public PhasedWarp {
  public:
-  BlockSoftmax(std::shared_ptr<const Plan> p, std::uint64_t cta, std::uint32_t warp)
+  BlockSoftmax(std::shared_ptr<const SoftmaxPlan> p, std::uint64_t cta, std::uint32_t warp)
       : p_(std::move(p)), row_(cta), warp_(warp) {
     set_phases({straight(), loop(p_->chunks), straight(), loop(p_->chunks), straight(), loop(p_->chunks), straight()});
   }
@@ -146,7 +146,7 @@ class BlockSoftmax final : public PhasedWarp {
   enum : std::uint32_t { kSetup, kReadMax, kReduceMax, kExpSum, kReduceSum, kWrite, kEnd };
 
   void emit_phase(InstChunk& c, std::uint32_t phase, std::uint32_t j) override {
-    const Plan& p = *p_;
+    const SoftmaxPlan& p = *p_;
     const CtaReduction reduce_max{WarpReduction{p.r_max, p.r_scratch, 1, Opcode::FADD, 1}, p.block / kWarpSize,
                                   p.reduce_smem, p.r_addr};
     const CtaReduction reduce_sum{WarpReduction{p.r_sum, p.r_scratch, 1, Opcode::FADD, 1}, p.block / kWarpSize,
@@ -221,7 +221,7 @@ class BlockSoftmax final : public PhasedWarp {
     return first_lanes_mask(live);
   }
   void emit_reload(InstChunk& c, std::uint32_t j, std::uint32_t mask) {
-    const Plan& p = *p_;
+    const SoftmaxPlan& p = *p_;
     if (p.smem_row)
       emit_load(c, Opcode::LDS, MemSpace::Shared, smem_lanes(j), mask, p.r_vec, 4, {p.r_addr});
     else
@@ -229,14 +229,14 @@ class BlockSoftmax final : public PhasedWarp {
     emit_unpack(c, p.type, p.ilp, p.r_vec, vals());
   }
 
-  std::shared_ptr<const Plan> p_;
+  std::shared_ptr<const SoftmaxPlan> p_;
   std::uint64_t row_;
   std::uint32_t warp_;
 };
 
 std::unique_ptr<TraceSource> make_softmax(const SynthArgs& args, const Config& config) {
-  auto plan = std::make_shared<Plan>();
-  Plan& p = *plan;
+  auto plan = std::make_shared<SoftmaxPlan>();
+  SoftmaxPlan& p = *plan;
   p.type = op_dtype(args);
   p.rows = args.u64("rows");
   p.cols = args.u64("cols");
@@ -299,7 +299,7 @@ std::unique_ptr<TraceSource> make_softmax(const SynthArgs& args, const Config& c
   spec.info.target_arch = config.section("gpu").str("arch");
   // max, subtract, exp, sum, divide: 5 operations per element
   spec.info.flops = 5 * p.rows * p.cols;
-  std::shared_ptr<const Plan> shared = plan;
+  std::shared_ptr<const SoftmaxPlan> shared = plan;
   if (p.persistent)
     spec.make_warp = [shared](std::uint64_t cta, std::uint32_t warp) {
       return std::make_unique<WarpSoftmax>(shared, cta, warp);
