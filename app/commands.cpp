@@ -98,7 +98,7 @@ std::string describe_param(const ParamSpec& p) {
   std::string type = param_type_name(p.type);
   if (p.type == ParamType::Choice) type += fmt::format(" {{{}}}", fmt::join(p.choices, "|"));
   if (!p.unit.empty() && p.type != ParamType::Frequency && p.type != ParamType::Bandwidth && p.type != ParamType::Size &&
-      p.type != ParamType::Power && p.type != ParamType::Energy)
+      p.type != ParamType::Power && p.type != ParamType::Energy && p.type != ParamType::Duration)
     type += fmt::format(" [{}]", p.unit);
   // Ranges other than the type's own limits (Schema's defaults: [0, 2^32-1] for UInt, [0, inf) otherwise).
   const bool numeric = p.type != ParamType::Choice && p.type != ParamType::String && p.type != ParamType::Bool;
