@@ -27,6 +27,7 @@
 #include "app/run_one.h"
 #include "app/synth_metrics.h"
 #include "app/workload_cache.h"
+#include "models/power/energy_model.h"
 #include "app/validate/calibrate.h"
 #include "app/validate/case_selection.h"
 #include "app/validate/ncu_import.h"
@@ -418,7 +419,9 @@ int cmd_config(int argc, char** argv) {
       ("set", po::value(&sets)->composing(), "override a value (repeatable)");
   po::variables_map vm;
   if (!parse_command_options("config", argc, argv, desc, vm, "usage: warpsim config [--gpu CONFIG] [--set k=v ...]")) return 0;
-  fmt::print("{}", load_gpu_config(gpu, sets).resolved_yaml());
+  const Config config = load_gpu_config(gpu, sets);
+  fmt::print("{}", config.resolved_yaml());
+  fmt::print("{}", PowerParams::from(config).technology_text());  // the figures power.technology scaled
   return 0;
 }
 

@@ -20,6 +20,11 @@ namespace warpsim {
 namespace {
 
 constexpr std::array<DType, 6> kTensorTypes = {DType::F16, DType::BF16, DType::TF32, DType::FP8, DType::I8, DType::F64};
+// The process nodes of power.technology.nodes: those of Stillmaker & Baas 2017 (their figures are in the configs).
+constexpr std::array<unsigned, 11> kTechnologyNodes = {180, 130, 90, 65, 45, 32, 20, 16, 14, 10, 7};
+
+std::string node_key(unsigned nm) { return "technology.nodes." + std::to_string(nm) + "nm"; }
+
 Schema power_schema() {
   Schema s("power", "power", "energy per event, static and constant power, power cap and the clock it implies");
   const auto zero = std::string("0J");
@@ -62,6 +67,19 @@ Schema power_schema() {
            "simulations); --set clocks.sm=... pins the clock in either mode");
   s.quantity("clock_step", ParamType::Frequency, std::string("15MHz"), "SM clock step of the boost controller", 1e5, 1e10);
   s.quantity("idle_clock", ParamType::Frequency, std::string("1GHz"), "SM clock of a GPU with nothing to do (for the idle power)", 1e6, 1e11);
+  for (const char* end : {"reference", "target"}) {
+    const std::string part = std::string(end) == "reference" ? "the part the figures above were given for"
+                                                             : "the part to describe (its figures are scaled from the reference's)";
+    s.uint(std::string("technology.") + end + ".node_nm", "nm", 0,
+           "process node of " + part + ": one of power.technology.nodes; 0 (both ends): no technology scaling", 0, 1000);
+    s.real(std::string("technology.") + end + ".vdd_v", "V", 0.0, "core supply voltage of " + part + " at power.reference_clock", 0.0, 5.0);
+  }
+  for (unsigned nm : kTechnologyNodes) {
+    s.real(node_key(nm) + ".capacitance", "per V^2", 0.0,
+           "switched capacitance of the " + std::to_string(nm) + " nm node, relative: dynamic energy per event = capacitance x Vdd^2 (0: no figure)");
+    s.real(node_key(nm) + ".leakage", "per V", 0.0,
+           "static power of the " + std::to_string(nm) + " nm node, relative: leakage = figure x Vdd (0: no figure)");
+  }
   s.quantity("window", ParamType::Duration, std::string("10us"),
              "averaging time of the peak power (per kernel and per run: the highest power over windows this long laid "
              "end to end; a run shorter than two windows has its average as peak). 10us is a modelling choice, not a "
@@ -81,7 +99,61 @@ double counter(const StatReport& r, const std::string& name) {
   return v ? v->value : 0.0;
 }
 
+// power.technology: checks both ends and scales the figures read (see PowerParams::Technology).
+void apply_technology(const Params& s, PowerParams& p) {
+  PowerParams::Technology& t = p.technology;
+  t.reference_nm = s.u64("technology.reference.node_nm");
+  t.target_nm = s.u64("technology.target.node_nm");
+  t.reference_v = s.real("technology.reference.vdd_v");
+  t.target_v = s.real("technology.target.vdd_v");
+  if (t.reference_nm == 0 && t.target_nm == 0) return;
+  std::vector<std::string> known;
+  for (unsigned nm : kTechnologyNodes)
+    if (s.real(node_key(nm) + ".capacitance") > 0 && s.real(node_key(nm) + ".leakage") > 0) known.push_back(std::to_string(nm));
+  struct Figures { double capacitance, leakage; };
+  auto figures = [&](const char* end, std::uint64_t nm, double v) {
+    const std::string key = std::string("technology.") + end;
+    if (nm == 0)
+      s.fail(key + ".node_nm", "power.technology needs both ends: give the " + std::string(end) + " part's node as well");
+    const auto* it = std::find(kTechnologyNodes.begin(), kTechnologyNodes.end(), nm);
+    const bool listed = it != kTechnologyNodes.end() && std::find(known.begin(), known.end(), std::to_string(nm)) != known.end();
+    if (!listed)
+      s.fail(key + ".node_nm", fmt::format("no technology figures for {} nm: power.technology.nodes has {} nm (Stillmaker & "
+                                           "Baas 2017); nodes outside the table are not extrapolated", nm, fmt::join(known, ", ")));
+    if (v <= 0) s.fail(key + ".vdd_v", "a supply voltage above 0 V is needed with a node");
+    return Figures{s.real(node_key(static_cast<unsigned>(nm)) + ".capacitance"), s.real(node_key(static_cast<unsigned>(nm)) + ".leakage")};
+  };
+  const Figures r = figures("reference", t.reference_nm, t.reference_v);
+  const Figures g = figures("target", t.target_nm, t.target_v);
+  t.dynamic_scale = (g.capacitance * t.target_v * t.target_v) / (r.capacitance * t.reference_v * t.reference_v);
+  t.static_scale = (g.leakage * t.target_v) / (r.leakage * t.reference_v);
+  for (double* j : {&p.issue_j, &p.int_lane_j, &p.fp32_lane_j, &p.fp64_lane_j, &p.sfu_lane_j, &p.regfile_j,
+                    &p.smem_wavefront_j, &p.l1_sector_j, &p.l2_sector_j, &p.noc_byte_j, &p.link_byte_j,
+                    &p.sm_active_cycle_j, &p.sm_idle_cycle_j})
+    *j *= t.dynamic_scale;
+  for (auto& [type, j] : p.tensor_flop_j) j *= t.dynamic_scale;
+  p.leakage_w *= t.static_scale;
+}
+
 }  // namespace
+
+std::string PowerParams::technology_text() const {
+  const Technology& t = technology;
+  if (t.reference_nm == 0 && t.target_nm == 0) return {};
+  auto e = [](double j) { return fmt::format("{:.4g}pJ", j * 1e12); };
+  std::string o = fmt::format("# power.technology: {} nm at {:g} V -> {} nm at {:g} V: dynamic energies (SM, L2, crossbar) x{:.4g}, "
+                              "leakage x{:.4g}; HBM and constant power unscaled. The power figures in effect:\n",
+                              t.reference_nm, t.reference_v, t.target_nm, t.target_v, t.dynamic_scale, t.static_scale);
+  o += fmt::format("#   issue {}, int_lane {}, fp32_lane {}, fp64_lane {}, sfu_lane {}, regfile {}\n", e(issue_j), e(int_lane_j),
+                   e(fp32_lane_j), e(fp64_lane_j), e(sfu_lane_j), e(regfile_j));
+  o += "#   tensor";
+  for (DType d : kTensorTypes) o += fmt::format(" {} {}", dtype_name(d), e(tensor_flop_j.at(std::string(dtype_name(d)))));
+  o += fmt::format("\n#   smem_wavefront {}, l1_sector {}, l2_sector {}, noc_byte {}, partition_link_byte {}\n", e(smem_wavefront_j),
+                   e(l1_sector_j), e(l2_sector_j), e(noc_byte_j), e(link_byte_j));
+  o += fmt::format("#   sm_active_cycle {}, sm_idle_cycle {}, leakage {:.4g}W\n", e(sm_active_cycle_j), e(sm_idle_cycle_j),
+                   leakage_w);
+  return o;
+}
 
 PowerParams PowerParams::from(const Config& config) {
   PowerParams p;
@@ -119,6 +191,7 @@ PowerParams PowerParams::from(const Config& config) {
   p.idle_clock_hz = s.real("idle_clock");
   p.window_s = s.real("window");
   if (!p.enabled) return p;
+  apply_technology(s, p);
   if (p.min_clock_hz > p.reference_clock_hz)
     s.fail("min_clock", "the V/f line's lowest clock must not exceed power.reference_clock");
   if (p.min_voltage > p.reference_voltage)

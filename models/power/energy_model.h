@@ -94,7 +94,20 @@ struct PowerParams {
   double cap_w = 0, clock_step_hz = 0, idle_clock_hz = 0;
   double window_s = 0;  // power.window: the averaging time of the peak power
   std::string cap_mode;
+  // power.technology: the figures above were given for a part at (reference node, voltage) and describe one at
+  // (target node, voltage). Every per-event dynamic energy of the logic die (SM, L2, crossbar) is multiplied by
+  // dynamic_scale = C(target) V_t^2 / (C(reference) V_r^2), leakage by static_scale = L(target) V_t /
+  // (L(reference) V_r), C and L per node from power.technology.nodes; HBM and the board's constant power stay.
+  struct Technology {
+    std::uint64_t reference_nm = 0, target_nm = 0;  // 0: no scaling
+    double reference_v = 0, target_v = 0;
+    double dynamic_scale = 1.0, static_scale = 1.0;
+  } technology;
+
   static PowerParams from(const Config& config);
+  // With power.technology: YAML comment lines naming the scaling and the figures in effect after it (for
+  // `warpsim config`); empty without.
+  std::string technology_text() const;
   // Core voltage at SM clock `hz` on the V/f line (min_voltage at and below min_clock, reference_voltage at
   // reference_clock, linear between).
   double voltage(double hz) const;

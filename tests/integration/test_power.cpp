@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "test_helpers.h"
@@ -49,6 +50,13 @@ std::string only_power(const TempDir& dir, const std::string& name, const std::m
   const std::string path = dir / name;
   write_text(path, yaml);
   return path;
+}
+
+// All the digits a double needs to read back as itself.
+std::string digits17(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
 }
 
 }  // namespace
@@ -199,3 +207,65 @@ TEST_CASE("power: peak power over windows - a GEMM then its reduction, constant 
   CHECK(read_text(dir.path() / "constant" / "stats.csv").find(",peak_power_w,power_window_s") != std::string::npos);
 }
 
+TEST_CASE("power: technology scaling - same node and voltage change nothing, half V^2 halves dynamic energy", "[power]") {
+  TempDir dir;
+  auto tech = [](const std::string& ref_nm, const std::string& ref_v, const std::string& nm, const std::string& v) {
+    return std::vector<std::string>{"--set", "power.technology.reference.node_nm=" + ref_nm, "--set",
+                                    "power.technology.reference.vdd_v=" + ref_v, "--set",
+                                    "power.technology.target.node_nm=" + nm, "--set", "power.technology.target.vdd_v=" + v};
+  };
+  const CmdResult plain = run_gpu("h100_sxm", {}, dir / "plain");
+  REQUIRE(plain.exit_code == 0);
+  const CmdResult same = run_gpu("h100_sxm", tech("7", "0.75", "7", "0.75"), dir / "same");
+  REQUIRE(same.exit_code == 0);
+  // V / sqrt(2): V^2 halves.
+  const CmdResult half = run_gpu("h100_sxm", tech("7", "0.75", "7", digits17(0.75 / std::sqrt(2.0))), dir / "half");
+  INFO(half.err);
+  REQUIRE(half.exit_code == 0);
+  const std::string p = read_text(dir.path() / "plain" / "stats.json"), s = read_text(dir.path() / "same" / "stats.json"),
+                    h = read_text(dir.path() / "half" / "stats.json");
+  // Bit for bit: the same numbers printed.
+  CHECK(*json::raw(p, "power") == *json::raw(s, "power"));
+  CHECK(*json::raw(p, "kernels[0].energy") == *json::raw(s, "kernels[0].energy"));
+  // Half V^2 at a fixed node: every SM, L2 and crossbar energy halves, leakage goes with V (1/sqrt 2), HBM and the
+  // board's constant power stay, and so does the time.
+  CHECK(num(h, "total_cycles") == num(p, "total_cycles"));
+  for (const char* part : {"sm_issue", "int", "fp32", "tensor", "regfile", "smem", "l1", "l2", "noc", "sm_clock"}) {
+    INFO(part);
+    CHECK(num(h, std::string("power.energy.breakdown_j.") + part) ==
+          Approx(0.5 * num(p, std::string("power.energy.breakdown_j.") + part)).epsilon(1e-9));
+  }
+  CHECK(num(h, "power.energy.breakdown_j.leakage") == Approx(num(p, "power.energy.breakdown_j.leakage") / std::sqrt(2.0)).epsilon(1e-9));
+  CHECK(num(h, "power.energy.breakdown_j.hbm") == num(p, "power.energy.breakdown_j.hbm"));
+  CHECK(num(h, "power.energy.breakdown_j.constant") == num(p, "power.energy.breakdown_j.constant"));
+  // warpsim config shows the figures in effect: h100_sxm power.issue 15 pJ, halved.
+  const std::vector<std::string> t = tech("7", "0.75", "7", digits17(0.75 / std::sqrt(2.0)));
+  std::vector<std::string> args = {"config", "--gpu", "h100_sxm"};
+  args.insert(args.end(), t.begin(), t.end());
+  const CmdResult config = run_warpsim(args);
+  REQUIRE(config.exit_code == 0);
+  CHECK(config.out.find("# power.technology: 7 nm at 0.75 V -> 7 nm at") != std::string::npos);
+  CHECK(config.out.find("issue 7.5pJ") != std::string::npos);
+}
+
+TEST_CASE("power: a technology node outside the table, or one end missing, is one error naming the key",
+          "[power][bad input]") {
+  TempDir dir;
+  struct Case {
+    std::vector<std::string> sets;
+    std::string key, says;
+  };
+  for (const Case& c : {Case{{"power.technology.reference.node_nm=7", "power.technology.reference.vdd_v=0.75",
+                              "power.technology.target.node_nm=5", "power.technology.target.vdd_v=0.7"},
+                             "power.technology.target.node_nm", "no technology figures for 5 nm"},
+                        Case{{"power.technology.target.node_nm=7", "power.technology.target.vdd_v=0.7"},
+                             "power.technology.reference.node_nm", "both ends"}}) {
+    std::vector<std::string> args = {"config", "--gpu", "h100_sxm"};
+    for (const std::string& set : c.sets) args.insert(args.end(), {"--set", set});
+    const CmdResult r = run_warpsim(args);
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.key) != std::string::npos);
+    CHECK(r.err.find(c.says) != std::string::npos);
+  }
+}
