@@ -27,6 +27,7 @@
 #include "app/run_one.h"
 #include "app/synth_metrics.h"
 #include "app/workload_cache.h"
+#include "models/power/energy_model.h"
 #include "app/validate/calibrate.h"
 #include "app/validate/case_selection.h"
 #include "app/validate/ncu_import.h"
@@ -98,7 +99,7 @@ std::string describe_param(const ParamSpec& p) {
   std::string type = param_type_name(p.type);
   if (p.type == ParamType::Choice) type += fmt::format(" {{{}}}", fmt::join(p.choices, "|"));
   if (!p.unit.empty() && p.type != ParamType::Frequency && p.type != ParamType::Bandwidth && p.type != ParamType::Size &&
-      p.type != ParamType::Power && p.type != ParamType::Energy)
+      p.type != ParamType::Power && p.type != ParamType::Energy && p.type != ParamType::Duration)
     type += fmt::format(" [{}]", p.unit);
   // Ranges other than the type's own limits (Schema's defaults: [0, 2^32-1] for UInt, [0, inf) otherwise).
   const bool numeric = p.type != ParamType::Choice && p.type != ParamType::String && p.type != ParamType::Bool;
@@ -418,7 +419,9 @@ int cmd_config(int argc, char** argv) {
       ("set", po::value(&sets)->composing(), "override a value (repeatable)");
   po::variables_map vm;
   if (!parse_command_options("config", argc, argv, desc, vm, "usage: warpsim config [--gpu CONFIG] [--set k=v ...]")) return 0;
-  fmt::print("{}", load_gpu_config(gpu, sets).resolved_yaml());
+  const Config config = load_gpu_config(gpu, sets);
+  fmt::print("{}", config.resolved_yaml());
+  fmt::print("{}", PowerParams::from(config).technology_text());  // the figures power.technology scaled
   return 0;
 }
 

@@ -8,6 +8,8 @@
 #include <variant>
 #include <vector>
 
+#include "sim/config/config.h"
+
 namespace warpsim {
 namespace {
 
@@ -210,10 +212,19 @@ std::string speed_of_light_text(const SpeedOfLight& sol) {
 
 }  // namespace
 
+namespace {
+
+// power.window as configured, in its most readable unit ("10us").
+std::string window_text(double seconds) { return format_quantity(seconds, ParamType::Duration); }
+
+}  // namespace
+
 OrderedJson energy_json(const EnergyResult& e) {
   OrderedJson j{{"joules", e.joules},
          {"seconds", e.seconds},
          {"average_w", e.average_w},
+         {"peak_w", e.peak_w},
+         {"window_s", e.window_s},
          {"sm_clock_hz", e.sm_clock_hz},
          {"voltage", e.voltage},
          {"flops_per_joule", e.flops_per_joule ? OrderedJson(*e.flops_per_joule) : OrderedJson(nullptr)},
@@ -235,11 +246,12 @@ OrderedJson power_json(const PowerSummary& p) {
               {"clock_search", std::move(search)}};
 }
 
-// "power  612 W average (peak kernel 650 W), 1.23 mJ, 0.81 TFLOP/J; SM clock 1.755 GHz (boost under the 700 W cap)"
+// "  power: 612 W average (peak 680 W over 10 us, peak kernel 650 W, idle 72 W), 1.23 mJ, 0.81 TFLOP/J; SM clock
+// 1.755 GHz at 0.93 V (the highest step meeting the 700 W cap)"
 std::string power_text(const PowerSummary& p) {
   const EnergyResult& e = p.run;
-  std::string o = fmt::format("  power: {:.0f} W average (peak kernel {:.0f} W, idle {:.0f} W), {:.4g} mJ", e.average_w,
-                              p.peak_kernel_w, p.idle_w, e.joules * 1e3);
+  std::string o = fmt::format("  power: {:.0f} W average (peak {:.0f} W over {}, peak kernel {:.0f} W, idle {:.0f} W), {:.4g} mJ",
+                              e.average_w, e.peak_w, window_text(e.window_s), p.peak_kernel_w, p.idle_w, e.joules * 1e3);
   if (e.flops_per_joule) o += fmt::format(", {:.3g} TFLOP/J", *e.flops_per_joule / 1e12);
   o += fmt::format("; SM clock {:.3f} GHz at {:.3f} V", p.sustained_clock_hz / 1e9, e.voltage);
   if (p.clock_policy == "boost") o += fmt::format(" (the highest step meeting the {:.0f} W cap)", p.cap_w);
@@ -317,6 +329,7 @@ std::string results_csv(const RunResult& r) {
     o += ",compute_throughput_pct,compute_throughput_unit,memory_throughput_pct,memory_throughput_unit,limiter,"
          "limiter_verdict,tensor_useful_pct_of_peak";
     for (const SolUnit& u : r.kernels[0].speed_of_light.units) o += ",sol_pct_" + u.key;
+    if (r.kernels[0].energy) o += ",energy_j,average_power_w,peak_power_w,power_window_s";
   }
   o += "\n";
   for (const auto& k : r.kernels) {
@@ -329,6 +342,9 @@ std::string results_csv(const RunResult& r) {
       o += u ? fmt::format(",{},{}", csv_number(pct_of_peak(u->fraction)), csv_field(u->name)) : ",,";
     o += fmt::format(",{},{},{}", csv_field(sol.limiter.key), csv_field(sol.limiter.verdict), tensor_useful_text(sol));
     for (const SolUnit& u : sol.units) o += "," + csv_number(pct_of_peak(u.fraction));
+    if (const auto& e = k.energy)
+      o += fmt::format(",{},{},{},{}", csv_number(e->joules), csv_number(e->average_w), csv_number(e->peak_w),
+                       csv_number(e->window_s));
     o += "\n";
   }
   return o;
@@ -368,7 +384,8 @@ std::string results_summary(const RunResult& r) {
                        k.launch_wait_us, k.launch_wait_cycles, r.launch.mode, r.launch.us_per_kernel);
     if (k.achieved_tflops) o += fmt::format("    throughput  {:.1f} TFLOP/s\n", *k.achieved_tflops);
     if (k.energy) {
-      o += fmt::format("    energy      {:.4g} uJ, {:.0f} W", k.energy->joules * 1e6, k.energy->average_w);
+      o += fmt::format("    energy      {:.4g} uJ, {:.0f} W (peak {:.0f} W over {})", k.energy->joules * 1e6,
+                       k.energy->average_w, k.energy->peak_w, window_text(k.energy->window_s));
       if (k.energy->flops_per_joule) o += fmt::format(", {:.3g} TFLOP/J", *k.energy->flops_per_joule / 1e12);
       auto parts = k.energy->breakdown;
       std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.second > b.second; });

@@ -69,7 +69,8 @@ SpeedOfLight sol_of(const Json& j) {
 
 // Energy results (models/power), absent when the GPU does not model energy.
 Json energy_json(const EnergyResult& e) {
-  return {{"joules", e.joules}, {"seconds", e.seconds}, {"average_w", e.average_w}, {"sm_clock_hz", e.sm_clock_hz},
+  return {{"joules", e.joules}, {"seconds", e.seconds}, {"average_w", e.average_w}, {"peak_w", e.peak_w},
+          {"window_s", e.window_s}, {"sm_clock_hz", e.sm_clock_hz},
           {"voltage", e.voltage}, {"flops_per_joule", e.flops_per_joule ? Json(*e.flops_per_joule) : Json(nullptr)},
           {"breakdown", e.breakdown}, {"events", e.events}};
 }
@@ -79,6 +80,8 @@ EnergyResult energy_of(const Json& j) {
   e.joules = j.at("joules");
   e.seconds = j.at("seconds");
   e.average_w = j.at("average_w");
+  e.peak_w = j.at("peak_w");
+  e.window_s = j.at("window_s");
   e.sm_clock_hz = j.at("sm_clock_hz");
   e.voltage = j.at("voltage");
   if (!j.at("flops_per_joule").is_null()) e.flops_per_joule = j.at("flops_per_joule").get<double>();

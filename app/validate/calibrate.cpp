@@ -36,7 +36,7 @@ constexpr double kMinElasticity = 0.05;
 bool is_numeric(ParamType type) {
   return type == ParamType::UInt || type == ParamType::Real || type == ParamType::Frequency ||
          type == ParamType::Bandwidth || type == ParamType::Size || type == ParamType::Power ||
-         type == ParamType::Energy;
+         type == ParamType::Energy || type == ParamType::Duration;
 }
 bool is_integral(ParamType type) { return type == ParamType::UInt || type == ParamType::Size; }
 

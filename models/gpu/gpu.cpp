@@ -122,7 +122,7 @@ struct Gpu::Impl {
           return stats.sum("l2", "bytes_served", zero, now) + stats.sum("hbm", "requests", zero, now);
         },
         [&l2_domain, &hbm_domain] { return l2_domain.next_time() != kTimeNever || hbm_domain.next_time() != kTimeNever; });
-    if (PowerParams::from(config).enabled) energy = std::make_unique<EnergyModel>(config, probes);
+    if (PowerParams::from(config).enabled) energy = std::make_unique<EnergyModel>(config, probes, sim);
   }
 
   std::string diagnosis() const {
@@ -281,18 +281,21 @@ class ResultCollector final : public RunObserver {
   std::map<std::pair<unsigned, std::uint64_t>, std::size_t> open_spans_;
 };
 
-// Tells the energy model where kernels start and end.
+// Tells the energy model where kernels start and end, and when SMs hold CTAs.
 class EnergyObserver final : public RunObserver {
  public:
   explicit EnergyObserver(EnergyModel* model) : model_(model) {}
-  void kernel_started(const KernelLaunch& k) override { model_->kernel_started(k.index); }
-  void kernel_finished(const KernelLaunch&) override { model_->kernel_finished(); }
+  void kernel_started(const KernelLaunch& k) override { model_->kernel_started(k.index, k.cycle); }
+  void kernel_finished(const KernelLaunch& k) override { model_->kernel_finished(k.cycle); }
+  void cta_started(std::size_t, unsigned sm, std::uint64_t, Cycle now) override { model_->cta_started(sm, now); }
+  void cta_finished(std::size_t, unsigned sm, std::uint64_t, Cycle now) override { model_->cta_finished(sm, now); }
 
  private:
   EnergyModel* model_;
 };
 
-// Each kernel's energy, and the run's: its kernels and the launch waits between them.
+// Each kernel's energy, and the run's: its kernels and the launch waits between them. The run's peak power is
+// over windows laid from its start across its kernels and waits, one after another as run.seconds counts them.
 PowerSummary summarize_power(const EnergyModel& model, RunResult& result) {
   PowerSummary ps;
   const PowerParams& p = model.params();
@@ -307,9 +310,13 @@ PowerSummary summarize_power(const EnergyModel& model, RunResult& result) {
     }
   };
   std::uint64_t flops = 0;
+  std::vector<EnergySpan> timeline;
   for (std::size_t i = 0; i < result.kernels.size(); ++i) {
     KernelResult& k = result.kernels[i];
     k.energy = model.kernel_energy(i, k.stats, k.cycles, k.flops);
+    const std::vector<EnergySpan> wait = model.idle_energy(k.launch_wait_cycles).windows;
+    timeline.insert(timeline.end(), wait.begin(), wait.end());
+    timeline.insert(timeline.end(), k.energy->windows.begin(), k.energy->windows.end());
     add(*k.energy);
     flops += k.flops;
     ps.peak_kernel_w = std::max(ps.peak_kernel_w, k.energy->average_w);
@@ -319,6 +326,8 @@ PowerSummary summarize_power(const EnergyModel& model, RunResult& result) {
   run.sm_clock_hz = result.sm_clock_hz;
   run.voltage = p.voltage(result.sm_clock_hz);
   run.average_w = run.seconds > 0 ? run.joules / run.seconds : 0.0;
+  run.window_s = p.window_s;
+  run.peak_w = peak_windowed_power(timeline, model.window_cycles(), result.sm_clock_hz).value_or(run.average_w);
   if (flops > 0 && run.joules > 0) run.flops_per_joule = static_cast<double>(flops) / run.joules;
   ps.idle_w = model.idle_power();
   ps.cap_w = p.cap_w;

@@ -10,12 +10,19 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.h"
+#include "sim/core/simulation.h"
 #include "sim/registry/registry.h"
+#include "sim/slots/memory.h"
 #include "sim/slots/sm.h"
 #include "sim/trace/inst.h"
 
 namespace warpsim {
 namespace {
+
+// The process nodes of power.technology.nodes: those of Stillmaker & Baas 2017 (their figures are in the configs).
+constexpr std::array<unsigned, 11> kTechnologyNodes = {180, 130, 90, 65, 45, 32, 20, 16, 14, 10, 7};
+
+std::string node_key(unsigned nm) { return "technology.nodes." + std::to_string(nm) + "nm"; }
 
 Schema power_schema() {
   Schema s("power", "power", "energy per event, static and constant power, power cap and the clock it implies");
@@ -59,6 +66,28 @@ Schema power_schema() {
            "simulations); --set clocks.sm=... pins the clock in either mode");
   s.quantity("clock_step", ParamType::Frequency, std::string("15MHz"), "SM clock step of the boost controller", 1e5, 1e10);
   s.quantity("idle_clock", ParamType::Frequency, std::string("1GHz"), "SM clock of a GPU with nothing to do (for the idle power)", 1e6, 1e11);
+  for (const char* end : {"reference", "target"}) {
+    const std::string part = std::string(end) == "reference" ? "the part the figures above were given for"
+                                                             : "the part to describe (its figures are scaled from the reference's)";
+    s.uint(std::string("technology.") + end + ".node_nm", "nm", 0,
+           "process node of " + part + ": one of power.technology.nodes; 0 (both ends): no technology scaling", 0, 1000);
+    s.real(std::string("technology.") + end + ".vdd_v", "V", 0.0, "core supply voltage of " + part + " at power.reference_clock", 0.0, 5.0);
+  }
+  for (unsigned nm : kTechnologyNodes) {
+    s.real(node_key(nm) + ".capacitance", "per V^2", 0.0,
+           "switched capacitance of the " + std::to_string(nm) + " nm node, relative: dynamic energy per event = capacitance x Vdd^2 (0: no figure)");
+    s.real(node_key(nm) + ".leakage", "per V", 0.0,
+           "static power of the " + std::to_string(nm) + " nm node, relative: leakage = figure x Vdd (0: no figure)");
+  }
+  s.quantity("window", ParamType::Duration, std::string("10us"),
+             "averaging time of the peak power (per kernel and per run: the highest power over windows this long laid "
+             "end to end; a run shorter than two windows has its average as peak). 10us is a modelling choice, not a "
+             "hardware figure: it resolves a kernel's phases (a wave of a large H100 GEMM lasts tens of us, a tail a "
+             "few) with thousands of SM cycles per window. The board's own sensor, which nvidia-smi and the power "
+             "limiter read, averages far longer (on A100/H100 it samples 25 ms of every 100 ms: Yang et al., "
+             "\"Part-time Power Measurements: nvidia-smi's Lack of Attention\", arXiv 2312.02741, SC'24); set 25ms to "
+             "see what it would read, i.e. the average of any shorter run",
+             1e-7, 1e3);
   return s;
 }
 
@@ -69,7 +98,61 @@ double counter(const StatReport& r, const std::string& name) {
   return v ? v->value : 0.0;
 }
 
+// power.technology: checks both ends and scales the figures read (see PowerParams::Technology).
+void apply_technology(const Params& s, PowerParams& p) {
+  PowerParams::Technology& t = p.technology;
+  t.reference_nm = s.u64("technology.reference.node_nm");
+  t.target_nm = s.u64("technology.target.node_nm");
+  t.reference_v = s.real("technology.reference.vdd_v");
+  t.target_v = s.real("technology.target.vdd_v");
+  if (t.reference_nm == 0 && t.target_nm == 0) return;
+  std::vector<std::string> known;
+  for (unsigned nm : kTechnologyNodes)
+    if (s.real(node_key(nm) + ".capacitance") > 0 && s.real(node_key(nm) + ".leakage") > 0) known.push_back(std::to_string(nm));
+  struct Figures { double capacitance, leakage; };
+  auto figures = [&](const char* end, std::uint64_t nm, double v) {
+    const std::string key = std::string("technology.") + end;
+    if (nm == 0)
+      s.fail(key + ".node_nm", "power.technology needs both ends: give the " + std::string(end) + " part's node as well");
+    const auto* it = std::find(kTechnologyNodes.begin(), kTechnologyNodes.end(), nm);
+    const bool listed = it != kTechnologyNodes.end() && std::find(known.begin(), known.end(), std::to_string(nm)) != known.end();
+    if (!listed)
+      s.fail(key + ".node_nm", fmt::format("no technology figures for {} nm: power.technology.nodes has {} nm (Stillmaker & "
+                                           "Baas 2017); nodes outside the table are not extrapolated", nm, fmt::join(known, ", ")));
+    if (v <= 0) s.fail(key + ".vdd_v", "a supply voltage above 0 V is needed with a node");
+    return Figures{s.real(node_key(static_cast<unsigned>(nm)) + ".capacitance"), s.real(node_key(static_cast<unsigned>(nm)) + ".leakage")};
+  };
+  const Figures r = figures("reference", t.reference_nm, t.reference_v);
+  const Figures g = figures("target", t.target_nm, t.target_v);
+  t.dynamic_scale = (g.capacitance * t.target_v * t.target_v) / (r.capacitance * t.reference_v * t.reference_v);
+  t.static_scale = (g.leakage * t.target_v) / (r.leakage * t.reference_v);
+  for (double* j : {&p.issue_j, &p.int_lane_j, &p.fp32_lane_j, &p.fp64_lane_j, &p.sfu_lane_j, &p.regfile_j,
+                    &p.smem_wavefront_j, &p.l1_sector_j, &p.l2_sector_j, &p.noc_byte_j, &p.link_byte_j,
+                    &p.sm_active_cycle_j, &p.sm_idle_cycle_j})
+    *j *= t.dynamic_scale;
+  for (auto& [type, j] : p.tensor_flop_j) j *= t.dynamic_scale;
+  p.leakage_w *= t.static_scale;
+}
+
 }  // namespace
+
+std::string PowerParams::technology_text() const {
+  const Technology& t = technology;
+  if (t.reference_nm == 0 && t.target_nm == 0) return {};
+  auto e = [](double j) { return fmt::format("{:.4g}pJ", j * 1e12); };
+  std::string o = fmt::format("# power.technology: {} nm at {:g} V -> {} nm at {:g} V: dynamic energies (SM, L2, crossbar) x{:.4g}, "
+                              "leakage x{:.4g}; HBM and constant power unscaled. The power figures in effect:\n",
+                              t.reference_nm, t.reference_v, t.target_nm, t.target_v, t.dynamic_scale, t.static_scale);
+  o += fmt::format("#   issue {}, int_lane {}, fp32_lane {}, fp64_lane {}, sfu_lane {}, regfile {}\n", e(issue_j), e(int_lane_j),
+                   e(fp32_lane_j), e(fp64_lane_j), e(sfu_lane_j), e(regfile_j));
+  o += "#   tensor";
+  for (DType d : kTensorDTypes) o += fmt::format(" {} {}", dtype_name(d), e(tensor_flop_j.at(std::string(dtype_name(d)))));
+  o += fmt::format("\n#   smem_wavefront {}, l1_sector {}, l2_sector {}, noc_byte {}, partition_link_byte {}\n", e(smem_wavefront_j),
+                   e(l1_sector_j), e(l2_sector_j), e(noc_byte_j), e(link_byte_j));
+  o += fmt::format("#   sm_active_cycle {}, sm_idle_cycle {}, leakage {:.4g}W\n", e(sm_active_cycle_j), e(sm_idle_cycle_j),
+                   leakage_w);
+  return o;
+}
 
 PowerParams PowerParams::from(const Config& config) {
   PowerParams p;
@@ -105,7 +188,9 @@ PowerParams PowerParams::from(const Config& config) {
   p.cap_mode = s.str("cap_mode");
   p.clock_step_hz = s.real("clock_step");
   p.idle_clock_hz = s.real("idle_clock");
+  p.window_s = s.real("window");
   if (!p.enabled) return p;
+  apply_technology(s, p);
   if (p.min_clock_hz > p.reference_clock_hz)
     s.fail("min_clock", "the V/f line's lowest clock must not exceed power.reference_clock");
   if (p.min_voltage > p.reference_voltage)
@@ -133,39 +218,202 @@ struct EnergyModel::Counts {
   std::array<std::uint64_t, static_cast<std::size_t>(OpClass::Count)> instructions{}, lanes{};
   std::array<std::uint64_t, 8> tensor_flops{};  // by DType
   std::uint64_t register_lane_accesses = 0;       // (sources + destinations) x active lanes
+
+  Counts& operator+=(const Counts& o) {
+    for (std::size_t i = 0; i < instructions.size(); ++i) instructions[i] += o.instructions[i], lanes[i] += o.lanes[i];
+    for (std::size_t i = 0; i < tensor_flops.size(); ++i) tensor_flops[i] += o.tensor_flops[i];
+    register_lane_accesses += o.register_lane_accesses;
+    return *this;
+  }
 };
 
-EnergyModel::EnergyModel(const Config& config, ProbeRegistry& probes)
+// The memory-side events of a kernel (from its counters) or of one of its windows (its share of them).
+struct EnergyModel::Traffic {
+  double smem_wavefronts = 0, l1_sectors = 0, l2_sectors = 0, noc_bytes = 0, link_bytes = 0, activates = 0,
+         read_bursts = 0, write_bursts = 0, refreshes = 0;
+};
+
+// One power.window of a kernel: the issue events heard in it, and the activity that apportions the kernel's
+// counters over its windows.
+struct EnergyModel::Window {
+  Counts issued;
+  double l2_sectors = 0, dram_read_bytes = 0, dram_write_bytes = 0, resident_sm_cycles = 0;
+};
+
+struct EnergyModel::Record {
+  Counts total;
+  std::vector<Window> windows;
+  Cycle start = 0;
+};
+
+namespace {
+
+const ClockDomain& domain_named(const Simulation& sim, const char* name) {
+  const ClockDomain* d = sim.find_domain(name);
+  WARPSIM_ASSERT(d != nullptr, std::string("the energy model needs the '") + name + "' clock domain");
+  return *d;
+}
+
+}  // namespace
+
+std::optional<double> peak_windowed_power(const std::vector<EnergySpan>& spans, std::uint64_t window_cycles, double hz) {
+  WARPSIM_ASSERT(window_cycles > 0 && hz > 0, "peak_windowed_power: empty window or clock");
+  std::uint64_t total = 0;
+  for (const EnergySpan& s : spans) total += s.cycles;
+  const std::uint64_t windows = total / window_cycles;  // the last takes the remainder
+  if (windows < 2) return std::nullopt;
+  double peak = 0.0, joules = 0.0;
+  std::uint64_t at = 0, window = 0;  // cycles done; index of the window being filled
+  auto window_end = [&](std::uint64_t w) { return w + 1 == windows ? total : (w + 1) * window_cycles; };
+  for (const EnergySpan& s : spans) {
+    std::uint64_t done = 0;  // of this span
+    while (done < s.cycles) {
+      const std::uint64_t take = std::min(s.cycles - done, window_end(window) - at);
+      joules += s.joules * static_cast<double>(take) / static_cast<double>(s.cycles);
+      done += take;
+      at += take;
+      if (at == window_end(window)) {
+        const std::uint64_t length = window + 1 == windows ? total - window * window_cycles : window_cycles;
+        peak = std::max(peak, joules / (static_cast<double>(length) / hz));
+        joules = 0.0;
+        ++window;
+      }
+    }
+  }
+  return peak;
+}
+
+EnergyModel::EnergyModel(const Config& config, ProbeRegistry& probes, const Simulation& sim)
     : p_(PowerParams::from(config)),
       sm_hz_(config.section("clocks").real("sm")),
       sms_(config.section("sm").u32("count")),
       hbm_granularity_(config.section("hbm").real("access_granularity")),
-      current_(std::make_unique<Counts>()) {
+      sm_domain_(domain_named(sim, "sm")),
+      l2_domain_(domain_named(sim, "l2")),
+      hbm_domain_(domain_named(sim, "hbm")),
+      window_cycles_(std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(p_.window_s * sm_hz_)))),
+      current_(std::make_unique<Record>()),
+      resident_ctas_(sms_, 0),
+      resident_since_(sms_, 0),
+      tensor_free_at_(sms_, 0.0) {
+  const Params& sm = config.section("sm");
+  for (DType d : kTensorDTypes) {
+    const std::string key = "tensor.flops_per_cycle." + std::string(dtype_name(d));
+    tensor_flops_per_cycle_[static_cast<std::size_t>(d)] = sm.has(key) ? sm.real(key) : 0.0;
+  }
   const std::size_t matched = probes.listen<InstIssue>("sm[*].issue", [this](const InstIssue& e) {
-    Counts& c = *current_;
+    Counts& c = window_at(sm_domain_.now()).issued;  // tensor FLOPs: add_tensor_flops places them in time
     const auto cls = static_cast<std::size_t>(op_class(e.inst.op));
     const auto lanes = static_cast<std::uint64_t>(e.inst.active_lanes());
     ++c.instructions[cls];
     c.lanes[cls] += lanes;
     c.register_lane_accesses += (e.inst.num_src + e.inst.num_dst) * lanes;
-    if (op_class(e.inst.op) == OpClass::Tensor) c.tensor_flops[static_cast<std::size_t>(e.inst.dtype)] += mma_flops_per_warp(e.inst);
+    if (op_class(e.inst.op) == OpClass::Tensor) add_tensor_flops(e.sm, e.inst.dtype, mma_flops_per_warp(e.inst));
   });
   WARPSIM_ASSERT(matched == sms_, "the energy model found " + std::to_string(matched) + " sm[*].issue probe points for " +
                                       std::to_string(sms_) + " SMs");
+  // When the memory side works, for the kernel's windows (the energies themselves come from its counters).
+  auto sm_cycle_of = [this](const ClockDomain& d, Cycle c) { return sm_domain_.cycle_at_or_before(d.time_of(c)); };
+  probes.listen<L2Access>("l2.slice[*].access", [this, sm_cycle_of](const L2Access& a) {
+    if (!in_kernel_ || a.req.op == MemOp::Invalidate) return;
+    window_at(sm_cycle_of(l2_domain_, a.cycle)).l2_sectors += __builtin_popcount(a.req.sector_mask);
+  });
+  probes.listen<DramAccess>("hbm.channel[*].access", [this, sm_cycle_of](const DramAccess& a) {
+    if (!in_kernel_) return;
+    Window& w = window_at(sm_cycle_of(hbm_domain_, a.cycle));
+    (a.req.op == MemOp::Read ? w.dram_read_bytes : w.dram_write_bytes) += a.req.bytes;
+  });
 }
 
 EnergyModel::~EnergyModel() = default;
 
-void EnergyModel::kernel_started(std::size_t index) {
-  if (index == 0) kernels_.clear();  // a new run of the same GPU
-  *current_ = Counts{};
+EnergyModel::Window& EnergyModel::window_at(Cycle sm_cycle) {
+  std::vector<Window>& w = current_->windows;
+  const std::size_t i = sm_cycle > current_->start ? (sm_cycle - current_->start) / window_cycles_ : 0;
+  if (i >= w.size()) w.resize(i + 1);
+  return w[i];
 }
-void EnergyModel::kernel_finished() { kernels_.push_back(*current_); }
 
-EnergyResult EnergyModel::kernel_energy(std::size_t index, const StatReport& r, std::uint64_t cycles,
-                                        std::uint64_t flops) const {
-  WARPSIM_ASSERT(index < kernels_.size(), "energy of a kernel the model did not see");
-  const Counts& c = kernels_[index];
+// An MMA's FLOPs are spent while the SM's tensor pipe works on them, not when the warp issues it (a wgmma
+// issued ahead of the pipe, asynchronously, would otherwise put more FLOPs in a window than the pipe can do):
+// each starts when the pipe is free, at or after its issue, and takes FLOPs / sm.tensor.flops_per_cycle cycles,
+// its FLOPs split over the windows those cycles fall in (whole FLOPs, the remainder to the last).
+void EnergyModel::add_tensor_flops(unsigned sm, DType type, std::uint64_t flops) {
+  const auto t = static_cast<std::size_t>(type);
+  const double rate = tensor_flops_per_cycle_[t];
+  const double now = static_cast<double>(sm_domain_.now());
+  if (rate <= 0 || sm >= sms_ || flops == 0) {
+    window_at(sm_domain_.now()).issued.tensor_flops[t] += flops;
+    return;
+  }
+  double& free_at = tensor_free_at_[sm];
+  const double start = std::max(now, free_at), end = start + static_cast<double>(flops) / rate;
+  free_at = end;
+  std::uint64_t left = flops;
+  for (double at = start; left > 0;) {
+    const auto cycle = static_cast<Cycle>(at);
+    const double window_end = static_cast<double>(current_->start + ((cycle - std::min(cycle, current_->start)) / window_cycles_ + 1) * window_cycles_);
+    const double until = std::min(end, window_end);
+    auto part = until >= end ? left : std::min(left, static_cast<std::uint64_t>(std::llround(static_cast<double>(flops) * (until - at) / (end - start))));
+    window_at(cycle).issued.tensor_flops[t] += part;
+    left -= part;
+    at = until;
+  }
+}
+
+// SM-cycles of residency [from, to) of one SM, split over the windows they fall in.
+void EnergyModel::add_residency(Cycle from, Cycle to) {
+  while (from < to) {
+    const Cycle window_end = current_->start + ((from - std::min(from, current_->start)) / window_cycles_ + 1) * window_cycles_;
+    const Cycle until = std::min(to, window_end);
+    window_at(from).resident_sm_cycles += static_cast<double>(until - from);
+    from = until;
+  }
+}
+
+void EnergyModel::kernel_started(std::size_t index, Cycle cycle) {
+  if (index == 0) kernels_.clear();  // a new run of the same GPU
+  std::fill(tensor_free_at_.begin(), tensor_free_at_.end(), 0.0);
+  *current_ = Record{};
+  current_->start = cycle;
+  std::fill(resident_ctas_.begin(), resident_ctas_.end(), 0u);
+  in_kernel_ = true;
+}
+
+void EnergyModel::cta_started(unsigned sm, Cycle cycle) {
+  if (sm < sms_ && resident_ctas_[sm]++ == 0) resident_since_[sm] = cycle;
+}
+
+void EnergyModel::cta_finished(unsigned sm, Cycle cycle) {
+  if (sm < sms_ && resident_ctas_[sm] > 0 && --resident_ctas_[sm] == 0) add_residency(resident_since_[sm], cycle);
+}
+
+void EnergyModel::kernel_finished(Cycle cycle) {
+  for (unsigned sm = 0; sm < sms_; ++sm)
+    if (resident_ctas_[sm] > 0) add_residency(resident_since_[sm], cycle);
+  Record& k = *current_;
+  // One window per power.window of the kernel's time; anything heard at its very end joins the last.
+  const Cycle cycles = cycle > k.start ? cycle - k.start : 0;
+  const std::size_t windows = std::max<std::size_t>(1, (cycles + window_cycles_ - 1) / window_cycles_);
+  if (k.windows.size() < windows) k.windows.resize(windows);
+  while (k.windows.size() > windows) {
+    Window extra = k.windows.back();
+    k.windows.pop_back();
+    Window& last = k.windows.back();
+    last.issued += extra.issued;
+    last.l2_sectors += extra.l2_sectors;
+    last.dram_read_bytes += extra.dram_read_bytes;
+    last.dram_write_bytes += extra.dram_write_bytes;
+    last.resident_sm_cycles += extra.resident_sm_cycles;
+  }
+  for (const Window& w : k.windows) k.total += w.issued;
+  kernels_.push_back(std::move(k));
+  in_kernel_ = false;
+}
+
+// Energy of `cycles` SM cycles holding the events `c` and `t`, `active_sm_cycles` of them SM-cycles with a
+// resident warp: the one formula for kernels and their windows.
+EnergyResult EnergyModel::energy_of(const Counts& c, const Traffic& t, std::uint64_t cycles, double active) const {
   EnergyResult e;
   e.sm_clock_hz = sm_hz_;
   e.voltage = p_.voltage(sm_hz_);
@@ -175,17 +423,8 @@ EnergyResult EnergyModel::kernel_energy(std::size_t index, const StatReport& r, 
   double instructions = 0;
   for (auto i : c.instructions) instructions += static_cast<double>(i);
   double tensor = 0;
-  for (DType t : kTensorDTypes)
-    tensor += static_cast<double>(c.tensor_flops[static_cast<std::size_t>(t)]) * p_.tensor_flop_j.at(std::string(dtype_name(t)));
-  const double smem = counter(r, "sm.smem_wavefronts_ld") + counter(r, "sm.smem_wavefronts_st") + counter(r, "tma.smem_wavefronts");
-  const double l1_sectors = counter(r, "sm.l1_bytes") / 32.0;
-  const double l2_sectors = counter(r, "l2.read_sectors") + counter(r, "l2.write_sectors") + counter(r, "l2.atomic_sectors");
-  const double noc_bytes = counter(r, "noc.sm_port.to_l2_bytes") + counter(r, "noc.sm_port.to_sm_bytes");
-  const double link_bytes = counter(r, "noc.partition_link.bytes");
-  const double activates = counter(r, "hbm.row_misses") + counter(r, "hbm.row_conflicts");
-  const double read_bursts = std::ceil(counter(r, "hbm.bytes_read") / hbm_granularity_);
-  const double write_bursts = std::ceil(counter(r, "hbm.bytes_written") / hbm_granularity_);
-  const double active = counter(r, "sm.active_cycles");
+  for (DType d : kTensorDTypes)
+    tensor += static_cast<double>(c.tensor_flops[static_cast<std::size_t>(d)]) * p_.tensor_flop_j.at(std::string(dtype_name(d)));
   const double idle = std::max(0.0, static_cast<double>(sms_) * static_cast<double>(cycles) - active);
   e.breakdown = {
       {"sm_issue", instructions * p_.issue_j * dyn},
@@ -195,29 +434,90 @@ EnergyResult EnergyModel::kernel_energy(std::size_t index, const StatReport& r, 
       {"sfu", lanes(OpClass::Sfu) * p_.sfu_lane_j * dyn},
       {"tensor", tensor * dyn},
       {"regfile", static_cast<double>(c.register_lane_accesses) / 32.0 * p_.regfile_j * dyn},
-      {"smem", smem * p_.smem_wavefront_j * dyn},
-      {"l1", l1_sectors * p_.l1_sector_j * dyn},
-      {"l2", l2_sectors * p_.l2_sector_j},
-      {"noc", noc_bytes * p_.noc_byte_j + link_bytes * p_.link_byte_j},
-      {"hbm", activates * p_.hbm_activate_j + read_bursts * p_.hbm_read_burst_j + write_bursts * p_.hbm_write_burst_j +
-                  counter(r, "hbm.refreshes") * p_.hbm_refresh_j + p_.hbm_background_w * e.seconds},
+      {"smem", t.smem_wavefronts * p_.smem_wavefront_j * dyn},
+      {"l1", t.l1_sectors * p_.l1_sector_j * dyn},
+      {"l2", t.l2_sectors * p_.l2_sector_j},
+      {"noc", t.noc_bytes * p_.noc_byte_j + t.link_bytes * p_.link_byte_j},
+      {"hbm", t.activates * p_.hbm_activate_j + t.read_bursts * p_.hbm_read_burst_j + t.write_bursts * p_.hbm_write_burst_j +
+                  t.refreshes * p_.hbm_refresh_j + p_.hbm_background_w * e.seconds},
       {"sm_clock", (active * p_.sm_active_cycle_j + idle * p_.sm_idle_cycle_j) * dyn},
       {"leakage", p_.leakage_w * v * e.seconds},
       {"constant", p_.constant_w * e.seconds},
   };
   for (const auto& [name, j] : e.breakdown) e.joules += j;
   e.average_w = e.seconds > 0 ? e.joules / e.seconds : 0.0;
-  if (flops > 0 && e.joules > 0) e.flops_per_joule = static_cast<double>(flops) / e.joules;
-  for (std::size_t k = 0; k < c.instructions.size(); ++k) {
-    if (!c.instructions[k]) continue;
-    const std::string cls(op_class_name(static_cast<OpClass>(k)));
-    e.events.emplace_back("warp_instructions." + cls, c.instructions[k]);
-    e.events.emplace_back("lanes." + cls, c.lanes[k]);
+  e.window_s = p_.window_s;
+  return e;
+}
+
+// The kernel's energy per window: each window's own issue events, and its share of the kernel's counters by the
+// activity heard in it (L2 sectors for L2 and crossbar, DRAM bytes for bursts and activates, load/store issues
+// for shared memory and L1, CTA residency for clock power, time for refresh); a measure that heard nothing
+// shares by time. The shares add up to 1, so the windows' energies add up to the kernel's.
+std::vector<EnergySpan> EnergyModel::window_energies(const Record& k, const Traffic& t, std::uint64_t cycles,
+                                                     double active) const {
+  constexpr auto kLdst = static_cast<std::size_t>(OpClass::Ldst);
+  Window sum;
+  for (const Window& w : k.windows) {
+    sum.l2_sectors += w.l2_sectors;
+    sum.dram_read_bytes += w.dram_read_bytes;
+    sum.dram_write_bytes += w.dram_write_bytes;
+    sum.resident_sm_cycles += w.resident_sm_cycles;
   }
-  for (DType t : kTensorDTypes)
-    if (c.tensor_flops[static_cast<std::size_t>(t)])
-      e.events.emplace_back("tensor_flops." + std::string(dtype_name(t)), c.tensor_flops[static_cast<std::size_t>(t)]);
+  const double ldst = static_cast<double>(k.total.instructions[kLdst]);
+  std::vector<EnergySpan> spans;
+  for (std::size_t i = 0; i < k.windows.size(); ++i) {
+    const Window& w = k.windows[i];
+    const std::uint64_t length = std::min<std::uint64_t>(window_cycles_, cycles - std::min<std::uint64_t>(cycles, i * window_cycles_));
+    const double time_share = cycles ? static_cast<double>(length) / static_cast<double>(cycles) : 0.0;
+    auto share = [time_share](double part, double whole) { return whole > 0 ? part / whole : time_share; };
+    const double by_ldst = share(static_cast<double>(w.issued.instructions[kLdst]), ldst);
+    const double by_l2 = share(w.l2_sectors, sum.l2_sectors);
+    Traffic part;
+    part.smem_wavefronts = t.smem_wavefronts * by_ldst;
+    part.l1_sectors = t.l1_sectors * by_ldst;
+    part.l2_sectors = t.l2_sectors * by_l2;
+    part.noc_bytes = t.noc_bytes * by_l2;
+    part.link_bytes = t.link_bytes * by_l2;
+    part.activates = t.activates * share(w.dram_read_bytes + w.dram_write_bytes, sum.dram_read_bytes + sum.dram_write_bytes);
+    part.read_bursts = t.read_bursts * share(w.dram_read_bytes, sum.dram_read_bytes);
+    part.write_bursts = t.write_bursts * share(w.dram_write_bytes, sum.dram_write_bytes);
+    part.refreshes = t.refreshes * time_share;
+    spans.push_back({length, energy_of(w.issued, part, length, active * share(w.resident_sm_cycles, sum.resident_sm_cycles)).joules});
+  }
+  return spans;
+}
+
+EnergyResult EnergyModel::kernel_energy(std::size_t index, const StatReport& r, std::uint64_t cycles,
+                                        std::uint64_t flops) const {
+  WARPSIM_ASSERT(index < kernels_.size(), "energy of a kernel the model did not see");
+  const Record& k = kernels_[index];
+  const Counts& c = k.total;
+  Traffic t;
+  t.smem_wavefronts = counter(r, "sm.smem_wavefronts_ld") + counter(r, "sm.smem_wavefronts_st") + counter(r, "tma.smem_wavefronts");
+  t.l1_sectors = counter(r, "sm.l1_bytes") / 32.0;
+  t.l2_sectors = counter(r, "l2.read_sectors") + counter(r, "l2.write_sectors") + counter(r, "l2.atomic_sectors");
+  t.noc_bytes = counter(r, "noc.sm_port.to_l2_bytes") + counter(r, "noc.sm_port.to_sm_bytes");
+  t.link_bytes = counter(r, "noc.partition_link.bytes");
+  t.activates = counter(r, "hbm.row_misses") + counter(r, "hbm.row_conflicts");
+  t.read_bursts = std::ceil(counter(r, "hbm.bytes_read") / hbm_granularity_);
+  t.write_bursts = std::ceil(counter(r, "hbm.bytes_written") / hbm_granularity_);
+  t.refreshes = counter(r, "hbm.refreshes");
+  const double active = counter(r, "sm.active_cycles");
+  EnergyResult e = energy_of(c, t, cycles, active);
+  if (flops > 0 && e.joules > 0) e.flops_per_joule = static_cast<double>(flops) / e.joules;
+  for (std::size_t i = 0; i < c.instructions.size(); ++i) {
+    if (!c.instructions[i]) continue;
+    const std::string cls(op_class_name(static_cast<OpClass>(i)));
+    e.events.emplace_back("warp_instructions." + cls, c.instructions[i]);
+    e.events.emplace_back("lanes." + cls, c.lanes[i]);
+  }
+  for (DType d : kTensorDTypes)
+    if (c.tensor_flops[static_cast<std::size_t>(d)])
+      e.events.emplace_back("tensor_flops." + std::string(dtype_name(d)), c.tensor_flops[static_cast<std::size_t>(d)]);
   e.events.emplace_back("register_lane_accesses", c.register_lane_accesses);
+  e.windows = window_energies(k, t, cycles, active);
+  e.peak_w = peak_windowed_power(e.windows, window_cycles_, sm_hz_).value_or(e.average_w);
   return e;
 }
 
@@ -233,6 +533,9 @@ EnergyResult EnergyModel::idle_energy(std::uint64_t wait_cycles) const {
                  {"constant", p_.constant_w * e.seconds}};
   for (const auto& [name, j] : e.breakdown) e.joules += j;
   e.average_w = e.seconds > 0 ? e.joules / e.seconds : 0.0;
+  e.peak_w = e.average_w;  // constant power
+  e.window_s = p_.window_s;
+  if (wait_cycles > 0) e.windows = {{wait_cycles, e.joules}};
   return e;
 }
 

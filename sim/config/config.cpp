@@ -80,7 +80,8 @@ std::string expectation(const ParamSpec& spec) {
     case ParamType::Bandwidth:
     case ParamType::Size:
     case ParamType::Power:
-    case ParamType::Energy: return std::string("a ") + param_type_name(spec.type) + range_text(spec);
+    case ParamType::Energy:
+    case ParamType::Duration: return std::string("a ") + param_type_name(spec.type) + range_text(spec);
   }
   return "?";
 }
@@ -101,7 +102,8 @@ ParamValue parse_value(const ParamSpec& spec, const TreeNode& node, const std::s
     case ParamType::Bandwidth:
     case ParamType::Size:
     case ParamType::Power:
-    case ParamType::Energy: {
+    case ParamType::Energy:
+    case ParamType::Duration: {
       std::string error;
       if (!parse_quantity(text, spec.type, v.number, error)) {
         // For plain numbers the range says more than parse_quantity's "expected an unsigned integer".

@@ -63,7 +63,7 @@ double Params::real(const std::string& name) const {
   const ParamValue& v = value(name);
   const bool numeric = v.type == ParamType::UInt || v.type == ParamType::Real || v.type == ParamType::Frequency ||
                        v.type == ParamType::Bandwidth || v.type == ParamType::Size ||
-                       v.type == ParamType::Power || v.type == ParamType::Energy;
+                       v.type == ParamType::Power || v.type == ParamType::Energy || v.type == ParamType::Duration;
   check_type(*this, name, numeric, "a number");
   return v.number;
 }

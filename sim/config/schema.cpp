@@ -19,6 +19,7 @@ const char* param_type_name(ParamType t) noexcept {
     case ParamType::Size: return "size";
     case ParamType::Power: return "power";
     case ParamType::Energy: return "energy";
+    case ParamType::Duration: return "duration";
   }
   return "?";
 }
@@ -135,8 +136,8 @@ Schema& Schema::quantity(std::string name, ParamType type, std::optional<std::st
                          double min, double max) {
   const std::string what = section_ + "." + name;
   WARPSIM_ASSERT(type == ParamType::Frequency || type == ParamType::Bandwidth || type == ParamType::Size ||
-                     type == ParamType::Power || type == ParamType::Energy,
-                 what + ": quantity() takes Frequency, Bandwidth, Size, Power or Energy");
+                     type == ParamType::Power || type == ParamType::Energy || type == ParamType::Duration,
+                 what + ": quantity() takes Frequency, Bandwidth, Size, Power, Energy or Duration");
   std::optional<double> value;
   if (def) {
     double parsed = 0.0;
@@ -146,7 +147,8 @@ Schema& Schema::quantity(std::string name, ParamType type, std::optional<std::st
   }
   // Values and min/max are in base units; describe shows this unit next to min/max.
   const char* base_unit = type == ParamType::Frequency ? "Hz" : type == ParamType::Bandwidth ? "B/s"
-                          : type == ParamType::Power   ? "W"  : type == ParamType::Energy    ? "J" : "B";
+                          : type == ParamType::Power   ? "W"  : type == ParamType::Energy    ? "J"
+                          : type == ParamType::Duration ? "s" : "B";
   return add(make_spec(std::move(name), type, base_unit, std::move(def), std::move(desc), min, max), value);
 }
 

@@ -21,6 +21,7 @@ enum class ParamType {
   Size,       // "50MiB", "228KiB", "128B" -> bytes (binary prefixes KiB/MiB/GiB; KB/MB/GB are decimal)
   Power,      // "700W", "1.2kW"           -> watts
   Energy,     // "0.5pJ", "2nJ"            -> joules
+  Duration,   // "10us", "25ms"            -> seconds
 };
 
 const char* param_type_name(ParamType t) noexcept;

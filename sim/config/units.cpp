@@ -42,6 +42,7 @@ constexpr Unit kSizeUnits[] = {{"B", 1.0},     {"KiB", kKibi}, {"MiB", kMebi}, {
 
 constexpr Unit kPowerUnits[] = {{"W", 1.0}, {"mW", 1e-3}, {"kW", kKilo}};
 constexpr Unit kEnergyUnits[] = {{"J", 1.0}, {"fJ", 1e-15}, {"pJ", 1e-12}, {"nJ", 1e-9}, {"uJ", 1e-6}, {"mJ", 1e-3}};
+constexpr Unit kDurationUnits[] = {{"s", 1.0}, {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}};
 
 struct QuantityKind {
   const char* noun;     // "a frequency"
@@ -58,12 +59,14 @@ const QuantityKind* quantity_kind(ParamType type) {
   static const QuantityKind size{"a size", "50MiB", kSizeUnits, std::size(kSizeUnits)};
   static const QuantityKind power{"a power", "700W", kPowerUnits, std::size(kPowerUnits)};
   static const QuantityKind energy{"an energy", "0.5pJ", kEnergyUnits, std::size(kEnergyUnits)};
+  static const QuantityKind duration{"a duration", "10us", kDurationUnits, std::size(kDurationUnits)};
   switch (type) {
     case ParamType::Frequency: return &frequency;
     case ParamType::Bandwidth: return &bandwidth;
     case ParamType::Size: return &size;
     case ParamType::Power: return &power;
     case ParamType::Energy: return &energy;
+    case ParamType::Duration: return &duration;
     default: return nullptr;
   }
 }
@@ -181,7 +184,8 @@ bool parse_quantity(const std::string& raw_text, ParamType type, double& out, st
     case ParamType::Bandwidth:
     case ParamType::Size:
     case ParamType::Power:
-    case ParamType::Energy: return parse_with_unit(text, type, *quantity_kind(type), out, error);
+    case ParamType::Energy:
+    case ParamType::Duration: return parse_with_unit(text, type, *quantity_kind(type), out, error);
     default: break;
   }
   WARPSIM_ASSERT(false, std::string("parse_quantity: ") + param_type_name(type) + " is not a numeric type");

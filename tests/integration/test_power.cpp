@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdio>
+#include <map>
 
 #include "test_helpers.h"
 
@@ -26,6 +28,35 @@ double num(const std::string& stats, const std::string& path) {
   const auto v = json::number(stats, path);
   if (!v) FAIL("stats.json has no number at " << path);
   return *v;
+}
+
+// A GPU config (the H100's, reference clock = its 1.83 GHz clock, so V = Vref and nothing scales) whose power
+// figures are all 0 but `nonzero` (key -> value, "tensor.bf16" for a tensor type).
+std::string only_power(const TempDir& dir, const std::string& name, const std::map<std::string, std::string>& nonzero) {
+  std::map<std::string, std::string> v;
+  for (const char* k : {"issue", "int_lane", "fp32_lane", "fp64_lane", "sfu_lane", "regfile", "smem_wavefront", "l1_sector",
+                        "l2_sector", "noc_byte", "partition_link_byte", "hbm_activate", "hbm_read_burst", "hbm_write_burst",
+                        "hbm_refresh", "sm_active_cycle", "sm_idle_cycle", "tensor.f16", "tensor.bf16", "tensor.tf32",
+                        "tensor.fp8", "tensor.i8", "tensor.f64"})
+    v[k] = "0J";
+  for (const char* k : {"leakage", "constant", "hbm_background", "cap"}) v[k] = "0W";
+  for (const auto& [k, x] : nonzero) v[k] = x;
+  std::string yaml = "base: " + shipped_config("h100_sxm") +
+                     "\npower:\n  enabled: true\n  reference_clock: 1.83GHz\n  min_clock: 1GHz\n  tensor:\n";
+  for (const auto& [k, x] : v)
+    if (k.rfind("tensor.", 0) == 0) yaml += "    " + k.substr(7) + ": " + x + "\n";
+  for (const auto& [k, x] : v)
+    if (k.rfind("tensor.", 0) != 0) yaml += "  " + k + ": " + x + "\n";
+  const std::string path = dir / name;
+  write_text(path, yaml);
+  return path;
+}
+
+// All the digits a double needs to read back as itself.
+std::string digits17(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
 }
 
 }  // namespace
@@ -114,5 +145,127 @@ TEST_CASE("power: a bad power figure is one error naming its key", "[power][bad 
     INFO(c.set << "\n" << r.err);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(c.key) != std::string::npos);
+  }
+}
+
+TEST_CASE("power: peak power over windows - a GEMM then its reduction, constant power, a window longer than the run",
+          "[power]") {
+  TempDir dir;
+  // Only tensor energy (1 pJ per bf16 FLOP): power is the tensor FLOP rate x 1 pJ. A split-K GEMM is a
+  // compute-bound kernel followed by a memory-bound reduction that does no tensor work.
+  const std::string tensor_only = only_power(dir, "tensor.yaml", {{"tensor.bf16", "1pJ"}});
+  const std::vector<std::string> split = {"--synth-key", "split_k=4", "--set", "launch.mode=graph"};
+  auto with = [&](std::vector<std::string> a, const std::vector<std::string>& b) { a.insert(a.end(), b.begin(), b.end()); return a; };
+  const CmdResult r = run_gpu(tensor_only, with(split, {"--set", "power.window=500ns"}), dir / "short");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string s = read_text(dir.path() / "short" / "stats.json");
+  // The kernels: zero the partial sums, the GEMM (the only tensor work), add the partial sums.
+  int gemm = -1, kernels = 0;
+  for (; json::has(s, "kernels[" + std::to_string(kernels) + "]"); ++kernels)
+    if (num(s, "kernels[" + std::to_string(kernels) + "].energy.breakdown_j.tensor") > 0) gemm = kernels;
+  REQUIRE(gemm >= 0);
+  REQUIRE(kernels > 1);
+  const std::string g = "kernels[" + std::to_string(gemm) + "]";
+  const double flops = 2.0 * 512 * 512 * 512;
+  const double gemm_s = num(s, g + ".time_us") * 1e-6, run_s = num(s, "total_time_us") * 1e-6;
+  REQUIRE(gemm_s > 10 * 500e-9);  // the GEMM spans many windows
+  // The GEMM's windows cover it, so its peak is at least its average tensor rate; no window can beat the
+  // tensor pipes' peak: 8 SMs x 4096 bf16 FLOP/clk (h100_sxm sm.tensor.flops_per_cycle.bf16) x 1.83 GHz x 1 pJ.
+  const double tensor_peak_w = 8 * 4096 * 1.83e9 * 1e-12;
+  CHECK(num(s, g + ".energy.average_w") == Approx(flops * 1e-12 / gemm_s).epsilon(1e-6));
+  CHECK(num(s, g + ".energy.peak_w") >= flops * 1e-12 / gemm_s * (1 - 1e-9));
+  CHECK(num(s, g + ".energy.peak_w") <= tensor_peak_w * 1.001);
+  CHECK(num(s, g + ".energy.window_s") == Approx(500e-9));
+  // The other kernels do no tensor work: 0 W throughout.
+  for (int i = 0; i < kernels; ++i)
+    if (i != gemm) CHECK(num(s, "kernels[" + std::to_string(i) + "].energy.peak_w") == 0.0);
+  // The run: all its energy is the GEMM's, spread over the GEMM, the reduction and the waits between.
+  const double run_avg = num(s, "power.energy.average_w");
+  CHECK(run_avg == Approx(flops * 1e-12 / run_s).epsilon(1e-6));
+  CHECK(num(s, "power.energy.peak_w") >= flops * 1e-12 / gemm_s * 0.95);  // a window inside the GEMM
+  CHECK(num(s, "power.energy.peak_w") > run_avg * (0.95 * run_s / gemm_s));
+  REQUIRE(run_s > 1.2 * gemm_s);
+
+  // A window longer than the run: one window, peak = average, for every kernel and the run.
+  const CmdResult whole = run_gpu(tensor_only, with(split, {"--set", "power.window=1s"}), dir / "long");
+  REQUIRE(whole.exit_code == 0);
+  const std::string w = read_text(dir.path() / "long" / "stats.json");
+  CHECK(num(w, "power.energy.peak_w") == num(w, "power.energy.average_w"));
+  for (int i = 0; i < kernels; ++i)
+    CHECK(num(w, "kernels[" + std::to_string(i) + "].energy.peak_w") == num(w, "kernels[" + std::to_string(i) + "].energy.average_w"));
+
+  // Constant power (only the board's constant 100 W): every window is 100 W, kernels, waits and run alike.
+  const std::string constant = only_power(dir, "constant.yaml", {{"constant", "100W"}});
+  const CmdResult c = run_gpu(constant, with(split, {"--set", "power.window=500ns"}), dir / "constant");
+  REQUIRE(c.exit_code == 0);
+  const std::string k = read_text(dir.path() / "constant" / "stats.json");
+  CHECK(num(k, g + ".energy.peak_w") == Approx(100.0).epsilon(1e-9));
+  CHECK(num(k, "power.energy.peak_w") == Approx(100.0).epsilon(1e-9));
+  CHECK(num(k, "power.energy.average_w") == Approx(100.0).epsilon(1e-9));
+  // The summary and stats.csv say it too.
+  CHECK(read_text(dir.path() / "constant" / "stats.csv").find(",peak_power_w,power_window_s") != std::string::npos);
+}
+
+TEST_CASE("power: technology scaling - same node and voltage change nothing, half V^2 halves dynamic energy", "[power]") {
+  TempDir dir;
+  auto tech = [](const std::string& ref_nm, const std::string& ref_v, const std::string& nm, const std::string& v) {
+    return std::vector<std::string>{"--set", "power.technology.reference.node_nm=" + ref_nm, "--set",
+                                    "power.technology.reference.vdd_v=" + ref_v, "--set",
+                                    "power.technology.target.node_nm=" + nm, "--set", "power.technology.target.vdd_v=" + v};
+  };
+  const CmdResult plain = run_gpu("h100_sxm", {}, dir / "plain");
+  REQUIRE(plain.exit_code == 0);
+  const CmdResult same = run_gpu("h100_sxm", tech("7", "0.75", "7", "0.75"), dir / "same");
+  REQUIRE(same.exit_code == 0);
+  // V / sqrt(2): V^2 halves.
+  const CmdResult half = run_gpu("h100_sxm", tech("7", "0.75", "7", digits17(0.75 / std::sqrt(2.0))), dir / "half");
+  INFO(half.err);
+  REQUIRE(half.exit_code == 0);
+  const std::string p = read_text(dir.path() / "plain" / "stats.json"), s = read_text(dir.path() / "same" / "stats.json"),
+                    h = read_text(dir.path() / "half" / "stats.json");
+  // Bit for bit: the same numbers printed.
+  CHECK(*json::raw(p, "power") == *json::raw(s, "power"));
+  CHECK(*json::raw(p, "kernels[0].energy") == *json::raw(s, "kernels[0].energy"));
+  // Half V^2 at a fixed node: every SM, L2 and crossbar energy halves, leakage goes with V (1/sqrt 2), HBM and the
+  // board's constant power stay, and so does the time.
+  CHECK(num(h, "total_cycles") == num(p, "total_cycles"));
+  for (const char* part : {"sm_issue", "int", "fp32", "tensor", "regfile", "smem", "l1", "l2", "noc", "sm_clock"}) {
+    INFO(part);
+    CHECK(num(h, std::string("power.energy.breakdown_j.") + part) ==
+          Approx(0.5 * num(p, std::string("power.energy.breakdown_j.") + part)).epsilon(1e-9));
+  }
+  CHECK(num(h, "power.energy.breakdown_j.leakage") == Approx(num(p, "power.energy.breakdown_j.leakage") / std::sqrt(2.0)).epsilon(1e-9));
+  CHECK(num(h, "power.energy.breakdown_j.hbm") == num(p, "power.energy.breakdown_j.hbm"));
+  CHECK(num(h, "power.energy.breakdown_j.constant") == num(p, "power.energy.breakdown_j.constant"));
+  // warpsim config shows the figures in effect: h100_sxm power.issue 15 pJ, halved.
+  const std::vector<std::string> t = tech("7", "0.75", "7", digits17(0.75 / std::sqrt(2.0)));
+  std::vector<std::string> args = {"config", "--gpu", "h100_sxm"};
+  args.insert(args.end(), t.begin(), t.end());
+  const CmdResult config = run_warpsim(args);
+  REQUIRE(config.exit_code == 0);
+  CHECK(config.out.find("# power.technology: 7 nm at 0.75 V -> 7 nm at") != std::string::npos);
+  CHECK(config.out.find("issue 7.5pJ") != std::string::npos);
+}
+
+TEST_CASE("power: a technology node outside the table, or one end missing, is one error naming the key",
+          "[power][bad input]") {
+  TempDir dir;
+  struct Case {
+    std::vector<std::string> sets;
+    std::string key, says;
+  };
+  for (const Case& c : {Case{{"power.technology.reference.node_nm=7", "power.technology.reference.vdd_v=0.75",
+                              "power.technology.target.node_nm=5", "power.technology.target.vdd_v=0.7"},
+                             "power.technology.target.node_nm", "no technology figures for 5 nm"},
+                        Case{{"power.technology.target.node_nm=7", "power.technology.target.vdd_v=0.7"},
+                             "power.technology.reference.node_nm", "both ends"}}) {
+    std::vector<std::string> args = {"config", "--gpu", "h100_sxm"};
+    for (const std::string& set : c.sets) args.insert(args.end(), {"--set", set});
+    const CmdResult r = run_warpsim(args);
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.key) != std::string::npos);
+    CHECK(r.err.find(c.says) != std::string::npos);
   }
 }

@@ -156,6 +156,16 @@ TEST_CASE("did_you_mean suggests close names only", "[config][units]") {
   CHECK(did_you_mean("x", {}) == "");
 }
 
+TEST_CASE("durations take s, ms, us and ns", "[config][units]") {
+  CHECK(parsed("10us", ParamType::Duration) == Approx(1e-5).epsilon(1e-15));
+  CHECK(parsed("25ms", ParamType::Duration) == Approx(0.025).epsilon(1e-15));
+  CHECK(parsed("1s", ParamType::Duration) == 1.0);
+  CHECK(parsed("500ns", ParamType::Duration) == Approx(5e-7).epsilon(1e-15));
+  CHECK(rejected("10", ParamType::Duration) == "expected a duration with a unit, e.g. 10us, got \"10\"");
+  rejected("10min", ParamType::Duration);
+  CHECK(format_quantity(2.5e-5, ParamType::Duration) == "25us");
+}
+
 TEST_CASE("param_type_name names every type", "[config][units]") {
   CHECK(std::string(param_type_name(ParamType::UInt)) == "uint");
   CHECK(std::string(param_type_name(ParamType::Real)) == "real");
@@ -165,6 +175,7 @@ TEST_CASE("param_type_name names every type", "[config][units]") {
   CHECK(std::string(param_type_name(ParamType::Frequency)) == "frequency");
   CHECK(std::string(param_type_name(ParamType::Bandwidth)) == "bandwidth");
   CHECK(std::string(param_type_name(ParamType::Size)) == "size");
+  CHECK(std::string(param_type_name(ParamType::Duration)) == "duration");
 }
 
 TEST_CASE("schema builders record defaults as YAML text", "[config][units]") {
