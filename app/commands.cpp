@@ -72,6 +72,7 @@ const char* kUsage =
     "  import-kineto  simulate the kernels of a PyTorch profiler (Kineto) trace and compare with their measured times\n"
     "  llm        simulate one inference step of an LLM (prefill or decode) on one GPU: TTFT, time per token\n"
     "  sweep      design-space sweeps: plan a spec into jobs, submit them (local pool or Slurm), status, collect\n"
+    "  report     an HTML report (SVG and PNG plots) comparing the candidates of one or more sweep run directories\n"
     "\n"
     "`warpsim run` without options simulates a Llama-3-8B MLP GEMM (4096x14336x4096 bf16) on the H100 SXM.\n"
     "`warpsim <command> --help` describes a command's options.\n"
@@ -794,7 +795,7 @@ int warpsim_main(int argc, char** argv) {
       {"run", cmd_run},         {"synth", cmd_synth},         {"describe", cmd_describe},
       {"config", cmd_config},   {"compare", cmd_compare},     {"validate", cmd_validate},
       {"calibrate", cmd_calibrate}, {"convert", cmd_convert}, {"import-kineto", cmd_import_kineto},
-      {"llm", cmd_llm},         {"sweep", cmd_sweep}};
+      {"llm", cmd_llm},         {"sweep", cmd_sweep},         {"report", cmd_report}};
   try {
     if (argc >= 2 && std::string(argv[1]) == "--version") {
       fmt::print("warpsim {}\n", WARPSIM_VERSION);

@@ -12,6 +12,7 @@
 
 #include "app/json_input.h"
 #include "app/result_set.h"
+#include "app/sweep/plan.h"
 #include "sim/config/input_file.h"
 #include "sim/core/error.h"
 
@@ -125,6 +126,10 @@ Run load(const std::string& path) {
     throw InputError(fmt::format("compare: cannot open '{}': no such file or directory (give a run directory or its stats.json)", path));
   if (ec) throw InputError(fmt::format("compare: cannot open '{}': {}", path, ec.message()));
   fs::path file = path;
+  if (status.type() == fs::file_type::directory && fs::exists(fs::path(path) / sweep::kManifestFile, ec))
+    throw InputError(fmt::format("compare: '{}' is a sweep run directory (it has {}): compare takes single runs; "
+                                 "`warpsim report {} [OTHER_RUN_DIR ...] -o report.html` compares sweeps' candidates",
+                                 path, sweep::kManifestFile, path));
   if (status.type() == fs::file_type::directory) {
     file /= "stats.json";
     verify_result_set(path, file.filename().string());

@@ -15,7 +15,11 @@ PACKAGES=(
   zlib1g-dev                                # reading gzip-compressed Kineto (PyTorch profiler) traces
   xz-utils                                  # xz on the command line (compressing Accel-Sim traces)
   python3 python3-matplotlib                # tools/ scripts; plots (tools/stats/plot_stats.py)
+  librsvg2-dev                              # warpsim report: its SVG plots rasterized to PNG (librsvg + cairo)
 )
+# --browser: also Chromium, which the report's render test (tools/render_report.py) drives headless; opt-in, as it
+# is large and the test skips without it.
+if [ "${1:-}" = "--browser" ]; then PACKAGES+=(chromium); fi
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -14,6 +14,7 @@
 #include "app/result_set.h"
 #include "app/sweep/job_runner.h"
 #include "app/sweep/plan.h"
+#include "app/sweep/results.h"
 #include "sim/config/config.h"
 #include "sim/config/input_file.h"
 #include "sim/core/error.h"
@@ -26,32 +27,9 @@ namespace {
 
 inline constexpr const char* kDatabaseFile = "results.sqlite";
 
-json read_json(const fs::path& file, const char* what) {
-  return parse_json_input(read_input_file(file.string(), kNoSizeLimit, what), file.string());
-}
-
 }  // namespace
 
 std::string runs_as(const json& job) { return job.contains("alias_of") ? job.at("alias_of").get<std::string>() : job.at("name").get<std::string>(); }
-
-namespace {
-
-// A kernel's headline stats, in stats.json's order: its numbers, utilisation, stalls, speed of light.
-std::vector<std::pair<std::string, json>> headline_stats(const json& kernel) {
-  std::vector<std::pair<std::string, json>> out;
-  for (const auto& [key, value] : kernel.items()) {
-    if (value.is_number() || value.is_boolean()) out.emplace_back(key, value);
-    else if ((key == "utilization" || key == "stalls") && value.is_object())
-      for (const auto& [k, v] : value.items())
-        if (v.is_number()) out.emplace_back(key + "." + k, v);
-  }
-  if (const auto sol = kernel.find("speed_of_light"); sol != kernel.end() && sol->is_object()) {
-    for (const char* side : {"compute", "memory"})
-      if (sol->contains(side) && (*sol)[side].contains("pct_of_peak")) out.emplace_back(fmt::format("speed_of_light.{}_pct", side), (*sol)[side]["pct_of_peak"]);
-    if (sol->contains("limiter") && (*sol)["limiter"].is_string()) out.emplace_back("speed_of_light.limiter", (*sol)["limiter"]);
-  }
-  return out;
-}
 
 std::string csv_cell(const json& v) {
   if (v.is_null()) return "";
@@ -65,10 +43,7 @@ std::string csv_cell(const json& v) {
   return q + "\"";
 }
 
-struct JobResults {
-  json stats;  // stats.json
-  double wall_s = 0;
-};
+namespace {
 
 class Database {
  public:
@@ -78,6 +53,7 @@ class Database {
     exec(R"(CREATE TABLE jobs(name TEXT PRIMARY KEY, candidate TEXT, alias_of TEXT, runs_as TEXT, state TEXT,
               config_hash TEXT, workload TEXT, workload_kind TEXT, wall_s REAL, total_cycles INTEGER, total_time_us REAL);
             CREATE TABLE params(job TEXT, kind TEXT, name TEXT, value REAL, text TEXT);
+            CREATE TABLE job_stats(job TEXT, name TEXT, value REAL, text TEXT);
             CREATE TABLE kernels(job TEXT, kernel INTEGER, name TEXT);
             CREATE TABLE stats(job TEXT, kernel INTEGER, name TEXT, value REAL);)");
   }
@@ -160,30 +136,22 @@ std::string status_report(const std::string& run_dir, bool& all_done) {
 }
 
 CollectSummary collect_results(const std::string& run_dir, const std::string& csv_path) {
-  const json m = read_manifest(run_dir);
-  const std::vector<std::string> params = m.at("param_columns"), workload_params = m.at("workload_columns");
+  const RunResults results = load_run_results(run_dir);
+  const std::vector<std::string>& params = results.param_columns;
+  const std::vector<std::string>& workload_params = results.workload_columns;
   CollectSummary summary;
 
-  // The results of every job that has them, read once (aliases share their original's).
-  std::map<std::string, JobResults> results;
-  for (const auto& job : m.at("jobs")) {
-    const std::string source = runs_as(job);
-    if (results.count(source)) continue;
-    const fs::path dir = fs::path(run_dir) / kJobsDir / source;
-    if (job_state(dir) != JobState::done) continue;
-    JobResults r;
-    r.stats = read_json(dir / kStatsFile, "job results");
-    r.wall_s = read_json(dir / kDoneMarker, "job done marker").value("wall_s", 0.0);
-    results.emplace(source, std::move(r));
-  }
-
-  // Stat columns: the union over all kernels, in first-seen order.
-  std::vector<std::string> stat_columns;
+  // Job and stat columns: the union over all jobs and kernels, in first-seen order (jobs in the manifest's order).
+  std::vector<std::string> job_stat_columns, stat_columns;
   std::set<std::string> seen;
-  for (const auto& [name, r] : results)
-    for (const json& kernel : r.stats.at("kernels"))
-      for (const auto& [stat, value] : headline_stats(kernel))
+  for (const JobResult& job : results.jobs) {
+    if (!job.stats) continue;
+    for (const auto& [column, value] : job_columns(job))
+      if (seen.insert(column).second) job_stat_columns.push_back(column);
+    for (const json& kernel : job.stats->at("kernels"))
+      for (const auto& [stat, value] : kernel_columns(kernel))
         if (seen.insert(stat).second) stat_columns.push_back(stat);
+  }
 
   const fs::path db_path = fs::path(run_dir) / kDatabaseFile, db_tmp = temporary_for(db_path);
   std::error_code ec;
@@ -194,62 +162,64 @@ CollectSummary collect_results(const std::string& run_dir, const std::string& cs
     std::vector<std::string> header{"job", "candidate", "alias_of", "config_hash", "workload", "workload_kind"};
     header.insert(header.end(), params.begin(), params.end());
     for (const auto& w : workload_params) header.push_back("workload." + w);
-    for (const char* c : {"kernel", "kernel_name", "job_total_cycles", "job_total_time_us", "wall_s"}) header.push_back(c);
+    for (const char* c : {"kernel", "kernel_name"}) header.push_back(c);
+    header.insert(header.end(), job_stat_columns.begin(), job_stat_columns.end());
     header.insert(header.end(), stat_columns.begin(), stat_columns.end());
     std::vector<std::string> cells;
     for (const auto& h : header) cells.push_back(csv_cell(h));
     csv += fmt::format("{}\n", fmt::join(cells, ","));
 
-    for (const auto& job : m.at("jobs")) {
-      const std::string name = job.at("name"), source = runs_as(job);
-      const json& workload = job.at("workload");
-      const auto found = results.find(source);
-      const JobState state = job.contains("alias_of") ? JobState::alias : job_state(fs::path(run_dir) / kJobsDir / name);
-      const json alias = job.contains("alias_of") ? job.at("alias_of") : json();
-      const bool has = found != results.end();
+    for (const JobResult& job : results.jobs) {
+      const json alias = job.alias_of.empty() ? json() : json(job.alias_of);
+      const bool has = job.stats != nullptr;
       db.insert("INSERT INTO jobs VALUES(?,?,?,?,?,?,?,?,?,?,?)",
-                {name, job.at("candidate"), alias, source, state_name(state), job.at("config_hash"), workload.at("label"),
-                 workload.at("kind"), has ? json(found->second.wall_s) : json(),
-                 has ? found->second.stats.at("total_cycles") : json(), has ? found->second.stats.at("total_time_us") : json()});
+                {job.name, job.candidate, alias, job.runs_as, state_name(job.state), job.config_hash, job.workload,
+                 job.workload_kind, has ? json(job.wall_s) : json(), has ? job.stats->at("total_cycles") : json(),
+                 has ? job.stats->at("total_time_us") : json()});
       const auto add_params = [&](const char* kind, const json& values) {
         for (const auto& [key, v] : values.items())
           db.insert("INSERT INTO params VALUES(?,?,?,?,?)",
-                    {name, kind, key, v.is_number() ? v : json(), v.is_number() ? json() : json(csv_cell(v))});
+                    {job.name, kind, key, v.is_number() ? v : json(), v.is_number() ? json() : json(csv_cell(v))});
       };
-      add_params("design", job.at("design_point"));
-      add_params("workload", workload.at("params"));
+      add_params("design", job.design_point);
+      add_params("workload", job.workload_params);
       if (!has) {
         ++summary.jobs_without;
         continue;
       }
       ++summary.jobs_with_results;
-      const JobResults& r = found->second;
-      const json& kernels = r.stats.at("kernels");
+      std::map<std::string, json> job_values;
+      for (auto& [column, v] : job_columns(job)) {
+        job_values[column] = v;
+        db.insert("INSERT INTO job_stats VALUES(?,?,?,?)", {job.name, column, v.is_number() ? v : json(), v.is_number() ? json() : json(csv_cell(v))});
+      }
+      const json& kernels = job.stats->at("kernels");
       for (std::size_t k = 0; k < kernels.size(); ++k) {
         const json& kernel = kernels[k];
-        std::vector<std::string> row{csv_cell(name), csv_cell(job.at("candidate")), csv_cell(alias), csv_cell(job.at("config_hash")),
-                                     csv_cell(workload.at("label")), csv_cell(workload.at("kind"))};
-        for (const auto& p : params) row.push_back(csv_cell(job.at("design_point").value(p, json())));
-        for (const auto& w : workload_params) row.push_back(csv_cell(workload.at("params").value(w, json())));
+        std::vector<std::string> row{csv_cell(job.name), csv_cell(job.candidate), csv_cell(alias), csv_cell(job.config_hash),
+                                     csv_cell(job.workload), csv_cell(job.workload_kind)};
+        for (const auto& p : params) row.push_back(csv_cell(job.design_point.value(p, json())));
+        for (const auto& w : workload_params) row.push_back(csv_cell(job.workload_params.value(w, json())));
         row.push_back(std::to_string(k));
         row.push_back(csv_cell(kernel.value("name", "")));
-        row.push_back(csv_cell(r.stats.at("total_cycles")));
-        row.push_back(csv_cell(r.stats.at("total_time_us")));
-        row.push_back(csv_cell(r.wall_s));
+        for (const auto& c : job_stat_columns) {
+          const auto v = job_values.find(c);
+          row.push_back(v == job_values.end() ? "" : csv_cell(v->second));
+        }
         std::map<std::string, json> values;
-        for (auto& [stat, v] : headline_stats(kernel)) values[stat] = v;
+        for (auto& [stat, v] : kernel_columns(kernel)) values[stat] = v;
         for (const auto& s : stat_columns) {
           const auto v = values.find(s);
           row.push_back(v == values.end() ? "" : csv_cell(v->second));
         }
         csv += fmt::format("{}\n", fmt::join(row, ","));
         ++summary.rows;
-        db.insert("INSERT INTO kernels VALUES(?,?,?)", {name, k, kernel.value("name", "")});
+        db.insert("INSERT INTO kernels VALUES(?,?,?)", {job.name, k, kernel.value("name", "")});
         for (const auto& [stat, v] : values)
-          if (v.is_number()) db.insert("INSERT INTO stats VALUES(?,?,?,?)", {name, k, stat, v});
+          if (v.is_number()) db.insert("INSERT INTO stats VALUES(?,?,?,?)", {job.name, k, stat, v});
         if (const auto counters = kernel.find("counters"); counters != kernel.end() && counters->is_object())
           for (const auto& [counter, v] : counters->items())
-            if (v.is_number()) db.insert("INSERT INTO stats VALUES(?,?,?,?)", {name, k, "counters." + counter, v});
+            if (v.is_number()) db.insert("INSERT INTO stats VALUES(?,?,?,?)", {job.name, k, "counters." + counter, v});
       }
     }
     db.exec("CREATE INDEX stats_job ON stats(job, kernel); CREATE INDEX params_job ON params(job);");

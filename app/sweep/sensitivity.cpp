@@ -11,6 +11,7 @@
 #include "app/sweep/collect.h"
 #include "app/sweep/job_runner.h"
 #include "app/sweep/plan.h"
+#include "app/sweep/svg_chart.h"
 #include "sim/config/config.h"
 #include "sim/config/input_file.h"
 #include "sim/core/error.h"
@@ -136,52 +137,16 @@ std::string sensitivity_csv(const SensitivityResult& r) {
   return out;
 }
 
-namespace {
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : c == '"' ? "&quot;" : std::string(1, c);
-  return out;
-}
-
-}  // namespace
-
 std::string sensitivity_svg(const SensitivityResult& r) {
-  constexpr double kWidth = 760, kLabel = 190, kRow = 22, kHeader = 46, kGap = 18, kBarMax = 250;
-  const double centre = kLabel + kBarMax + 20;
-  double height = 30;
-  for (const WorkloadSensitivity& w : r.workloads) height += kHeader + kRow * static_cast<double>(w.effects.size()) + kGap;
-  std::string body;
-  double y = 30;
   const std::string step = fmt::format("{:g}%", 100 * r.step);
-  body += fmt::format("<text x='10' y='20' font-size='14' font-weight='bold'>Time change with each parameter {} lower "
-                      "(blue) or higher (orange) than the base; left of the axis: faster</text>\n", step);
+  std::vector<svg::TornadoPanel> panels;
   for (const WorkloadSensitivity& w : r.workloads) {
-    double largest = 0;
-    for (const ParameterEffect& e : w.effects) largest = std::max(largest, e.magnitude());
-    const double scale = largest > 0 ? kBarMax / largest : 0;
-    body += fmt::format("<text x='10' y='{}' font-size='13' font-weight='bold'>{} (base {:.2f} us)</text>\n", y + 20,
-                        xml_escape(w.workload), w.base_time_us);
-    const double top = y + kHeader - 14, bottom = top + kRow * static_cast<double>(w.effects.size());
-    body += fmt::format("<line x1='{0}' y1='{1}' x2='{0}' y2='{2}' stroke='black'/>\n", centre, top, bottom);
-    double row = top;
-    for (const ParameterEffect& e : w.effects) {
-      body += fmt::format("<text x='{}' y='{}' font-size='12' text-anchor='end'>{}</text>\n", kLabel, row + 15, xml_escape(e.key));
-      for (const auto& [change, colour] : {std::pair{e.change_down, "#4c78a8"}, std::pair{e.change_up, "#f58518"}}) {
-        const double length = std::fabs(change) * scale, x = change < 0 ? centre - length : centre;
-        const double offset = colour[1] == '4' ? 2 : 11;
-        body += fmt::format("<rect x='{:.1f}' y='{:.1f}' width='{:.1f}' height='8' fill='{}'><title>{} {}: {}</title></rect>\n", x,
-                            row + offset, length, colour, xml_escape(e.key), colour[1] == '4' ? "-" + step : "+" + step,
-                            percent(change));
-        body += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='9' text-anchor='{}'>{}</text>\n",
-                            change < 0 ? x - 3 : x + length + 3, row + offset + 7, change < 0 ? "end" : "start", percent(change));
-      }
-      row += kRow;
-    }
-    y = bottom + kGap;
+    svg::TornadoPanel panel{fmt::format("{} (base {:.2f} us)", w.workload, w.base_time_us), {}};
+    for (const ParameterEffect& e : w.effects) panel.rows.push_back({e.key, e.change_down, e.change_up});
+    panels.push_back(std::move(panel));
   }
-  return fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-family='sans-serif'>\n"
-                     "<rect width='100%' height='100%' fill='white'/>\n{}</svg>\n", kWidth, height, body);
+  return svg::tornado(fmt::format("Time change with each parameter -{0} (blue) or +{0} (orange); left of the axis: faster", step),
+                      panels, "-" + step, "+" + step);
 }
 
 }  // namespace warpsim::sweep

@@ -16,10 +16,13 @@
 #include "app/sweep/collect.h"
 #include "app/sweep/job_runner.h"
 #include "app/sweep/local_backend.h"
+#include "app/sweep/pareto.h"
 #include "app/sweep/plan.h"
+#include "app/sweep/results.h"
 #include "app/sweep/sensitivity.h"
 #include "app/sweep/slurm.h"
 #include "app/sweep/spec.h"
+#include "app/sweep/sweep_report.h"
 #include "sim/config/config.h"
 #include "sim/core/error.h"
 
@@ -42,7 +45,11 @@ const char* kSweepUsage =
     "  collect RUN_DIR -o FILE.csv    results in a long table (one row per job and kernel) and RUN_DIR/results.sqlite\n"
     "  sensitivity RUN_DIR [-o FILE.csv] [--svg FILE.svg]\n"
     "                                 rank a sensitivity sweep's parameters by their effect on each workload\n"
-    "  cancel RUN_DIR                 scancel the sweep's Slurm arrays (submit again to finish it)\n";
+    "  pareto RUN_DIR [RUN_DIR ...] [--cost COLUMN] [--metric COLUMN] [-o FILE.csv] [--svg-dir DIR]\n"
+    "                                 per workload, the candidates on the Pareto frontier of cost against time\n"
+    "  cancel RUN_DIR                 scancel the sweep's Slurm arrays (submit again to finish it)\n"
+    "\n"
+    "warpsim report RUN_DIR [RUN_DIR ...] -o report.html: an HTML report of one or more sweeps.\n";
 
 // Parses a subcommand's options; `positional` names its positional arguments. Returns false after --help.
 bool parse(int argc, char** argv, po::options_description& desc, const po::positional_options_description& positional,
@@ -219,6 +226,45 @@ int sweep_sensitivity(int argc, char** argv) {
   return 0;
 }
 
+// RUN_DIR [RUN_DIR ...] then `desc`'s own options; false after --help.
+bool parse_with_run_dirs(int argc, char** argv, po::options_description& desc, std::vector<std::string>& run_dirs,
+                         po::variables_map& vm, const std::string& command, const std::string& usage) {
+  desc.add_options()("run-dir", po::value(&run_dirs), "the run directories");
+  po::positional_options_description pos;
+  pos.add("run-dir", -1);
+  if (!parse_command_options(command, argc, argv, desc, vm, usage, &pos)) return false;
+  if (run_dirs.empty()) throw InputError(fmt::format("{}: the run directory (RUN_DIR) is missing (see --help)", command));
+  return true;
+}
+
+int sweep_pareto(int argc, char** argv) {
+  po::options_description desc("options");
+  std::vector<std::string> run_dirs;
+  std::string cost, metric, csv, svg_dir;
+  desc.add_options()("cost", po::value(&cost)->default_value(sweep::kDefaultParetoCost),
+                     "the cost column: a numeric design-point parameter (sm.count, hbm.bandwidth, ...) or a job column "
+                     "(job_energy_j, job_average_power_w, job_peak_kernel_power_w, ...)")
+      ("metric", po::value(&metric)->default_value(sweep::kDefaultParetoMetric), "the metric column (lower is better)")
+      ("out,o", po::value(&csv), "also write the table as CSV to this file")
+      ("svg-dir", po::value(&svg_dir), "also write a plot per workload (pareto_<n>.svg) into this directory");
+  po::variables_map vm;
+  if (!parse_with_run_dirs(argc, argv, desc, run_dirs, vm, "sweep pareto",
+                           "usage: warpsim sweep pareto RUN_DIR [RUN_DIR ...] [--cost COLUMN] [--metric COLUMN] [-o pareto.csv]"))
+    return 0;
+  std::vector<sweep::RunResults> runs;
+  for (const std::string& dir : run_dirs) runs.push_back(sweep::load_run_results(dir));
+  const sweep::ParetoResult r = sweep::pareto(runs, cost, metric);
+  if (!csv.empty()) write_file_atomically(csv, sweep::pareto_csv(r));
+  if (!svg_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(svg_dir, ec);
+    for (std::size_t w = 0; w < r.workloads.size(); ++w)
+      write_file_atomically(fs::path(svg_dir) / fmt::format("pareto_{}.svg", w + 1), sweep::pareto_svg(r, w));
+  }
+  fmt::print("{}", sweep::pareto_table(r));
+  return 0;
+}
+
 int sweep_cancel(int argc, char** argv) {
   po::options_description desc("options");
   std::string run_dir;
@@ -252,8 +298,31 @@ int cmd_sweep(int argc, char** argv) {
                            {"status", sweep_status},
                            {"collect", sweep_collect},
                            {"sensitivity", sweep_sensitivity},
+                           {"pareto", sweep_pareto},
                            {"cancel", sweep_cancel}},
                           "sweep subcommand", kSweepUsage, argc, argv);
+}
+
+int cmd_report(int argc, char** argv) {
+  po::options_description desc("options");
+  std::vector<std::string> run_dirs;
+  std::string out;
+  sweep::ReportOptions options;
+  desc.add_options()("out,o", po::value(&out), "the HTML file to write (its plots go to <name>_files/ beside it)")
+      ("cost", po::value(&options.pareto_cost), "the Pareto plot's cost column (default: job_energy_j when the GPU models "
+       "energy, else the first numeric design parameter)")
+      ("metric", po::value(&options.pareto_metric), "the Pareto plot's metric column (default: job_total_time_us)");
+  po::variables_map vm;
+  if (!parse_with_run_dirs(argc, argv, desc, run_dirs, vm, "report",
+                           "usage: warpsim report RUN_DIR [RUN_DIR ...] -o report.html [--cost COLUMN] [--metric COLUMN]\n"
+                           "A self-contained HTML page (inline CSS and SVG) comparing the candidates of sweep run directories;\n"
+                           "every plot also as SVG and PNG in <name>_files/."))
+    return 0;
+  if (!vm.count("out")) throw InputError("report: the HTML file (-o report.html) is missing (see warpsim report --help)");
+  const sweep::ReportSummary s = sweep::write_sweep_report(run_dirs, out, options);
+  fmt::print("wrote {} ({} finished jobs{}) and {} plots as SVG and PNG in {}\n", out, s.jobs_with_results,
+             s.jobs_without ? fmt::format("; {} without results yet", s.jobs_without) : "", s.figures.size(), s.figures_dir);
+  return 0;
 }
 
 }  // namespace warpsim
