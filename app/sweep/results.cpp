@@ -66,6 +66,8 @@ std::vector<std::pair<std::string, json>> job_columns(const JobResult& job) {
     out.emplace_back("job_energy_j", e.value("joules", json()));
     out.emplace_back("job_average_power_w", e.value("average_w", json()));
     out.emplace_back("job_peak_kernel_power_w", p->value("peak_kernel_w", json()));
+    out.emplace_back("job_peak_power_w", e.value("peak_w", json()));  // highest average over one power.window
+    out.emplace_back("power_window_s", e.value("window_s", json()));
     out.emplace_back("idle_power_w", p->value("idle_w", json()));
     out.emplace_back("power_cap_w", p->value("cap_w", json()));
     out.emplace_back("clock_policy", p->value("clock_policy", json()));
@@ -91,7 +93,8 @@ std::vector<std::pair<std::string, json>> kernel_columns(const json& kernel) {
   if (const auto e = kernel.find("energy"); e != kernel.end() && e->is_object()) {
     for (const auto& [key, column] : {std::pair{"joules", "energy_j"}, std::pair{"seconds", "energy_seconds"},
                                       std::pair{"average_w", "average_power_w"}, std::pair{"sm_clock_hz", "energy_sm_clock_hz"},
-                                      std::pair{"voltage", "voltage_v"}, std::pair{"flops_per_joule", "flops_per_j"}})
+                                      std::pair{"voltage", "voltage_v"}, std::pair{"flops_per_joule", "flops_per_j"},
+                                      std::pair{"peak_w", "peak_power_w"}})
       if (const auto v = e->find(key); v != e->end() && (v->is_number() || v->is_null())) out.emplace_back(column, *v);
     if (const auto b = e->find("breakdown_j"); b != e->end() && b->is_object())
       for (const auto& [component, v] : b->items())

@@ -27,7 +27,7 @@ namespace {
 
 const double kNaN = std::nan("");
 
-struct Candidate {
+struct ReportCandidate {
   std::string label, run_dir, name;
   json design_point;
   std::string gpu;
@@ -146,7 +146,7 @@ ReportSummary write_sweep_report(const std::vector<std::string>& run_dirs, const
   }
 
   // Candidates and workloads in first-seen order; the first candidate is the base of the speed-ups.
-  std::vector<Candidate> candidates;
+  std::vector<ReportCandidate> candidates;
   std::vector<std::string> workloads, params;
   std::map<std::string, std::size_t> candidate_index, workload_index;
   std::vector<Entry> entries;
@@ -160,7 +160,7 @@ ReportSummary write_sweep_report(const std::vector<std::string>& run_dirs, const
       if (new_candidate) candidates.push_back({label, run.run_dir, job.candidate, job.design_point, "", 0, 0});
       const auto [w, new_workload] = workload_index.emplace(job.workload, workloads.size());
       if (new_workload) workloads.push_back(job.workload);
-      Candidate& cand = candidates[c->second];
+      ReportCandidate& cand = candidates[c->second];
       ++cand.jobs;
       if (!job.stats) {
         ++summary.jobs_without;
@@ -201,7 +201,7 @@ ReportSummary write_sweep_report(const std::vector<std::string>& run_dirs, const
   body += "<section id='design'><h2>Design points</h2>\n<div class='wide'><table><tr><th class='text'>candidate</th><th class='text'>GPU</th>";
   for (const std::string& p : params) body += fmt::format("<th>{}</th>", html(p));
   body += "<th>jobs done</th></tr>\n";
-  for (const Candidate& c : candidates) {
+  for (const ReportCandidate& c : candidates) {
     body += fmt::format("<tr><td class='text'>{}</td><td class='text'>{}</td>", html(c.label), html(c.gpu));
     for (const std::string& p : params) body += fmt::format("<td>{}</td>", cell_text(c.design_point.value(p, json())));
     body += fmt::format("<td>{} / {}</td></tr>\n", c.done, c.jobs);

@@ -93,6 +93,8 @@ TEST_CASE("sweep report: collect's energy columns, the Pareto frontier and a sel
              {"job_energy_j", "power.energy.joules"},
              {"job_average_power_w", "power.energy.average_w"},
              {"job_peak_kernel_power_w", "power.peak_kernel_w"},
+             {"job_peak_power_w", "power.energy.peak_w"},
+             {"peak_power_w", "kernels[0].energy.peak_w"},
              {"power_cap_w", "power.cap_w"},
              {"sm_clock_hz", "power.sustained_sm_clock_hz"},
              {"energy_j", "kernels[0].energy.joules"},
