@@ -137,6 +137,19 @@ struct Box {
   bool overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
 };
 
+// Horizontal grid lines at the value axis' ticks, labelled left of the plot.
+std::string value_grid(const Scale& y, double left, double right) {
+  std::string out;
+  const auto y_ticks = ticks_of(y);
+  const auto y_labels = tick_labels(y_ticks);
+  for (std::size_t i = 0; i < y_ticks.size(); ++i) {
+    const double t = y_ticks[i];
+    out += fmt::format("<line x1='{:.1f}' y1='{:.1f}' x2='{:.1f}' y2='{:.1f}' stroke='#e5e5e5'/>\n", left, y(t), right, y(t));
+    out += text(left - 6, y(t) + 4, y_labels[i], 10, "end");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string escape(const std::string& s) {
@@ -173,13 +186,7 @@ std::string grouped_bars(const std::string& title, const std::string& y_label, c
   const double bottom = top + 280, height = bottom + label_h + 30;
   const Scale y{lo, hi, bottom, top, false};
   std::string body;
-  const auto y_ticks = ticks_of(y);
-  const auto y_labels = tick_labels(y_ticks);
-  for (std::size_t i = 0; i < y_ticks.size(); ++i) {
-    const double t = y_ticks[i];
-    body += fmt::format("<line x1='{:.1f}' y1='{:.1f}' x2='{:.1f}' y2='{:.1f}' stroke='#e5e5e5'/>\n", left, y(t), right, y(t));
-    body += text(left - 6, y(t) + 4, y_labels[i], 10, "end");
-  }
+  body += value_grid(y, left, right);
   body += text(16, (top + bottom) / 2, y_label, 11, "middle", fmt::format("transform='rotate(-90 16 {:.1f})'", (top + bottom) / 2));
   const double bar_w = group_w * 0.8 / static_cast<double>(std::max<std::size_t>(series.size(), 1));
   for (std::size_t g = 0; g < groups.size(); ++g) {
@@ -270,13 +277,7 @@ std::string scatter(const std::string& title, const Axis& x_axis, const Axis& y_
     body += fmt::format("<line x1='{0:.1f}' y1='{1:.1f}' x2='{0:.1f}' y2='{2:.1f}' stroke='#e5e5e5'/>\n", x(t), top, bottom);
     body += text(x(t), bottom + 15, x_labels[i], 10, "middle");
   }
-  const auto y_ticks = ticks_of(y);
-  const auto y_labels = tick_labels(y_ticks);
-  for (std::size_t i = 0; i < y_ticks.size(); ++i) {
-    const double t = y_ticks[i];
-    body += fmt::format("<line x1='{:.1f}' y1='{:.1f}' x2='{:.1f}' y2='{:.1f}' stroke='#e5e5e5'/>\n", left, y(t), right, y(t));
-    body += text(left - 6, y(t) + 4, y_labels[i], 10, "end");
-  }
+  body += value_grid(y, left, right);
   body += fmt::format("<rect width='{:.1f}' height='{:.1f}' transform='translate({:.1f},{:.1f})' fill='none' stroke='#333'/>\n", right - left,
                       bottom - top, left, top);
   body += text((left + right) / 2, bottom + 36, x_axis.label, 11, "middle");
