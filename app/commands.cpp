@@ -441,6 +441,7 @@ int cmd_compare(int argc, char** argv) {
   po::variables_map vm;
   if (!parse_command_options("compare", argc, argv, desc, vm,
              "usage: warpsim compare BASELINE_DIR_OR_STATS_JSON OTHER...\n"
+             "       warpsim compare SWEEP_RUN_DIR [SWEEP_RUN_DIR...]   (every candidate per workload)\n"
              "       warpsim compare --gpu BASELINE_CONFIG --gpu OTHER ... [--gemm MxNxK | --trace FILE | --synth KIND ...]",
              &pos))
     return 0;

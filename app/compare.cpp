@@ -12,6 +12,7 @@
 
 #include "app/json_input.h"
 #include "app/result_set.h"
+#include "app/sweep/compare_sweeps.h"
 #include "app/sweep/plan.h"
 #include "sim/config/input_file.h"
 #include "sim/core/error.h"
@@ -118,6 +119,11 @@ Run from_stats(const std::string& label, const Json& stats, const std::string& w
   return run;
 }
 
+bool is_sweep_dir(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec) && fs::exists(fs::path(path) / sweep::kManifestFile, ec);
+}
+
 // A run directory (its result set verified complete) or a stats.json file.
 Run load(const std::string& path) {
   std::error_code ec;
@@ -126,10 +132,10 @@ Run load(const std::string& path) {
     throw InputError(fmt::format("compare: cannot open '{}': no such file or directory (give a run directory or its stats.json)", path));
   if (ec) throw InputError(fmt::format("compare: cannot open '{}': {}", path, ec.message()));
   fs::path file = path;
-  if (status.type() == fs::file_type::directory && fs::exists(fs::path(path) / sweep::kManifestFile, ec))
-    throw InputError(fmt::format("compare: '{}' is a sweep run directory (it has {}): compare takes single runs; "
-                                 "`warpsim report {} [OTHER_RUN_DIR ...] -o report.html` compares sweeps' candidates",
-                                 path, sweep::kManifestFile, path));
+  if (is_sweep_dir(path))
+    throw InputError(fmt::format("compare: '{}' is a sweep run directory (it has {}) and the others are single runs: "
+                                 "give only sweep run directories (their candidates side by side) or only runs",
+                                 path, sweep::kManifestFile));
   if (status.type() == fs::file_type::directory) {
     file /= "stats.json";
     verify_result_set(path, file.filename().string());
@@ -167,6 +173,8 @@ std::string compare_table(const std::vector<Run>& runs);
 }  // namespace
 
 std::string compare_runs(const std::vector<std::string>& files) {
+  // Sweep run directories: their candidates side by side (one sweep is already a comparison).
+  if (!files.empty() && std::all_of(files.begin(), files.end(), is_sweep_dir)) return sweep::compare_sweeps(files);
   if (files.size() < 2) throw InputError("compare: give at least two stats.json files (or run directories)");
   std::vector<Run> runs;
   for (const auto& f : files) runs.push_back(load(f));

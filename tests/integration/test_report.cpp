@@ -200,11 +200,25 @@ TEST_CASE("sweep report: collect's energy columns, the Pareto frontier and a sel
   CHECK(count_lines_containing(both, "<td>1.000x</td>") >= 2);
   CHECK(is_png(out / "both_files" / "speedup.png"));
 
-  // compare takes single runs and points at report for sweeps; bad input is one error naming what is wrong.
+  // compare given sweep run directories: every candidate of both per workload, with its job's own time and the
+  // speed-up over the first sweep's first candidate; a sweep mixed with a single run is one error.
   r = run_warpsim({"compare", run, copy});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const char* workload : {"gemm_m128_n128_k128", "gemm_m256_n128_k128"}) {
+    INFO(workload);
+    const std::string block = r.out.substr(r.out.find(std::string("\n") + workload + "\n"));
+    const double base_us = total_time_us(run, std::string("h100__") + workload);
+    const double slow_us = total_time_us(run, std::string("slow_big__") + workload);
+    char row[160];
+    std::snprintf(row, sizeof row, "%-14s %12.3f %8.3fx", "run/slow_big", slow_us, base_us / slow_us);
+    CHECK(contains(block, row));
+    std::snprintf(row, sizeof row, "%-14s %12.3f %8.3fx", "run_b/h100", base_us, 1.0);
+    CHECK(contains(block, row));
+  }
+  r = run_warpsim({"compare", run, copy + "/jobs/h100__gemm_m128_n128_k128"});
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "is a sweep run directory"));
-  CHECK(contains(r.err, "warpsim report"));
   r = run_warpsim({"report", dir / "no_such_run", "-o", out / "x.html"});
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "no_such_run"));
