@@ -4,19 +4,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <map>
 
-#include "app/json_input.h"
 #include "app/sweep/collect.h"
-#include "app/sweep/job_runner.h"
 #include "app/sweep/plan.h"
+#include "app/sweep/results.h"
 #include "app/sweep/svg_chart.h"
 #include "sim/config/config.h"
-#include "sim/config/input_file.h"
 #include "sim/core/error.h"
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace warpsim::sweep {
@@ -24,7 +20,8 @@ namespace warpsim::sweep {
 double ParameterEffect::magnitude() const { return std::max(std::fabs(change_down), std::fabs(change_up)); }
 
 SensitivityResult read_sensitivity(const std::string& run_dir) {
-  const json m = read_manifest(run_dir);
+  const RunResults results = load_run_results(run_dir);
+  const json& m = results.manifest;
   if (!m.contains("sensitivity"))
     throw InputError(fmt::format("'{}' is not a sensitivity sweep: its spec has no sensitivity: section "
                                  "(configs/sweeps/README.md)", run_dir));
@@ -44,20 +41,16 @@ SensitivityResult read_sensitivity(const std::string& run_dir) {
   std::map<std::string, std::size_t> workload_index;
   std::map<std::string, std::map<std::string, double>> times;  // workload -> candidate -> total time
   std::size_t missing = 0;
-  for (const json& job : m.at("jobs")) {
-    const std::string workload = job.at("workload").at("label");
-    if (!workload_index.count(workload)) {
-      workload_index[workload] = r.workloads.size();
-      r.workloads.push_back({workload, 0, {}});
+  for (const JobResult& job : results.jobs) {
+    if (!workload_index.count(job.workload)) {
+      workload_index[job.workload] = r.workloads.size();
+      r.workloads.push_back({job.workload, 0, {}});
     }
-    const fs::path dir = fs::path(run_dir) / kJobsDir / runs_as(job);
-    if (job_state(dir) != JobState::done) {
+    if (!job.stats) {  // its job (or the one it is an alias of) has not finished
       ++missing;
       continue;
     }
-    const fs::path stats = dir / kStatsFile;
-    const json j = parse_json_input(read_input_file(stats.string(), kNoSizeLimit, "job statistics"), stats.string());
-    times[workload][job.at("candidate")] = j.at("total_time_us").get<double>();
+    times[job.workload][job.candidate] = job.stats->at("total_time_us").get<double>();
   }
   if (missing)
     throw InputError(fmt::format("{} jobs of '{}' have no results yet: warpsim sweep submit {} runs them", missing, run_dir, run_dir));
