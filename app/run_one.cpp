@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <fstream>
 
+#include "app/boost_clock.h"
 #include "app/fnv1a.h"
 #include "app/gpu_configs.h"
 #include "app/progress_log.h"
@@ -117,7 +119,28 @@ RunOutcome simulate_once(PreparedRun run) {
   return RunOutcome{std::move(run.config), std::move(r)};
 }
 
-// `--set clocks.sm=...` pins the SM clock, as `nvidia-smi -lgc` does: no cap moves it.
+// power.cap_mode boost for one run (app/boost_clock.h): the run is the workload, repeated.
+RunOutcome simulate_under_cap(const PreparedRun& first, const PowerParams& p) {
+  std::deque<RunOutcome> runs;  // stable addresses: the search holds pointers into them
+  const BoostSearch found = search_boost_clock(p, [&](double hz) {
+    RunSpec at = first.spec;
+    // The first simulation keeps the requested driver; SystemC elaborates once per process, so the others run
+    // on the plain driver, which gives bit-identical results.
+    if (!runs.empty()) at.driver = "plain";
+    at.overrides.push_back(fmt::format("clocks.sm={}Hz", static_cast<std::uint64_t>(std::llround(hz))));
+    runs.push_back(simulate_once(prepare_run(at)));
+    const RunResult& r = runs.back().result;
+    return std::vector<BoostPart>{BoostPart{&r.power->run, r.sm_clock_hz, 1.0}};
+  });
+  RunOutcome chosen = std::move(runs[found.chosen]);
+  PowerSummary& ps = *chosen.result.power;
+  ps.clock_policy = "boost";
+  ps.clock_search = found.clock_search;
+  return chosen;
+}
+
+}  // namespace
+
 bool sm_clock_pinned(const RunSpec& spec) {
   for (const std::string& o : spec.overrides) {
     const auto start = o.find_first_not_of(' ');
@@ -126,104 +149,10 @@ bool sm_clock_pinned(const RunSpec& spec) {
   return false;
 }
 
-// The run's average power at SM clock f, predicted from a simulated run `r` (at r.sm_clock_hz) when its time
-// at f is a + b / f: SM-side dynamic energy per event scales with V^2, SM clock energy with the cycles and V^2,
-// leakage with V and time, constant and HBM background power with time; L2, crossbar and HBM events stay.
-double predicted_power(const RunResult& r, const PowerParams& p, double f, double a, double b) {
-  const EnergyResult& e = r.power->run;
-  const double f0 = r.sm_clock_hz, t0 = e.seconds, t = a + b / f;
-  if (t0 <= 0 || t <= 0) return 0.0;
-  const double v = p.voltage(f) / p.voltage(f0), s = v * v;
-  double joules = 0.0;
-  for (const auto& [name, j] : e.breakdown) {
-    if (name == "sm_clock") joules += j * (t * f) / (t0 * f0) * s;
-    else if (name == "leakage") joules += j / t0 * t * v;
-    else if (name == "constant") joules += j / t0 * t;
-    else if (name == "hbm") joules += (j - p.hbm_background_w * t0) + p.hbm_background_w * t;
-    else if (name == "l2" || name == "noc") joules += j;
-    else joules += j * s;
-  }
-  return joules / t;
-}
-
-// power.cap_mode boost: the SM clock is a result. The boost controller's window (tens of ms to a second) is far
-// longer than a kernel, so it sees the workload's steady state: the run, repeated. Its clock is the highest step
-// (power.clock_step below power.reference_clock) at which the run's modelled average power is at or under the
-// cap, found by a fixed point over re-simulations: simulate at the max boost clock; if over the cap, predict
-// the clock that meets it (time first taken as compute-bound, t ~ 1/f; then fitted t = a + b/f through the runs
-// made) and simulate there; at most 4 simulations. The result is the fastest simulated clock that met the cap.
-RunOutcome simulate_under_cap(PreparedRun first, const PowerParams& p) {
-  const RunSpec spec = first.spec;
-  auto run_at = [&](double hz) {
-    RunSpec at = spec;
-    at.driver = "plain";  // SystemC elaborates once per process; the plain driver gives the same results
-    at.overrides.push_back(fmt::format("clocks.sm={}Hz", static_cast<std::uint64_t>(std::llround(hz))));
-    return simulate_once(prepare_run(at));
-  };
-  const double step = p.clock_step_hz, top = p.reference_clock_hz, floor = std::max(step, p.idle_clock_hz);
-  std::vector<RunOutcome> runs;
-  std::vector<std::pair<double, double>> search;  // (clock, W)
-  auto power_of = [](const RunOutcome& o) { return o.result.power->run.average_w; };
-  runs.push_back(run_at(top));
-  search.emplace_back(top, power_of(runs.back()));
-  constexpr int kMaxSimulations = 4;
-  while (static_cast<int>(runs.size()) < kMaxSimulations) {
-    // The fastest run at or under the cap so far, and the slowest over it: the answer lies between.
-    const RunOutcome* under = nullptr;
-    const RunOutcome* over = nullptr;
-    for (const RunOutcome& o : runs) {
-      if (power_of(o) <= p.cap_w) { if (!under || o.result.sm_clock_hz > under->result.sm_clock_hz) under = &o; }
-      else if (!over || o.result.sm_clock_hz < over->result.sm_clock_hz) over = &o;
-    }
-    if (!over) break;  // the max boost clock meets the cap
-    if (under && over->result.sm_clock_hz - under->result.sm_clock_hz <= step * 1.5) break;  // adjacent steps
-    // Time model t = a + b/f: compute-bound (a = 0) from one run; through the two runs nearest the answer after.
-    const RunOutcome& basis = *over;
-    const double f0 = basis.result.sm_clock_hz, t0 = basis.result.power->run.seconds;
-    double a = 0.0, b = t0 * f0;
-    if (under) {
-      const double f1 = under->result.sm_clock_hz, t1 = under->result.power->run.seconds;
-      const double fitted_b = (t1 - t0) / (1.0 / f1 - 1.0 / f0);
-      if (fitted_b >= 0 && t0 - fitted_b / f0 >= 0) {
-        b = fitted_b;
-        a = t0 - b / f0;
-      }
-    }
-    const double lowest = under ? under->result.sm_clock_hz : floor;
-    double next = lowest;
-    for (double f = f0 - step; f >= lowest; f -= step)
-      if (predicted_power(basis.result, p, f, a, b) <= p.cap_w) { next = f; break; }
-    if (std::any_of(runs.begin(), runs.end(), [&](const RunOutcome& o) { return std::fabs(o.result.sm_clock_hz - next) < step / 2; })) {
-      // Predicted a clock already simulated: step once below the slowest over-cap run instead.
-      next = f0 - step;
-      if (next < floor || (under && next <= under->result.sm_clock_hz)) break;
-    }
-    runs.push_back(run_at(next));
-    search.emplace_back(next, power_of(runs.back()));
-  }
-  std::size_t best = 0;
-  bool met = false;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const bool ok = power_of(runs[i]) <= p.cap_w;
-    if ((ok && (!met || runs[i].result.sm_clock_hz > runs[best].result.sm_clock_hz)) ||
-        (!ok && !met && runs[i].result.sm_clock_hz < runs[best].result.sm_clock_hz)) {
-      best = i;
-      met = met || ok;
-    }
-  }
-  RunOutcome chosen = std::move(runs[best]);
-  PowerSummary& ps = *chosen.result.power;
-  ps.clock_policy = "boost";
-  ps.clock_search = search;
-  return chosen;
-}
-
-}  // namespace
-
 RunOutcome simulate(PreparedRun run) {
   const PowerParams p = PowerParams::from(run.config);
   const bool pinned = sm_clock_pinned(run.spec);
-  if (p.enabled && p.cap_mode == "boost" && !pinned) return simulate_under_cap(std::move(run), p);
+  if (p.enabled && p.cap_mode == "boost" && !pinned) return simulate_under_cap(run, p);
   RunOutcome outcome = simulate_once(std::move(run));
   if (pinned && outcome.result.power) outcome.result.power->clock_policy = "pinned";
   return outcome;

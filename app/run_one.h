@@ -52,8 +52,12 @@ struct RunOutcome {
 // Every input error (config, workload, driver name, a model estimated to need more memory than
 // spec.max_memory_bytes) is thrown here as InputError, before any simulation.
 PreparedRun prepare_run(const RunSpec& spec);
-// Simulates a prepared run. Throws SimulationError when the simulation stops making progress.
+// Simulates a prepared run. Throws SimulationError when the simulation stops making progress. With
+// power.cap_mode boost and the SM clock not pinned, the clock is a result (app/boost_clock.h): up to
+// kMaxBoostSimulations simulations, the first with spec.driver, the others with the plain driver.
 RunOutcome simulate(PreparedRun run);
+// `--set clocks.sm=...` among the overrides pins the SM clock, as `nvidia-smi -lgc` does: no power cap moves it.
+bool sm_clock_pinned(const RunSpec& spec);
 // prepare_run, then simulate.
 RunOutcome run_one(const RunSpec& spec);
 

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "app/boost_clock.h"
 #include "app/gpu_configs.h"
 #include "app/report.h"
 #include "sim/core/error.h"
@@ -23,6 +25,22 @@ const char* kind_name(EntryKind k) {
 }
 
 std::string layer_text(int layer) { return layer < 0 ? "-" : std::to_string(layer); }
+
+// A run's kernels' energy and time, by component, without the launch waits between them.
+EnergyResult kernels_energy(const RunResult& r) {
+  EnergyResult sum;
+  for (const KernelResult& k : r.kernels) {
+    if (!k.energy) throw InputError("power.cap_mode boost: a kernel of the step has no energy (power.enabled is off?)");
+    sum.joules += k.energy->joules;
+    sum.seconds += k.energy->seconds;
+    for (const auto& [name, j] : k.energy->breakdown) {
+      auto it = std::find_if(sum.breakdown.begin(), sum.breakdown.end(), [&](const auto& c) { return c.first == name; });
+      if (it == sum.breakdown.end()) sum.breakdown.emplace_back(name, j);
+      else it->second += j;
+    }
+  }
+  return sum;
+}
 
 }  // namespace
 
@@ -88,32 +106,77 @@ LlmResult run_llm(const LlmModel& model, const Scenario& scenario, const std::ve
     r.roofline_step_us += r.entry_roofline[i].us * plan[i].count;
   }
 
-  // The distinct workloads, simulated once each (in plan order, so that progress reads as the step does).
+  // The distinct workloads, simulated once each (in plan order, so that progress reads as the step does), all
+  // at one SM clock: `overrides` are the base's plus, under boost, that clock.
   std::map<std::string, RunResult>& results = r.workloads;
   std::vector<std::string> keys(plan.size());
-  std::size_t distinct = 0;
+  std::vector<std::size_t> distinct_entries;  // the first entry of each distinct workload
+  std::map<std::string, double> calls_of;     // calls per step of each distinct workload
   for (std::size_t i = 0; i < plan.size(); ++i)
     if (plan[i].kind == EntryKind::simulated) {
       keys[i] = WorkloadCache::key(plan[i].workload, hash);
-      if (!results.count(keys[i])) {
-        results[keys[i]];
-        ++distinct;
-      }
+      if (!calls_of.count(keys[i])) distinct_entries.push_back(i);
+      calls_of[keys[i]] += static_cast<double>(plan[i].count);
     }
-  r.distinct_workloads = distinct;
-  std::size_t done = 0;
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    if (plan[i].kind != EntryKind::simulated || !results.at(keys[i]).kernels.empty()) continue;
-    ++done;
-    RunSpec spec = base;
-    spec.workload = plan[i].workload;
-    const auto start = std::chrono::steady_clock::now();
-    WorkloadCache::Lookup found = cache.run(spec, hash);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    spdlog::info("kernel {} of {}: {} ({} {}): {:.2f} us, {} in {:.1f} s", done, distinct, plan[i].name,
-                 plan[i].workload.synthesizer, plan[i].shape, found.result.total_time_us,
-                 found.source == WorkloadCache::Source::simulated ? "simulated" : "from the cache", s);
-    results[keys[i]] = std::move(found.result);
+  r.distinct_workloads = distinct_entries.size();
+  auto simulate_distinct = [&](const std::vector<std::string>& overrides, const std::string& clock_text) {
+    std::map<std::string, RunResult> out;
+    const std::string at_hash = config_hash(load_gpu_config(base.gpu, overrides));
+    std::size_t done = 0;
+    for (std::size_t i : distinct_entries) {
+      ++done;
+      RunSpec spec = base;
+      spec.overrides = overrides;
+      spec.workload = plan[i].workload;
+      const auto start = std::chrono::steady_clock::now();
+      WorkloadCache::Lookup found = cache.run(spec, at_hash);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      spdlog::info("kernel {} of {}{}: {} ({} {}): {:.2f} us, {} in {:.1f} s", done, distinct_entries.size(),
+                   clock_text, plan[i].name, plan[i].workload.synthesizer, plan[i].shape, found.result.total_time_us,
+                   found.source == WorkloadCache::Source::simulated ? "simulated" : "from the cache", s);
+      out[keys[i]] = std::move(found.result);
+    }
+    return out;
+  };
+  // power.cap_mode boost (app/boost_clock.h): a step lasts far less than the boost controller's interval, so the
+  // controller sees the step repeated, and the whole step runs at one clock, the one at which the average power
+  // of its simulated kernels (each weighted by its calls per step) meets the cap.
+  const PowerParams power = PowerParams::from(config);
+  if (power.enabled && power.cap_mode == "boost" && !sm_clock_pinned(base) && !distinct_entries.empty()) {
+    // A workload's part of the step is its kernels (its own launch waits are the stream's here, not its run's).
+    std::deque<std::map<std::string, RunResult>> trials;
+    std::deque<EnergyResult> kernel_energies;
+    const BoostSearch found = search_boost_clock(power, [&](double hz) {
+      std::vector<std::string> overrides = base.overrides;
+      overrides.push_back(fmt::format("clocks.sm={}Hz", static_cast<std::uint64_t>(std::llround(hz))));
+      trials.push_back(simulate_distinct(overrides, fmt::format(" at {:.0f} MHz", hz / 1e6)));
+      std::vector<BoostPart> parts;
+      for (std::size_t i : distinct_entries) {
+        const RunResult& w = trials.back().at(keys[i]);
+        kernel_energies.push_back(kernels_energy(w));
+        parts.push_back(BoostPart{&kernel_energies.back(), w.sm_clock_hz, calls_of.at(keys[i])});
+      }
+      return parts;
+    });
+    results = std::move(trials[found.chosen]);
+    r.step_clock_search = found.clock_search;
+    r.step_clock_hz = found.clock_search[found.chosen].first;
+    for (auto& [key, result] : results)
+      if (result.power) result.power->clock_policy = "boost";
+    // The rooflines at the step's clock.
+    std::vector<std::string> overrides = base.overrides;
+    overrides.push_back(fmt::format("clocks.sm={}Hz", static_cast<std::uint64_t>(std::llround(r.step_clock_hz))));
+    r.peaks = peaks_of(load_gpu_config(base.gpu, overrides));
+    r.roofline_step_us = 0.0;
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+      r.entry_roofline[i] = roofline(plan[i], peaks, scenario.tp);
+      r.roofline_step_us += r.entry_roofline[i].us * plan[i].count;
+    }
+    r.clock_policy = "boost";
+  } else {
+    results = simulate_distinct(base.overrides, "");
+    r.step_clock_hz = peaks.sm_clock_hz;
+    r.clock_policy = sm_clock_pinned(base) ? "pinned" : "configured";
   }
   r.cache = cache.counts();
 
@@ -265,6 +328,13 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
     llm["energy_per_token_j"] = kernel_joules / static_cast<double>(s.phase == "prefill" ? step_tokens(s) : s.batch);
     llm["average_power_w"] = covered_us > 0 ? kernel_joules / (covered_us * 1e-6) : 0.0;
   }
+  llm["sm_clock_hz"] = r.step_clock_hz;
+  llm["clock_policy"] = r.clock_policy;
+  if (!r.step_clock_search.empty()) {
+    OrderedJson search = OrderedJson::array();
+    for (const auto& [hz, w] : r.step_clock_search) search.push_back({{"sm_clock_hz", hz}, {"average_w", w}});
+    llm["clock_search"] = std::move(search);
+  }
   llm["roofline_step_ms"] = r.roofline_step_us / 1e3;
   llm["weights_bytes_per_gpu"] = weights_bytes(m, s);
   double compute_us = 0, memory_us = 0;
@@ -352,6 +422,14 @@ std::string llm_summary(const LlmModel& m, const Scenario& s, const std::vector<
   o += fmt::format("  roofline of the same kernels {:.3f} ms; weights {:.2f} GB per GPU read once: >= {:.3f} ms at HBM peak\n",
                    r.roofline_step_us / 1e3, weights_bytes(m, s) / 1e9,
                    weights_bytes(m, s) / r.peaks.hbm_bytes_per_s * 1e3);
+  if (r.clock_policy == "boost") {
+    std::vector<std::string> tried;
+    for (const auto& [hz, w] : r.step_clock_search) tried.push_back(fmt::format("{:.0f} MHz {:.0f} W", hz / 1e6, w));
+    o += fmt::format("  SM clock {:.0f} MHz (boost: one clock for the step, the highest step at which its simulated "
+                     "kernels average at or under the cap; tried {})\n", r.step_clock_hz / 1e6, fmt::join(tried, ", "));
+  } else {
+    o += fmt::format("  SM clock {:.0f} MHz ({})\n", r.step_clock_hz / 1e6, r.clock_policy);
+  }
   o += fmt::format("  where the time goes: simulated kernels {:.3f} ms, estimated kernels {:.3f} ms, communication "
                    "(estimate) {:.3f} ms, launch gaps {:.3f} ms\n",
                    r.simulated_us / 1e3, r.estimated_us / 1e3, r.communication_us / 1e3, r.launch_wait_us / 1e3);

@@ -57,7 +57,12 @@ struct LlmResult {
   std::vector<Roofline> entry_roofline;  // per plan entry: one call
   std::size_t distinct_workloads = 0;  // distinct simulated workloads of the plan
   std::size_t simulated_calls = 0;     // calls of simulated entries (each a lookup of its distinct workload)
-  Peaks peaks;
+  Peaks peaks;                     // at the step's SM clock
+  // How the step's SM clock was decided: "configured" (clocks.sm), "pinned" (--set clocks.sm), "boost" (one clock
+  // for the whole step under power.cap, app/boost_clock.h; step_clock_search lists (Hz, W) of each step simulated).
+  std::string clock_policy;
+  double step_clock_hz = 0.0;
+  std::vector<std::pair<double, double>> step_clock_search;
   WorkloadCache::Counts cache;
   double wall_s = 0.0;
 };

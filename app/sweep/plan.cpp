@@ -277,7 +277,16 @@ std::vector<PlannedWorkload> expand_workloads(const SweepSpec& spec, const Confi
 Config load_design_config(const std::string& file, const std::vector<std::pair<std::string, std::string>>& overrides,
                           const std::string& context) {
   std::vector<std::string> set;
-  for (const auto& [key, value] : overrides) set.push_back(key + "=" + value);
+  bool sets_clock = false, sets_cap_mode = false;
+  for (const auto& [key, value] : overrides) {
+    set.push_back(key + "=" + value);
+    sets_clock = sets_clock || key == "clocks.sm";
+    sets_cap_mode = sets_cap_mode || key == "power.cap_mode";
+  }
+  // A design point that sets clocks.sm runs at that clock, as `--set clocks.sm` pins a single run: its job runs
+  // from the resolved config, which keeps the clock but not that it was set, and under power.cap_mode boost the
+  // clock would be searched from power.reference_clock and the setting lost.
+  if (sets_clock && !sets_cap_mode) set.push_back("power.cap_mode=report");
   try {
     return Config::load(file, set, Registry::instance(), config_dirs());
   } catch (const InputError& e) {

@@ -51,11 +51,14 @@ struct Sim {
   double roofline_s(const Gemm& g) const { return std::max(compute_bound_s(g), memory_bound_s(g)); }
 };
 
-// `warpsim run --gemm SHAPE --dtype bf16 EXTRA... --out TMP -q --no-progress`; requires exit 0.
+// `warpsim run --gemm SHAPE --dtype bf16 EXTRA... --out TMP -q --no-progress`; requires exit 0. These tests are
+// about the SM and memory model at one clock, so they run at the configured clocks.sm (power.cap_mode report): the
+// clock a power cap leads to is test_power.cpp's subject (and under boost each what-if would search its own clock,
+// up to four simulations each).
 Sim simulate(const Gemm& g, const std::vector<std::string>& extra = {}) {
   TempDir out;
   std::vector<std::string> args{"run", "--gemm", g.shape(), "--dtype", "bf16", "--out", out.path().string(), "-q",
-                                "--no-progress"};
+                                "--no-progress", "--set", "power.cap_mode=report"};
   args.insert(args.end(), extra.begin(), extra.end());
   const CmdResult r = run_warpsim(args);
   INFO(describe(args, r));
@@ -302,8 +305,9 @@ TEST_CASE("results are deterministic and identical under both drivers", "[gemm][
   const Gemm g{2048, 4096, 512};
   TempDir a, b, c;
   auto run = [&](const TempDir& out, const std::string& driver) {
+    // At the configured clock: under boost the simulations after the first use the plain driver (test_power.cpp).
     const std::vector<std::string> args{"run", "--gemm", g.shape(), "--driver", driver, "--out", out.path().string(),
-                                        "-q", "--no-progress"};
+                                        "-q", "--no-progress", "--set", "power.cap_mode=report"};
     const CmdResult r = run_warpsim(args);
     INFO(describe(args, r));
     REQUIRE(r.exit_code == 0);

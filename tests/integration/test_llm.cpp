@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <fstream>
 #include <set>
 
@@ -225,6 +226,59 @@ TEST_CASE("llm run: each distinct kernel is simulated once, a second run reads t
   const double h = 512, per_layer = h * (8 + 2 * 2) * 64 + 8 * 64 * h + 3 * h * 1024;  // qkv, o, gate+up+down
   const double weight_bytes = 2 * (2 * per_layer + 2 * 1024 * h);                       // bf16; embeddings and logits
   CHECK(first.step_us * 1e-6 >= weight_bytes / hbm);
+}
+
+TEST_CASE("llm boost: the whole step runs at one clock, the highest whose average power meets the cap", "[llm][power]") {
+  const llm::LlmModel m = llm::read_model_file(tiny_model());
+  llm::Scenario s;
+  s.phase = "decode";
+  s.batch = 2;
+  s.context = 256;
+  const auto plan = llm::build_plan(m, s);
+  auto step = [&](std::vector<std::string> overrides) {
+    RunSpec base;
+    base.gpu = "h100_sxm";
+    base.driver = "plain";
+    base.progress = false;
+    base.overrides = std::move(overrides);
+    WorkloadCache memory_only("");
+    return llm::run_llm(m, s, plan, base, memory_only);
+  };
+  // The step's average power as the stream has it: every simulated kernel call's energy over its time.
+  auto step_watts = [](const llm::LlmResult& r) {
+    double joules = 0, seconds = 0;
+    for (const KernelResult& k : r.run.kernels)
+      if (k.energy) {
+        joules += k.energy->joules;
+        seconds += k.energy->seconds;
+      }
+    REQUIRE(seconds > 0);
+    return joules / seconds;
+  };
+  const auto cfg = read_flat_yaml(run_warpsim({"config", "--gpu", "h100_sxm"}).out);
+  const double top = config_number(cfg, "power.reference_clock"), step_hz = config_number(cfg, "power.clock_step");
+  auto mhz = [](double hz) { return "clocks.sm=" + std::to_string(static_cast<long long>(std::llround(hz / 1e6))) + "MHz"; };
+  const llm::LlmResult at_top = step({mhz(top)});
+  CHECK(at_top.clock_policy == "pinned");
+  const double top_w = step_watts(at_top), idle_w = 100.0;
+  REQUIRE(top_w > idle_w);
+  // A cap a tenth of the way from the max-boost power down towards idle: it binds, and lower clocks meet it.
+  const double cap = top_w - 0.1 * (top_w - idle_w);
+  const std::string cap_set = "power.cap=" + std::to_string(cap) + "W";
+  const llm::LlmResult boosted = step({cap_set});
+  INFO("max boost " << top_w << " W, cap " << cap << " W, step clock " << boosted.step_clock_hz);
+  CHECK(boosted.clock_policy == "boost");
+  REQUIRE(boosted.step_clock_search.size() >= 2);
+  CHECK(boosted.step_clock_search.front().first == top);
+  CHECK(boosted.step_clock_search.front().second == Approx(top_w));
+  CHECK(boosted.step_clock_hz < top);
+  for (const KernelResult& k : boosted.run.kernels)
+    if (k.energy) CHECK(k.energy->sm_clock_hz == boosted.step_clock_hz);  // one clock for every kernel
+  CHECK(step_watts(boosted) <= cap);
+  // Two steps faster is over the cap (the search may stop one step low: app/boost_clock.cpp's margin).
+  CHECK(step_watts(step({cap_set, mhz(boosted.step_clock_hz + 2 * step_hz)})) > cap);
+  // A slower step is slower: the clock is what the step time follows.
+  CHECK(boosted.step_us > at_top.step_us);
 }
 
 TEST_CASE("workload cache key: a trace file rewritten in place is a new workload, an unchanged one is not", "[llm]") {

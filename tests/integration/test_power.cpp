@@ -42,7 +42,7 @@ std::string only_power(const TempDir& dir, const std::string& name, const std::m
   for (const char* k : {"leakage", "constant", "hbm_background", "cap"}) v[k] = "0W";
   for (const auto& [k, x] : nonzero) v[k] = x;
   std::string yaml = "base: " + shipped_config("h100_sxm") +
-                     "\npower:\n  enabled: true\n  reference_clock: 1.83GHz\n  min_clock: 1GHz\n  tensor:\n";
+                     "\npower:\n  enabled: true\n  cap_mode: report\n  reference_clock: 1.83GHz\n  min_clock: 1GHz\n  tensor:\n";
   for (const auto& [k, x] : v)
     if (k.rfind("tensor.", 0) == 0) yaml += "    " + k.substr(7) + ": " + x + "\n";
   for (const auto& [k, x] : v)
@@ -67,7 +67,7 @@ TEST_CASE("power: a kernel's energy is its counted events times the configured e
   TempDir dir;
   const std::string gpu = dir / "gpu.yaml";
   write_text(gpu, "base: " + shipped_config("h100_sxm") +
-                      "\npower:\n  enabled: true\n  reference_clock: 1.83GHz\n  min_clock: 1GHz\n"
+                      "\npower:\n  enabled: true\n  cap_mode: report\n  reference_clock: 1.83GHz\n  min_clock: 1GHz\n"
                       "  issue: 0pJ\n  int_lane: 0pJ\n  fp32_lane: 0pJ\n  fp64_lane: 0pJ\n  sfu_lane: 0pJ\n"
                       "  tensor: {f16: 0pJ, bf16: 1pJ, tf32: 0pJ, fp8: 0pJ, i8: 0pJ, f64: 0pJ}\n"
                       "  regfile: 0pJ\n  smem_wavefront: 0pJ\n  l1_sector: 0pJ\n  l2_sector: 0pJ\n  noc_byte: 0pJ\n"
