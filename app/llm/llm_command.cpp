@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 #include <filesystem>
 
+#include "app/gpu_configs.h"
 #include "app/llm/llm_run.h"
 #include "app/llm/model.h"
 #include "app/llm/plan.h"
@@ -82,6 +83,9 @@ int cmd_llm(int argc, char** argv) {
   const std::vector<llm::PlanEntry> plan = llm::build_plan(model, scenario);
   if (vm.count("plan")) {
     fmt::print("{}", llm::plan_text(model, scenario, plan));
+    // The collectives need the GPU's node (the config); a single GPU has none.
+    if (scenario.tp > 1)
+      fmt::print("{}", llm::collectives_text(plan, llm::peaks_of(load_gpu_config(base.gpu, base.overrides)), scenario.tp));
     return 0;
   }
   std::error_code ec;

@@ -13,6 +13,7 @@
 #include "app/boost_clock.h"
 #include "app/gpu_configs.h"
 #include "app/report.h"
+#include "models/power/energy_model.h"
 #include "sim/core/error.h"
 
 namespace warpsim::llm {
@@ -67,26 +68,22 @@ Peaks peaks_of(const Config& config) {
   const Params& launch = config.section("launch");
   p.launch_mode = launch.str("mode");
   p.launch_us_per_kernel = launch.real(p.launch_mode == "graph" ? "graph_us_per_kernel" : "eager_us_per_kernel");
-  const Params& node = config.section("node");
-  p.link_bytes_per_s = node.real("link_bandwidth");
-  p.collective_base_us = node.real("collective_base_latency_us");
-  p.link_hop_us = node.real("link_hop_latency_us");
+  p.collectives = CollectiveParams::from(config);
+  const PowerParams power = PowerParams::from(config);
+  if (power.enabled) p.idle_w = power.idle_power(p.sm_clock_hz, static_cast<unsigned>(p.sm_count));
   return p;
 }
 
 Roofline roofline(const PlanEntry& e, const Peaks& p, std::uint64_t tp) {
   if (e.kind == EntryKind::communication) {
-    if (p.link_bytes_per_s <= 0)
-      throw InputError(fmt::format("{}: node.link_bandwidth is not given: --tp {} needs the GPU-to-GPU link bandwidth "
-                                   "(see configs/h100_sxm.yaml, node:)", p.gpu, tp));
-    // Ring: an all-reduce is 2(n-1) steps each moving 1/n of the message, an all-gather n-1 steps.
-    const double n = static_cast<double>(tp), steps = e.collective == "all_reduce" ? 2 * (n - 1) : n - 1;
-    return {p.collective_base_us + steps * p.link_hop_us + steps / n * e.message_bytes / p.link_bytes_per_s * 1e6,
-            "communication"};
+    CollectiveEstimate c =
+        estimate_collective(p.collectives, collective_op(e.collective), e.message_bytes, static_cast<unsigned>(tp));
+    const double us = c.chosen.time_us;
+    return {us, "communication", std::move(c)};
   }
   const double peak = e.compute == "tensor" ? p.tensor_flops_per_s(e.tensor_dtype) : p.alu_flops_per_s;
   const double compute_us = e.flops / peak * 1e6, memory_us = e.bytes / p.hbm_bytes_per_s * 1e6;
-  return {std::max(compute_us, memory_us), compute_us > memory_us ? "compute" : "memory"};
+  return {std::max(compute_us, memory_us), compute_us > memory_us ? "compute" : "memory", std::nullopt};
 }
 
 LlmResult run_llm(const LlmModel& model, const Scenario& scenario, const std::vector<PlanEntry>& plan,
@@ -104,6 +101,7 @@ LlmResult run_llm(const LlmModel& model, const Scenario& scenario, const std::ve
   for (std::size_t i = 0; i < plan.size(); ++i) {
     r.entry_roofline[i] = roofline(plan[i], peaks, scenario.tp);
     r.roofline_step_us += r.entry_roofline[i].us * plan[i].count;
+    if (r.entry_roofline[i].collective) r.nvlink_j += r.entry_roofline[i].collective->link_energy_j * plan[i].count;
   }
 
   // The distinct workloads, simulated once each (in plan order, so that progress reads as the step does), all
@@ -312,8 +310,10 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
     llm["tokens_per_s"] = static_cast<double>(s.batch) / step_s;
   }
   llm["tokens_per_s_per_gpu"] = llm["tokens_per_s"].get<double>() / static_cast<double>(s.tp);
-  // Energy (models/power): the simulated kernels' energy only; estimated kernels, communication and the gaps
-  // between kernels are not counted (energy_covers_us says how much of the step is).
+  // Energy (models/power): the simulated kernels' own energy; the collectives' link energy (node.link_energy_per_bit,
+  // "nvlink"); and the GPU's idle power (power.*, at clocks.sm) over the communication time and the launch gaps,
+  // where no simulated kernel runs (a lower bound for communication: NCCL's kernels do run on a few SMs). Estimated
+  // kernels are not counted (energy_covers_us says how much of the step is).
   double kernel_joules = 0, covered_us = 0;
   bool any_energy = false;
   for (const KernelResult& k : r.run.kernels)
@@ -323,10 +323,18 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
       covered_us += k.energy->seconds * 1e6;
     }
   if (any_energy) {
-    llm["energy_j"] = kernel_joules;
+    const double idle_communication_j = r.peaks.idle_w * r.communication_us * 1e-6;
+    const double idle_gaps_j = r.peaks.idle_w * r.launch_wait_us * 1e-6;
+    const double total_j = kernel_joules + r.nvlink_j + idle_communication_j + idle_gaps_j;
+    covered_us += r.communication_us + r.launch_wait_us;
+    llm["energy_j"] = total_j;
     llm["energy_covers_us"] = covered_us;
-    llm["energy_per_token_j"] = kernel_joules / static_cast<double>(s.phase == "prefill" ? step_tokens(s) : s.batch);
-    llm["average_power_w"] = covered_us > 0 ? kernel_joules / (covered_us * 1e-6) : 0.0;
+    llm["energy_per_token_j"] = total_j / static_cast<double>(s.phase == "prefill" ? step_tokens(s) : s.batch);
+    llm["average_power_w"] = covered_us > 0 ? total_j / (covered_us * 1e-6) : 0.0;
+    llm["energy_breakdown_j"] = {{"kernels", kernel_joules}, {"nvlink", r.nvlink_j},
+                                 {"idle_during_communication", idle_communication_j},
+                                 {"idle_during_launch_gaps", idle_gaps_j}};
+    llm["idle_power_w"] = r.peaks.idle_w;
   }
   llm["sm_clock_hz"] = r.step_clock_hz;
   llm["clock_policy"] = r.clock_policy;
@@ -353,6 +361,12 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
               {"time_us_per_call", per_call}, {"roofline_us_per_call", r.entry_roofline[row.entry].us},
               {"roofline_bound", r.entry_roofline[row.entry].bound}, {"total_us", row.total_us},
               {"share_of_step", row.total_us / r.step_us}, {"flops_per_call", e.flops}, {"bytes_per_call", e.bytes}};
+    if (const auto& c = r.entry_roofline[row.entry].collective)
+      k["collective"] = {{"op", collective_op_name(c->op)}, {"bytes", c->bytes}, {"gpus", c->gpus},
+                         {"algorithm", c->chosen.algorithm}, {"protocol", c->chosen.protocol},
+                         {"latency_us", c->chosen.latency_us},
+                         {"algorithm_bandwidth_gb_per_s", c->chosen.algorithm_bytes_per_s / 1e9},
+                         {"link_bytes", c->link_bytes}, {"link_energy_j", c->link_energy_j}};
     // The simulation's own verdict (speed of light) of the entry's first kernel.
     for (const StepKernel& sk : r.stream)
       if (sk.entry == row.entry && sk.simulated) {
@@ -379,8 +393,9 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
                         {"disk_hits", r.cache.disk_hits}, {"cache_dir", cache_dir}, {"wall_s", r.wall_s}};
   llm["notes"] = {
       "kernels marked estimate are roofline times (max of FLOPs / peak and bytes / HBM bandwidth, from the config)",
-      "communication is an estimate: ring all-reduce/all-gather from node.link_bandwidth and the NCCL latencies in "
-      "the config, not overlapped with compute (as vLLM runs tensor parallelism)",
+      "communication is an estimate: the collective model (models/node/collective.h: ring, tree and NVLS with NCCL's "
+      "LL, LL128 and Simple protocols, the fastest per message, figures from the config's node section), not "
+      "overlapped with compute (as vLLM runs tensor parallelism)",
       "each distinct kernel is simulated alone, from a cold L2: no cache reuse between consecutive kernels",
       "MoE experts: tokens routed evenly, one GEMM per active expert (vLLM runs one grouped kernel)",
       "silu_and_mul is simulated as an elementwise mul of the same traffic (SiLU's exponential not counted)"};
@@ -403,7 +418,9 @@ std::string llm_timeline(const std::vector<PlanEntry>& plan, const LlmResult& r)
     const PlanEntry& e = plan[s.entry];
     if (e.kind != EntryKind::communication) continue;
     add({{"name", s.name}, {"cat", "communication"}, {"ph", "X"}, {"pid", 0}, {"tid", 1}, {"ts", s.start_us},
-         {"dur", s.time_us}, {"args", {{"layer", e.layer}, {"collective", e.collective}, {"bytes", e.message_bytes}}}});
+         {"dur", s.time_us}, {"args", {{"layer", e.layer}, {"collective", e.collective}, {"bytes", e.message_bytes},
+                   {"algorithm", r.entry_roofline[s.entry].collective->chosen.algorithm},
+                   {"protocol", r.entry_roofline[s.entry].collective->chosen.protocol}}}});
   }
   return text + tail;
 }
@@ -440,13 +457,36 @@ std::string llm_summary(const LlmModel& m, const Scenario& s, const std::vector<
     o += fmt::format("  {:<26} {:<6} {:<22} {:>6} {:>11.2f} {:>11.2f} {:>9} {:>5.1f}%  {}\n", e.name,
                      e.layer < 0 ? "-" : "each", kind_name(e.kind), row.calls_per_step, row.total_us / row.calls_per_step,
                      r.entry_roofline[row.entry].us, r.entry_roofline[row.entry].bound, 100 * row.total_us / r.step_us,
-                     e.shape);
+                     r.entry_roofline[row.entry].collective
+                         ? fmt::format("{} ({})", e.shape, collective_choice_text(r.entry_roofline[row.entry].collective->chosen))
+                         : e.shape);
   }
   o += fmt::format("\n  {} kernel calls, {} of them simulated kernels of {} distinct workloads: {} simulated, {} from "
                    "the disk cache, {} from this process's memory; {:.1f} s\n",
                    r.stream.size(), r.simulated_calls, r.distinct_workloads, r.cache.simulated, r.cache.disk_hits,
                    r.cache.memory_hits, r.wall_s);
   o += fmt::format("  launch: {}\n", r.run.launch.verdict);
+  if (r.nvlink_j > 0 || r.communication_us > 0)
+    o += fmt::format("  communication: {:.3f} ms, NVLink energy {:.3f} mJ (node.link_energy_per_bit)\n",
+                     r.communication_us / 1e3, r.nvlink_j * 1e3);
+  return o;
+}
+
+std::string collectives_text(const std::vector<PlanEntry>& plan, const Peaks& peaks, std::uint64_t tp) {
+  std::string o;
+  for (const PlanEntry& e : plan) {
+    if (e.kind != EntryKind::communication || e.layer > 0) continue;
+    const Roofline roof = roofline(e, peaks, tp);
+    const CollectiveEstimate& c = *roof.collective;
+    if (o.empty())
+      o = fmt::format("collectives over {} GPUs (models/node/collective.h, {} node:; bus bandwidth {:.1f} GB/s):\n",
+                      tp, peaks.gpu, peaks.collectives.bus_bytes_per_s() / 1e9);
+    o += fmt::format("  {:<26} {:<14} {:>12.0f} B  chosen {:<12} {:>9.2f} us  (", e.name, collective_op_name(c.op),
+                     c.bytes, collective_choice_text(c.chosen), c.chosen.time_us);
+    for (std::size_t i = 0; i < c.candidates.size(); ++i)
+      o += fmt::format("{}{} {:.2f}", i ? ", " : "", collective_choice_text(c.candidates[i]), c.candidates[i].time_us);
+    o += " us)\n";
+  }
   return o;
 }
 

@@ -6,12 +6,14 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "app/llm/model.h"
 #include "app/llm/plan.h"
 #include "app/workload_cache.h"
+#include "models/node/collective.h"
 
 namespace warpsim::llm {
 
@@ -22,7 +24,8 @@ struct Peaks {
   double sm_clock_hz = 0.0;         // clocks.sm
   double launch_us_per_kernel = 0.0;  // launch.graph_us_per_kernel or eager_us_per_kernel, as launch.mode says
   std::string launch_mode;
-  double link_bytes_per_s = 0.0, collective_base_us = 0.0, link_hop_us = 0.0;  // node.*
+  CollectiveParams collectives;     // node.*: the collective model's figures (models/node/collective.h)
+  double idle_w = 0.0;              // the GPU's power with nothing to do at clocks.sm (power.*), 0 without power.enabled
   // sm.count x sm.tensor.flops_per_cycle.<dtype> x clocks.sm; InputError when the config has no such rate.
   double tensor_flops_per_s(const std::string& dtype) const;
   std::map<std::string, double> tensor_flops_per_cycle_per_sm;  // sm.tensor.flops_per_cycle.*
@@ -31,11 +34,12 @@ struct Peaks {
 };
 Peaks peaks_of(const Config& config);
 
-// Roofline time of one call of a plan entry (max of compute and memory time; communication: the ring estimate),
-// and which side bounds it ("compute", "memory", "communication").
+// Roofline time of one call of a plan entry (max of compute and memory time; communication: the collective
+// model's estimate, models/node/collective.h), and which side bounds it ("compute", "memory", "communication").
 struct Roofline {
   double us = 0.0;
   std::string bound;
+  std::optional<CollectiveEstimate> collective;  // communication entries: the algorithm and protocol chosen, link bytes
 };
 Roofline roofline(const PlanEntry& e, const Peaks& peaks, std::uint64_t tp);
 
@@ -53,6 +57,7 @@ struct LlmResult {
   std::map<std::string, RunResult> workloads;  // the distinct simulated workloads' results, by cache key
   double step_us = 0.0, simulated_us = 0.0, estimated_us = 0.0, communication_us = 0.0, launch_wait_us = 0.0;
   double roofline_step_us = 0.0;
+  double nvlink_j = 0.0;           // link energy of the step's collectives (node.link_energy_per_bit)
   std::vector<double> entry_us;    // per plan entry: simulated (or estimated) time of all its calls
   std::vector<Roofline> entry_roofline;  // per plan entry: one call
   std::size_t distinct_workloads = 0;  // distinct simulated workloads of the plan
@@ -75,6 +80,10 @@ std::string llm_stats_json(const LlmModel& model, const Scenario& scenario, cons
                            const LlmResult& r, const std::string& cache_dir);
 std::string llm_stats_csv(const LlmResult& r);
 std::string llm_timeline(const std::vector<PlanEntry>& plan, const LlmResult& r);
+// The step's collectives (layer 0 and outside the layers), each with the algorithm and protocol the model chose
+// and the candidates' times; empty without communication. InputError when the config cannot estimate them.
+std::string collectives_text(const std::vector<PlanEntry>& plan, const Peaks& peaks, std::uint64_t tp);
+
 std::string llm_summary(const LlmModel& model, const Scenario& scenario, const std::vector<PlanEntry>& plan,
                         const LlmResult& r);
 

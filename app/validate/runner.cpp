@@ -18,6 +18,7 @@
 #include "app/llm/llm_cases.h"
 #include "app/run_one.h"
 #include "app/synth_metrics.h"
+#include "app/validate/collective_cases.h"
 #include "app/validate/metrics.h"
 #include "app/workload_cache.h"
 #include "sim/core/error.h"
@@ -47,6 +48,7 @@ void set_simulated(CaseResult& r, double simulated) {
 std::vector<CaseResult> run_same_simulation(const std::vector<const ReferenceCase*>& members,
                                             const ValidateOptions& options) {
   if (!members.empty() && members.front()->kind == llm::kLlmKind) return llm::run_llm_cases(members, options);
+  if (!members.empty() && is_collective_kind(members.front()->kind)) return run_collective_cases(members, options);
   std::vector<CaseResult> results(members.size());
   std::vector<std::size_t> to_simulate;
   std::vector<MetricInfo> metrics(members.size());

@@ -312,12 +312,74 @@ TEST_CASE("llm command: prefill writes TTFT, the per-kernel table and a timeline
   CHECK(contains(timeline, "communication (estimate)"));
   CHECK(contains(timeline, "attention_all_reduce [communication estimate]"));
 
+  SECTION("each collective names the algorithm and protocol chosen; NVLink energy is its own component") {
+    CHECK(contains(r.out, "attention_all_reduce"));
+    bool found = false;
+    for (int i = 0; i < 40 && !found; ++i)
+      if (json::string(stats, fmt::format("llm.kernels[{}].name", i)).value_or("") == "attention_all_reduce") {
+        found = true;
+        CHECK(!json::string(stats, fmt::format("llm.kernels[{}].collective.algorithm", i)).value_or("").empty());
+        CHECK(!json::string(stats, fmt::format("llm.kernels[{}].collective.protocol", i)).value_or("").empty());
+        CHECK(json::number(stats, fmt::format("llm.kernels[{}].collective.link_bytes", i)).value_or(0) > 0);
+      }
+    CHECK(found);
+    const double nvlink = json::number(stats, "llm.energy_breakdown_j.nvlink").value_or(-1);
+    const double kernels = json::number(stats, "llm.energy_breakdown_j.kernels").value_or(-1);
+    const double idle_comm = json::number(stats, "llm.energy_breakdown_j.idle_during_communication").value_or(-1);
+    const double idle_gaps = json::number(stats, "llm.energy_breakdown_j.idle_during_launch_gaps").value_or(-1);
+    CHECK(nvlink > 0);
+    CHECK(kernels > 0);
+    CHECK(idle_comm > 0);  // the communication time is now counted, at the GPU's idle power
+    CHECK(idle_gaps >= 0);
+    CHECK(json::number(stats, "llm.energy_j").value_or(0) == Approx(kernels + nvlink + idle_comm + idle_gaps));
+    // A single GPU has no collective and no NVLink energy.
+    const CmdResult one = run_warpsim({"llm", "--model", tiny_model(), "--phase", "prefill", "--prompt", "64",
+                                       "--out", dir / "out1", "--cache-dir", dir / "cache", "-q"});
+    REQUIRE(one.exit_code == 0);
+    const std::string stats1 = read_text(dir.path() / "out1" / "stats.json");
+    CHECK(json::number(stats1, "llm.energy_breakdown_j.nvlink").value_or(-1) == 0);
+    CHECK(json::number(stats1, "llm.energy_breakdown_j.idle_during_communication").value_or(-1) == 0);
+  }
+
+  SECTION("--plan prints each collective's algorithm and protocol from the config") {
+    const CmdResult plan = run_warpsim({"llm", "--model", tiny_model(), "--phase", "decode", "--tp", "2", "--plan",
+                                        "--gpu", "a100_sxm"});
+    REQUIRE(plan.exit_code == 0);
+    CHECK(contains(plan.out, "collectives over 2 GPUs"));
+    CHECK(contains(plan.out, "chosen ring/LL"));  // a decode step's all-reduce is a few KB: NCCL's LL protocol
+  }
+
   SECTION("--tp on a config without link bandwidth is one error naming the key") {
     const CmdResult bad = run_warpsim({"llm", "--model", tiny_model(), "--tp", "2", "--set", "node.link_bandwidth=0B/s",
                                        "--out", dir / "out2", "--no-cache"});
     CHECK(bad.exit_code == 2);
     CHECK(contains(bad.err, "node.link_bandwidth"));
   }
+}
+
+TEST_CASE("validate: allreduce cases run through the collective model", "[llm][collective]") {
+  TempDir dir;
+  const std::string reference = dir / "ar.yaml";
+  write_text(reference, "- id: ar.big\n  gpu: a100_sxm\n  workload: {kind: allreduce, bytes: 402653184, gpus: 4}\n"
+                        "  metric: time_us\n  measured: 2890.9\n  source: test\n"
+                        "- id: ar.small\n  gpu: a100_sxm\n  workload: {kind: allreduce, bytes: 196608, gpus: 4}\n"
+                        "  metric: time_us\n  measured: 26.04\n  source: test\n"
+                        "- id: ar.bad\n  gpu: a100_sxm\n  workload: {kind: allreduce, bytes: 1024}\n"
+                        "  metric: time_us\n  measured: 10\n  source: test\n");
+  const CmdResult r = run_warpsim({"validate", "--reference", reference, "--json", dir / "v.json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string j = read_text(dir / "v.json");
+  CHECK(json::string(j, "cases[0].status") == "ok");
+  CHECK(json::string(j, "cases[1].status") == "ok");
+  const double big = json::number(j, "cases[0].simulated").value_or(0);
+  const double small = json::number(j, "cases[1].simulated").value_or(0);
+  // 384 MiB over A100 NVLink (300 GB/s each way): milliseconds; 192 KiB: its latency, microseconds.
+  CHECK(big > 1000);
+  CHECK(small > 1);
+  CHECK(small < 100);
+  CHECK(json::string(j, "cases[2].status") == "failed");
+  CHECK(contains(json::string(j, "cases[2].reason").value_or(""), "gpus"));
 }
 
 TEST_CASE("llm validate: cases of kind llm are simulated, quantized weights and unknown models are unsupported", "[llm]") {

@@ -95,7 +95,7 @@ TEST_CASE("validate: unsupported kinds and LLM metrics are counted with their re
   CHECK(json::string(j, "reference[0]") == small_reference());
   // File order, every field of the shared design.
   const std::vector<std::string> ids = {"a100.gemm.bf16.256", "h100.gemm.bf16.256", "h100.gemm.bf16.256x512x256.tflops",
-                                        "h100.allreduce.tp8", "h100.llm.decode"};
+                                        "h100.batched_gemm.qk", "h100.llm.decode"};
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const std::string c = "cases[" + std::to_string(i) + "]";
     CHECK(json::string(j, c + ".id") == ids[i]);
@@ -109,7 +109,7 @@ TEST_CASE("validate: unsupported kinds and LLM metrics are counted with their re
   CHECK(json::string(j, "cases[2].category") == "gemm_rate");
   CHECK(json::string(j, "cases[0].category") == "gemm");  // the kind when not given
   CHECK(json::string(j, "cases[3].status") == "unsupported");
-  CHECK(contains(*json::string(j, "cases[3].reason"), "allreduce"));
+  CHECK(contains(*json::string(j, "cases[3].reason"), "batched_gemm"));
   CHECK(json::raw(j, "cases[3].simulated") == "null");
   CHECK(json::string(j, "cases[4].status") == "unsupported");
   CHECK(contains(*json::string(j, "cases[4].reason"), "LLM"));
@@ -126,12 +126,12 @@ TEST_CASE("validate: unsupported kinds and LLM metrics are counted with their re
   CHECK(json::number(j, "summary.overall.failed") == 0);
   CHECK(json::number(j, "summary.by_gpu.a100_sxm.cases") == 1);
   CHECK(json::number(j, "summary.by_gpu.h100_sxm.cases") == 4);
-  CHECK(json::raw(j, "summary.by_category.allreduce.mape_pct") == "null");  // no ok case
+  CHECK(json::raw(j, "summary.by_category.batched_gemm.mape_pct") == "null");  // no ok case
   CHECK(json::raw(j, "summary.by_category.gemm.correlation") != "null");   // two ok cases
   CHECK(json::number(j, "summary.by_gpu_category.h100_sxm/gemm.cases") == 1);
   // The table: one row per case, and the summaries.
   for (const std::string& id : ids) CHECK(count_lines_containing(r.out, id) >= 1);
-  CHECK(count_lines_containing(r.out, "unsupported: workload kind 'allreduce'") == 1);
+  CHECK(count_lines_containing(r.out, "unsupported: workload kind 'batched_gemm'") == 1);
   CHECK(contains(r.out, "by GPU:"));
   CHECK(contains(r.out, "by category:"));
   // The CSV: the header, then one row per case, in order.
