@@ -444,6 +444,36 @@ std::string results_timeline(const RunResult& r) {
                       {"ts", static_cast<double>(k.start_cycle) * us_per_cycle}, {"dur", k.time_us},
                       {"args", {{"cycles", k.cycles}}}});
   }
+  // Power as a counter track (Perfetto draws it as a graph under the kernels): each kernel's power.window
+  // averages as the energy model kept them (the last window of a kernel may be shorter), the launch waits at the
+  // run's idle-between-kernels power, and the GPU's idle power after the run. A result read back from the workload
+  // cache keeps no windows and gets no track.
+  if (r.power && r.sm_clock_hz > 0) {
+    double kernel_joules = 0.0, wait_s = 0.0;
+    bool windows = false;
+    for (const auto& k : r.kernels) {
+      if (k.energy) kernel_joules += k.energy->joules;
+      wait_s += k.launch_wait_us * 1e-6;
+      windows = windows || (k.energy && !k.energy->windows.empty());
+    }
+    const double wait_w = wait_s > 0 ? (r.power->run.joules - kernel_joules) / wait_s : 0.0;
+    auto sample = [&](double cycle, double watts) {
+      events.push_back({{"name", "power (W)"}, {"ph", "C"}, {"pid", 0}, {"ts", cycle * us_per_cycle}, {"args", {{"W", watts}}}});
+    };
+    for (const auto& k : r.kernels) {
+      if (!windows) break;
+      if (k.launch_wait_cycles > 0) sample(static_cast<double>(k.start_cycle - k.launch_wait_cycles), wait_w);
+      if (!k.energy) continue;
+      double cycle = static_cast<double>(k.start_cycle);
+      for (const EnergySpan& w : k.energy->windows) {
+        if (w.cycles == 0) continue;
+        sample(cycle, w.joules / (static_cast<double>(w.cycles) / r.sm_clock_hz));
+        cycle += static_cast<double>(w.cycles);
+      }
+    }
+    if (windows && !r.kernels.empty())
+      sample(static_cast<double>(r.kernels.back().start_cycle + r.kernels.back().cycles), r.power->idle_w);
+  }
   std::uint32_t max_sm = 0;
   for (const auto& c : r.timeline) max_sm = std::max(max_sm, c.sm);
   for (std::uint32_t sm = 0; !r.timeline.empty() && sm <= max_sm; ++sm)

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <regex>
+#include <sstream>
 
 #include "test_helpers.h"
 
@@ -268,4 +270,47 @@ TEST_CASE("power: a technology node outside the table, or one end missing, is on
     CHECK(r.err.find(c.key) != std::string::npos);
     CHECK(r.err.find(c.says) != std::string::npos);
   }
+}
+
+TEST_CASE("power: the timeline's power counter track holds each kernel's windows, adding up to its energy", "[power]") {
+  // A split-K GEMM on the small H100 (zeroing, GEMM, reduction) with 500 ns windows at the configured clock.
+  TempDir dir;
+  const CmdResult r = run_gpu("h100_sxm", {"--synth-key", "split_k=4", "--set", "power.window=500ns", "--set",
+                                           "power.cap_mode=report"}, dir / "out");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string stats = read_text(dir.path() / "out" / "stats.json");
+  // The counter samples and the kernels' spans, from the timeline's one-event-per-line form.
+  const std::regex sample_re(R"re("name":"power \(W\)","ph":"C","pid":0,"ts":([-+0-9.eE]+),"args":\{"W":([-+0-9.eE]+)\})re");
+  const std::regex kernel_re(R"re("cat":"kernel","ph":"X","pid":0,"tid":0,"ts":([-+0-9.eE]+),"dur":([-+0-9.eE]+))re");
+  std::vector<std::pair<double, double>> samples;  // (us, W)
+  std::vector<std::pair<double, double>> kernels;  // (start us, duration us)
+  std::istringstream lines(read_text(dir.path() / "out" / "timeline.json"));
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, sample_re)) samples.emplace_back(std::stod(m[1]), std::stod(m[2]));
+    else if (std::regex_search(line, m, kernel_re)) kernels.emplace_back(std::stod(m[1]), std::stod(m[2]));
+  }
+  REQUIRE(kernels.size() >= 3);
+  REQUIRE(samples.size() > kernels.size());
+  for (std::size_t i = 1; i < samples.size(); ++i) CHECK(samples[i].first >= samples[i - 1].first);
+  // The track's value held over each kernel, integrated, is the kernel's energy in stats.json; its highest value
+  // there is at least the kernel's peak (which joins a short last window to the one before it).
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    INFO("kernel " << k);
+    const double start = kernels[k].first, end = start + kernels[k].second;
+    double joules = 0.0, highest = 0.0;
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      const double from = std::max(samples[i].first, start);
+      const double to = std::min(i + 1 < samples.size() ? samples[i + 1].first : end, end);
+      if (to <= from) continue;
+      joules += samples[i].second * (to - from) * 1e-6;
+      highest = std::max(highest, samples[i].second);
+    }
+    const std::string kp = "kernels[" + std::to_string(k) + "].energy";
+    CHECK(joules == Approx(num(stats, kp + ".joules")).epsilon(1e-6));
+    CHECK(highest >= num(stats, kp + ".peak_w") * (1 - 1e-9));
+  }
+  // After the run: the idle GPU.
+  CHECK(samples.back().second == Approx(num(stats, "power.idle_w")));
 }
