@@ -31,6 +31,15 @@ std::vector<std::string> layer_names(const std::vector<llm::PlanEntry>& plan, in
   return names;
 }
 
+// Decode at batch 2, context 256: a step of a few small kernels, each layer's the same.
+llm::Scenario tiny_decode_scenario() {
+  llm::Scenario s;
+  s.phase = "decode";
+  s.batch = 2;
+  s.context = 256;
+  return s;
+}
+
 const llm::PlanEntry& entry(const std::vector<llm::PlanEntry>& plan, const std::string& name, int layer = 0) {
   for (const auto& e : plan)
     if (e.name == name && e.layer == layer) return e;
@@ -186,10 +195,7 @@ TEST_CASE("llm run: each distinct kernel is simulated once, a second run reads t
           "decode takes at least the weights' bytes over the HBM bandwidth", "[llm]") {
   TempDir dir;
   const llm::LlmModel m = llm::read_model_file(tiny_model());
-  llm::Scenario s;
-  s.phase = "decode";
-  s.batch = 2;
-  s.context = 256;
+  const llm::Scenario s = tiny_decode_scenario();
   const auto plan = llm::build_plan(m, s);
   std::set<std::string> distinct;
   std::size_t simulated_calls = 0;
@@ -230,10 +236,7 @@ TEST_CASE("llm run: each distinct kernel is simulated once, a second run reads t
 
 TEST_CASE("llm boost: the whole step runs at one clock, the highest whose average power meets the cap", "[llm][power]") {
   const llm::LlmModel m = llm::read_model_file(tiny_model());
-  llm::Scenario s;
-  s.phase = "decode";
-  s.batch = 2;
-  s.context = 256;
+  const llm::Scenario s = tiny_decode_scenario();
   const auto plan = llm::build_plan(m, s);
   auto step = [&](std::vector<std::string> overrides) {
     RunSpec base;
