@@ -10,6 +10,7 @@
 #include "app/llm/llm_run.h"
 #include "app/llm/model.h"
 #include "app/llm/plan.h"
+#include "app/run_one.h"
 #include "app/result_set.h"
 #include "app/workload_cache.h"
 #include "sim/core/error.h"
@@ -39,7 +40,7 @@ const char* kLlmUsage =
 
 int cmd_llm(int argc, char** argv) {
   po::options_description desc("options");
-  std::string model_name, out, launch_mode;
+  std::string model_name, out, launch_mode, sample_mode;
   WorkloadCacheOption cache_option;
   llm::Scenario scenario;
   RunSpec base;
@@ -55,6 +56,9 @@ int cmd_llm(int argc, char** argv) {
       ("gpu", po::value(&base.gpu)->default_value("h100_sxm"), "GPU config: a shipped name or a YAML path")
       ("set", po::value(&base.overrides)->composing(), "override a config value, e.g. --set hbm.bandwidth=6.7TB/s (repeatable)")
       ("launch", po::value(&launch_mode), "eager or graph (default: the config's launch.mode); = --set launch.mode=...")
+      ("sample", po::value(&sample_mode)->default_value("waves"),
+       "CTA-wave sampling of large kernels: waves (kernels of more than sim.sample_min_waves waves simulated for a "
+       "sample of their waves, the rest extrapolated; README \"Sampling\" gives the measured error) or off (every CTA)")
       ("plan", "print the kernel sequence and stop (nothing simulated)")
       ("out", po::value(&out)->default_value("warpsim-llm-out"), "output directory")
       ("quiet,q", "do not print the summary")
@@ -76,6 +80,10 @@ int cmd_llm(int argc, char** argv) {
   po::notify(vm);
   if (model_name.empty()) throw InputError("llm: give the model, --model NAME or --model path/to/config.json");
   if (vm.count("launch")) base.overrides.push_back("launch.mode=" + launch_mode);
+  // The default (waves) goes before --set, which may change it; an explicit --sample after, overriding --set.
+  const std::string sample = sample_override(sample_mode);
+  if (vm["sample"].defaulted()) base.overrides.insert(base.overrides.begin(), sample);
+  else base.overrides.push_back(sample);
   const std::string dir = cache_option.chosen(vm);
 
   const llm::LlmModel model = llm::load_model(model_name);
