@@ -309,6 +309,7 @@ class ResultCollector final : public RunObserver {
   void kernel_started(const KernelLaunch& k) override {
     at_start_ = stats_.snapshot();
     start_cycle_ = k.cycle;
+    time_offset_ = k.time_offset;
     host_wait_ = k.host_wait;
     window_begin_.clear();
     window_end_.clear();
@@ -320,7 +321,7 @@ class ResultCollector final : public RunObserver {
       result_.kernels.push_back(summarize_sampled(k, at_end));
     } else {
       result_.kernels.push_back(summarize(*k.info, scheduler_.occupancy(), config_, stats_, at_start_, at_end,
-                                          start_cycle_, k.cycle, limits_));
+                                          start_cycle_ + time_offset_, k.cycle + time_offset_, limits_));
     }
     KernelResult& done = result_.kernels.back();
     done.launch_wait_cycles = host_wait_;
@@ -332,21 +333,19 @@ class ResultCollector final : public RunObserver {
     const SamplePlan& p = *k.sample;
     // No warm-up: the window opens as the kernel starts.
     const StatSnapshot& begin = p.window_begin == 0 ? at_start_ : window_begin_;
-    const Cycle begin_cycle = p.window_begin == 0 ? start_cycle_ : p.window_begin_cycle;
-    WARPSIM_ASSERT(p.window_end_cycle >= begin_cycle && p.window_end > p.window_begin &&
+    WARPSIM_ASSERT(p.window_end_cycle >= p.window_begin_cycle && p.window_end > p.window_begin &&
                        window_end_.size() == at_end.size() && begin.size() == at_end.size(),
                    "a sampled kernel ended before its measured window closed");
     const std::uint64_t window_ctas = p.window_end - p.window_begin;
-    const std::uint64_t window_cycles = p.window_end_cycle - begin_cycle;
+    const std::uint64_t window_cycles = p.window_end_cycle - p.window_begin_cycle;
     const std::uint64_t skipped = p.total_ctas - p.simulated_ctas;
     const double factor = static_cast<double>(skipped) / static_cast<double>(window_ctas);
-    const std::uint64_t extra_cycles =
-        static_cast<std::uint64_t>(std::llround(static_cast<double>(window_cycles) * factor));
+    const std::uint64_t extra_cycles = p.extrapolated_cycles;  // the scheduler's: the run's time moves on by it
     const StatSnapshot extrapolated = extrapolate_counters(
         stats_, begin, window_end_, at_end, factor,
         {{"warp_instructions", p.skipped_warp_instructions}, {"thread_instructions", p.skipped_thread_instructions}});
-    KernelResult r = summarize(*k.info, scheduler_.occupancy(), config_, stats_, at_start_, extrapolated, start_cycle_,
-                               k.cycle + extra_cycles, limits_);
+    KernelResult r = summarize(*k.info, scheduler_.occupancy(), config_, stats_, at_start_, extrapolated,
+                               start_cycle_ + time_offset_, k.cycle + time_offset_ + extra_cycles, limits_);
     KernelSampling s;
     s.total_ctas = p.total_ctas;
     s.simulated_ctas = p.simulated_ctas;
@@ -367,15 +366,16 @@ class ResultCollector final : public RunObserver {
     return r;
   }
 
-  // CTA residency: start recorded at launch, completed at finish.
+  // CTA residency: start recorded at launch, completed at finish (on the run's time: after sampled kernels, the
+  // simulated cycle plus their extrapolated cycles).
   void cta_started(std::size_t kernel, unsigned sm, std::uint64_t cta, Cycle now) override {
     open_spans_[{sm, cta}] = result_.timeline.size();
-    result_.timeline.push_back(CtaSpan{static_cast<std::uint32_t>(kernel), sm, cta, now, now});
+    result_.timeline.push_back(CtaSpan{static_cast<std::uint32_t>(kernel), sm, cta, now + time_offset_, now + time_offset_});
   }
   void cta_finished(std::size_t, unsigned sm, std::uint64_t cta, Cycle now) override {
     auto it = open_spans_.find({sm, cta});
     if (it == open_spans_.end()) return;
-    result_.timeline[it->second].end_cycle = now;
+    result_.timeline[it->second].end_cycle = now + time_offset_;
     open_spans_.erase(it);
   }
 
@@ -386,7 +386,7 @@ class ResultCollector final : public RunObserver {
   const KernelScheduler& scheduler_;
   const SmLimits& limits_;
   StatSnapshot at_start_, window_begin_, window_end_;
-  Cycle start_cycle_ = 0, host_wait_ = 0;
+  Cycle start_cycle_ = 0, host_wait_ = 0, time_offset_ = 0;
   std::map<std::pair<unsigned, std::uint64_t>, std::size_t> open_spans_;
 };
 

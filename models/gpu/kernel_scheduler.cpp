@@ -70,6 +70,7 @@ void KernelScheduler::start(TraceSource& trace, std::vector<RunObserver*> observ
   kernel_.reset();
   work_cycles_.clear();
   run_start_ = previous_end_ = domain().now();
+  time_offset_ = 0;
   waiting_for_host_ = false;
   schedule_work(domain().now());
 }
@@ -81,12 +82,14 @@ void KernelScheduler::schedule_work(Cycle cycle) {
 
 KernelLaunch KernelScheduler::launch(Cycle now) const {
   return KernelLaunch{kernel_index_, trace_->num_kernels(), &kernel_->info(), now, submitted_cycle(kernel_index_),
-                      host_wait_, &sample_};
+                      host_wait_, &sample_, time_offset_};
 }
 
-// Rounded per kernel from the exact product, so that the rounding does not accumulate over a long trace.
+// Rounded per kernel from the exact product, so that the rounding does not accumulate over a long trace. On the
+// simulated clock: the run's time less the cycles extrapolated for sampled kernels (no earlier than the run's start).
 Cycle KernelScheduler::submitted_cycle(std::size_t index) const {
-  return run_start_ + static_cast<Cycle>(std::llround(static_cast<double>(index) * launch_interval_cycles_));
+  const Cycle at = static_cast<Cycle>(std::llround(static_cast<double>(index) * launch_interval_cycles_));
+  return run_start_ + (at > time_offset_ ? at - time_offset_ : 0);
 }
 
 Cycle KernelScheduler::tick(Cycle now) {
@@ -107,8 +110,16 @@ Cycle KernelScheduler::tick(Cycle now) {
 
 bool KernelScheduler::schedule_kernels_and_ctas(Cycle now) {
   if (kernel_ && ctas_done_ == total_ctas_) {
-    if (sample_.active) count_skipped_instructions();
+    if (sample_.active) {
+      count_skipped_instructions();
+      // The CTAs not run, at the measured window's rate.
+      const double per_cta = static_cast<double>(sample_.window_end_cycle - sample_.window_begin_cycle) /
+                             static_cast<double>(sample_.window_end - sample_.window_begin);
+      sample_.extrapolated_cycles = static_cast<Cycle>(
+          std::llround(per_cta * static_cast<double>(sample_.total_ctas - sample_.simulated_ctas)));
+    }
     for (RunObserver* o : observers_) o->kernel_finished(launch(now));
+    time_offset_ += sample_.active ? sample_.extrapolated_cycles : 0;
     kernel_.reset();
     previous_end_ = now;
   }
@@ -126,6 +137,7 @@ bool KernelScheduler::schedule_kernels_and_ctas(Cycle now) {
       return false;
     }
     next_cta_ = ctas_done_ = 0;
+    if (sample_.active && sample_.window_begin == 0) sample_.window_begin_cycle = now;  // no warm-up
     for (RunObserver* o : observers_) o->kernel_started(launch(now));
     last_progress_cycle_ = now;
     last_issued_ = issued();

@@ -115,6 +115,9 @@ class KernelScheduler final : public Component, public ClusterDirectory {
   std::size_t rr_ = 0;
   Cycle run_start_ = 0, previous_end_ = 0;  // the run's first cycle; when the last kernel finished (or the run began)
   Cycle host_wait_ = 0;                      // the current kernel's cycles of GPU idle waiting for its submission
+  // Extrapolated cycles of the sampled kernels so far: the run's time is ahead of the simulated clock by this much,
+  // and the host's submissions (on the run's time) come that much earlier on the simulated clock.
+  Cycle time_offset_ = 0;
   bool waiting_for_host_ = false;
   unsigned gpcs_ = 1;
   std::unordered_map<std::uint64_t, StreamingMultiprocessor*> resident_;  // running CTAs of the kernel, by id

@@ -25,6 +25,8 @@ struct SamplePlan {
   // full (CTAs keep being dispatched until after window_end completions).
   std::uint64_t window_begin = 0, window_end = 0;
   Cycle window_begin_cycle = 0, window_end_cycle = 0;  // SM clock, set as the window opens and closes
+  // The cycles the CTAs not simulated add at the window's rate (set as the kernel ends).
+  Cycle extrapolated_cycles = 0;
   // Of the CTAs not simulated, read from the trace (exact): what they would have issued.
   std::uint64_t skipped_warp_instructions = 0, skipped_thread_instructions = 0;
 };
@@ -36,6 +38,9 @@ struct KernelLaunch {
   Cycle submitted = 0;               // when the host had submitted it (launch.mode's interval after the previous)
   Cycle host_wait = 0;               // SM cycles the GPU sat idle before it, waiting for that submission
   const SamplePlan* sample = nullptr;  // how the kernel is sampled (sample->active false: simulated whole)
+  // The extrapolated cycles of the sampled kernels before this one: the run's time (results, timeline) is the
+  // simulated cycle plus this; `cycle` and `submitted` are on the simulated clock.
+  Cycle time_offset = 0;
 };
 
 struct RunProgress {
