@@ -216,7 +216,7 @@ int cmd_run(int argc, char** argv) {
   po::variables_map vm;
   if (!parse_command_options("run", argc, argv, desc, vm,
              "usage: warpsim run [--gpu CONFIG] [--trace FILE | --gemm MxNxK [--dtype T] | --synth KIND --synth-key K=V ...]\n"
-             "                   [--set k=v ...] [--out DIR]"))
+             "                   [--set k=v ...] [--sample waves|off] [--out DIR]"))
     return 0;
   spec.workload = workload.workload();
   if (vm.count("launch")) spec.overrides.push_back("launch.mode=" + launch_mode);  // the config checks the value

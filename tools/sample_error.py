@@ -18,8 +18,8 @@ import subprocess
 import sys
 import tempfile
 
-# name, gpu, workload arguments of `warpsim run`. Sizes chosen so that the full simulation of each takes at most
-# about a minute on one core, and that several have many waves (the figure of merit) and one has few (simulated whole).
+# name, gpu, arguments of `warpsim run`. Sizes chosen so that the full simulation of each takes at most a few
+# minutes on one core, and that most have more than 8 waves (the figure of merit) and one has few (simulated whole).
 CASES = [
     ("h100 gemm 8192x8192x256 bf16", "h100_sxm", ["--gemm", "8192x8192x256"]),
     ("h100 gemm 8192x8192x1024 bf16", "h100_sxm", ["--gemm", "8192x8192x1024"]),
@@ -27,14 +27,18 @@ CASES = [
     ("h100 gemm 4096x4096x1024 bf16 (few waves)", "h100_sxm", ["--gemm", "4096x4096x1024"]),
     ("a100 gemm 8192x8192x256 bf16", "a100_sxm", ["--gemm", "8192x8192x256"]),
     ("a100 gemm 8192x4096x1024 bf16", "a100_sxm", ["--gemm", "8192x4096x1024"]),
-    ("h100 decode gemm 64x57344x8192 bf16", "h100_sxm", ["--gemm", "64x57344x8192"]),
-    ("h100 attention prefill b8 h32 s2048 d128", "h100_sxm",
-     ["--synth", "attention", "--synth-key", "batch=8", "--synth-key", "heads=32", "--synth-key", "seqlen_q=2048",
-      "--synth-key", "head_dim=128"]),
-    ("h100 rmsnorm 65536x8192 bf16", "h100_sxm",
-     ["--synth", "rmsnorm", "--synth-key", "rows=65536", "--synth-key", "cols=8192"]),
-    ("h100 softmax 65536x4096 bf16", "h100_sxm",
-     ["--synth", "softmax", "--synth-key", "rows=65536", "--synth-key", "cols=4096"]),
+    # Decode GEMMs and the paged decode attention of an LLM step have 1-2 waves on a full GPU (never sampled): the
+    # decode attention on a 4-SM H100 stands in for the kind (16 waves of long CTAs).
+    ("h100 (4 SMs) decode attention b16 h8 kv2048 d128", "h100_sxm",
+     ["--synth", "attention", "--synth-key", "variant=decode", "--synth-key", "batch=16", "--synth-key", "heads=8",
+      "--synth-key", "kv_heads=8", "--synth-key", "seqlen_q=1", "--synth-key", "seqlen_kv=2048",
+      "--synth-key", "head_dim=128", "--synth-key", "causal=false",
+      "--set", "sm.count=4", "--set", "noc.gpcs=2", "--set", "l2.partitions=2", "--set", "l2.slices=4",
+      "--set", "hbm.channels=4"]),
+    ("h100 rmsnorm 65536x2048 bf16", "h100_sxm",
+     ["--synth", "rmsnorm", "--synth-key", "rows=65536", "--synth-key", "cols=2048"]),
+    ("h100 softmax 262144x1024 bf16", "h100_sxm",
+     ["--synth", "softmax", "--synth-key", "rows=262144", "--synth-key", "cols=1024"]),
 ]
 
 

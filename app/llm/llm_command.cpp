@@ -24,7 +24,7 @@ namespace {
 const char* kLlmUsage =
     "usage: warpsim llm --model MODEL --phase prefill|decode [--batch B] [--prompt P] [--context C] [--dtype bf16|fp8]\n"
     "                   [--tp N] [--gpu CONFIG] [--set k=v ...] [--launch eager|graph] [--plan] [--out DIR]\n"
-    "                   [--cache-dir DIR | --no-cache]\n"
+    "                   [--cache-dir DIR | --no-cache] [--sample waves|off]\n"
     "\n"
     "Simulates one inference step of an LLM on one GPU: the kernels vLLM runs (print them with --plan), each\n"
     "distinct kernel simulated once (and kept in an on-disk cache for later runs), kernels without a synthesizer\n"
@@ -34,7 +34,9 @@ const char* kLlmUsage =
     "MODEL: a preset (llama-2-7b, llama-3-8b, llama-3-70b, mixtral-8x7b, qwen2-7b: configs/llm/) or a Hugging Face\n"
     "config.json path. Decode: --context is the tokens in the KV cache (default --prompt). Prefill: --context >= \n"
     "--prompt (a cached prefix). The cache: --cache-dir, else $WARPSIM_CACHE_DIR, $XDG_CACHE_HOME/warpsim or\n"
-    "~/.cache/warpsim; one file per kernel, keyed by the workload, the resolved config and the warpsim version.";
+    "~/.cache/warpsim; one file per kernel, keyed by the workload, the resolved config and the warpsim version.\n"
+    "Kernels of more than sim.sample_min_waves CTA waves are sampled by default (--sample waves): a sample of their\n"
+    "waves simulated, the rest extrapolated, marked as estimates in every output (README \"Sampling\").";
 
 }  // namespace
 
