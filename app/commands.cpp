@@ -195,7 +195,7 @@ int cmd_run(int argc, char** argv) {
   RunSpec spec;
   WorkloadOptions workload;
   MemoryLimitOption memory_limit;
-  std::string out, launch_mode;
+  std::string out, launch_mode, sample_mode;
   desc.add_options()
       ("gpu", po::value(&spec.gpu)->default_value(kDefaultGpu), "GPU config: a shipped name (a100_sxm, h100_sxm, ...) or a YAML path");
   workload.add_to(desc);
@@ -206,16 +206,21 @@ int cmd_run(int argc, char** argv) {
        "default: the config's launch.mode (graph in the shipped configs); same as --set launch.mode=...")
       ("out", po::value(&out)->default_value("warpsim-out"), "output directory")
       ("driver", po::value(&spec.driver)->default_value("systemc"), "simulation driver: systemc, or plain (C++ loop, same results)")
+      ("sample", po::value(&sample_mode),
+       "CTA-wave sampling: waves (a kernel of more than sim.sample_min_waves waves is simulated for a sample of its "
+       "waves, the rest extrapolated and marked as an estimate) or off (every CTA simulated); default: the config's "
+       "sim.sample (off); = --set sim.sample=...")
       ("no-progress", "no progress lines on stderr")
       ("quiet,q", "do not print the summary");
   memory_limit.add_to(desc);
   po::variables_map vm;
   if (!parse_command_options("run", argc, argv, desc, vm,
              "usage: warpsim run [--gpu CONFIG] [--trace FILE | --gemm MxNxK [--dtype T] | --synth KIND --synth-key K=V ...]\n"
-             "                   [--set k=v ...] [--out DIR]"))
+             "                   [--set k=v ...] [--sample waves|off] [--out DIR]"))
     return 0;
   spec.workload = workload.workload();
   if (vm.count("launch")) spec.overrides.push_back("launch.mode=" + launch_mode);  // the config checks the value
+  if (vm.count("sample")) spec.overrides.push_back(sample_override(sample_mode));
   spec.progress = !vm.count("no-progress");
   spec.max_memory_bytes = memory_limit.bytes();
 

@@ -262,6 +262,30 @@ std::string power_text(const PowerSummary& p) {
   return o + "\n";
 }
 
+// A sampled kernel (sim.sample = waves): its cycles, counters and energy are extrapolated from a sample of its CTAs.
+OrderedJson sampling_json(const KernelSampling& s) {
+  return OrderedJson{{"method", s.method},
+                     {"exact", false},
+                     {"simulated_ctas", s.simulated_ctas},
+                     {"total_ctas", s.total_ctas},
+                     {"wave_ctas", s.wave_ctas},
+                     {"waves", s.waves},
+                     {"warmup_waves", s.warmup_waves},
+                     {"measured_waves", s.measured_waves},
+                     {"window_ctas", s.window_ctas},
+                     {"window_cycles", s.window_cycles},
+                     {"simulated_cycles", s.simulated_cycles},
+                     {"extrapolated_cycles", s.extrapolated_cycles},
+                     {"extrapolation_factor", s.extrapolation_factor},
+                     {"counter_factor", s.counter_factor},
+                     {"instructions_exact", s.instructions_exact}};
+}
+
+std::size_t sampled_kernels(const RunResult& r) {
+  return static_cast<std::size_t>(
+      std::count_if(r.kernels.begin(), r.kernels.end(), [](const KernelResult& k) { return k.sampling.has_value(); }));
+}
+
 std::string results_json(const RunResult& r) {
   OrderedJson j;
   j["schema_version"] = 1;
@@ -287,6 +311,7 @@ std::string results_json(const RunResult& r) {
       kernel["retargeted"] = std::move(mapped);
     }
     if (k.energy) kernel["energy"] = energy_json(*k.energy);
+    if (k.sampling) kernel["sampling"] = sampling_json(*k.sampling);
     j["kernels"].push_back(std::move(kernel));
   }
   // Units of every statistic, once per run (the descriptions: `warpsim describe`).
@@ -296,6 +321,9 @@ std::string results_json(const RunResult& r) {
   j["statistics_units"] = std::move(units);
   j["total_cycles"] = r.total_cycles;
   j["total_time_us"] = r.total_time_us;
+  if (const std::size_t n = sampled_kernels(r))  // absent when every kernel was simulated whole
+    j["sampling"] = OrderedJson{{"method", "waves"}, {"sampled_kernels", n}, {"kernels", r.kernels.size()},
+                                {"exact", false}};
   j["launch"] = OrderedJson{{"mode", r.launch.mode},
                      {"us_per_kernel", r.launch.us_per_kernel},
                      {"wait_cycles", r.launch.wait_cycles},
@@ -331,6 +359,8 @@ std::string results_csv(const RunResult& r) {
     for (const SolUnit& u : r.kernels[0].speed_of_light.units) o += ",sol_pct_" + u.key;
     if (r.kernels[0].energy) o += ",energy_j,average_power_w,peak_power_w,power_window_s";
   }
+  const bool any_sampled = sampled_kernels(r) > 0;  // the columns only where a kernel was sampled
+  if (any_sampled) o += ",sampling,simulated_ctas,total_ctas,extrapolation_factor";
   o += "\n";
   for (const auto& k : r.kernels) {
     o += csv_field(r.gpu);
@@ -345,6 +375,12 @@ std::string results_csv(const RunResult& r) {
     if (const auto& e = k.energy)
       o += fmt::format(",{},{},{},{}", csv_number(e->joules), csv_number(e->average_w), csv_number(e->peak_w),
                        csv_number(e->window_s));
+    if (any_sampled) {
+      if (const auto& s = k.sampling)
+        o += fmt::format(",{},{},{},{}", s->method, s->simulated_ctas, s->total_ctas, csv_number(s->extrapolation_factor));
+      else
+        o += fmt::format(",off,{},{},1", k.grid.count(), k.grid.count());
+    }
     o += "\n";
   }
   return o;
@@ -377,7 +413,14 @@ std::string results_summary(const RunResult& r) {
     for (const RetargetMapping& m : k.retargeted)
       o += fmt::format("      {} -> {}: {} instructions ({} after)\n", m.from, m.to, digit_groups(m.instructions),
                        digit_groups(m.emitted));
-    o += fmt::format("    time        {:.2f} us  ({} SM cycles)\n", k.time_us, k.cycles);
+    o += fmt::format("    time        {:.2f} us  ({} SM cycles){}\n", k.time_us, k.cycles,
+                     k.sampling ? "  ESTIMATE (sampled)" : "");
+    if (const auto& s = k.sampling)
+      o += fmt::format("    sampled     {} of {} CTAs simulated ({:.1f} waves of {}; {} warm-up + {} measured waves), the "
+                       "rest extrapolated at the measured rate: time x{:.2f} of the simulated {} cycles; counters and "
+                       "energy extrapolated, instructions counted from the trace\n",
+                       s->simulated_ctas, s->total_ctas, s->waves, s->wave_ctas, s->warmup_waves, s->measured_waves,
+                       s->extrapolation_factor, s->simulated_cycles);
     if (k.launch_wait_cycles > 0)
       o += fmt::format("    launch      launch-bound: the GPU sat idle {:.2f} us ({} SM cycles) before it, waiting for "
                        "the host to submit it ({} launches, {:.3g} us per kernel)\n",
@@ -418,6 +461,10 @@ std::string results_summary(const RunResult& r) {
   }
   o += fmt::format("\n  total {:.2f} us; simulated in {:.2f} s ({:.1f} M warp-instructions/s, peak RSS {:.0f} MB)\n",
                    r.total_time_us, r.sim.wall_s, r.sim.warp_instructions_per_s / 1e6, r.sim.peak_rss_mb);
+  if (const std::size_t n = sampled_kernels(r))
+    o += fmt::format("  ESTIMATE: {} of {} kernel(s) sampled by CTA waves (--sample waves): their times, counters and "
+                     "energy are extrapolated, not simulated whole (--sample off for every CTA)\n",
+                     n, r.kernels.size());
   if (r.power) o += power_text(*r.power);
   if (r.kernels.size() > 1) o += fmt::format("  launch: {}\n", r.launch.verdict);
   if (r.kernels.size() > 1)

@@ -160,4 +160,11 @@ RunOutcome simulate(PreparedRun run) {
 
 RunOutcome run_one(const RunSpec& spec) { return simulate(prepare_run(spec)); }
 
+std::string sample_override(const std::string& mode) {
+  if (mode != "waves" && mode != "off")
+    throw InputError("--sample: expected waves (large kernels sampled by CTA waves, the rest extrapolated) or off "
+                     "(every CTA simulated), got '" + mode + "'");
+  return "sim.sample=" + mode;
+}
+
 }  // namespace warpsim

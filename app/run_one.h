@@ -61,6 +61,10 @@ bool sm_clock_pinned(const RunSpec& spec);
 // prepare_run, then simulate.
 RunOutcome run_one(const RunSpec& spec);
 
+// --sample MODE (`run`, `llm`): the config override it stands for, "sim.sample=MODE" (CTA-wave sampling,
+// models/gpu/gpu.cpp). A mode other than waves or off is an InputError naming the option.
+std::string sample_override(const std::string& mode);
+
 // FNV-1a over every resolved parameter value: two runs with equal hashes modelled the same hardware.
 std::string config_hash(const Config& config);
 

@@ -109,6 +109,35 @@ PowerSummary power_of(const Json& j) {
   return p;
 }
 
+// A sampled kernel's sampling figures (not its simulated_stats, which only the energy model reads, in the run).
+Json sampling_cache_json(const KernelSampling& s) {
+  return {{"method", s.method}, {"total_ctas", s.total_ctas}, {"simulated_ctas", s.simulated_ctas},
+          {"wave_ctas", s.wave_ctas}, {"waves", s.waves}, {"warmup_waves", s.warmup_waves},
+          {"measured_waves", s.measured_waves}, {"window_ctas", s.window_ctas}, {"window_cycles", s.window_cycles},
+          {"simulated_cycles", s.simulated_cycles}, {"extrapolated_cycles", s.extrapolated_cycles},
+          {"extrapolation_factor", s.extrapolation_factor}, {"counter_factor", s.counter_factor},
+          {"instructions_exact", s.instructions_exact}};
+}
+
+KernelSampling sampling_of(const Json& j) {
+  KernelSampling s;
+  s.method = j.at("method");
+  s.total_ctas = j.at("total_ctas");
+  s.simulated_ctas = j.at("simulated_ctas");
+  s.wave_ctas = j.at("wave_ctas");
+  s.waves = j.at("waves");
+  s.warmup_waves = j.at("warmup_waves");
+  s.measured_waves = j.at("measured_waves");
+  s.window_ctas = j.at("window_ctas");
+  s.window_cycles = j.at("window_cycles");
+  s.simulated_cycles = j.at("simulated_cycles");
+  s.extrapolated_cycles = j.at("extrapolated_cycles");
+  s.extrapolation_factor = j.at("extrapolation_factor");
+  s.counter_factor = j.at("counter_factor");
+  s.instructions_exact = j.at("instructions_exact");
+  return s;
+}
+
 Json kernel_json(const KernelResult& k) {
   Json totals = Json::array();
   for (const StatValue& v : k.stats.totals) totals.push_back({v.name, v.unit, v.value, v.max, v.is_counter});
@@ -123,7 +152,8 @@ Json kernel_json(const KernelResult& k) {
           {"l2_dirty_bytes_at_end", k.l2_dirty_bytes_at_end}, {"achieved_dram_gbps", k.achieved_dram_gbps},
           {"occupancy", k.occupancy}, {"l1_hit_rate", k.l1_hit_rate}, {"l2_hit_rate", k.l2_hit_rate},
           {"utilization", k.utilization}, {"stalls", k.stalls}, {"speed_of_light", sol_json(k.speed_of_light)},
-          {"stat_totals", totals}, {"energy", k.energy ? energy_json(*k.energy) : Json(nullptr)}};
+          {"stat_totals", totals}, {"energy", k.energy ? energy_json(*k.energy) : Json(nullptr)},
+          {"sampling", k.sampling ? sampling_cache_json(*k.sampling) : Json(nullptr)}};
 }
 
 KernelResult kernel_of(const Json& j) {
@@ -158,6 +188,7 @@ KernelResult kernel_of(const Json& j) {
   k.speed_of_light = sol_of(j.at("speed_of_light"));
   for (const Json& v : j.at("stat_totals"))
     k.stats.totals.push_back(StatValue{v.at(0), v.at(1), v.at(2), v.at(3), v.at(4)});
+  if (j.contains("sampling") && !j.at("sampling").is_null()) k.sampling = sampling_of(j.at("sampling"));
   if (j.contains("energy") && !j.at("energy").is_null()) k.energy = energy_of(j.at("energy"));
   return k;
 }

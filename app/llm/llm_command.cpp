@@ -11,6 +11,7 @@
 #include "app/llm/llm_run.h"
 #include "app/llm/model.h"
 #include "app/llm/plan.h"
+#include "app/run_one.h"
 #include "app/result_set.h"
 #include "app/workload_cache.h"
 #include "sim/core/error.h"
@@ -24,7 +25,7 @@ namespace {
 const char* kLlmUsage =
     "usage: warpsim llm --model MODEL --phase prefill|decode [--batch B] [--prompt P] [--context C] [--dtype bf16|fp8]\n"
     "                   [--tp N] [--gpu CONFIG] [--set k=v ...] [--launch eager|graph] [--plan] [--out DIR]\n"
-    "                   [--cache-dir DIR | --no-cache]\n"
+    "                   [--cache-dir DIR | --no-cache] [--sample waves|off]\n"
     "\n"
     "Simulates one inference step of an LLM on one GPU: the kernels vLLM runs (print them with --plan), each\n"
     "distinct kernel simulated once (and kept in an on-disk cache for later runs), kernels without a synthesizer\n"
@@ -34,13 +35,15 @@ const char* kLlmUsage =
     "MODEL: a preset (llama-2-7b, llama-3-8b, llama-3-70b, mixtral-8x7b, qwen2-7b: configs/llm/) or a Hugging Face\n"
     "config.json path. Decode: --context is the tokens in the KV cache (default --prompt). Prefill: --context >= \n"
     "--prompt (a cached prefix). The cache: --cache-dir, else $WARPSIM_CACHE_DIR, $XDG_CACHE_HOME/warpsim or\n"
-    "~/.cache/warpsim; one file per kernel, keyed by the workload, the resolved config and the warpsim version.";
+    "~/.cache/warpsim; one file per kernel, keyed by the workload, the resolved config and the warpsim version.\n"
+    "Kernels of more than sim.sample_min_waves CTA waves are sampled by default (--sample waves): a sample of their\n"
+    "waves simulated, the rest extrapolated, marked as estimates in every output (README \"Sampling\").";
 
 }  // namespace
 
 int cmd_llm(int argc, char** argv) {
   po::options_description desc("options");
-  std::string model_name, out, launch_mode;
+  std::string model_name, out, launch_mode, sample_mode;
   WorkloadCacheOption cache_option;
   llm::Scenario scenario;
   RunSpec base;
@@ -56,6 +59,9 @@ int cmd_llm(int argc, char** argv) {
       ("gpu", po::value(&base.gpu)->default_value("h100_sxm"), "GPU config: a shipped name or a YAML path")
       ("set", po::value(&base.overrides)->composing(), "override a config value, e.g. --set hbm.bandwidth=6.7TB/s (repeatable)")
       ("launch", po::value(&launch_mode), "eager or graph (default: the config's launch.mode); = --set launch.mode=...")
+      ("sample", po::value(&sample_mode)->default_value("waves"),
+       "CTA-wave sampling of large kernels: waves (kernels of more than sim.sample_min_waves waves simulated for a "
+       "sample of their waves, the rest extrapolated; README \"Sampling\" gives the measured error) or off (every CTA)")
       ("plan", "print the kernel sequence and stop (nothing simulated)")
       ("out", po::value(&out)->default_value("warpsim-llm-out"), "output directory")
       ("quiet,q", "do not print the summary")
@@ -77,6 +83,10 @@ int cmd_llm(int argc, char** argv) {
   po::notify(vm);
   if (model_name.empty()) throw InputError("llm: give the model, --model NAME or --model path/to/config.json");
   if (vm.count("launch")) base.overrides.push_back("launch.mode=" + launch_mode);
+  // The default (waves) goes before --set, which may change it; an explicit --sample after, overriding --set.
+  const std::string sample = sample_override(sample_mode);
+  if (vm["sample"].defaulted()) base.overrides.insert(base.overrides.begin(), sample);
+  else base.overrides.push_back(sample);
   const std::string dir = cache_option.chosen(vm);
 
   const llm::LlmModel model = llm::load_model(model_name);

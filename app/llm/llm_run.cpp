@@ -177,6 +177,10 @@ LlmResult run_llm(const LlmModel& model, const Scenario& scenario, const std::ve
     r.clock_policy = sm_clock_pinned(base) ? "pinned" : "configured";
   }
   r.cache = cache.counts();
+  r.sample_mode = config.section("sim").str("sample");
+  for (const auto& [key, result] : results)
+    r.sampled_workloads += std::any_of(result.kernels.begin(), result.kernels.end(),
+                                       [](const KernelResult& k) { return k.sampling.has_value(); });
 
   // The stream: each call of each entry, each of its kernels, submitted one launch interval after the previous
   // (launch.mode), starting when both it is submitted and the previous kernel is done.
@@ -200,6 +204,7 @@ LlmResult run_llm(const LlmModel& model, const Scenario& scenario, const std::ve
         for (const KernelResult& k : results.at(keys[i]).kernels) {
           place(i, e.name, k.time_us, &k);
           r.simulated_us += k.time_us;
+          if (k.sampling) r.sampled_us += k.time_us;
         }
       } else {
         place(i, e.kind == EntryKind::estimate ? e.name + " [estimate]" : e.name + " [communication estimate]",
@@ -344,6 +349,10 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
     llm["clock_search"] = std::move(search);
   }
   llm["roofline_step_ms"] = r.roofline_step_us / 1e3;
+  // CTA-wave sampling: how much of the simulated time is extrapolated from samples (README "Sampling").
+  llm["sampling"] = {{"mode", r.sample_mode}, {"sampled_workloads", r.sampled_workloads},
+                     {"distinct_workloads", r.distinct_workloads}, {"sampled_kernels_ms", r.sampled_us / 1e3},
+                     {"exact", r.sampled_workloads == 0}};
   llm["weights_bytes_per_gpu"] = weights_bytes(m, s);
   double compute_us = 0, memory_us = 0;
   for (std::size_t i = 0; i < plan.size(); ++i)
@@ -465,6 +474,13 @@ std::string llm_summary(const LlmModel& m, const Scenario& s, const std::vector<
                    "the disk cache, {} from this process's memory; {:.1f} s\n",
                    r.stream.size(), r.simulated_calls, r.distinct_workloads, r.cache.simulated, r.cache.disk_hits,
                    r.cache.memory_hits, r.wall_s);
+  if (r.sampled_workloads > 0)
+    o += fmt::format("  sampled (--sample waves): {} of {} distinct workloads had kernels sampled by CTA waves, {:.3f} ms "
+                     "of the step ({:.0f}%) extrapolated from samples: an estimate (README \"Sampling\": measured error; "
+                     "--sample off simulates every CTA)\n",
+                     r.sampled_workloads, r.distinct_workloads, r.sampled_us / 1e3, 100 * r.sampled_us / r.step_us);
+  else
+    o += fmt::format("  sampling: {}; no kernel sampled (every CTA simulated)\n", r.sample_mode);
   o += fmt::format("  launch: {}\n", r.run.launch.verdict);
   if (r.nvlink_j > 0 || r.communication_us > 0)
     o += fmt::format("  communication: {:.3f} ms, NVLink energy {:.3f} mJ (node.link_energy_per_bit)\n",

@@ -58,6 +58,10 @@ struct LlmResult {
   double step_us = 0.0, simulated_us = 0.0, estimated_us = 0.0, communication_us = 0.0, launch_wait_us = 0.0;
   double roofline_step_us = 0.0;
   double nvlink_j = 0.0;           // link energy of the step's collectives (node.link_energy_per_bit)
+  // Of simulated_us, the time of kernels sampled by CTA waves (sim.sample = waves): extrapolated, an estimate.
+  double sampled_us = 0.0;
+  std::size_t sampled_workloads = 0;  // distinct simulated workloads with at least one sampled kernel
+  std::string sample_mode;            // the config's sim.sample
   std::vector<double> entry_us;    // per plan entry: simulated (or estimated) time of all its calls
   std::vector<Roofline> entry_roofline;  // per plan entry: one call
   std::size_t distinct_workloads = 0;  // distinct simulated workloads of the plan

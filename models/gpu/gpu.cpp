@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "models/gpu/kernel_scheduler.h"
 #include "sim/slots/sm.h"
@@ -39,6 +41,18 @@ Schema sim_schema() {
   Schema s("sim", "sim", "simulator settings (not hardware)");
   s.uint("watchdog_cycles", "cycles", 5'000'000, "SM cycles without any instruction issued or CTA finished before the run is declared stuck", 1000, ~0u);
   s.uint("progress_check_cycles", "cycles", 65536, "SM cycles between checks of the no-progress watchdog and the progress display", 1, ~0u);
+  // CTA-wave sampling (models/gpu/kernel_scheduler.h); the defaults and their measured error: README "Sampling".
+  s.choice("sample", {"off", "waves"}, std::string("off"),
+           "off: every CTA simulated; waves: a kernel of more than sample_min_waves waves runs warm-up + measured + 1 "
+           "waves and its last partial wave, the other CTAs extrapolated at the rate of the measured waves (an estimate, "
+           "marked so in the results)");
+  s.uint("sample_warmup_waves", "waves", 1,
+         "waves not measured: the first starts every CTA at once on a cold L2, unlike the staggered waves after it", 0, 1000);
+  s.uint("sample_measured_waves", "waves", 2,
+         "waves whose CTA completions give the steady rate (two: a wave's CTAs that finish early or late even out)", 1, 1000);
+  s.uint("sample_min_waves", "waves", 8,
+         "kernels of at most this many waves are simulated whole (a sample runs warm-up + measured + 1 waves and the tail, "
+         "so fewer waves would save little)", 1, 1000000);
   return s;
 }
 
@@ -122,6 +136,13 @@ struct Gpu::Impl {
           return stats.sum("l2", "bytes_served", zero, now) + stats.sum("hbm", "requests", zero, now);
         },
         [&l2_domain, &hbm_domain] { return l2_domain.next_time() != kTimeNever || hbm_domain.next_time() != kTimeNever; });
+    scheduler->set_l2_footprint(
+        [this] {
+          const StatSnapshot now = stats.snapshot();
+          const StatSnapshot zero(now.size(), 0);
+          return KernelScheduler::L2Footprint{stats.sum("hbm", "bytes_read", zero, now), stats.sum("l2", "dirty_bytes", zero, now)};
+        },
+        config.section("l2").u64("size"));
     if (PowerParams::from(config).enabled) energy = std::make_unique<EnergyModel>(config, probes, sim);
   }
 
@@ -165,6 +186,45 @@ ProbeRegistry& Gpu::probes() { return impl_->probes; }
 const std::string& Gpu::name() const { return impl_->name; }
 
 namespace {
+
+// A sampled kernel's counters at its end as if the CTAs not run had run: each counter grows by its difference over
+// the measured window times `factor` (gauges stay as they stand). Counters named in `exact` (of kind "sm") grow by
+// the given amount instead, split over the instances in proportion to their window differences (the largest
+// remainders first), so that per-instance values still add up to the total.
+StatSnapshot extrapolate_counters(const StatsRegistry& st, const StatSnapshot& window_begin, const StatSnapshot& window_end,
+                                  const StatSnapshot& at_end, double factor,
+                                  const std::map<std::string, std::uint64_t>& exact) {
+  StatSnapshot out = at_end;
+  const std::vector<StatEntry>& entries = st.entries();
+  std::map<std::string, std::vector<std::size_t>> exact_entries;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].gauge) continue;
+    const std::uint64_t d = window_end[i] - window_begin[i];
+    if (entries[i].kind == "sm" && exact.count(entries[i].name)) {
+      exact_entries[entries[i].name].push_back(i);
+      continue;
+    }
+    out[i] += static_cast<std::uint64_t>(std::llround(static_cast<double>(d) * factor));
+  }
+  for (const auto& [name, indices] : exact_entries) {
+    const std::uint64_t extra = exact.at(name);
+    unsigned __int128 weight_sum = 0;
+    for (std::size_t i : indices) weight_sum += window_end[i] - window_begin[i];
+    std::uint64_t given = 0;
+    std::vector<std::pair<std::uint64_t, std::size_t>> remainders;  // (remainder, index): largest first
+    for (std::size_t i : indices) {
+      const unsigned __int128 w = weight_sum ? window_end[i] - window_begin[i] : 1;
+      const unsigned __int128 total = weight_sum ? weight_sum : indices.size();
+      const unsigned __int128 share = static_cast<unsigned __int128>(extra) * w;
+      out[i] += static_cast<std::uint64_t>(share / total);
+      given += static_cast<std::uint64_t>(share / total);
+      remainders.emplace_back(static_cast<std::uint64_t>(share % total), i);
+    }
+    std::stable_sort(remainders.begin(), remainders.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (std::size_t j = 0; given < extra && j < remainders.size(); ++j, ++given) ++out[remainders[j].second];
+  }
+  return out;
+}
 
 // Per-kernel results from the counters' differences between kernel start and end. The components' own metrics
 // (hit rates, utilisation of their peaks) come from the stats report; what is computed here crosses components.
@@ -249,24 +309,73 @@ class ResultCollector final : public RunObserver {
   void kernel_started(const KernelLaunch& k) override {
     at_start_ = stats_.snapshot();
     start_cycle_ = k.cycle;
+    time_offset_ = k.time_offset;
     host_wait_ = k.host_wait;
+    window_begin_.clear();
+    window_end_.clear();
   }
+  void sample_window(const KernelLaunch&, bool closing) override { (closing ? window_end_ : window_begin_) = stats_.snapshot(); }
   void kernel_finished(const KernelLaunch& k) override {
-    result_.kernels.push_back(summarize(*k.info, scheduler_.occupancy(), config_, stats_, at_start_, stats_.snapshot(),
-                                        start_cycle_, k.cycle, limits_));
+    const StatSnapshot at_end = stats_.snapshot();
+    if (k.sample && k.sample->active) {
+      result_.kernels.push_back(summarize_sampled(k, at_end));
+    } else {
+      result_.kernels.push_back(summarize(*k.info, scheduler_.occupancy(), config_, stats_, at_start_, at_end,
+                                          start_cycle_ + time_offset_, k.cycle + time_offset_, limits_));
+    }
     KernelResult& done = result_.kernels.back();
     done.launch_wait_cycles = host_wait_;
     done.launch_wait_us = static_cast<double>(host_wait_) / config_.section("clocks").real("sm") * 1e6;
   }
-  // CTA residency: start recorded at launch, completed at finish.
+  // A sampled kernel: its counters at the end grown by their measured window's difference times the CTAs not run
+  // over the window's CTAs (instructions exact, from the trace), its cycles by the window's cycles likewise.
+  KernelResult summarize_sampled(const KernelLaunch& k, const StatSnapshot& at_end) const {
+    const SamplePlan& p = *k.sample;
+    // No warm-up: the window opens as the kernel starts.
+    const StatSnapshot& begin = p.window_begin == 0 ? at_start_ : window_begin_;
+    WARPSIM_ASSERT(p.window_end_cycle >= p.window_begin_cycle && p.window_end > p.window_begin &&
+                       window_end_.size() == at_end.size() && begin.size() == at_end.size(),
+                   "a sampled kernel ended before its measured window closed");
+    const std::uint64_t window_ctas = p.window_end - p.window_begin;
+    const std::uint64_t window_cycles = p.window_end_cycle - p.window_begin_cycle;
+    const std::uint64_t skipped = p.total_ctas - p.simulated_ctas;
+    const double factor = static_cast<double>(skipped) / static_cast<double>(window_ctas);
+    const std::uint64_t extra_cycles = p.extrapolated_cycles;  // the scheduler's: the run's time moves on by it
+    const StatSnapshot extrapolated = extrapolate_counters(
+        stats_, begin, window_end_, at_end, factor,
+        {{"warp_instructions", p.skipped_warp_instructions}, {"thread_instructions", p.skipped_thread_instructions}});
+    KernelResult r = summarize(*k.info, scheduler_.occupancy(), config_, stats_, at_start_, extrapolated,
+                               start_cycle_ + time_offset_, k.cycle + time_offset_ + extra_cycles, limits_);
+    KernelSampling s;
+    s.total_ctas = p.total_ctas;
+    s.simulated_ctas = p.simulated_ctas;
+    s.wave_ctas = p.wave_ctas;
+    s.waves = static_cast<double>(p.total_ctas) / static_cast<double>(p.wave_ctas);
+    s.warmup_waves = p.warmup_waves;
+    s.measured_waves = p.measured_waves;
+    s.window_ctas = window_ctas;
+    s.window_cycles = window_cycles;
+    s.simulated_cycles = k.cycle - start_cycle_;
+    s.extrapolated_cycles = extra_cycles;
+    s.extrapolation_factor =
+        static_cast<double>(r.cycles) / static_cast<double>(std::max<std::uint64_t>(1, s.simulated_cycles));
+    s.counter_factor = factor;
+    s.simulated_stats = stats_.report(at_start_, at_end, static_cast<double>(std::max<std::uint64_t>(1, s.simulated_cycles)) /
+                                                             config_.section("clocks").real("sm"));
+    r.sampling = std::move(s);
+    return r;
+  }
+
+  // CTA residency: start recorded at launch, completed at finish (on the run's time: after sampled kernels, the
+  // simulated cycle plus their extrapolated cycles).
   void cta_started(std::size_t kernel, unsigned sm, std::uint64_t cta, Cycle now) override {
     open_spans_[{sm, cta}] = result_.timeline.size();
-    result_.timeline.push_back(CtaSpan{static_cast<std::uint32_t>(kernel), sm, cta, now, now});
+    result_.timeline.push_back(CtaSpan{static_cast<std::uint32_t>(kernel), sm, cta, now + time_offset_, now + time_offset_});
   }
   void cta_finished(std::size_t, unsigned sm, std::uint64_t cta, Cycle now) override {
     auto it = open_spans_.find({sm, cta});
     if (it == open_spans_.end()) return;
-    result_.timeline[it->second].end_cycle = now;
+    result_.timeline[it->second].end_cycle = now + time_offset_;
     open_spans_.erase(it);
   }
 
@@ -276,8 +385,8 @@ class ResultCollector final : public RunObserver {
   const StatsRegistry& stats_;
   const KernelScheduler& scheduler_;
   const SmLimits& limits_;
-  StatSnapshot at_start_;
-  Cycle start_cycle_ = 0, host_wait_ = 0;
+  StatSnapshot at_start_, window_begin_, window_end_;
+  Cycle start_cycle_ = 0, host_wait_ = 0, time_offset_ = 0;
   std::map<std::pair<unsigned, std::uint64_t>, std::size_t> open_spans_;
 };
 
@@ -293,6 +402,25 @@ class EnergyObserver final : public RunObserver {
  private:
   EnergyModel* model_;
 };
+
+// A sampled kernel's energy: the model's for the simulated sample (its own counters and cycles, which the issue
+// probes the model counts belong to), scaled by the kernel's extrapolation factor; power (average, peak) is the
+// sample's, and each power window stretches by the factor.
+EnergyResult sampled_kernel_energy(const EnergyModel& model, std::size_t index, const KernelResult& k) {
+  const KernelSampling& s = *k.sampling;
+  EnergyResult e = model.kernel_energy(index, s.simulated_stats, s.simulated_cycles, 0);
+  const double f = s.extrapolation_factor;
+  e.joules *= f;
+  e.seconds *= f;
+  for (auto& part : e.breakdown) part.second *= f;
+  for (auto& event : e.events) event.second = static_cast<std::uint64_t>(std::llround(static_cast<double>(event.second) * f));
+  for (EnergySpan& w : e.windows) {
+    w.cycles = static_cast<std::uint64_t>(std::llround(static_cast<double>(w.cycles) * f));
+    w.joules *= f;
+  }
+  if (k.flops > 0 && e.joules > 0) e.flops_per_joule = static_cast<double>(k.flops) / e.joules;
+  return e;
+}
 
 // Each kernel's energy, and the run's: its kernels and the launch waits between them. The run's peak power is
 // over windows laid from its start across its kernels and waits, one after another as run.seconds counts them.
@@ -313,7 +441,7 @@ PowerSummary summarize_power(const EnergyModel& model, RunResult& result) {
   std::vector<EnergySpan> timeline;
   for (std::size_t i = 0; i < result.kernels.size(); ++i) {
     KernelResult& k = result.kernels[i];
-    k.energy = model.kernel_energy(i, k.stats, k.cycles, k.flops);
+    k.energy = k.sampling ? sampled_kernel_energy(model, i, k) : model.kernel_energy(i, k.stats, k.cycles, k.flops);
     const std::vector<EnergySpan> wait = model.idle_energy(k.launch_wait_cycles).windows;
     timeline.insert(timeline.end(), wait.begin(), wait.end());
     timeline.insert(timeline.end(), k.energy->windows.begin(), k.energy->windows.end());
@@ -369,7 +497,9 @@ RunResult Gpu::run(TraceSource& trace, const Driver& driver, const RunOptions& o
   for (const auto& k : result.kernels) {
     kernel_cycles += k.cycles;
     result.total_time_us += k.time_us + k.launch_wait_us;
-    warp_instructions += k.warp_instructions;
+    // Simulation speed counts what was simulated: a sampled kernel's own instructions, not its extrapolated ones.
+    const StatValue* simulated = k.sampling ? k.sampling->simulated_stats.find("sm.warp_instructions") : nullptr;
+    warp_instructions += simulated ? static_cast<std::uint64_t>(simulated->value) : k.warp_instructions;
     launch.wait_cycles += k.launch_wait_cycles;
     launch.wait_us += k.launch_wait_us;
     if (k.launch_wait_cycles > 0) ++launch.kernels_waited;

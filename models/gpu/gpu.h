@@ -23,6 +23,27 @@
 
 namespace warpsim {
 
+// How a kernel sampled by CTA waves (sim.sample = waves) was simulated and extrapolated: its cycles, counters
+// and energy are estimates, not simulated figures.
+struct KernelSampling {
+  std::string method = "waves";
+  std::uint64_t total_ctas = 0, simulated_ctas = 0;
+  std::uint64_t wave_ctas = 0;                    // CTAs the GPU holds at once for the kernel
+  double waves = 0.0;                             // total_ctas / wave_ctas
+  std::uint32_t warmup_waves = 0, measured_waves = 0;
+  std::uint64_t window_ctas = 0, window_cycles = 0;  // the measured window: CTAs completed in it, its SM cycles
+  std::uint64_t simulated_cycles = 0;             // the sample's own cycles, start to its last CTA's end
+  std::uint64_t extrapolated_cycles = 0;          // added for the CTAs not simulated, at the window's rate
+  // cycles / simulated_cycles: how far the kernel's time is from what was simulated.
+  double extrapolation_factor = 1.0;
+  // Counters (non-gauge) grew by their window's difference times counter_factor = (total - simulated CTAs) /
+  // window_ctas; warp and thread instructions are exact instead (the CTAs not run, read from the trace).
+  double counter_factor = 0.0;
+  bool instructions_exact = true;
+  // What the simulation itself measured (not written, not cached): the energy model's inputs for the sample.
+  StatReport simulated_stats;
+};
+
 struct KernelResult {
   std::string name;
   Dim3 grid, block;
@@ -59,6 +80,7 @@ struct KernelResult {
   std::string captured_arch, run_arch;
   std::vector<RetargetMapping> retargeted;
   std::optional<EnergyResult> energy;  // with power.enabled (models/power/energy_model.h)
+  std::optional<KernelSampling> sampling;  // set when the kernel was sampled (its figures extrapolated)
 };
 
 struct SimInfo {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "sim/registry/registry.h"
 #include "sim/slots/build_context.h"
@@ -43,6 +44,11 @@ KernelScheduler::KernelScheduler(BuildContext& ctx, std::vector<StreamingMultipr
       watchdog_cycles_(ctx.config.section("sim").u64("watchdog_cycles")),
       check_cycles_(ctx.config.section("sim").u64("progress_check_cycles")),
       launch_interval_cycles_(launch_interval_cycles(ctx.config)) {
+  const Params& sim = ctx.config.section("sim");
+  sample_waves_ = sim.str("sample") == "waves";
+  sample_warmup_waves_ = sim.u32("sample_warmup_waves");
+  sample_measured_waves_ = sim.u32("sample_measured_waves");
+  sample_min_waves_ = sim.u32("sample_min_waves");
   const Params& noc = ctx.config.section("noc");
   if (noc.has("gpcs")) gpcs_ = std::max(1u, noc.u32("gpcs"));
   ctx.publish<ClusterDirectory>("clusters", {this});
@@ -50,6 +56,7 @@ KernelScheduler::KernelScheduler(BuildContext& ctx, std::vector<StreamingMultipr
     sm->on_cta_done([this](unsigned sm_index, std::uint64_t cta) {
       ++ctas_done_;
       resident_.erase(cta);
+      if (sample_.active) cta_finished_sampling(domain().now());
       for (RunObserver* o : observers_) o->cta_finished(kernel_index_, sm_index, cta, domain().now());
       schedule_work(domain().now() + 1);
     });
@@ -63,6 +70,7 @@ void KernelScheduler::start(TraceSource& trace, std::vector<RunObserver*> observ
   kernel_.reset();
   work_cycles_.clear();
   run_start_ = previous_end_ = domain().now();
+  time_offset_ = 0;
   waiting_for_host_ = false;
   schedule_work(domain().now());
 }
@@ -74,12 +82,14 @@ void KernelScheduler::schedule_work(Cycle cycle) {
 
 KernelLaunch KernelScheduler::launch(Cycle now) const {
   return KernelLaunch{kernel_index_, trace_->num_kernels(), &kernel_->info(), now, submitted_cycle(kernel_index_),
-                      host_wait_};
+                      host_wait_, &sample_, time_offset_};
 }
 
-// Rounded per kernel from the exact product, so that the rounding does not accumulate over a long trace.
+// Rounded per kernel from the exact product, so that the rounding does not accumulate over a long trace. On the
+// simulated clock: the run's time less the cycles extrapolated for sampled kernels (no earlier than the run's start).
 Cycle KernelScheduler::submitted_cycle(std::size_t index) const {
-  return run_start_ + static_cast<Cycle>(std::llround(static_cast<double>(index) * launch_interval_cycles_));
+  const Cycle at = static_cast<Cycle>(std::llround(static_cast<double>(index) * launch_interval_cycles_));
+  return run_start_ + (at > time_offset_ ? at - time_offset_ : 0);
 }
 
 Cycle KernelScheduler::tick(Cycle now) {
@@ -100,7 +110,16 @@ Cycle KernelScheduler::tick(Cycle now) {
 
 bool KernelScheduler::schedule_kernels_and_ctas(Cycle now) {
   if (kernel_ && ctas_done_ == total_ctas_) {
+    if (sample_.active) {
+      count_skipped_instructions();
+      // The CTAs not run, at the measured window's rate.
+      const double per_cta = static_cast<double>(sample_.window_end_cycle - sample_.window_begin_cycle) /
+                             static_cast<double>(sample_.window_end - sample_.window_begin);
+      sample_.extrapolated_cycles = static_cast<Cycle>(
+          std::llround(per_cta * static_cast<double>(sample_.total_ctas - sample_.simulated_ctas)));
+    }
     for (RunObserver* o : observers_) o->kernel_finished(launch(now));
+    time_offset_ += sample_.active ? sample_.extrapolated_cycles : 0;
     kernel_.reset();
     previous_end_ = now;
   }
@@ -118,6 +137,7 @@ bool KernelScheduler::schedule_kernels_and_ctas(Cycle now) {
       return false;
     }
     next_cta_ = ctas_done_ = 0;
+    if (sample_.active && sample_.window_begin == 0) sample_.window_begin_cycle = now;  // no warm-up
     for (RunObserver* o : observers_) o->kernel_started(launch(now));
     last_progress_cycle_ = now;
     last_issued_ = issued();
@@ -156,9 +176,99 @@ bool KernelScheduler::open_next_kernel(Cycle) {
     }
   }
   for (auto* sm : sms_) sm->begin_kernel(info, occupancy_);
-  total_ctas_ = info.grid.count();
+  plan_sample(info);
+  total_ctas_ = sample_.simulated_ctas;
   kernel_ = std::move(k);
   return true;
+}
+
+// The CTAs the GPU holds at once: every SM full; with clusters, whole clusters per GPC.
+std::uint64_t KernelScheduler::wave_capacity(const KernelInfo& info) const {
+  const std::uint64_t per_sm = occupancy_.ctas_per_sm;
+  const std::uint64_t size = std::max<std::uint64_t>(1, info.cluster.count());
+  if (size == 1) return per_sm * sms_.size();
+  std::uint64_t ctas = 0;
+  for (unsigned g = 0; g < gpcs_; ++g) {
+    const std::uint64_t gpc_sms = sms_.size() / gpcs_ + (g < sms_.size() % gpcs_ ? 1 : 0);
+    ctas += gpc_sms * per_sm / size * size;
+  }
+  return ctas;
+}
+
+void KernelScheduler::plan_sample(const KernelInfo& info) {
+  sample_ = SamplePlan{};
+  sample_.total_ctas = sample_.simulated_ctas = info.grid.count();
+  sample_.wave_ctas = wave_capacity(info);
+  if (!sample_waves_ || sample_.wave_ctas == 0) return;
+  const std::uint64_t wave = sample_.wave_ctas, total = sample_.total_ctas;
+  if (total <= std::uint64_t{sample_min_waves_} * wave) return;  // a few waves: simulated whole
+  // Warm-up and measured waves, one more wave that keeps the GPU full until the window closes, and the grid's
+  // partial last wave: the sample leaves out whole waves only, so it ends the way the kernel does.
+  const std::uint64_t run = (std::uint64_t{sample_warmup_waves_} + sample_measured_waves_ + 1) * wave + total % wave;
+  if (run >= total) return;
+  sample_.active = true;
+  sample_.simulated_ctas = run;
+  sample_.warmup_waves = sample_warmup_waves_;
+  sample_.measured_waves = sample_measured_waves_;
+  sample_.window_begin = std::uint64_t{sample_warmup_waves_} * wave;
+  sample_.window_end = sample_.window_begin + std::uint64_t{sample_measured_waves_} * wave;
+  if (l2_footprint_) footprint_at_start_ = l2_footprint_();
+}
+
+void KernelScheduler::extend_warmup_for_l2() {
+  if (!l2_footprint_ || l2_bytes_ == 0) return;
+  const L2Footprint now = l2_footprint_();
+  const std::uint64_t written =
+      now.dirty_bytes > footprint_at_start_.dirty_bytes ? now.dirty_bytes - footprint_at_start_.dirty_bytes : 0;
+  const std::uint64_t brought = now.dram_read_bytes - footprint_at_start_.dram_read_bytes + written;
+  const std::uint64_t room = l2_bytes_ > footprint_at_start_.dirty_bytes ? l2_bytes_ - footprint_at_start_.dirty_bytes : 0;
+  const double waves = static_cast<double>(sample_.total_ctas) / static_cast<double>(sample_.wave_ctas);
+  // Modified data evicted to DRAM before the kernel ends: the kernel's later waves differ from its first ones.
+  if (brought == 0 || static_cast<double>(written) * waves <= static_cast<double>(room)) return;
+  const std::uint64_t fill_waves = (l2_bytes_ + brought - 1) / brought + 1;
+  if (fill_waves <= sample_.warmup_waves) return;
+  const std::uint64_t wave = sample_.wave_ctas, total = sample_.total_ctas;
+  const std::uint64_t run = (fill_waves + sample_.measured_waves + 1) * wave + total % wave;
+  if (run >= total) {  // no saving left: the rest of the kernel is simulated
+    sample_.active = false;
+    sample_.simulated_ctas = total_ctas_ = total;
+    return;
+  }
+  sample_.warmup_waves = static_cast<std::uint32_t>(fill_waves);
+  sample_.simulated_ctas = total_ctas_ = run;
+  sample_.window_begin = fill_waves * wave;
+  sample_.window_end = sample_.window_begin + std::uint64_t{sample_.measured_waves} * wave;
+}
+
+void KernelScheduler::cta_finished_sampling(Cycle now) {
+  // The first wave's worth of CTAs done: how much of the L2 the kernel fills per wave.
+  if (ctas_done_ == sample_.wave_ctas) {
+    extend_warmup_for_l2();
+    if (!sample_.active) return;
+  }
+  const bool opens = ctas_done_ == sample_.window_begin, closes = ctas_done_ == sample_.window_end;
+  if (!opens && !closes) return;
+  (opens ? sample_.window_begin_cycle : sample_.window_end_cycle) = now;
+  const KernelLaunch l = launch(now);
+  if (opens)
+    for (RunObserver* o : observers_) o->sample_window(l, false);
+  if (closes)
+    for (RunObserver* o : observers_) o->sample_window(l, true);
+}
+
+void KernelScheduler::count_skipped_instructions() {
+  std::vector<WarpInst> batch(256);
+  for (std::uint64_t cta = sample_.simulated_ctas; cta < sample_.total_ctas; ++cta) {
+    const std::unique_ptr<CtaSource> source = kernel_->open_cta(cta);
+    for (std::uint32_t w = 0; w < source->num_warps(); ++w) {
+      const std::unique_ptr<WarpStream> stream = source->open_warp(w);
+      for (std::size_t n; (n = stream->read(batch.data(), batch.size())) > 0;) {
+        sample_.skipped_warp_instructions += n;
+        for (std::size_t i = 0; i < n; ++i)
+          sample_.skipped_thread_instructions += static_cast<std::uint64_t>(batch[i].active_lanes());
+      }
+    }
+  }
 }
 
 void KernelScheduler::launch_on(std::size_t s, std::uint64_t cta) {
@@ -265,7 +375,8 @@ std::string KernelScheduler::describe_state() const {
   if (waiting_for_host_) return "waiting for the host to submit kernel " + std::to_string(next_kernel_);
   if (!kernel_) return {};
   return "kernel '" + kernel_->info().name + "': " + std::to_string(next_cta_) + " of " + std::to_string(total_ctas_) +
-         " CTAs launched, " + std::to_string(ctas_done_) + " finished";
+         " CTAs launched" + (sample_.active ? " (a sample of " + std::to_string(sample_.total_ctas) + ")" : std::string()) +
+         ", " + std::to_string(ctas_done_) + " finished";
 }
 
 }  // namespace warpsim

@@ -3,6 +3,17 @@
 // the host submits kernel i at i launch intervals after the first (config `launch`: eager launches or a CUDA
 // graph), so kernels longer than the interval hide it and shorter ones leave the GPU idle, launch-bound. What happens around it (results, timeline, progress
 // display) hangs off RunObserver.
+//
+// CTA-wave sampling (sim.sample = waves): a kernel of more than sim.sample_min_waves waves (a wave: the CTAs the
+// GPU holds at once) runs only its first (warm-up + measured + 1) waves plus its last partial wave's CTA count;
+// dispatch then stops and the resident CTAs finish as at a kernel's end, so the next kernel starts on a drained
+// memory system exactly as after a kernel of that many CTAs. The observers get the measured window (from the
+// completion of warm-up waves' worth of CTAs to that of warm-up + measured waves' worth, the GPU full throughout)
+// and extrapolate the CTAs not run (models/gpu/gpu.cpp). A kernel that writes more than the L2 holds (a large GEMM's
+// output) runs slower once the L2 starts evicting its modified lines to DRAM: its warm-up lasts, beyond
+// sim.sample_warmup_waves, until the data it brought into the L2 (DRAM reads and modified bytes, measured over the
+// first wave) has filled the L2's capacity once, plus one wave; a kernel whose sample would then be the whole grid is
+// simulated whole.
 #pragma once
 
 #include <functional>
@@ -29,6 +40,16 @@ class KernelScheduler final : public Component, public ClusterDirectory {
   // `memory_progress`: a count that grows while the memory system works; `memory_pending`: it has work scheduled.
   KernelScheduler(BuildContext& ctx, std::vector<StreamingMultiprocessor*> sms, SmLimits limits,
                   std::function<std::uint64_t()> memory_progress, std::function<bool()> memory_pending);
+
+  // What CTA-wave sampling needs of the L2 (sim.sample = waves): `footprint()` the bytes read from DRAM so far (a
+  // count) and the modified bytes the L2 holds now (a level); `l2_bytes` its capacity.
+  struct L2Footprint {
+    std::uint64_t dram_read_bytes = 0, dirty_bytes = 0;
+  };
+  void set_l2_footprint(std::function<L2Footprint()> footprint, std::uint64_t l2_bytes) {
+    l2_footprint_ = std::move(footprint);
+    l2_bytes_ = l2_bytes;
+  }
 
   // Starts replaying `trace` at the current cycle; observers are told of everything that happens.
   void start(TraceSource& trace, std::vector<RunObserver*> observers);
@@ -59,6 +80,14 @@ class KernelScheduler final : public Component, public ClusterDirectory {
   Cycle last_known_completion() const;
   void check_progress(Cycle now);
   KernelLaunch launch(Cycle now) const;
+  // sim.sample: how the kernel just opened is sampled (sample_.active false: whole).
+  void plan_sample(const KernelInfo& info);
+  std::uint64_t wave_capacity(const KernelInfo& info) const;
+  // Counts what the CTAs [sample_.simulated_ctas, grid) would issue, from the trace.
+  void count_skipped_instructions();
+  void cta_finished_sampling(Cycle now);
+  // After the first wave: a kernel whose writes would overflow the L2 warms up until its footprint has filled it.
+  void extend_warmup_for_l2();
   // SM cycle at which the host has submitted kernel `index` (the first at the run's start).
   Cycle submitted_cycle(std::size_t index) const;
 
@@ -69,16 +98,26 @@ class KernelScheduler final : public Component, public ClusterDirectory {
   std::function<bool()> memory_pending_;
   Cycle watchdog_cycles_, check_cycles_;
   double launch_interval_cycles_;  // SM cycles between the host's submissions of two kernels (launch.mode's cost)
+  // CTA-wave sampling (sim.sample, sim.sample_*: models/gpu/gpu.cpp declares them)
+  bool sample_waves_ = false;
+  std::uint32_t sample_warmup_waves_ = 0, sample_measured_waves_ = 0, sample_min_waves_ = 0;
+  SamplePlan sample_;
+  std::function<L2Footprint()> l2_footprint_;
+  std::uint64_t l2_bytes_ = 0;
+  L2Footprint footprint_at_start_;  // at the sampled kernel's start
 
   TraceSource* trace_ = nullptr;
   std::vector<RunObserver*> observers_;
   std::unique_ptr<KernelSource> kernel_;
   Occupancy occupancy_;
   std::size_t next_kernel_ = 0, kernel_index_ = 0;
-  std::uint64_t total_ctas_ = 0, next_cta_ = 0, ctas_done_ = 0;
+  std::uint64_t total_ctas_ = 0, next_cta_ = 0, ctas_done_ = 0;  // total_ctas_: the CTAs to run (a sample's, if sampled)
   std::size_t rr_ = 0;
   Cycle run_start_ = 0, previous_end_ = 0;  // the run's first cycle; when the last kernel finished (or the run began)
   Cycle host_wait_ = 0;                      // the current kernel's cycles of GPU idle waiting for its submission
+  // Extrapolated cycles of the sampled kernels so far: the run's time is ahead of the simulated clock by this much,
+  // and the host's submissions (on the run's time) come that much earlier on the simulated clock.
+  Cycle time_offset_ = 0;
   bool waiting_for_host_ = false;
   unsigned gpcs_ = 1;
   std::unordered_map<std::uint64_t, StreamingMultiprocessor*> resident_;  // running CTAs of the kernel, by id

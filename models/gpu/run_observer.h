@@ -11,12 +11,36 @@
 
 namespace warpsim {
 
+// CTA-wave sampling of one kernel (sim.sample = waves; models/gpu/kernel_scheduler.h): the first
+// `simulated_ctas` CTAs of the grid are simulated, the rest extrapolated at the rate measured between two CTA
+// completion counts. simulated_ctas leaves out a whole number of waves, so the sample ends with the kernel's own
+// last wave (full or partial) and its tail is simulated, not extrapolated.
+struct SamplePlan {
+  bool active = false;               // false: the kernel is simulated whole
+  std::uint64_t total_ctas = 0;      // the grid
+  std::uint64_t wave_ctas = 0;       // CTAs the GPU holds at once for this kernel (SMs x CTAs per SM)
+  std::uint64_t simulated_ctas = 0;  // CTAs 0 .. simulated_ctas-1 run; = total_ctas when not sampled
+  std::uint32_t warmup_waves = 0, measured_waves = 0;
+  // The measured window: from the window_begin-th CTA completion to the window_end-th, while the GPU is still
+  // full (CTAs keep being dispatched until after window_end completions).
+  std::uint64_t window_begin = 0, window_end = 0;
+  Cycle window_begin_cycle = 0, window_end_cycle = 0;  // SM clock, set as the window opens and closes
+  // The cycles the CTAs not simulated add at the window's rate (set as the kernel ends).
+  Cycle extrapolated_cycles = 0;
+  // Of the CTAs not simulated, read from the trace (exact): what they would have issued.
+  std::uint64_t skipped_warp_instructions = 0, skipped_thread_instructions = 0;
+};
+
 struct KernelLaunch {
   std::size_t index = 0, count = 0;  // this kernel's position in the trace, and how many there are
   const KernelInfo* info = nullptr;
   Cycle cycle = 0;                   // SM clock
   Cycle submitted = 0;               // when the host had submitted it (launch.mode's interval after the previous)
   Cycle host_wait = 0;               // SM cycles the GPU sat idle before it, waiting for that submission
+  const SamplePlan* sample = nullptr;  // how the kernel is sampled (sample->active false: simulated whole)
+  // The extrapolated cycles of the sampled kernels before this one: the run's time (results, timeline) is the
+  // simulated cycle plus this; `cycle` and `submitted` are on the simulated clock.
+  Cycle time_offset = 0;
 };
 
 struct RunProgress {
@@ -37,6 +61,8 @@ class RunObserver {
   virtual void kernel_finished(const KernelLaunch&) {}  // `cycle`: the cycle it finished
   virtual void cta_started(std::size_t kernel, unsigned sm, std::uint64_t cta, Cycle) {}
   virtual void cta_finished(std::size_t kernel, unsigned sm, std::uint64_t cta, Cycle) {}
+  // A sampled kernel's measured window opens (`closing` false) or closes, at `cycle` (KernelLaunch::sample).
+  virtual void sample_window(const KernelLaunch&, bool /*closing*/) {}
   // Every `sim.progress_check_cycles` SM cycles.
   virtual void progress(const RunProgress&) {}
 };

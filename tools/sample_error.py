@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""CTA-wave sampling (--sample waves) against full simulation (--sample off): simulated time, its error, and
+the wall-time speed-up, for a fixed set of kernels of different kinds. Prints the markdown table that README
+"Sampling" shows.
+
+    sample_error.py --warpsim BUILD/warpsim                 # every case
+    sample_error.py --warpsim BUILD/warpsim --only h100     # cases whose name contains h100
+    sample_error.py --warpsim BUILD/warpsim --set sim.sample_measured_waves=1   # other sampling parameters
+
+Each case runs `warpsim run --driver plain` twice in a scratch directory and reads stats.json: total_time_us,
+kernels[].sampling (simulated / total CTAs) and sim.wall_s (the simulation's own wall time, without start-up).
+Wall times depend on the machine's load; the errors do not (both runs are deterministic).
+"""
+import argparse
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+# name, gpu, arguments of `warpsim run`. Sizes chosen so that the full simulation of each takes at most a few
+# minutes on one core, and that most have more than 8 waves (the figure of merit) and one has few (simulated whole).
+CASES = [
+    ("h100 gemm 8192x8192x256 bf16", "h100_sxm", ["--gemm", "8192x8192x256"]),
+    ("h100 gemm 8192x8192x1024 bf16", "h100_sxm", ["--gemm", "8192x8192x1024"]),
+    ("h100 gemm 16384x4096x512 bf16", "h100_sxm", ["--gemm", "16384x4096x512"]),
+    ("h100 gemm 4096x4096x1024 bf16 (few waves)", "h100_sxm", ["--gemm", "4096x4096x1024"]),
+    ("a100 gemm 8192x8192x256 bf16", "a100_sxm", ["--gemm", "8192x8192x256"]),
+    ("a100 gemm 8192x4096x1024 bf16", "a100_sxm", ["--gemm", "8192x4096x1024"]),
+    # Decode GEMMs and the paged decode attention of an LLM step have 1-2 waves on a full GPU (never sampled): the
+    # decode attention on a 4-SM H100 stands in for the kind (16 waves of long CTAs).
+    ("h100 (4 SMs) decode attention b16 h8 kv2048 d128", "h100_sxm",
+     ["--synth", "attention", "--synth-key", "variant=decode", "--synth-key", "batch=16", "--synth-key", "heads=8",
+      "--synth-key", "kv_heads=8", "--synth-key", "seqlen_q=1", "--synth-key", "seqlen_kv=2048",
+      "--synth-key", "head_dim=128", "--synth-key", "causal=false",
+      "--set", "sm.count=4", "--set", "noc.gpcs=2", "--set", "l2.partitions=2", "--set", "l2.slices=4",
+      "--set", "hbm.channels=4"]),
+    ("h100 rmsnorm 65536x2048 bf16", "h100_sxm",
+     ["--synth", "rmsnorm", "--synth-key", "rows=65536", "--synth-key", "cols=2048"]),
+    ("h100 softmax 262144x1024 bf16", "h100_sxm",
+     ["--synth", "softmax", "--synth-key", "rows=262144", "--synth-key", "cols=1024"]),
+]
+
+
+def run(warpsim, gpu, workload, mode, sets, out):
+    args = [warpsim, "run", "--gpu", gpu, *workload, "--sample", mode, "--driver", "plain", "--out", str(out),
+            "--no-progress", "-q"]
+    for s in sets:
+        args += ["--set", s]
+    p = subprocess.run(args, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(args)}: exit {p.returncode}\n{p.stderr}")
+    return json.loads((out / "stats.json").read_text())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--warpsim", required=True)
+    ap.add_argument("--only", default="", help="only cases whose name contains this")
+    ap.add_argument("--set", action="append", default=[], help="a config override for both runs (repeatable)")
+    args = ap.parse_args()
+    print("| kernel | waves | CTAs simulated / total | time full (us) | time sampled (us) | time error | "
+          "DRAM bytes error | energy error | wall full (s) | wall sampled (s) | speed-up |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    worst = 0.0
+    for name, gpu, workload in CASES:
+        if args.only not in name:
+            continue
+        with tempfile.TemporaryDirectory() as d:
+            full = run(args.warpsim, gpu, workload, "off", args.set, pathlib.Path(d) / "off")
+            sampled = run(args.warpsim, gpu, workload, "waves", args.set, pathlib.Path(d) / "waves")
+        t_full, t_sampled = full["total_time_us"], sampled["total_time_us"]
+        err = (t_sampled - t_full) / t_full
+        sims = [k.get("sampling") for k in sampled["kernels"]]
+        simulated = sum(s["simulated_ctas"] if s else 0 for s in sims)
+        total = sum(s["total_ctas"] if s else 0 for s in sims)
+        waves = max((s["waves"] for s in sims if s), default=0.0)
+        ctas = f"{simulated} / {total}" if total else "whole"
+        waves_text = f"{waves:.1f}" if waves else "-"
+        w_full, w_sampled = full["sim"]["wall_s"], sampled["sim"]["wall_s"]
+
+        def total_of(result, field):
+            return sum(field(k) for k in result["kernels"])
+
+        def rel(field):
+            a, b = total_of(full, field), total_of(sampled, field)
+            return f"{100 * (b - a) / a:+.1f}%" if a else "-"
+
+        dram = rel(lambda k: k["dram_bytes_read"] + k["dram_bytes_written"])
+        energy = rel(lambda k: k["energy"]["joules"] if k.get("energy") else 0.0)
+        print(f"| {name} | {waves_text} | {ctas} | {t_full:.2f} | {t_sampled:.2f} | {100 * err:+.2f}% | {dram} | "
+              f"{energy} | {w_full:.1f} | {w_sampled:.1f} | {w_full / max(w_sampled, 1e-9):.1f}x |", flush=True)
+        worst = max(worst, abs(err))
+    print(f"\nlargest |error| {100 * worst:.2f}%")
+
+
+if __name__ == "__main__":
+    main()
