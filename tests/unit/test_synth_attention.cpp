@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "shipped_config.h"
 #include "sim/core/types.h"
 #include "sim/config/config.h"
 #include "sim/core/error.h"
@@ -25,9 +26,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-Config gpu(const std::string& name) {
-  return Config::load(std::string(WARPSIM_SOURCE_DIR) + "/configs/" + name + ".yaml", {}, Registry::instance());
-}
+using warpsim::test::gpu;
 
 constexpr std::uint64_t kArrayBase = 0x7f0000000000;  // the synthesizers' first array
 constexpr double kMmaFlops = 2.0 * 16 * 8 * 16;       // one mma.sync m16n8k16

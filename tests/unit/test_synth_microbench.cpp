@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "shipped_config.h"
 #include "sim/config/config.h"
 #include "sim/core/error.h"
 #include "sim/registry/registry.h"
@@ -21,9 +22,7 @@ using namespace warpsim;
 
 namespace {
 
-Config gpu(const std::string& name, const std::vector<std::string>& overrides = {}) {
-  return Config::load(std::string(WARPSIM_SOURCE_DIR) + "/configs/" + name + ".yaml", overrides, Registry::instance());
-}
+using warpsim::test::gpu;
 
 std::vector<WarpInst> warp_insts(KernelSource& kernel, std::uint64_t cta, std::uint32_t warp) {
   std::vector<WarpInst> out;

@@ -80,7 +80,7 @@ Totals scan_kernel(TraceSource& trace, bool keep_addresses = true) {
   return t;
 }
 
-Totals synth(const std::string& kind, const std::map<std::string, std::string>& keys, bool keep_addresses = true) {
+Totals synth_totals(const std::string& kind, const std::map<std::string, std::string>& keys, bool keep_addresses = true) {
   const std::unique_ptr<TraceSource> trace = SynthRegistry::instance().make(kind, keys, a100());
   return scan_kernel(*trace, keep_addresses);
 }
@@ -104,7 +104,7 @@ TEST_CASE("ops: the operator kinds are registered", "[synth][ops]") {
 TEST_CASE("ops: elementwise data volume, grid and per-element work", "[synth][ops]") {
   SECTION("gelu fp16, whole blocks: one 8-byte vector per lane, 2 MUFU per element") {
     const std::uint64_t n = 4 * 512;  // 4 blocks of 128 threads x 4 elements
-    const Totals t = synth("elementwise", {{"op", "gelu"}, {"elements", std::to_string(n)}});
+    const Totals t = synth_totals("elementwise", {{"op", "gelu"}, {"elements", std::to_string(n)}});
     CHECK(t.info.grid == Dim3{4, 1, 1});
     CHECK(t.info.block == Dim3{128, 1, 1});
     CHECK(t.global_load_bytes == n * 2);
@@ -116,14 +116,14 @@ TEST_CASE("ops: elementwise data volume, grid and per-element work", "[synth][op
   }
   SECTION("add fp32 with a ragged tail: two inputs, 16-byte vectors, scalar tail") {
     const std::uint64_t n = 3 * 512 + 100;
-    const Totals t = synth("elementwise", {{"op", "add"}, {"elements", std::to_string(n)}, {"dtype", "fp32"}});
+    const Totals t = synth_totals("elementwise", {{"op", "add"}, {"elements", std::to_string(n)}, {"dtype", "fp32"}});
     CHECK(t.info.grid == Dim3{4, 1, 1});
     CHECK(t.global_load_bytes == 2 * n * 4);
     CHECK(t.global_store_bytes == n * 4);
     CHECK(t.stored_addresses.size() == 3 * 512 / 4 + 100);  // vectors of the full blocks + the tail's scalars
   }
   SECTION("copy bf16 of a single element") {
-    const Totals t = synth("elementwise", {{"op", "copy"}, {"elements", "1"}, {"dtype", "bf16"}});
+    const Totals t = synth_totals("elementwise", {{"op", "copy"}, {"elements", "1"}, {"dtype", "bf16"}});
     CHECK(t.info.grid == Dim3{1, 1, 1});
     CHECK(t.global_load_bytes == 2);
     CHECK(t.global_store_bytes == 2);
@@ -138,7 +138,7 @@ TEST_CASE("ops: elementwise data volume, grid and per-element work", "[synth][op
 
 TEST_CASE("ops: softmax reads and writes each element once (warp and smem block variants)", "[synth][ops]") {
   SECTION("persistent warp softmax, 1000 columns: one row per warp, 4 rows per block") {
-    const Totals t = synth("softmax", {{"rows", "100"}, {"cols", "1000"}});
+    const Totals t = synth_totals("softmax", {{"rows", "100"}, {"cols", "1000"}});
     CHECK(t.info.grid == Dim3{25, 1, 1});
     CHECK(t.info.block == Dim3{128, 1, 1});
     CHECK(t.global_load_bytes == 100 * 1000 * 2);
@@ -150,7 +150,7 @@ TEST_CASE("ops: softmax reads and writes each element once (warp and smem block 
     CHECK(t.info.shared_mem_bytes == 0);
   }
   SECTION("narrow rows: 10 columns -> 16-lane virtual warps of 2 rows each") {
-    const Totals t = synth("softmax", {{"rows", "33"}, {"cols", "10"}, {"dtype", "fp32"}});
+    const Totals t = synth_totals("softmax", {{"rows", "33"}, {"cols", "10"}, {"dtype", "fp32"}});
     // 4 hardware warps x (2 virtual warps x 2 rows) = 16 rows per block
     CHECK(t.info.grid == Dim3{3, 1, 1});
     CHECK(t.global_load_bytes == 33 * 10 * 4);
@@ -158,7 +158,7 @@ TEST_CASE("ops: softmax reads and writes each element once (warp and smem block 
     CHECK(t.n(Opcode::SHFL) == 3 * 4 * 2 * 2 * 4);  // warps x 2 reductions x 2 rows x log2(16) steps
   }
   SECTION("block softmax, 4096 fp16 columns: row kept in shared memory") {
-    const Totals t = synth("softmax", {{"rows", "8"}, {"cols", "4096"}});
+    const Totals t = synth_totals("softmax", {{"rows", "8"}, {"cols", "4096"}});
     // ILP 8; block = next power of two >= min(4096/8, 1024)/2 = 256 threads; one block per row
     CHECK(t.info.grid == Dim3{8, 1, 1});
     CHECK(t.info.block == Dim3{256, 1, 1});
@@ -171,7 +171,7 @@ TEST_CASE("ops: softmax reads and writes each element once (warp and smem block 
     CHECK(t.every_warp_ends_with_exit);
   }
   SECTION("block softmax, 32768 fp16 columns: 64 KiB rows re-read from global memory in each pass") {
-    const Totals t = synth("softmax", {{"rows", "2"}, {"cols", "32768"}}, false);
+    const Totals t = synth_totals("softmax", {{"rows", "2"}, {"cols", "32768"}}, false);
     CHECK(t.info.block == Dim3{512, 1, 1});
     CHECK(t.global_load_bytes == 3 * 2 * 32768 * 2);
     CHECK(t.global_store_bytes == 2 * 32768 * 2);
@@ -186,7 +186,7 @@ TEST_CASE("ops: softmax reads and writes each element once (warp and smem block 
 TEST_CASE("ops: layernorm and rmsnorm read the row twice, the affine parameters per row, and write once", "[synth][ops]") {
   SECTION("layernorm bf16, affine, 1000 columns (250 vectors: 2 loop iterations, the second partly masked)") {
     const std::uint64_t rows = 6, cols = 1000;
-    const Totals t = synth("layernorm", {{"rows", "6"}, {"cols", "1000"}, {"dtype", "bf16"}});
+    const Totals t = synth_totals("layernorm", {{"rows", "6"}, {"cols", "1000"}, {"dtype", "bf16"}});
     CHECK(t.info.grid == Dim3{6, 1, 1});
     CHECK(t.info.block == Dim3{32, 4, 1});
     // X in passes 1 and 2, gamma and beta in pass 2 (each block reads them whole)
@@ -200,7 +200,7 @@ TEST_CASE("ops: layernorm and rmsnorm read the row twice, the affine parameters 
   }
   SECTION("rmsnorm fp32 without affine parameters") {
     const std::uint64_t rows = 3, cols = 4096;
-    const Totals t = synth("rmsnorm", {{"rows", "3"}, {"cols", "4096"}, {"dtype", "fp32"}, {"elementwise_affine", "false"}});
+    const Totals t = synth_totals("rmsnorm", {{"rows", "3"}, {"cols", "4096"}, {"dtype", "fp32"}, {"elementwise_affine", "false"}});
     CHECK(t.global_load_bytes == 2 * rows * cols * 4);
     CHECK(t.global_store_bytes == rows * cols * 4 + rows * 4);  // Y + rstd
     CHECK(t.n(Opcode::SHFL) == rows * 4 * (5 + 2));
@@ -237,7 +237,7 @@ TEST_CASE("SHFL: appended opcode, integer pipe, round trip through the native tr
 TEST_CASE("ops: rotary embedding rewrites q and k in place and reads cos/sin per pair", "[synth][ops]") {
   SECTION("3 tokens x 5 heads x 64, fp16: 160 pairs per token -> a 160-thread block per token") {
     const std::uint64_t tokens = 3, heads = 5, dim = 64;
-    const Totals t = synth("rotary", {{"tokens", "3"}, {"heads", "5"}, {"head_dim", "64"}});
+    const Totals t = synth_totals("rotary", {{"tokens", "3"}, {"heads", "5"}, {"head_dim", "64"}});
     CHECK(t.info.grid == Dim3{3, 1, 1});
     CHECK(t.info.block == Dim3{160, 1, 1});
     // x and y of every pair of q and k (= all of q and k), plus cos and sin for each of those pairs
@@ -247,7 +247,7 @@ TEST_CASE("ops: rotary embedding rewrites q and k in place and reads cos/sin per
     CHECK(t.every_warp_ends_with_exit);
   }
   SECTION("more pairs than 512 threads: the loop covers them all") {
-    const Totals t = synth("rotary", {{"tokens", "2"}, {"heads", "40"}, {"head_dim", "128"}, {"dtype", "fp32"}});
+    const Totals t = synth_totals("rotary", {{"tokens", "2"}, {"heads", "40"}, {"head_dim", "128"}, {"dtype", "fp32"}});
     CHECK(t.info.block == Dim3{512, 1, 1});
     CHECK(t.global_store_bytes == 2 * 2 * 40 * 128 * 4);
     CHECK(t.stored_addresses.size() == 2 * 2 * 40 * 128);
