@@ -34,10 +34,11 @@ EnergyResult kernels_energy(const RunResult& r) {
     if (!k.energy) throw InputError("power.cap_mode boost: a kernel of the step has no energy (power.enabled is off?)");
     sum.joules += k.energy->joules;
     sum.seconds += k.energy->seconds;
-    for (const auto& [name, j] : k.energy->breakdown) {
-      auto it = std::find_if(sum.breakdown.begin(), sum.breakdown.end(), [&](const auto& c) { return c.first == name; });
-      if (it == sum.breakdown.end()) sum.breakdown.emplace_back(name, j);
-      else it->second += j;
+    for (const auto& component : k.energy->breakdown) {
+      auto it = std::find_if(sum.breakdown.begin(), sum.breakdown.end(),
+                             [&](const auto& c) { return c.first == component.first; });
+      if (it == sum.breakdown.end()) sum.breakdown.push_back(component);
+      else it->second += component.second;
     }
   }
   return sum;
