@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+
+#include <fmt/format.h>
 
 namespace warpsim {
 namespace {
@@ -72,6 +75,10 @@ double predicted_watts(const Trial& basis, const Trial* other, const PowerParams
 }
 
 }  // namespace
+
+std::string sm_clock_override(double hz) {
+  return fmt::format("clocks.sm={}Hz", static_cast<std::uint64_t>(std::llround(hz)));
+}
 
 BoostSearch search_boost_clock(const PowerParams& p, const std::function<std::vector<BoostPart>(double hz)>& simulate) {
   const double step = p.clock_step_hz, top = p.reference_clock_hz, floor = std::max(step, p.idle_clock_hz);

@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -42,6 +43,9 @@ struct BoostSearch {
   std::size_t chosen = 0;  // index of the simulation chosen, in the order made
   std::vector<std::pair<double, double>> clock_search;  // (SM clock Hz, average W) of each simulation
 };
+
+// The override that pins the SM clock at `hz` (as `--set clocks.sm=...`), for a simulation at one search step.
+std::string sm_clock_override(double hz);
 
 // Searches the clock as above. `simulate(hz)` simulates every part at SM clock hz and returns them (in the same
 // order each time); what they point to must live until the search returns.

@@ -127,7 +127,7 @@ RunOutcome simulate_under_cap(const PreparedRun& first, const PowerParams& p) {
     // The first simulation keeps the requested driver; SystemC elaborates once per process, so the others run
     // on the plain driver, which gives bit-identical results.
     if (!runs.empty()) at.driver = "plain";
-    at.overrides.push_back(fmt::format("clocks.sm={}Hz", static_cast<std::uint64_t>(std::llround(hz))));
+    at.overrides.push_back(sm_clock_override(hz));
     runs.push_back(simulate_once(prepare_run(at)));
     const RunResult& r = runs.back().result;
     return std::vector<BoostPart>{BoostPart{&r.power->run, r.sm_clock_hz, 1.0}};

@@ -98,12 +98,16 @@ LlmResult run_llm(const LlmModel& model, const Scenario& scenario, const std::ve
 
   // Roofline times first: a scenario the config cannot estimate (--tp without node.link_bandwidth) fails before
   // anything is simulated.
-  r.entry_roofline.resize(plan.size());
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    r.entry_roofline[i] = roofline(plan[i], peaks, scenario.tp);
-    r.roofline_step_us += r.entry_roofline[i].us * plan[i].count;
-    if (r.entry_roofline[i].collective) r.nvlink_j += r.entry_roofline[i].collective->link_energy_j * plan[i].count;
-  }
+  auto estimate_rooflines = [&] {  // at r.peaks' SM clock
+    r.entry_roofline.assign(plan.size(), Roofline{});
+    r.roofline_step_us = r.nvlink_j = 0.0;
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+      r.entry_roofline[i] = roofline(plan[i], peaks, scenario.tp);
+      r.roofline_step_us += r.entry_roofline[i].us * plan[i].count;
+      if (r.entry_roofline[i].collective) r.nvlink_j += r.entry_roofline[i].collective->link_energy_j * plan[i].count;
+    }
+  };
+  estimate_rooflines();
 
   // The distinct workloads, simulated once each (in plan order, so that progress reads as the step does), all
   // at one SM clock: `overrides` are the base's plus, under boost, that clock.
@@ -147,7 +151,7 @@ LlmResult run_llm(const LlmModel& model, const Scenario& scenario, const std::ve
     std::deque<EnergyResult> kernel_energies;
     const BoostSearch found = search_boost_clock(power, [&](double hz) {
       std::vector<std::string> overrides = base.overrides;
-      overrides.push_back(fmt::format("clocks.sm={}Hz", static_cast<std::uint64_t>(std::llround(hz))));
+      overrides.push_back(sm_clock_override(hz));
       trials.push_back(simulate_distinct(overrides, fmt::format(" at {:.0f} MHz", hz / 1e6)));
       std::vector<BoostPart> parts;
       for (std::size_t i : distinct_entries) {
@@ -164,13 +168,9 @@ LlmResult run_llm(const LlmModel& model, const Scenario& scenario, const std::ve
       if (result.power) result.power->clock_policy = "boost";
     // The rooflines at the step's clock.
     std::vector<std::string> overrides = base.overrides;
-    overrides.push_back(fmt::format("clocks.sm={}Hz", static_cast<std::uint64_t>(std::llround(r.step_clock_hz))));
+    overrides.push_back(sm_clock_override(r.step_clock_hz));
     r.peaks = peaks_of(load_gpu_config(base.gpu, overrides));
-    r.roofline_step_us = 0.0;
-    for (std::size_t i = 0; i < plan.size(); ++i) {
-      r.entry_roofline[i] = roofline(plan[i], peaks, scenario.tp);
-      r.roofline_step_us += r.entry_roofline[i].us * plan[i].count;
-    }
+    estimate_rooflines();
     r.clock_policy = "boost";
   } else {
     results = simulate_distinct(base.overrides, "");
