@@ -38,6 +38,9 @@ struct KernelTotals {
   std::map<std::uint64_t, std::set<std::uint64_t>> ldgsts_addresses;  // per CTA, lane addresses >= address_floor
   std::set<std::uint64_t> ldg_addresses;
   std::uint64_t ldgsts_bytes_above_floor = 0;
+  double hgmma_flops = 0;                     // each warp's HGMMA is a quarter of its warpgroup's m x n x k
+  std::uint64_t tma_bytes = 0, expect_tx_bytes = 0;
+  std::map<std::uint64_t, std::uint64_t> tma_bytes_per_cta;
   bool every_warp_ends_with_exit = true;
   std::uint64_t n(Opcode op) const {
     const auto it = insts.find(op);
@@ -71,6 +74,12 @@ KernelTotals scan(TraceSource& trace, std::size_t kernel_index, std::uint64_t ad
           }
           if (in.op == Opcode::STG) t.stg_bytes += bytes;
           if (in.op == Opcode::RED) t.red_lanes += in.active_lanes();
+          if (in.op == Opcode::HGMMA) t.hgmma_flops += 2.0 * in.mma.m * in.mma.n * in.mma.k / 4;
+          if (in.op == Opcode::UTMALDG) {  // aux rows of group_stride bytes
+            t.tma_bytes += std::uint64_t{in.aux} * static_cast<std::uint64_t>(in.group_stride);
+            t.tma_bytes_per_cta[cta] += std::uint64_t{in.aux} * static_cast<std::uint64_t>(in.group_stride);
+          }
+          if (in.op == Opcode::SYNCS_ARRIVE_TRANS64) t.expect_tx_bytes += in.aux;
           if (in.op == Opcode::LDGSTS) {
             t.ldgsts_bytes += bytes;
             for (int l = 0; l < kWarpSize; ++l)
@@ -142,6 +151,54 @@ TEST_CASE("attention fa2 forward GQA: query heads of one group read the same K/V
   for (std::uint64_t addr : a.at(0)) CHECK(addr < kArrayBase + 3 * kMiB);
   // Each CTA reads K and V of its KV head entirely: 2 x 128 x 64 x 2 B = 32 KiB in 16-byte pieces.
   CHECK(a.at(0).size() == 2 * 128 * 64 * 2 / 16);
+}
+
+TEST_CASE("attention fa3 forward: warp-specialised, every HGMMA useful, Q once and K/V once per CTA by TMA",
+          "[synth][attention]") {
+  // 1 x 2 heads, 256 queries x 352 keys, head_dim 128: FA3's hdim-128 tile is 128 x 176 (tile_size.h), so 2 query
+  // blocks x 2 KV blocks, nothing padded: the HGMMAs' FLOPs are the problem's 4*b*h*sq*skv*d exactly.
+  const double b = 1, h = 2, sq = 256, skv = 352, d = 128;
+  auto trace = make({{"heads", "2"}, {"seqlen_q", "256"}, {"seqlen_kv", "352"}, {"head_dim", "128"}, {"variant", "fa3"}},
+                    "h100_sxm");
+  REQUIRE(trace->num_kernels() == 1);
+  const KernelTotals t = scan(*trace, 0);
+  CHECK(t.every_warp_ends_with_exit);
+  CHECK(t.n(Opcode::HMMA) == 0);
+  CHECK(t.hgmma_flops == 4 * b * h * sq * skv * d);
+  CHECK(static_cast<double>(t.info.flops) == 4 * b * h * sq * skv * d);
+  // A producer warpgroup and two 64-row consumer warpgroups; grid (query blocks, heads, batch).
+  CHECK(t.info.block.x == 3 * 128);
+  CHECK(t.info.grid.x == 2);
+  CHECK(t.info.grid.y == 2);
+  // Loads are TMA boxes only (no per-thread copies): each CTA reads its 128 Q rows and all of its head's K and V.
+  CHECK(t.n(Opcode::LDGSTS) == 0);
+  CHECK(t.n(Opcode::LDG) == 0);
+  const double q_cta = 128 * d * 2, kv_head = skv * d * 2;
+  for (const auto& [cta, bytes] : t.tma_bytes_per_cta) CHECK(static_cast<double>(bytes) == q_cta + 2 * kv_head);
+  CHECK(t.tma_bytes_per_cta.size() == 4);
+  // Every byte a TMA box brings is announced on its full barrier (else a consumer would wait forever or early).
+  CHECK(t.expect_tx_bytes == t.tma_bytes);
+  // O once (16-bit) and the logsumexp of every row (fp32).
+  CHECK(static_cast<double>(t.stg_bytes) == b * h * sq * d * 2 + b * h * sq * 4);
+  // Online softmax: one MUFU.EX2 per score at least; asynchronous MMA: each consumer warp commits one group per
+  // GEMM (2 per KV block) and waits on them.
+  CHECK(static_cast<double>(t.n(Opcode::MUFU)) >= b * h * sq * skv / 32);
+  CHECK(t.n(Opcode::WARPGROUP_COMMIT) == 4 /*CTAs*/ * 8 /*consumer warps*/ * 2 /*blocks*/ * 2);
+  CHECK(t.n(Opcode::FSETP) == 0);  // 352 keys are two whole 176-key blocks
+}
+
+TEST_CASE("attention fa3 forward causal: the 128-key tile, only blocks at or below the diagonal", "[synth][attention]") {
+  auto full = make({{"heads", "2"}, {"seqlen_q", "512"}, {"head_dim", "128"}, {"variant", "fa3"}}, "h100_sxm");
+  auto causal =
+      make({{"heads", "2"}, {"seqlen_q", "512"}, {"head_dim", "128"}, {"variant", "fa3"}, {"causal", "true"}}, "h100_sxm");
+  const KernelTotals f = scan(*full, 0), c = scan(*causal, 0);
+  // Causal: 128 x 128 tiles (tile_size.h), query block m sees key blocks 0..m: 1+2+3+4 = 10 of 16 per head; one
+  // diagonal block per query block masked: 4 x 2 heads blocks of 128 x 128 scores, one select each.
+  CHECK(c.hgmma_flops == 2.0 * 128 * 128 * 128 * 2 * 10 * 2);
+  CHECK(c.n(Opcode::FSETP) == 8 * 128 * 128 / 32);
+  // Non-causal: 128 x 176 tiles, 512 keys = 2 whole blocks and one of 160 (masked): 4 query blocks x 2 heads.
+  CHECK(f.n(Opcode::FSETP) == 8 * 128 * 176 / 32);
+  CHECK(c.info.flops * 2 == f.info.flops);
 }
 
 TEST_CASE("attention fa2 backward: three kernels, 2.5x the forward MMAs, dQ reduced once per KV block",
@@ -249,8 +306,15 @@ TEST_CASE("attention: bad keys give one clear error", "[synth][attention][bad in
              Contains("head_dim") && Contains("64, 128 or 256"));
   CHECK_THAT(error_of({{"heads", "8"}, {"kv_heads", "3"}, {"seqlen_q", "64"}, {"head_dim", "64"}}),
              Contains("kv_heads") && Contains("divide heads"));
+  // FlashAttention-3 needs TMA and warpgroup MMA (make() defaults to the A100 config), and is forward only.
   CHECK_THAT(error_of({{"heads", "8"}, {"seqlen_q", "64"}, {"head_dim", "64"}, {"variant", "fa3"}}),
-             Contains("fa3") && Contains("not built"));
+             Contains("fa3") && Contains("sm_90") && Contains("sm_80"));
+  try {
+    make({{"heads", "8"}, {"seqlen_q", "64"}, {"head_dim", "64"}, {"variant", "fa3"}, {"direction", "bwd"}}, "h100_sxm");
+    FAIL("fa3 backward accepted");
+  } catch (const InputError& e) {
+    CHECK_THAT(std::string(e.what()), Contains("direction") && Contains("forward only"));
+  }
   CHECK_THAT(error_of({{"heads", "8"}, {"seqlen_q", "1"}, {"head_dim", "64"}, {"variant", "decode"}, {"direction", "bwd"}}),
              Contains("direction"));
   CHECK_THAT(error_of({{"heads", "8"}, {"seqlen_q", "64"}, {"head_dim", "64"}, {"causal", "maybe"}}),

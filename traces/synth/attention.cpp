@@ -1,5 +1,5 @@
 // The `attention` synthesizer: keys, checks, FLOP and byte counts, the shared warp-GEMM pieces and the registration.
-// The kernels are in attention_fa2.cpp and attention_decode.cpp.
+// The kernels are in attention_fa2.cpp, attention_fa3.cpp and attention_decode.cpp.
 #include "traces/synth/attention.h"
 #include "sim/core/types.h"
 
@@ -8,6 +8,7 @@
 
 #include "sim/config/config.h"
 #include "sim/core/error.h"
+#include "traces/synth/row_reduction.h"
 
 namespace warpsim::synth::attn {
 
@@ -74,9 +75,6 @@ AttnProblem attention_problem(const SynthArgs& args) {
   if (p.kv_heads > p.heads || p.heads % p.kv_heads != 0)
     bad_key("kv_heads", "must divide heads (" + std::to_string(p.heads) + ") for grouped-query attention, got " +
                             std::to_string(p.kv_heads));
-  if (p.variant == "fa3")
-    bad_key("variant", "fa3 (the Hopper warp-specialised FlashAttention-3 kernel) is not built yet; use fa2 "
-                       "(FlashAttention-2, runs on sm_80 and sm_90) or decode");
   if (p.batch > kMaxGridDimYZ)
     bad_key("batch", "at most " + std::to_string(kMaxGridDimYZ) + " (CUDA's grid.y limit), got " + std::to_string(p.batch));
   if (p.heads > kMaxGridDimYZ)
@@ -184,6 +182,56 @@ void emit_tile_copy(InstChunk& c, const CoalescedTileCopy& copy, const RowMajorM
   }
 }
 
+void emit_online_softmax(InstChunk& c, const SoftmaxRows& r, bool first) {
+  const std::uint32_t rows = r.rows();
+  for (std::uint32_t mi = 0; mi < r.m_blocks; ++mi)
+    for (std::uint32_t ni = 0; ni < r.n_blocks; ++ni)
+      for (std::uint32_t e = 0; e < kMmaAccRegs; ++e) {
+        const std::uint16_t m = reg(r.max + 2 * mi + e / 2);
+        emit_alu(c, Opcode::FADD, m, {m, r.s_reg(mi, ni, e)});
+      }
+  emit_warp_allreduce(c, WarpReduction{r.max, r.scratch, rows, Opcode::FADD, rows}, 4);
+  if (!first) {  // factor = exp2((max_old - max_new) * scale); l *= factor
+    for (std::uint32_t row = 0; row < rows; ++row) {
+      const std::uint16_t f = reg(r.scratch + row);
+      emit_alu(c, Opcode::FADD, f, {reg(r.max + row)});
+      emit_alu(c, Opcode::FMUL, f, {f});
+      emit_alu(c, Opcode::MUFU, f, {f});
+      emit_alu(c, Opcode::FMUL, reg(r.sum + row), {reg(r.sum + row), f});
+    }
+  } else {
+    c.skip(4 * rows);
+  }
+  for (std::uint32_t row = 0; row < rows; ++row) emit_alu(c, Opcode::FMUL, reg(r.max + row), {reg(r.max + row)});
+  // P = exp2(S * scale - max_scaled) (FFMA + MUFU.EX2), row sum (FADD)
+  for (std::uint32_t mi = 0; mi < r.m_blocks; ++mi)
+    for (std::uint32_t ni = 0; ni < r.n_blocks; ++ni)
+      for (std::uint32_t e = 0; e < kMmaAccRegs; ++e) {
+        const std::uint16_t s = r.s_reg(mi, ni, e), row = static_cast<std::uint16_t>(2 * mi + e / 2);
+        emit_alu(c, Opcode::FFMA, s, {s, reg(r.max + row)});
+        emit_alu(c, Opcode::MUFU, s, {s});
+        emit_alu(c, Opcode::FADD, reg(r.sum + row), {reg(r.sum + row), s});
+      }
+}
+
+void emit_rescale_rows(InstChunk& c, const SoftmaxRows& r, std::uint16_t acc, std::uint32_t acc_blocks_n, bool first) {
+  if (first) {
+    c.skip(r.m_blocks * acc_blocks_n * kMmaAccRegs);
+    return;
+  }
+  for (std::uint32_t mi = 0; mi < r.m_blocks; ++mi)
+    for (std::uint32_t ni = 0; ni < acc_blocks_n; ++ni)
+      for (std::uint32_t e = 0; e < kMmaAccRegs; ++e) {
+        const std::uint16_t o = reg(acc + (mi * acc_blocks_n + ni) * kMmaAccRegs + e);
+        emit_alu(c, Opcode::FMUL, o, {o, reg(r.scratch + 2 * mi + e / 2)});
+      }
+}
+
+void emit_pack_16bit(InstChunk& c, std::uint16_t src, std::uint32_t regs, std::uint16_t dst, std::uint32_t dst_step) {
+  for (std::uint32_t e = 0; e < regs; e += 2)
+    emit_alu(c, Opcode::FMUL, reg(dst + e / 2 * dst_step), {reg(src + e), reg(src + e + 1)});
+}
+
 std::uint32_t kernel_registers(std::uint32_t used, const Config& config) {
   const std::uint32_t max = config.section("sm").u32("max_registers_per_thread");
   return std::min(max, (used + 7u) / 8u * 8u);
@@ -223,6 +271,8 @@ std::unique_ptr<TraceSource> make_attention(const SynthArgs& args, const Config&
   };
   if (p.variant == "decode") {
     append(decode_kernels(p, config, arrays));
+  } else if (p.variant == "fa3") {
+    append(fa3_forward_kernels(p, config, arrays));
   } else {
     if (p.direction != "bwd") append(fa2_forward_kernels(p, config, arrays));
     if (p.direction != "fwd") append(fa2_backward_kernels(p, config, arrays));
@@ -246,8 +296,9 @@ SynthesizerInfo attention_synthesizer() {
   SynthesizerInfo info;
   info.name = "attention";
   info.description =
-      "scaled dot-product attention: FlashAttention-2 for sm_80 (variant fa2: forward, backward or both) and "
-      "FlashDecoding split-KV over a paged KV cache (variant decode) (traces/synth/README.md, \"Attention\")";
+      "scaled dot-product attention: FlashAttention-2 for sm_80 (variant fa2: forward, backward or both), "
+      "FlashAttention-3 for sm_90 (variant fa3: forward; TMA, warpgroup MMA, warp specialisation) and FlashDecoding "
+      "split-KV over a paged KV cache (variant decode) (traces/synth/README.md, \"Attention\")";
   constexpr std::uint64_t kMaxLen = std::uint64_t{1} << 24;
   Schema s("synth", "attention", info.description);
   s.uint("batch", "sequences", 1, "batch size", 1, 1ull << 20)
@@ -260,8 +311,8 @@ SynthesizerInfo attention_synthesizer() {
       .boolean("causal", false, "causal mask (aligned to the bottom right when seqlen_q != seqlen_kv, as flash-attention)")
       .choice("dtype", {"fp16", "bf16"}, std::string("fp16"), "element type of q, k, v, o (fp32 accumulation)")
       .choice("variant", {"fa2", "fa3", "decode"}, std::string("fa2"),
-              "fa2: FlashAttention-2 (sm_80 kernel, also on sm_90); decode: split-KV over a paged cache; fa3: not "
-              "built yet")
+              "fa2: FlashAttention-2 (sm_80 kernel, also on sm_90); fa3: FlashAttention-3 (sm_90, forward); decode: "
+              "split-KV over a paged cache")
       .choice("direction", {"fwd", "bwd", "fwd_bwd"}, std::string("fwd"),
               "fwd: forward kernel; bwd: the backward's kernels; fwd_bwd: both, in one trace (fa2 only)")
       .uint("page_size", "tokens", 256, "decode: tokens per page of the paged KV cache (a multiple of 16)", 16,

@@ -27,7 +27,7 @@ struct AttnProblem {
   DType dtype = DType::F16;
   std::string dtype_name = "fp16";
   std::uint32_t elem_bytes = 2;
-  std::string variant = "fa2";    // fa2 | decode (fa3: not built)
+  std::string variant = "fa2";    // fa2 | fa3 | decode
   std::string direction = "fwd";  // fwd | bwd | fwd_bwd
   std::uint64_t page_size = 256;  // decode: tokens per KV-cache page
 
@@ -143,6 +143,31 @@ inline void emit_clear(InstChunk& c, std::uint16_t first, std::uint32_t regs) {
   for (std::uint32_t i = 0; i < regs; ++i) emit_alu(c, Opcode::MOV, reg(first + i), {});
 }
 
+// ---- online softmax (flash::Softmax) ------------------------------------------------------------------------------
+
+// The registers of one warp's rows of a score tile in mma accumulator layout (16x8 blocks, 4 registers each; a lane
+// holds 2 rows per m block): S from `s` (m_blocks x n_blocks blocks), per-row running max, sum and a scratch register
+// (2 per m block each). The FA2 warp tile (mma.sync) and an FA3 warpgroup slab (wgmma m64: 16 rows per warp) share it.
+struct SoftmaxRows {
+  std::uint16_t s = 0, max = 0, sum = 0, scratch = 0;
+  std::uint32_t m_blocks = 1, n_blocks = 0;
+  std::uint32_t rows() const { return 2 * m_blocks; }
+  std::uint32_t s_regs() const { return m_blocks * n_blocks * kMmaAccRegs; }
+  std::uint16_t s_reg(std::uint32_t mi, std::uint32_t ni, std::uint32_t e) const {
+    return reg(s + (mi * n_blocks + ni) * kMmaAccRegs + e);
+  }
+};
+// Row max over the thread's columns (FMNMX, emitted as FADD: same fp32 pipe), then over the row's 4 lanes (SHFL);
+// unless `first`, the rescale factor exp2((max_old - max_new) * scale) into `scratch` and sum *= factor; then
+// P = exp2(S * scale - max_scaled) in place (FFMA + MUFU.EX2) and the row sums (FADD).
+void emit_online_softmax(InstChunk& c, const SoftmaxRows& r, bool first);
+// acc *= the rows' factors (FMUL per accumulator of an m_blocks x acc_blocks_n tile from `acc`); code slots kept
+// but nothing emitted when `first` (no factor yet).
+void emit_rescale_rows(InstChunk& c, const SoftmaxRows& r, std::uint16_t acc, std::uint32_t acc_blocks_n, bool first);
+// fp32 pairs from `src` (`regs` of them) to packed 16-bit: one F2FP per pair (emitted as FMUL) into
+// dst + (pair index) * dst_step (dst_step 2 with dst == src: in place, as FA2's P; 1: a separate packed tile).
+void emit_pack_16bit(InstChunk& c, std::uint16_t src, std::uint32_t regs, std::uint16_t dst, std::uint32_t dst_step);
+
 // Async copies (cp.async) of a `copy`-split tile of `rows` rows x head_dim starting at token `row0` of a BSHD
 // tensor's batch entry (`m`) and column `col0` (head * head_dim): the lanes of this warp's copies; tokens past the
 // end are masked (a copy with no lane left keeps its code slot).
@@ -161,6 +186,8 @@ std::uint64_t shared_memory_per_cta(const Config& config);
 // FlashAttention-2 for sm_80 (runs as is on sm_90): forward, and the backward's three kernels.
 std::vector<GeneratedKernelSpec> fa2_forward_kernels(const AttnProblem& p, const Config& config, AttnArrays& arrays);
 std::vector<GeneratedKernelSpec> fa2_backward_kernels(const AttnProblem& p, const Config& config, AttnArrays& arrays);
+// FlashAttention-3 forward for sm_90 (TMA, mbarriers, warpgroup MMA, warp specialisation): attention_fa3.cpp.
+std::vector<GeneratedKernelSpec> fa3_forward_kernels(const AttnProblem& p, const Config& config, AttnArrays& arrays);
 // FlashDecoding: split-KV over a paged cache, then the combine kernel.
 std::vector<GeneratedKernelSpec> decode_kernels(const AttnProblem& p, const Config& config, AttnArrays& arrays);
 

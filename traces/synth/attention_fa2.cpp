@@ -169,56 +169,14 @@ class ForwardWarp final : public TilePipelineWarp<ForwardWarp> {
     emit_alu(c, Opcode::IADD3, gptr, {gptr});
   }
 
-  // flash::Softmax::softmax_rescale_o for this warp's 2*mw rows (each lane holds 2 rows per m block).
+  // flash::Softmax::softmax_rescale_o for this warp's 2*mw rows (each lane holds 2 rows per m block): the row
+  // statistics and P, O *= factor, P packed to 16 bits in place.
   void emit_softmax(InstChunk& c, bool first) {
     const FwdPlan& P = *plan_;
-    const std::uint32_t rows = 2 * P.mw, nb = P.s_blocks_n();
-    auto s_reg = [&](std::uint32_t mi, std::uint32_t ni, std::uint32_t e) {
-      return reg(P.r_s + (mi * nb + ni) * kMmaAccRegs + e);
-    };
-    // Row max over the thread's columns (FMNMX, emitted as FADD: same fp32 pipe), then over the row's 4 lanes.
-    for (std::uint32_t mi = 0; mi < P.mw; ++mi)
-      for (std::uint32_t ni = 0; ni < nb; ++ni)
-        for (std::uint32_t e = 0; e < kMmaAccRegs; ++e) {
-          const std::uint16_t m = reg(P.r_max + 2 * mi + e / 2);
-          emit_alu(c, Opcode::FADD, m, {m, s_reg(mi, ni, e)});
-        }
-    emit_warp_allreduce(c, WarpReduction{P.r_max, P.r_scratch, rows, Opcode::FADD, rows}, 4);
-    if (!first) {  // factor = exp2((max_old - max_new) * scale); l *= factor
-      for (std::uint32_t r = 0; r < rows; ++r) {
-        const std::uint16_t f = reg(P.r_scratch + r);
-        emit_alu(c, Opcode::FADD, f, {reg(P.r_max + r)});
-        emit_alu(c, Opcode::FMUL, f, {f});
-        emit_alu(c, Opcode::MUFU, f, {f});
-        emit_alu(c, Opcode::FMUL, reg(P.r_sum + r), {reg(P.r_sum + r), f});
-      }
-    } else {
-      c.skip(4 * rows);
-    }
-    for (std::uint32_t r = 0; r < rows; ++r) emit_alu(c, Opcode::FMUL, reg(P.r_max + r), {reg(P.r_max + r)});
-    // P = exp2(S * scale - max_scaled) (FFMA + MUFU.EX2), row sum (FADD)
-    for (std::uint32_t mi = 0; mi < P.mw; ++mi)
-      for (std::uint32_t ni = 0; ni < nb; ++ni)
-        for (std::uint32_t e = 0; e < kMmaAccRegs; ++e) {
-          const std::uint16_t s = s_reg(mi, ni, e), row = static_cast<std::uint16_t>(2 * mi + e / 2);
-          emit_alu(c, Opcode::FFMA, s, {s, reg(P.r_max + row)});
-          emit_alu(c, Opcode::MUFU, s, {s});
-          emit_alu(c, Opcode::FADD, reg(P.r_sum + row), {reg(P.r_sum + row), s});
-        }
-    // O *= factor (per row)
-    if (!first) {
-      for (std::uint32_t mi = 0; mi < P.mw; ++mi)
-        for (std::uint32_t ni = 0; ni < P.o_blocks_n(); ++ni)
-          for (std::uint32_t e = 0; e < kMmaAccRegs; ++e) {
-            const std::uint16_t o = reg(P.r_o + (mi * P.o_blocks_n() + ni) * kMmaAccRegs + e);
-            emit_alu(c, Opcode::FMUL, o, {o, reg(P.r_scratch + 2 * mi + e / 2)});
-          }
-    } else {
-      c.skip(P.o_regs());
-    }
-    // P to 16 bits: one F2FP pack per pair (emitted as FMUL), in place.
-    for (std::uint32_t e = 0; e < P.s_regs(); e += 2)
-      emit_alu(c, Opcode::FMUL, reg(P.r_s + e), {reg(P.r_s + e), reg(P.r_s + e + 1)});
+    const SoftmaxRows rows{P.r_s, P.r_max, P.r_sum, P.r_scratch, P.mw, P.s_blocks_n()};
+    emit_online_softmax(c, rows, first);
+    emit_rescale_rows(c, rows, P.r_o, P.o_blocks_n(), first);
+    emit_pack_16bit(c, P.r_s, P.s_regs(), P.r_s, 2);
   }
 
   // fp32 partial output (split-KV): each lane stores its pairs of the 16x8 blocks directly (STG.64).
@@ -307,6 +265,48 @@ void finish_forward_plan(FwdPlan& P, const Config& config, const std::string& ke
   P.registers = kernel_registers(regs.used(), config);
 }
 
+DenseAttnTensors dense_attention_tensors(const AttnProblem& p, AttnArrays& arrays) {
+  DenseAttnTensors t;
+  t.q = BshdTensor{arrays.add(p.batch * p.seqlen_q * p.heads * p.head_dim * p.elem_bytes), p.batch, p.seqlen_q,
+                   p.heads, p.head_dim, p.elem_bytes};
+  t.k = BshdTensor{arrays.add(p.batch * p.seqlen_kv * p.kv_heads * p.head_dim * p.elem_bytes), p.batch, p.seqlen_kv,
+                   p.kv_heads, p.head_dim, p.elem_bytes};
+  t.v = BshdTensor{arrays.add(t.k.bytes()), p.batch, p.seqlen_kv, p.kv_heads, p.head_dim, p.elem_bytes};
+  t.o = BshdTensor{arrays.add(t.q.bytes()), p.batch, p.seqlen_q, p.heads, p.head_dim, p.elem_bytes};
+  t.lse = arrays.add(p.batch * p.heads * p.seqlen_q * 4);  // (batch, heads, seqlen_q) fp32
+  return t;
+}
+
+FwdCtaWork dense_forward_work(const DenseAttnTensors& t, const AttnProblem& p, std::uint32_t bm, std::uint32_t bn,
+                              std::uint64_t m, std::uint64_t b, std::uint64_t h) {
+  const std::uint32_t n_blocks = static_cast<std::uint32_t>(ceil_div(p.seqlen_kv, bn));
+  const std::uint64_t kvh = h / p.group();
+  FwdCtaWork w;
+  w.q = t.q.of_batch(b);
+  w.q_row0 = m * bm;
+  w.q_col0 = h * p.head_dim;
+  w.k = t.k.of_batch(b);
+  w.v = t.v.of_batch(b);
+  w.kv_col0 = kvh * p.head_dim;
+  w.kv_batch = b;
+  w.kv_len = p.seqlen_kv;
+  w.n_begin = 0;
+  w.n_end = n_blocks;
+  if (p.causal) {
+    // Row r of the block sees keys up to (m*bm + r) + seqlen_kv - seqlen_q (bottom-right aligned).
+    const std::int64_t limit = static_cast<std::int64_t>(m * bm + p.seqlen_kv) - static_cast<std::int64_t>(p.seqlen_q);
+    const std::int64_t last = limit + bm - 1;  // of the block's last row
+    w.n_end = last < 0 ? 0 : static_cast<std::uint32_t>(std::min<std::uint64_t>(n_blocks, static_cast<std::uint64_t>(last) / bn + 1));
+    w.causal_limit = limit < 0 ? 0 : static_cast<std::uint64_t>(limit);
+  }
+  w.o = t.o.of_batch(b);
+  w.o_row0 = m * bm;
+  w.o_col0 = h * p.head_dim;
+  w.lse = t.lse + ((b * p.heads + h) * p.seqlen_q + m * bm) * 4;
+  w.lse_rows = p.seqlen_q - std::min(p.seqlen_q, m * bm);
+  return w;
+}
+
 GeneratedKernelSpec forward_kernel_spec(std::shared_ptr<const FwdPlan> plan, Dim3 grid, std::string name,
                                         std::uint64_t flops, const Config& config) {
   GeneratedKernelSpec spec;
@@ -333,43 +333,11 @@ std::vector<GeneratedKernelSpec> fa2_forward_kernels(const AttnProblem& p, const
   P.block_n = p.head_dim == 64 ? 128 : 64;
   P.warps = p.head_dim == 256 ? 8 : 4;
   finish_forward_plan(P, config, "attention fa2 forward");
-  const BshdTensor q{arrays.add(p.batch * p.seqlen_q * p.heads * p.head_dim * p.elem_bytes), p.batch, p.seqlen_q,
-                     p.heads, p.head_dim, p.elem_bytes};
-  const BshdTensor k{arrays.add(p.batch * p.seqlen_kv * p.kv_heads * p.head_dim * p.elem_bytes), p.batch,
-                     p.seqlen_kv, p.kv_heads, p.head_dim, p.elem_bytes};
-  const BshdTensor v{arrays.add(k.bytes()), p.batch, p.seqlen_kv, p.kv_heads, p.head_dim, p.elem_bytes};
-  const BshdTensor o{arrays.add(q.bytes()), p.batch, p.seqlen_q, p.heads, p.head_dim, p.elem_bytes};
-  const std::uint64_t lse = arrays.add(p.batch * p.heads * p.seqlen_q * 4);  // (batch, heads, seqlen_q) fp32
+  const DenseAttnTensors t = dense_attention_tensors(p, arrays);
   const std::uint32_t m_blocks = static_cast<std::uint32_t>(ceil_div(p.seqlen_q, P.block_m));
-  const std::uint32_t n_blocks = static_cast<std::uint32_t>(ceil_div(p.seqlen_kv, P.block_n));
-  P.work = [q, k, v, o, lse, m_blocks, n_blocks, p, bm = P.block_m, bn = P.block_n](std::uint64_t cta) {
+  P.work = [t, m_blocks, p, bm = P.block_m, bn = P.block_n](std::uint64_t cta) {
     // grid (m blocks, batch, heads), x fastest
-    const std::uint64_t m = cta % m_blocks, b = cta / m_blocks % p.batch, h = cta / m_blocks / p.batch;
-    const std::uint64_t kvh = h / p.group();
-    FwdCtaWork w;
-    w.q = q.of_batch(b);
-    w.q_row0 = m * bm;
-    w.q_col0 = h * p.head_dim;
-    w.k = k.of_batch(b);
-    w.v = v.of_batch(b);
-    w.kv_col0 = kvh * p.head_dim;
-    w.kv_batch = b;
-    w.kv_len = p.seqlen_kv;
-    w.n_begin = 0;
-    w.n_end = n_blocks;
-    if (p.causal) {
-      // Row r of the block sees keys up to (m*bm + r) + seqlen_kv - seqlen_q (bottom-right aligned).
-      const std::int64_t limit = static_cast<std::int64_t>(m * bm + p.seqlen_kv) - static_cast<std::int64_t>(p.seqlen_q);
-      const std::int64_t last = limit + bm - 1;  // of the block's last row
-      w.n_end = last < 0 ? 0 : static_cast<std::uint32_t>(std::min<std::uint64_t>(n_blocks, static_cast<std::uint64_t>(last) / bn + 1));
-      w.causal_limit = limit < 0 ? 0 : static_cast<std::uint64_t>(limit);
-    }
-    w.o = o.of_batch(b);
-    w.o_row0 = m * bm;
-    w.o_col0 = h * p.head_dim;
-    w.lse = lse + ((b * p.heads + h) * p.seqlen_q + m * bm) * 4;
-    w.lse_rows = p.seqlen_q - std::min(p.seqlen_q, m * bm);
-    return w;
+    return dense_forward_work(t, p, bm, bn, cta % m_blocks, cta / m_blocks % p.batch, cta / m_blocks / p.batch);
   };
   const std::string name = "warpsim_flash_fwd_fa2_" + p.dtype_name + "_hdim" + std::to_string(p.head_dim) + "_" +
                            std::to_string(P.block_m) + "x" + std::to_string(P.block_n) + "_" + std::to_string(P.warps) +

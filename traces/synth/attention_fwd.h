@@ -31,6 +31,18 @@ struct FwdCtaWork {
   std::uint64_t lse_rows = 0;  // rows with a logsumexp (the rest masked)
 };
 
+// Q, K, V, O (BSHD) and the fp32 logsumexp (batch, heads, seqlen_q) of a dense (unpaged) attention problem, laid
+// out in that order from `arrays`.
+struct DenseAttnTensors {
+  BshdTensor q, k, v, o;
+  std::uint64_t lse = 0;
+};
+DenseAttnTensors dense_attention_tensors(const AttnProblem& p, AttnArrays& arrays);
+// The work of the CTA on query block m (of bm rows) of batch entry b and query head h, with KV blocks of bn keys:
+// every block (causal: those at or left of the block's last row's diagonal, bottom-right aligned).
+FwdCtaWork dense_forward_work(const DenseAttnTensors& t, const AttnProblem& p, std::uint32_t bm, std::uint32_t bn,
+                              std::uint64_t m, std::uint64_t b, std::uint64_t h);
+
 struct FwdPlan {
   AttnProblem p;
   std::uint32_t block_m = 128, block_n = 64, warps = 4, mw = 2;  // mw: m16 blocks per warp (rows interleaved)

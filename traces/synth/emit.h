@@ -78,6 +78,13 @@ inline WarpInst& emit_alu(InstChunk& c, Opcode op, std::uint16_t dst, std::initi
 inline void emit_branch(InstChunk& c, std::uint16_t pred) { set_src(c.emit(Opcode::BRA), {pred}); }
 // CTA-wide barrier `id` (bar.sync id).
 inline void emit_barrier(InstChunk& c, std::uint32_t id = 0) { c.emit(Opcode::BAR).aux = id; }
+// TEMPORARY (replaced by the named-barrier change): bar.sync id, threads / bar.arrive id, threads.
+inline void emit_named_barrier(InstChunk& c, std::uint32_t id, std::uint32_t threads) {
+  WarpInst& inst = c.emit(Opcode::BAR);
+  inst.aux = id;
+  inst.group = static_cast<std::uint8_t>(threads / kWarpSize);
+}
+inline void emit_barrier_arrive(InstChunk& c, std::uint32_t id, std::uint32_t threads) { emit_named_barrier(c, id, threads); }
 // cp.async.commit_group: the warp's outstanding LDGSTS become one group.
 inline void emit_async_commit(InstChunk& c) { c.emit(Opcode::LDGDEPBAR).aux = 0; }
 // cp.async.wait_group: wait until at most `max_outstanding` committed groups are still in flight.
