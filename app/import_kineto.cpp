@@ -17,6 +17,7 @@
 #include "sim/core/error.h"
 #include "traces/kineto/classify.h"
 #include "traces/kineto/kineto_trace.h"
+#include "traces/synth/attention.h"
 
 namespace warpsim {
 namespace {
@@ -90,6 +91,11 @@ ImportKinetoOutput import_kineto(const ImportKinetoOptions& o) {
     throw InputError(fmt::format("'{}': no kernel events (cat \"kernel\") in traceEvents; expected a trace of GPU activity "
                                  "(profile with ProfilerActivity.CUDA)", o.trace));
 
+  // A Hopper-native attention kernel (variant fa3) projected onto a GPU without TMA and warpgroup MMA runs as the
+  // kernel flash-attention would pick there (fa2), and says so.
+  const Config target = load_gpu_config(o.gpu, o.overrides);
+  const std::string target_arch = target.section("gpu").str("arch");
+  const bool target_has_fa3 = synth::attn::fa3_supported(target);
   // Classification, and the distinct workloads (one simulation each).
   std::vector<Row> rows;
   rows.reserve(trace.kernels.size());
@@ -99,6 +105,10 @@ ImportKinetoOutput import_kineto(const ImportKinetoOptions& o) {
     const Kernel& k = trace.kernels[i];
     Row r{&k, kineto::classify_kernel(k), "", "", NAN, -1, false};
     r.status = kineto::map_status_name(r.mapping.status);
+    if (r.mapping.synthesizer == "attention" && r.mapping.keys["variant"] == "fa3" && !target_has_fa3) {
+      r.mapping.keys["variant"] = "fa2";
+      r.mapping.note += fmt::format("; simulated as fa2 on this {} GPU (no TMA/warpgroup MMA for FlashAttention-3)", target_arch);
+    }
     r.note = r.mapping.note;
     const bool selected = (o.limit == 0 || i < o.limit) && (!only || std::regex_search(k.name, *only));
     if (!selected) {

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "app/gpu_configs.h"
 #include "app/llm/llm_run.h"
 #include "app/llm/model.h"
 #include "app/llm/plan.h"
@@ -72,11 +73,12 @@ CaseResult run_one_case(const ReferenceCase& c, const ValidateOptions& options, 
     s.tp = whole(c, "tp", 1);
     // fp16 runs at bf16's rate on the tensor cores and moves the same bytes.
     s.dtype = dtype == "fp16" ? "bf16" : dtype;
-    const std::vector<PlanEntry> plan = build_plan(model, s);
     RunSpec base;
     base.gpu = c.gpu;
     base.overrides = options.extra_overrides;
     base.overrides.insert(base.overrides.end(), c.overrides.begin(), c.overrides.end());
+    s.prefill_attention = prefill_attention_for(load_gpu_config(base.gpu, base.overrides));
+    const std::vector<PlanEntry> plan = build_plan(model, s);
     base.driver = "plain";
     base.progress = false;
     base.max_memory_bytes = options.max_memory_bytes;

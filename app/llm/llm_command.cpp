@@ -90,6 +90,7 @@ int cmd_llm(int argc, char** argv) {
   const std::string dir = cache_option.chosen(vm);
 
   const llm::LlmModel model = llm::load_model(model_name);
+  scenario.prefill_attention = llm::prefill_attention_for(load_gpu_config(base.gpu, base.overrides));
   const std::vector<llm::PlanEntry> plan = llm::build_plan(model, scenario);
   if (vm.count("plan")) {
     fmt::print("{}", llm::plan_text(model, scenario, plan));

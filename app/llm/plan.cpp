@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "sim/core/error.h"
+#include "traces/synth/attention.h"
 
 namespace warpsim::llm {
 namespace {
@@ -98,6 +99,10 @@ std::uint64_t context_tokens(const Scenario& s) { return s.context ? s.context :
 
 std::uint64_t step_tokens(const Scenario& s) { return s.phase == "prefill" ? s.batch * s.prompt : s.batch; }
 
+std::string prefill_attention_for(const Config& config) {
+  return synth::attn::fa3_supported(config) ? "fa3" : "fa2";
+}
+
 std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
   check(s.phase == "prefill" || s.phase == "decode", fmt::format("--phase: expected prefill or decode, got '{}'", s.phase));
   check(s.dtype == "bf16" || s.dtype == "fp8", fmt::format("--dtype: expected bf16 or fp8, got '{}'", s.dtype));
@@ -147,9 +152,10 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
       e.workload.synthesizer = "attention";
       e.workload.synth_keys = {{"batch", num(s.batch)}, {"heads", num(hq)}, {"kv_heads", num(hkv)},
                                {"seqlen_q", num(sq)}, {"seqlen_kv", num(context)}, {"head_dim", num(hd)},
-                               {"dtype", "bf16"}, {"variant", prefill ? "fa2" : "decode"},
+                               {"dtype", "bf16"}, {"variant", prefill ? s.prefill_attention : "decode"},
                                {"causal", prefill ? "true" : "false"}};
-      e.shape = fmt::format("{} batch={} heads={} kv_heads={} q={} kv={} head_dim={}{}", prefill ? "fa2" : "decode paged",
+      e.shape = fmt::format("{} batch={} heads={} kv_heads={} q={} kv={} head_dim={}{}",
+                            prefill ? s.prefill_attention : "decode paged",
                             s.batch, hq, hkv, sq, context, hd, prefill ? " causal" : "");
       // Causal, aligned bottom right: query i sees context - sq + i + 1 keys, (context - (sq - 1) / 2) on average.
       const double keys_per_query = prefill ? static_cast<double>(context) - (sq - 1) / 2.0 : static_cast<double>(context);

@@ -27,7 +27,14 @@ struct Scenario {
   std::string dtype = "bf16";    // GEMM inputs: bf16, or fp8 (W8A8, e4m3; sm_90+). Attention, norms and the
                                  // activations stay bf16, the logits GEMM bf16 (vLLM keeps lm_head unquantized)
   std::uint64_t tp = 1;          // tensor-parallel GPUs: heads, KV heads, intermediate and vocab split across them
+  // The prefill's attention kernel: fa2, or fa3 on a GPU that has its TMA and warpgroup MMA (vLLM's flash-attention
+  // backend runs FlashAttention-3 on Hopper): prefill_attention_for(config).
+  std::string prefill_attention = "fa2";
 };
+
+// The attention variant vLLM's flash-attention backend runs a prefill with on this GPU: fa3 where
+// synth::attn::fa3_supported(config), else fa2.
+std::string prefill_attention_for(const Config& config);
 
 enum class EntryKind { simulated, estimate, communication };
 

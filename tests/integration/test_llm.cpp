@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 
+#include "app/gpu_configs.h"
 #include "app/llm/llm_run.h"
 #include "app/llm/model.h"
 #include "app/llm/plan.h"
@@ -187,6 +188,11 @@ TEST_CASE("llm plan: Llama-3-8B decode is vLLM's kernel list with GEMM shapes fr
     CHECK(key(entry(prefill, "qkv_proj"), "m") == 4 * 512);
     const auto& a = entry(prefill, "attention");
     CHECK((a.workload.synth_keys.at("variant") == "fa2" && a.workload.synth_keys.at("causal") == "true"));
+    // On Hopper vLLM's flash-attention backend runs FlashAttention-3; on Ampere FA2.
+    CHECK(llm::prefill_attention_for(load_gpu_config("h100_sxm", {})) == "fa3");
+    CHECK(llm::prefill_attention_for(load_gpu_config("a100_sxm", {})) == "fa2");
+    s.prefill_attention = "fa3";
+    CHECK(entry(llm::build_plan(m, s), "attention").workload.synth_keys.at("variant") == "fa3");
     CHECK(key(entry(prefill, "logits", -1), "m") == 4);
   }
 }

@@ -137,7 +137,16 @@ TEST_CASE("kineto: attention shapes, layouts and the causal flag", "[kineto]") {
     CHECK(m.category == "attention");
     CHECK(m.keys == std::map<std::string, std::string>{{"batch", "1"}, {"heads", "32"}, {"kv_heads", "8"}, {"seqlen_q", "2048"},
                                                         {"seqlen_kv", "2048"}, {"head_dim", "128"}, {"causal", "true"},
-                                                        {"dtype", "bf16"}, {"variant", "fa2"}});
+                                                        {"dtype", "bf16"}, {"variant", "fa3"}});
+    CHECK_THAT(m.note, Catch::Contains("Hopper-native"));  // cuDNN's sm90 wgmma kernel: FlashAttention-3's design
+  }
+  SECTION("pytorch_flash (FlashAttention-2) prefill: fa2") {
+    const Mapping m = classify_one(one_kernel("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4>>",
+                                              "aten::_flash_attention_forward", {{2, 300, 8, 64}, {2, 300, 8, 64}, {2, 300, 8, 64}},
+                                              {"c10::Half", "c10::Half", "c10::Half"},
+                                              {"", "", "", "", "", "300", "300", "0.", "True", "False", "0.125"}));
+    CHECK(m.keys.at("variant") == "fa2");
+    CHECK(m.keys.at("causal") == "true");
   }
   SECTION("flash_attention_forward (BSHD), one query token: decode") {
     const Mapping m = classify_one(one_kernel("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4>>",

@@ -146,7 +146,11 @@ Mapping map_attention(const Kernel& k, Mapping m) {
   const std::string causal_text = arg_value(*op, kind->causal_arg);
   const bool causal = causal_text == "True";
   const std::string dtype = float_dtype(arg_type(*op, 0));
-  const std::string variant = seqlen_q == 1 ? "decode" : "fa2";
+  // Hopper-native attention kernels (cuDNN's sdpa_sm90_..._wgmma, FlashAttention-3's Sm90 kernels) are modelled by
+  // the fa3 variant; the others (pytorch_flash's FA2, cuDNN's sm80 kernels) by fa2. A one-token query is decode.
+  const bool hopper_native = k.name.find("sm90") != std::string::npos || k.name.find("wgmma") != std::string::npos ||
+                             k.name.find("Sm90") != std::string::npos;
+  const std::string variant = seqlen_q == 1 ? "decode" : hopper_native ? "fa3" : "fa2";
   m.shape = fmt::format("b{} h{}/{} q{} kv{} d{}{} {}", batch, heads, kv_heads, seqlen_q, seqlen_kv, head_dim,
                         causal ? " causal" : "", dtype.empty() ? arg_type(*op, 0) : dtype);
   if (dtype != "bf16" && dtype != "fp16")
@@ -160,7 +164,9 @@ Mapping map_attention(const Kernel& k, Mapping m) {
             {"seqlen_kv", std::to_string(seqlen_kv)}, {"head_dim", std::to_string(head_dim)},
             {"causal", causal ? "true" : "false"},  {"dtype", dtype},
             {"variant", variant}};
-  m.note = "from " + op->name + (variant == "decode" ? " (one query token: split-KV decode)" : "");
+  m.note = "from " + op->name + (variant == "decode" ? " (one query token: split-KV decode)"
+                                 : variant == "fa3"  ? " (a Hopper-native kernel: FlashAttention-3's design)"
+                                                     : "");
   return m;
 }
 

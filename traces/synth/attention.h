@@ -187,6 +187,8 @@ std::uint64_t shared_memory_per_cta(const Config& config);
 std::vector<GeneratedKernelSpec> fa2_forward_kernels(const AttnProblem& p, const Config& config, AttnArrays& arrays);
 std::vector<GeneratedKernelSpec> fa2_backward_kernels(const AttnProblem& p, const Config& config, AttnArrays& arrays);
 // FlashAttention-3 forward for sm_90 (TMA, mbarriers, warpgroup MMA, warp specialisation): attention_fa3.cpp.
+// fa3_supported: the GPU config is sm_90 (or sm_100, which runs the sm_90 kernels) with a TMA unit.
+bool fa3_supported(const Config& config);
 std::vector<GeneratedKernelSpec> fa3_forward_kernels(const AttnProblem& p, const Config& config, AttnArrays& arrays);
 // FlashDecoding: split-KV over a paged cache, then the combine kernel.
 std::vector<GeneratedKernelSpec> decode_kernels(const AttnProblem& p, const Config& config, AttnArrays& arrays);

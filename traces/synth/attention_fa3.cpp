@@ -359,13 +359,16 @@ class Fa3ConsumerWarp final : public TilePipelineWarp<Fa3ConsumerWarp> {
 
 }  // namespace
 
+bool fa3_supported(const Config& config) {
+  const std::string arch = config.section("gpu").str("arch");
+  return (arch == "sm_90" || arch == "sm_100") && gpu_has_tma(config);
+}
+
 std::vector<GeneratedKernelSpec> fa3_forward_kernels(const AttnProblem& p, const Config& config, AttnArrays& arrays) {
   const std::string arch = config.section("gpu").str("arch");
-  const bool tma = config.has_section("async_copy") && config.section("async_copy").has("issue_bytes_per_cycle") &&
-                   config.section("async_copy").u64("issue_bytes_per_cycle") > 0;
-  if ((arch != "sm_90" && arch != "sm_100") || !tma)
+  if (!fa3_supported(config))
     throw InputError("attention variant fa3: FlashAttention-3 needs an sm_90 GPU with TMA and warpgroup MMA; the GPU "
-                     "config's gpu.arch is " + arch + (tma ? "" : " (no TMA: async_copy.issue_bytes_per_cycle is 0)") +
+                     "config's gpu.arch is " + arch + (gpu_has_tma(config) ? "" : " (no TMA unit: async_copy)") +
                      "; use variant fa2");
   if (p.direction != "fwd")
     throw InputError("attention key direction: the fa3 variant is forward only (FlashAttention-3's backward is not "

@@ -29,11 +29,7 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
   limits.sm_clock_hz = config.section("clocks").real("sm");
   if (config.has_section("hbm")) limits.dram_bytes_per_second = config.section("hbm").real("bandwidth");
   if (config.has_section("l2")) limits.l2_bytes = config.section("l2").real("size");
-  if (config.has_section("async_copy")) {
-    const Params& async_copy = config.section("async_copy");
-    limits.tma = async_copy.has("issue_bytes_per_cycle") && async_copy.u64("issue_bytes_per_cycle") > 0 &&
-                 async_copy.has("max_outstanding") && async_copy.u64("max_outstanding") > 0;
-  }
+  limits.tma = gpu_has_tma(config);
   GemmTiling tiling = default_gemm_tiling(arch, problem.dtype, problem, limits);
   tiling.mainloop = choice.mainloop;
   if (choice.cluster_m) tiling.cluster_m = choice.cluster_m;

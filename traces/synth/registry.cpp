@@ -21,6 +21,13 @@ double SynthArgs::number(const std::string& key) const {
   return it->second;
 }
 
+bool gpu_has_tma(const Config& config) {
+  if (!config.has_section("async_copy")) return false;
+  const Params& async_copy = config.section("async_copy");
+  return async_copy.has("issue_bytes_per_cycle") && async_copy.u64("issue_bytes_per_cycle") > 0 &&
+         async_copy.has("max_outstanding") && async_copy.u64("max_outstanding") > 0;
+}
+
 SynthRegistry& SynthRegistry::instance() {
   static SynthRegistry registry;
   return registry;

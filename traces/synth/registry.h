@@ -93,6 +93,10 @@ class SynthRegistry {
   std::map<std::string, SynthesizerInfo> kinds_;
 };
 
+// Whether the GPU config has a TMA unit (async_copy.issue_bytes_per_cycle and max_outstanding > 0), which the sm_90
+// kernels' main loops (the GEMM's tma loop, FlashAttention-3) need.
+bool gpu_has_tma(const Config& config);
+
 namespace detail {
 struct SynthRegistration {
   explicit SynthRegistration(SynthesizerInfo info) { SynthRegistry::instance().add(std::move(info)); }
