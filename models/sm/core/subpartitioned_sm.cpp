@@ -217,8 +217,12 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   std::string waiting_at(const Warp& w) const {
     if (w.block == Block::Barrier) {
       const Cta& cta = ctas_[w.cta];
+      const std::uint32_t expected = cta.barrier_expected[w.barrier];
       return "BAR id " + std::to_string(w.barrier) + ": " + std::to_string(cta.barrier_arrived[w.barrier]) + " of " +
-             std::to_string(cta.live_warps) + " warps arrived";
+             (expected ? std::to_string(expected) + " warps (bar.sync count " + std::to_string(expected * kWarpSize) +
+                             " threads)"
+                       : std::to_string(cta.live_warps) + " warps") +
+             " arrived";
     }
     if (w.block == Block::Mbarrier && w.pos < w.len) {
       const WarpInst& in = w.buf[w.pos];
@@ -485,9 +489,10 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       case OpClass::Sync:
         if (in->op == Opcode::BAR) {
           ++w.pos;
-          arrive_barrier(ws, in->aux, now);
+          arrive_barrier(ws, *in, now);
           return;
         }
+        if (in->op == Opcode::BAR_ARV) arrive_barrier(ws, *in, now);  // no wait: the warp goes on below
         if (in->op == Opcode::LDGDEPBAR) {
           w.groups.push_back(w.open_group);
           w.open_group = 0;
@@ -673,27 +678,52 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   }
 
   // ---- barriers and CTA residency -----------------------------------------------------------------------------
-  // BAR id: waits until every live warp of the CTA has arrived at barrier `id` (a named barrier with a
-  // thread count is not expressible in the trace format yet).
-  void arrive_barrier(std::uint32_t ws, std::uint32_t id, Cycle now) {
+  // BAR (bar.sync) and BAR_ARV (bar.arrive) arrive on barrier `aux` of the warp's CTA; BAR then waits for the
+  // phase to complete, BAR_ARV goes on. A phase expects `group` warps (PTX's thread count / 32), counting both
+  // kinds of arrival, whatever other warps do (an exited warp does not lower it); `group` 0 (bar.sync without a
+  // count, __syncthreads) expects every live warp of the CTA, so a warp that exits no longer holds it. The
+  // first arrival of a phase fixes its count: another count in the same phase is an error, as PTX leaves it
+  // undefined.
+  void arrive_barrier(std::uint32_t ws, const WarpInst& in, Cycle now) {
     Warp& w = warps_[ws];
     Cta& cta = ctas_[w.cta];
+    std::uint32_t id = in.aux;
+    const std::uint32_t expected = in.group;
+    const char* name = in.op == Opcode::BAR_ARV ? "BAR_ARV (bar.arrive)" : "BAR (bar.sync)";
+    auto where = [&] { return "kernel '" + kernel_->name + "', CTA " + std::to_string(cta.id) + ": "; };
     if (id >= kBarriers) {
-      ctx_.fail("kernel '" + kernel_->name + "': BAR with barrier id " + std::to_string(id) + "; ids 0.." +
-                std::to_string(kBarriers - 1) + " exist");
+      ctx_.fail(where() + name + " with barrier id " + std::to_string(id) + "; ids 0.." + std::to_string(kBarriers - 1) +
+                " exist");
       id = 0;
     }
-    w.block = Block::Barrier;
-    w.barrier = id;
-    set_reason(w, now + 1, StallReason::Barrier);
-    ++cta.barrier_arrived[id];
+    if (expected > cta.warps.size())
+      ctx_.fail(where() + name + " on barrier " + std::to_string(id) + " expects " + std::to_string(expected) +
+                " warps (" + std::to_string(expected * kWarpSize) + " threads), but the CTA has " +
+                std::to_string(cta.warps.size()));
+    if (cta.barrier_arrived[id] != 0 && cta.barrier_expected[id] != expected) {
+      auto count = [](std::uint32_t warps) {
+        return warps ? std::to_string(warps * kWarpSize) + " threads" : std::string("the whole CTA (no count)");
+      };
+      ctx_.fail(where() + "the arrivals on barrier " + std::to_string(id) + " disagree on its count within one phase: " +
+                std::to_string(cta.barrier_arrived[id]) + " arrived expecting " +
+                count(cta.barrier_expected[id]) + ", then a " + name + " expecting " + count(expected));
+    }
+    if (in.op == Opcode::BAR) {
+      w.block = Block::Barrier;
+      w.barrier = id;
+      set_reason(w, now + 1, StallReason::Barrier);
+    }
+    if (cta.barrier_arrived[id]++ == 0) cta.barrier_expected[id] = expected;
     release_barriers_if_complete(cta, now);
   }
 
   void release_barriers_if_complete(Cta& cta, Cycle now) {
     for (std::uint32_t id = 0; id < kBarriers; ++id) {
-      if (cta.barrier_arrived[id] == 0 || cta.barrier_arrived[id] < cta.live_warps) continue;
+      const std::uint32_t arrived = cta.barrier_arrived[id];
+      const std::uint32_t expected = cta.barrier_expected[id] ? cta.barrier_expected[id] : cta.live_warps;
+      if (arrived == 0 || arrived < expected) continue;
       cta.barrier_arrived[id] = 0;
+      cta.barrier_expected[id] = 0;
       for (std::uint32_t ws : cta.warps)
         if (warps_[ws].block == Block::Barrier && warps_[ws].barrier == id) unblock(ws, now + 1);
     }
