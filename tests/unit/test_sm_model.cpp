@@ -1621,6 +1621,8 @@ TEST_CASE("named barrier: 2 of 4 warps sync on barrier 1 with count 64 and are n
   // CTA-wide: the pair waits for the other chains (about 6n each), then runs its own: about 12n = 1800 cycles.
   CHECK(cta_wide.cycles >= 2 * 6 * (n - 1));
   CHECK(stall(cta_wide, "stall_barrier") >= 2 * 6 * (n - 2));
+  CHECK(total(counted, "sm.barrier_arrivals") == 2);
+  CHECK(total(counted, "sm.barrier_phases") == 1);
 }
 
 TEST_CASE("named barrier: a ping-pong of bar.sync and bar.arrive alternates two warps' work", "[sm][e2e][barrier]") {
@@ -1652,6 +1654,9 @@ TEST_CASE("named barrier: a ping-pong of bar.sync and bar.arrive alternates two 
   CHECK(r.cycles <= 2 * k * (6 * w + 10) + 40);
   // Each warp waits while the other works: about (2k - 1) blocks between them.
   CHECK(stall(r, "stall_barrier") >= (2 * k - 1) * 6 * (w - 1));
+  CHECK(total(r, "sm.barrier_arrivals") == 4 * k + 1);
+  CHECK(total(r, "sm.barrier_arrive_only") == 2 * k + 1);
+  CHECK(total(r, "sm.barrier_phases") == 2 * k);  // B's last arrival on barrier 1 has no partner: no phase
 }
 
 TEST_CASE("named barrier: bar.arrive does not wait", "[sm][e2e][barrier]") {
@@ -1663,6 +1668,7 @@ TEST_CASE("named barrier: bar.arrive does not wait", "[sm][e2e][barrier]") {
   CHECK(r.cycles >= 6 * 99);
   CHECK(r.cycles <= 6 * 100 + 40);
   CHECK(stall(r, "stall_barrier") <= 4);  // warp 1 arrives last: its phase completes at once
+  CHECK(total(r, "sm.barrier_arrive_only") == 1);
 }
 
 TEST_CASE("named barrier: bad input is one clear error", "[sm][e2e][barrier]") {
@@ -1704,5 +1710,6 @@ TEST_CASE("named barrier: bad input is one clear error", "[sm][e2e][barrier]") {
     // bar.arrive without a partner is legal (e.g. the last signal of a pipeline): the CTA just ends.
     const KernelResult r = run_warps(small_h100(), {{counted_bar(Opcode::BAR_ARV, 3, 2)}, {ffma(7, 2, 3, 4)}});
     CHECK(r.cycles < 100);
+    CHECK(total(r, "sm.barrier_phases") == 0);
   }
 }

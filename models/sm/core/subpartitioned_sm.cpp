@@ -194,6 +194,9 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     g.add("active_cycles", "cycles", "cycles with at least one resident warp", active_cycles_)
         .add("resident_warp_cycles", "warp-cycles", "sum over cycles of resident warps (occupancy numerator)", resident_warp_cycles_)
         .add("ctas_launched", "CTAs", "CTAs launched", ctas_launched_)
+        .add("barrier_arrivals", "arrivals", "warp arrivals at named barriers (BAR.SYNC and BAR.ARV)", barrier_arrivals_)
+        .add("barrier_arrive_only", "arrivals", "arrivals without waiting (BAR.ARV, bar.arrive)", barrier_arrive_only_)
+        .add("barrier_phases", "phases", "named-barrier phases completed (barrier releases)", barrier_phases_)
         .add("mbarrier_arrivals", "arrivals", "mbarrier arrivals (mbarrier.arrive.expect_tx)", mbarrier_arrivals_)
         .add("mbarrier_tx_bytes", "bytes", "transaction bytes asynchronous copies delivered to mbarriers", mbarrier_bytes_)
         .add("mbarrier_phases", "phases", "mbarrier phases completed", mbarrier_phases_)
@@ -712,7 +715,10 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       w.block = Block::Barrier;
       w.barrier = id;
       set_reason(w, now + 1, StallReason::Barrier);
+    } else {
+      ++barrier_arrive_only_;
     }
+    ++barrier_arrivals_;
     if (cta.barrier_arrived[id]++ == 0) cta.barrier_expected[id] = expected;
     release_barriers_if_complete(cta, now);
   }
@@ -724,6 +730,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       if (arrived == 0 || arrived < expected) continue;
       cta.barrier_arrived[id] = 0;
       cta.barrier_expected[id] = 0;
+      ++barrier_phases_;
       for (std::uint32_t ws : cta.warps)
         if (warps_[ws].block == Block::Barrier && warps_[ws].barrier == id) unblock(ws, now + 1);
     }
@@ -776,7 +783,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   ProbePoint<InstIssue> issue_probe_;  // sm[i].issue
   std::uint64_t warp_instructions_ = 0, thread_instructions_ = 0, active_cycles_ = 0, resident_warp_cycles_ = 0,
                 ctas_launched_ = 0, mbarrier_arrivals_ = 0, mbarrier_bytes_ = 0, mbarrier_phases_ = 0,
-                mbarrier_remote_arrivals_ = 0;
+                mbarrier_remote_arrivals_ = 0, barrier_arrivals_ = 0, barrier_arrive_only_ = 0, barrier_phases_ = 0;
   const ClusterDirectory* clusters_ = nullptr;  // looked up at the first cluster arrive (built after the SMs)
   std::array<std::uint64_t, kTimedPipes> pipe_busy_{};
   std::array<std::uint64_t, kStallNames.size()> stalls_{};
