@@ -66,6 +66,8 @@ constexpr OpcodeInfo kOpcodeTable[] = {
     {"SYNCS_ARRIVE_TRANS64", OpClass::Sync, MemSpace::None, false},
     {"SYNCS_PHASECHK_TRANS64_TRYWAIT", OpClass::Sync, MemSpace::None, false},
     {"MBARRIER_INIT", OpClass::Sync, MemSpace::None, false},
+    // appended (trace format 1.4): bar.arrive; handled by the warp scheduler, no pipe
+    {"BAR_ARV", OpClass::Sync, MemSpace::None, false},
 };
 static_assert(sizeof(kOpcodeTable) / sizeof(kOpcodeTable[0]) == kNumOpcodes,
               "kOpcodeTable must have one entry per Opcode");
@@ -249,6 +251,19 @@ std::string check_inst(const WarpInst& in) {
       return std::string(info.name) + " phase parity " + std::to_string(in.aux) + " (expected 0 or 1)";
     if (in.op == Opcode::MBARRIER_INIT && in.aux < 1)
       return "MBARRIER_INIT with an arrival count of 0 (expected at least 1)";
+  }
+
+  if (in.op == Opcode::BAR || in.op == Opcode::BAR_ARV) {
+    if (in.aux >= kNamedBarriers)
+      return std::string(info.name) + " with barrier id " + std::to_string(in.aux) + " (expected 0.." +
+             std::to_string(kNamedBarriers - 1) + ")";
+    if (in.op == Opcode::BAR_ARV && in.group == 0)
+      return "BAR_ARV (bar.arrive) expecting 0 warps (expected 1.." + std::to_string(kMaxCtaWarps) +
+             ": bar.arrive requires a thread count)";
+    if (in.group > kMaxCtaWarps)
+      return std::string(info.name) + " expecting " + std::to_string(in.group) + " warps (expected " +
+             (in.op == Opcode::BAR ? "0 = the whole CTA, or 1.." : "1..") + std::to_string(kMaxCtaWarps) +
+             ": at most 1024 threads)";
   }
 
   if (info.op_class == OpClass::Tensor) {

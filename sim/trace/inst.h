@@ -38,7 +38,7 @@ enum class Opcode : std::uint16_t {
   // memory
   LDG, STG, LDS, STS, LDSM, LDGSTS, LDL, STL, ATOMG, RED, LDC,
   // control and synchronisation
-  BRA, BAR,        // BAR: CTA barrier, aux = barrier id
+  BRA, BAR,        // BAR: bar.sync, aux = barrier id 0..15, group = warps expected (0 = every live warp of the CTA)
   LDGDEPBAR,       // commit outstanding LDGSTS of this warp as one async group
   DEPBAR,          // wait until at most aux async groups are outstanding
   NOP, EXIT,
@@ -58,6 +58,9 @@ enum class Opcode : std::uint16_t {
   SYNCS_ARRIVE_TRANS64,  // mbarrier.arrive.expect_tx: arrive on mbarrier `group`, expecting `aux` more bytes
   SYNCS_PHASECHK_TRANS64_TRYWAIT,  // mbarrier.try_wait.parity: wait until the phase of parity `aux` has completed
   MBARRIER_INIT,         // mbarrier.init: mbarrier `group` expects `aux` arrivals per phase (SASS: a shared store)
+  // appended in trace format 1.4: warp-specialised named barriers (with BAR's `group` = warps expected)
+  BAR_ARV,               // bar.arrive (SASS BAR.ARV): arrives on barrier `aux` (0..15), which expects `group` warps
+                         // (> 0: PTX requires a thread count), and goes on without waiting
   Count
 };
 
@@ -79,6 +82,8 @@ inline constexpr int kMaxDst = 4;
 inline constexpr int kMaxSrc = 4;
 inline constexpr int kWarpSize = 32;
 inline constexpr std::uint32_t kMbarriers = 32;  // mbarriers per CTA a trace may name (WarpInst::group)
+inline constexpr std::uint32_t kNamedBarriers = 16;  // barrier ids of BAR / BAR_ARV (PTX bar.sync 0..15)
+inline constexpr std::uint32_t kMaxCtaWarps = 32;    // 1024 threads: the most a CTA and a barrier count may have
 inline constexpr std::uint32_t kMaxClusterCtas = 16;  // CTAs of one thread-block cluster (sm_90's non-portable limit)
 
 // HMMA / HGMMA aux flag: A is 2:4 structured-sparse (mma.sp, wgmma .sp); the shape's K is the dense-equivalent K
@@ -102,14 +107,14 @@ struct WarpInst {
   MemSpace space = MemSpace::None;
   AddrMode addr_mode = AddrMode::None;
   std::uint8_t access_bytes = 0;   // bytes per lane (1..16)
-  std::uint8_t group = 0;          // Strided2D lanes per group
+  std::uint8_t group = 0;          // Strided2D lanes per group; BAR, BAR_ARV: warps the barrier expects
   std::uint64_t base = 0;
   std::int32_t stride = 0;
   std::int32_t group_stride = 0;
   const std::int32_t* deltas = nullptr;  // Deltas mode: 32 entries, owned by the stream, valid for the batch
   // tensor
   MmaShape mma{};
-  // BAR: barrier id; DEPBAR, WARPGROUP_DEPBAR: max groups still outstanding; HMMA, HGMMA: flags (kMmaSparse)
+  // BAR, BAR_ARV: barrier id; DEPBAR, WARPGROUP_DEPBAR: max groups still outstanding; HMMA, HGMMA: flags (kMmaSparse)
   std::uint32_t aux = 0;
 
   // Address of lane `lane` (only meaningful when the lane is active and addr_mode != None).

@@ -30,7 +30,8 @@ struct Rule {
 };
 
 // The rules, one place. `since` from the PTX ISA: wgmma, cp.async.bulk.tensor (TMA) and mbarrier expect_tx /
-// try_wait are sm_90 instructions; cp.async (LDGSTS) is sm_80's.
+// try_wait are sm_90 instructions; cp.async (LDGSTS) is sm_80's. Named barriers with a thread count (BAR with
+// `group`, BAR_ARV: bar.sync/bar.arrive a, b) exist on every target (PTX ISA 2.0, sm_20), so they pass through.
 constexpr Rule kRules[] = {
     {Opcode::HGMMA, 90, Action::SplitIntoMmaSync, "mma.sync per warp, same dtype and FLOPs"},
     {Opcode::WARPGROUP_ARRIVE, 90, Action::Drop, "dropped: mma.sync results are scoreboarded"},

@@ -331,3 +331,47 @@ TEST_CASE("accelsim trace: malformed input is one error naming the file and line
   write_file(dir / "kernelslist.g", "kernel-1.trace\n");
   CHECK_THROWS_WITH(AccelSimTrace(list), Contains(list + ":1: 'kernel-1.trace': expected a kernel file"));
 }
+
+TEST_CASE("accelsim trace: named barriers with a thread count and BAR.ARV", "[accelsim][barrier]") {
+  // The v5 immediate is the last immediate operand: the id of `BAR.SYNC id`, the count of `BAR.SYNC id, count`
+  // and `BAR.ARV id, count` (their id is not in the trace: barrier 0).
+  TempDir dir;
+  const std::string text = header(5, 90, "(1,1,1)") +
+                           "#BEGIN_TB\n\nthread block = 0,0,0\n\nwarp = 0\ninsts = 4\n"
+                           "0000 ffffffff 0 BAR.SYNC.DEFER_BLOCKING 0 0 3\n"
+                           "0010 ffffffff 0 BAR.ARV 0 0 64\n"
+                           "0020 ffffffff 0 BAR.SYNC 0 0 256\n"
+                           "0030 ffffffff 0 EXIT 0 0 0\n\n#END_TB\n";
+  write_file(dir / "kernel-1.traceg", text);
+  AccelSimTrace trace((dir / "kernel-1.traceg").string());
+  const auto w = read_warp(*trace.open_kernel(0), 0, 0);
+  REQUIRE(w.size() == 4);
+  CHECK(w[0].op == Opcode::BAR);
+  CHECK(w[0].aux == 3);
+  CHECK(w[0].group == 0);  // no count: the whole CTA
+  CHECK(w[1].op == Opcode::BAR_ARV);
+  CHECK(w[1].aux == 0);
+  CHECK(w[1].group == 2);  // 64 threads
+  CHECK(w[2].op == Opcode::BAR);
+  CHECK(w[2].aux == 0);
+  CHECK(w[2].group == 8);  // 256 threads
+
+  // Written back: BAR.ARV and BAR.SYNC with the count as their immediate, read back the same.
+  write_accelsim_trace((dir / "out").string(), trace);
+  AccelSimTrace copy((dir / "out" / "kernelslist.g").string());
+  const auto c = read_warp(*copy.open_kernel(0), 0, 0);
+  REQUIRE(c.size() == 4);
+  for (std::size_t i = 0; i < 3; ++i) {
+    INFO("instruction " << i);
+    CHECK(c[i].op == w[i].op);
+    CHECK(c[i].aux == w[i].aux);
+    CHECK(c[i].group == w[i].group);
+  }
+
+  // bar.arrive needs a count: an immediate that is none (a barrier id, or 0 before v5) is an error.
+  std::string bad = text;
+  bad.replace(bad.find("BAR.ARV 0 0 64"), 14, "BAR.ARV 0 0 1");
+  write_file(dir / "kernel-1.traceg", bad);
+  const std::string file = (dir / "kernel-1.traceg").string();
+  CHECK_THROWS_WITH(AccelSimTrace(file), Contains(file + ":") && Contains("BAR.ARV: immediate 1 is not a thread count"));
+}

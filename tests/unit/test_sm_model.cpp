@@ -1575,3 +1575,141 @@ TEST_CASE("L2 partitions: a write from the home partition invalidates the other 
   CHECK(static_cast<double>(r.kernels[2].cycles) <= l2_hit + far_extra + 25);  // the home holds the written line
   CHECK(r.kernels[2].dram_bytes_read == 0);
 }
+
+// ==== named barriers with a thread count, and bar.arrive (trace format 1.4) ===================================
+
+namespace {
+
+WarpInst counted_bar(Opcode op, std::uint32_t id, std::uint8_t warps) {  // bar.sync / bar.arrive id, 32 * warps
+  WarpInst in;
+  in.op = op;
+  in.aux = id;
+  in.group = warps;
+  return in;
+}
+
+std::vector<WarpInst> then(std::vector<WarpInst> a, const std::vector<WarpInst>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// A dependent FFMA chain whose records carry pcs from `pc` on (to tell warps apart in the issue order).
+std::vector<WarpInst> chain_at(int n, std::uint32_t pc) {
+  std::vector<WarpInst> v = dependent_ffma_chain(n);
+  for (auto& in : v) in.pc = pc, pc += 16;
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("named barrier: 2 of 4 warps sync on barrier 1 with count 64 and are not held by the others", "[sm][e2e][barrier]") {
+  // Warps 0 and 1 (sub-partitions 0 and 1): BAR 1 then a chain of n dependent FFMAs. Warps 2 and 3: the same chain
+  // without a barrier. FP32 latency 6 (small_h100): a chain of n takes about 6n cycles.
+  const int n = 150;
+  const std::vector<WarpInst> chain = dependent_ffma_chain(n);
+  const KernelResult counted = run_warps(small_h100(), {then({counted_bar(Opcode::BAR, 1, 2)}, chain),
+                                                        then({counted_bar(Opcode::BAR, 1, 2)}, chain), chain, chain});
+  // Contrast: the same BAR 1 without a count waits for every live warp, i.e. until warps 2 and 3 have exited.
+  const KernelResult cta_wide = run_warps(small_h100(), {then({counted_bar(Opcode::BAR, 1, 0)}, chain),
+                                                         then({counted_bar(Opcode::BAR, 1, 0)}, chain), chain, chain});
+  INFO("counted: " << stalls_str(counted));
+  INFO("CTA-wide: " << stalls_str(cta_wide));
+  // Counted: the pair meets at once and all four chains run side by side: about 6n = 900 cycles.
+  CHECK(counted.cycles >= 6 * (n - 1));
+  CHECK(counted.cycles <= 6 * n + 40);
+  CHECK(stall(counted, "stall_barrier") <= 10);  // two warps, a cycle or two each
+  // CTA-wide: the pair waits for the other chains (about 6n each), then runs its own: about 12n = 1800 cycles.
+  CHECK(cta_wide.cycles >= 2 * 6 * (n - 1));
+  CHECK(stall(cta_wide, "stall_barrier") >= 2 * 6 * (n - 2));
+  CHECK(total(counted, "sm.barrier_arrivals") == 2);
+  CHECK(total(counted, "sm.barrier_phases") == 1);
+}
+
+TEST_CASE("named barrier: a ping-pong of bar.sync and bar.arrive alternates two warps' work", "[sm][e2e][barrier]") {
+  // Warp A: k x (BAR.SYNC 1,64; work; BAR.ARV 2,64). Warp B: BAR.ARV 1,64 (lets A start), then
+  // k x (BAR.SYNC 2,64; work; BAR.ARV 1,64). Work = w dependent FFMAs; A's at pcs 0x1000.., B's at 0x2000...
+  const int k = 4, w = 20;
+  std::vector<WarpInst> a, b = {counted_bar(Opcode::BAR_ARV, 1, 2)};
+  for (int r = 0; r < k; ++r) {
+    a = then(then(then(a, {counted_bar(Opcode::BAR, 1, 2)}), chain_at(w, 0x1000)), {counted_bar(Opcode::BAR_ARV, 2, 2)});
+    b = then(then(then(b, {counted_bar(Opcode::BAR, 2, 2)}), chain_at(w, 0x2000)), {counted_bar(Opcode::BAR_ARV, 1, 2)});
+  }
+  InMemoryTrace t = one_cta_trace({a, b});
+  Gpu g(small_h100());
+  std::string order;  // 'A' or 'B' per issued work instruction, in issue order
+  g.probes().listen<InstIssue>("sm[*].issue", [&](const InstIssue& i) {
+    if (i.inst.op == Opcode::FFMA) order += i.inst.pc >= 0x2000 ? 'B' : 'A';
+  });
+  RunOptions opt;
+  const RunResult run = g.run(t, run_without_systemc, opt);
+  REQUIRE(run.kernels.size() == 1);
+  const KernelResult& r = run.kernels[0];
+  INFO(stalls_str(r) << " order " << order);
+  // The work alternates in whole blocks: A, B, A, B, ... never two warps' FFMAs interleaved.
+  std::string expected;
+  for (int r2 = 0; r2 < k; ++r2) expected += std::string(w, 'A') + std::string(w, 'B');
+  CHECK(order == expected);
+  // Serialised: 2k blocks of about 6w cycles each (side by side they would take k blocks' time).
+  CHECK(r.cycles >= 2 * k * 6 * (w - 1));
+  CHECK(r.cycles <= 2 * k * (6 * w + 10) + 40);
+  // Each warp waits while the other works: about (2k - 1) blocks between them.
+  CHECK(stall(r, "stall_barrier") >= (2 * k - 1) * 6 * (w - 1));
+  CHECK(total(r, "sm.barrier_arrivals") == 4 * k + 1);
+  CHECK(total(r, "sm.barrier_arrive_only") == 2 * k + 1);
+  CHECK(total(r, "sm.barrier_phases") == 2 * k);  // B's last arrival on barrier 1 has no partner: no phase
+}
+
+TEST_CASE("named barrier: bar.arrive does not wait", "[sm][e2e][barrier]") {
+  // Warp 0: BAR.ARV 1,64 then 50 dependent FFMAs. Warp 1: 100 dependent FFMAs, then BAR.SYNC 1,64. Were the
+  // arrive to wait, warp 0 would start its chain only after warp 1's (about 600 + 300 cycles).
+  const KernelResult r = run_warps(small_h100(), {then({counted_bar(Opcode::BAR_ARV, 1, 2)}, dependent_ffma_chain(50)),
+                                                  then(dependent_ffma_chain(100), {counted_bar(Opcode::BAR, 1, 2)})});
+  INFO(stalls_str(r));
+  CHECK(r.cycles >= 6 * 99);
+  CHECK(r.cycles <= 6 * 100 + 40);
+  CHECK(stall(r, "stall_barrier") <= 4);  // warp 1 arrives last: its phase completes at once
+  CHECK(total(r, "sm.barrier_arrive_only") == 1);
+}
+
+TEST_CASE("named barrier: bad input is one clear error", "[sm][e2e][barrier]") {
+  SECTION("records: bar.arrive without a count, barrier id 16") {
+    InMemoryTrace no_count = one_cta_trace({{counted_bar(Opcode::BAR_ARV, 1, 0)}}, 32, 0, "no_count");
+    CHECK_THAT(input_error_of(small_h100(), no_count),
+               Contains("BAR_ARV (bar.arrive) expecting 0 warps (expected 1..32: bar.arrive requires a thread count)"));
+    InMemoryTrace id16 = one_cta_trace({{counted_bar(Opcode::BAR, 16, 1)}}, 32, 0, "id16");
+    CHECK_THAT(input_error_of(small_h100(), id16), Contains("BAR with barrier id 16 (expected 0..15)"));
+    CHECK_THAT(check_inst(counted_bar(Opcode::BAR, 16, 0)), Contains("BAR with barrier id 16 (expected 0..15)"));
+  }
+  SECTION("arrivals that disagree on the count within one phase, naming the kernel") {
+    InMemoryTrace t = one_cta_trace({{counted_bar(Opcode::BAR, 1, 2)}, {counted_bar(Opcode::BAR, 1, 3)},
+                                     {counted_bar(Opcode::BAR, 1, 2)}},
+                                    32, 0, "warp_specialised");
+    const std::string e = input_error_of(small_h100(), t);
+    CHECK_THAT(e, Contains("kernel 'warp_specialised'") &&
+                      Contains("arrivals on barrier 1 disagree on its count within one phase") &&
+                      Contains("1 arrived expecting 64 threads, then a BAR (bar.sync) expecting 96 threads"));
+    // bar.sync without a count (the whole CTA) and with one are different counts too.
+    InMemoryTrace mixed = one_cta_trace({{counted_bar(Opcode::BAR, 1, 0)}, {counted_bar(Opcode::BAR_ARV, 1, 2)}}, 32, 0, "m");
+    CHECK_THAT(input_error_of(small_h100(), mixed), Contains("expecting the whole CTA (no count), then a BAR_ARV"));
+  }
+  SECTION("a count above the CTA's warps") {
+    InMemoryTrace t = one_cta_trace({{counted_bar(Opcode::BAR, 1, 4)}, {counted_bar(Opcode::BAR, 1, 4)}}, 32, 0, "big");
+    CHECK_THAT(input_error_of(small_h100(), t),
+               Contains("kernel 'big'") && Contains("expects 4 warps (128 threads), but the CTA has 2"));
+  }
+  SECTION("a counted barrier that can no longer complete is a deadlock diagnosis, not a hang") {
+    // Warp 0 waits at BAR 1 for 64 threads; warp 1 exits without arriving. Exited warps do not lower a count
+    // (unlike bar.sync without one), so nothing can release warp 0: the watchdog stops the run and names it.
+    InMemoryTrace t = one_cta_trace({{counted_bar(Opcode::BAR, 1, 2), op_only(Opcode::EXIT)}, {ffma(7, 2, 3, 4)}});
+    Gpu g(small_h100({"sim.watchdog_cycles=2000", "sim.progress_check_cycles=500"}));
+    RunOptions opt;
+    CHECK_THROWS_WITH(g.run(t, run_without_systemc, opt),
+                      Contains("BAR id 1: 1 of 2 warps (bar.sync count 64 threads) arrived"));
+  }
+  SECTION("warps that all exit with a counted barrier half-arrived finish the CTA") {
+    // bar.arrive without a partner is legal (e.g. the last signal of a pipeline): the CTA just ends.
+    const KernelResult r = run_warps(small_h100(), {{counted_bar(Opcode::BAR_ARV, 3, 2)}, {ffma(7, 2, 3, 4)}});
+    CHECK(r.cycles < 100);
+    CHECK(total(r, "sm.barrier_phases") == 0);
+  }
+}

@@ -141,6 +141,13 @@ void add_random_inst(Rng& rng, Opcode op, AddrMode mode, std::uint64_t& pc, InMe
   if (op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT) inst.aux = static_cast<std::uint32_t>(rng.below(2));
   if (op == Opcode::MBARRIER_INIT) inst.aux = static_cast<std::uint32_t>(1 + rng.below(1024));
   if (op == Opcode::HMMA || op == Opcode::HGMMA) inst.aux &= kMmaSparse;  // its only flag (check_inst)
+  // Format 1.4: barrier ids < 16; `group` = warps expected, at most 32 (BAR: 0 = the whole CTA; BAR_ARV: >= 1),
+  // and 1..32 for Strided2D anyway.
+  if (op == Opcode::BAR || op == Opcode::BAR_ARV) {
+    inst.aux %= kNamedBarriers;
+    const bool at_least_one = op == Opcode::BAR_ARV || mode == AddrMode::Strided2D;
+    inst.group = static_cast<std::uint8_t>(at_least_one ? 1 + inst.group % kMaxCtaWarps : inst.group % (kMaxCtaWarps + 1));
+  }
   warp.insts.push_back(inst);
 }
 
@@ -351,7 +358,7 @@ constexpr std::uint8_t kLDS = static_cast<std::uint8_t>(Opcode::LDS);
 constexpr std::uint8_t kHMMA = static_cast<std::uint8_t>(Opcode::HMMA);
 constexpr std::uint8_t kHGMMA = static_cast<std::uint8_t>(Opcode::HGMMA);
 // FORMAT.md states the number of opcodes of each version; appending one must update it (and bump the minor version).
-static_assert(kNumOpcodes == 44, "traces/FORMAT.md: Opcode::Count is 44 in version 1.2");
+static_assert(kNumOpcodes == 45, "traces/FORMAT.md: Opcode::Count is 45 in version 1.4");
 
 }  // namespace
 
@@ -364,7 +371,7 @@ TEST_CASE("opcode table: names, classes, spaces and parsing", "[trace][opcode]")
                          "STG",   "LDS",   "STS",   "LDSM",  "LDGSTS", "LDL",  "STL", "ATOMG", "RED",   "LDC",
                          "BRA",   "BAR",   "LDGDEPBAR", "DEPBAR", "NOP", "EXIT", "SHFL", "WARPGROUP_ARRIVE",
                          "WARPGROUP_COMMIT", "WARPGROUP_DEPBAR", "UTMALDG", "SYNCS_ARRIVE_TRANS64",
-                         "SYNCS_PHASECHK_TRANS64_TRYWAIT", "MBARRIER_INIT"};
+                         "SYNCS_PHASECHK_TRANS64_TRYWAIT", "MBARRIER_INIT", "BAR_ARV"};
   REQUIRE(std::size(names) == kNumOpcodes);
   for (std::size_t i = 0; i < kNumOpcodes; ++i) {
     const auto op = static_cast<Opcode>(i);
@@ -1017,6 +1024,20 @@ std::vector<InvalidCase> invalid_cases() {
   i = valid_ffma();
   i.dtype = static_cast<DType>(8);
   add("dtype out of range", i, "dtype 8 out of range");
+  // Format 1.4: named barriers.
+  i = WarpInst{};
+  i.op = Opcode::BAR_ARV;
+  i.aux = 1;
+  add("bar.arrive without a count", i, "BAR_ARV (bar.arrive) expecting 0 warps (expected 1..32: bar.arrive requires a thread count)");
+  i.group = 33;
+  add("bar.arrive above 1024 threads", i, "BAR_ARV expecting 33 warps (expected 1..32: at most 1024 threads)");
+  i = WarpInst{};
+  i.op = Opcode::BAR;
+  i.aux = 16;
+  add("barrier id 16", i, "BAR with barrier id 16 (expected 0..15)");
+  i.aux = 15;
+  i.group = 40;
+  add("bar.sync above 1024 threads", i, "BAR expecting 40 warps (expected 0 = the whole CTA, or 1..32: at most 1024 threads)");
   return v;
 }
 
@@ -1190,6 +1211,42 @@ TEST_CASE("native trace 1.3: cluster dimensions and cluster CTA masks round trip
   CHECK(cluster_peer(kernel->info(), 5, 1) == 1);
   CHECK(cluster_peer(kernel->info(), 5, 2) == 4);
   CHECK(cluster_peer(kernel->info(), 6, 1) == 3);  // CTA 6 = (2, 1): cluster at (2, 0), rank 1 = (3, 0)
+}
+
+TEST_CASE("native trace 1.4: named barriers with a count and bar.arrive round trip", "[trace][file][barrier]") {
+  TempDir dir;
+  const std::string path = dir.path("named_barriers.wst");
+  auto barrier = [](Opcode op, std::uint32_t id, std::uint8_t warps, std::uint32_t pc) {
+    WarpInst in;
+    in.op = op;
+    in.aux = id;
+    in.group = warps;
+    in.pc = pc;
+    return in;
+  };
+  WarpInst exit;
+  exit.op = Opcode::EXIT;
+  exit.pc = 64;
+  // bar.sync 0 (whole CTA), bar.sync 1, 64; bar.arrive 2, 64; bar.sync 15, 1024; then EXIT.
+  const std::vector<WarpInst> insts = {barrier(Opcode::BAR, 0, 0, 0), barrier(Opcode::BAR, 1, 2, 16),
+                                       barrier(Opcode::BAR_ARV, 2, 2, 32), barrier(Opcode::BAR, 15, 32, 48), exit};
+  for (const WarpInst& in : insts) CHECK(check_inst(in) == "");
+  const InMemoryKernel k = one_warp_kernel("named", insts);
+  write_kernels(path, {k});
+  TraceFileReader reader(path);
+  require_same_trace({k}, reader, 1);
+  std::array<WarpInst, 5> buf;
+  REQUIRE(reader.open_kernel(0)->open_cta(0)->open_warp(0)->read(buf.data(), buf.size()) == 5);
+  CHECK(buf[0].op == Opcode::BAR);
+  CHECK(buf[0].group == 0);
+  CHECK(buf[1].op == Opcode::BAR);
+  CHECK(buf[1].aux == 1);
+  CHECK(buf[1].group == 2);
+  CHECK(buf[2].op == Opcode::BAR_ARV);
+  CHECK(buf[2].aux == 2);
+  CHECK(buf[2].group == 2);
+  CHECK(buf[3].aux == 15);
+  CHECK(buf[3].group == 32);
 }
 
 TEST_CASE("the trace writer refuses invalid records and kernels", "[trace][validity][file]") {

@@ -382,9 +382,6 @@ std::vector<GeneratedKernelSpec> fa3_forward_kernels(const AttnProblem& p, const
   // UseSchedulerBarrier and RescaleOBeforeGemm of mainloop_fwd_sm90_tma_gmma_ws.hpp (16-bit elements).
   P.scheduler_barrier = P.tile.intra_wg_overlap ? P.consumers >= 2 && p.head_dim <= 128 : P.consumers == 2;
   P.rescale_before_pv = p.head_dim > 128 && P.tile.intra_wg_overlap;
-  // TEMPORARY until counted named barriers are modelled
-  P.scheduler_barrier = false;
-  P.tile.pv_from_registers = true;
   const auto d = static_cast<std::uint32_t>(p.head_dim);
   P.qk = MmaShape{64, static_cast<std::uint16_t>(P.tile.block_n), 16};
   P.pv = MmaShape{64, static_cast<std::uint16_t>(d), 16};

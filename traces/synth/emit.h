@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "sim/core/error.h"
 #include "sim/trace/inst.h"
 #include "traces/synth/generated.h"
 
@@ -78,13 +79,24 @@ inline WarpInst& emit_alu(InstChunk& c, Opcode op, std::uint16_t dst, std::initi
 inline void emit_branch(InstChunk& c, std::uint16_t pred) { set_src(c.emit(Opcode::BRA), {pred}); }
 // CTA-wide barrier `id` (bar.sync id).
 inline void emit_barrier(InstChunk& c, std::uint32_t id = 0) { c.emit(Opcode::BAR).aux = id; }
-// TEMPORARY (replaced by the named-barrier change): bar.sync id, threads / bar.arrive id, threads.
+// Warps a named barrier of `threads` threads expects (a synthesizer passing another count is a bug of its own).
+inline std::uint8_t barrier_warps(std::uint32_t threads) {
+  WARPSIM_ASSERT(threads % kWarpSize == 0 && threads >= kWarpSize && threads <= kMaxCtaWarps * kWarpSize,
+                 "named barrier thread count " + std::to_string(threads) + " (expected a multiple of 32 in 32..1024)");
+  return static_cast<std::uint8_t>(threads / kWarpSize);
+}
+// bar.sync id, threads: waits until `threads` threads (a multiple of 32) have arrived at barrier `id`, counting bar.arrive.
 inline void emit_named_barrier(InstChunk& c, std::uint32_t id, std::uint32_t threads) {
   WarpInst& inst = c.emit(Opcode::BAR);
   inst.aux = id;
-  inst.group = static_cast<std::uint8_t>(threads / kWarpSize);
+  inst.group = barrier_warps(threads);
 }
-inline void emit_barrier_arrive(InstChunk& c, std::uint32_t id, std::uint32_t threads) { emit_named_barrier(c, id, threads); }
+// bar.arrive id, threads: arrives at barrier `id` (expecting `threads`) without waiting.
+inline void emit_barrier_arrive(InstChunk& c, std::uint32_t id, std::uint32_t threads) {
+  WarpInst& inst = c.emit(Opcode::BAR_ARV);
+  inst.aux = id;
+  inst.group = barrier_warps(threads);
+}
 // cp.async.commit_group: the warp's outstanding LDGSTS become one group.
 inline void emit_async_commit(InstChunk& c) { c.emit(Opcode::LDGDEPBAR).aux = 0; }
 // cp.async.wait_group: wait until at most `max_outstanding` committed groups are still in flight.

@@ -194,6 +194,9 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     g.add("active_cycles", "cycles", "cycles with at least one resident warp", active_cycles_)
         .add("resident_warp_cycles", "warp-cycles", "sum over cycles of resident warps (occupancy numerator)", resident_warp_cycles_)
         .add("ctas_launched", "CTAs", "CTAs launched", ctas_launched_)
+        .add("barrier_arrivals", "arrivals", "warp arrivals at named barriers (BAR.SYNC and BAR.ARV)", barrier_arrivals_)
+        .add("barrier_arrive_only", "arrivals", "arrivals without waiting (BAR.ARV, bar.arrive)", barrier_arrive_only_)
+        .add("barrier_phases", "phases", "named-barrier phases completed (barrier releases)", barrier_phases_)
         .add("mbarrier_arrivals", "arrivals", "mbarrier arrivals (mbarrier.arrive.expect_tx)", mbarrier_arrivals_)
         .add("mbarrier_tx_bytes", "bytes", "transaction bytes asynchronous copies delivered to mbarriers", mbarrier_bytes_)
         .add("mbarrier_phases", "phases", "mbarrier phases completed", mbarrier_phases_)
@@ -217,8 +220,12 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   std::string waiting_at(const Warp& w) const {
     if (w.block == Block::Barrier) {
       const Cta& cta = ctas_[w.cta];
+      const std::uint32_t expected = cta.barrier_expected[w.barrier];
       return "BAR id " + std::to_string(w.barrier) + ": " + std::to_string(cta.barrier_arrived[w.barrier]) + " of " +
-             std::to_string(cta.live_warps) + " warps arrived";
+             (expected ? std::to_string(expected) + " warps (bar.sync count " + std::to_string(expected * kWarpSize) +
+                             " threads)"
+                       : std::to_string(cta.live_warps) + " warps") +
+             " arrived";
     }
     if (w.block == Block::Mbarrier && w.pos < w.len) {
       const WarpInst& in = w.buf[w.pos];
@@ -485,9 +492,10 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       case OpClass::Sync:
         if (in->op == Opcode::BAR) {
           ++w.pos;
-          arrive_barrier(ws, in->aux, now);
+          arrive_barrier(ws, *in, now);
           return;
         }
+        if (in->op == Opcode::BAR_ARV) arrive_barrier(ws, *in, now);  // no wait: the warp goes on below
         if (in->op == Opcode::LDGDEPBAR) {
           w.groups.push_back(w.open_group);
           w.open_group = 0;
@@ -673,27 +681,56 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   }
 
   // ---- barriers and CTA residency -----------------------------------------------------------------------------
-  // BAR id: waits until every live warp of the CTA has arrived at barrier `id` (a named barrier with a
-  // thread count is not expressible in the trace format yet).
-  void arrive_barrier(std::uint32_t ws, std::uint32_t id, Cycle now) {
+  // BAR (bar.sync) and BAR_ARV (bar.arrive) arrive on barrier `aux` of the warp's CTA; BAR then waits for the
+  // phase to complete, BAR_ARV goes on. A phase expects `group` warps (PTX's thread count / 32), counting both
+  // kinds of arrival, whatever other warps do (an exited warp does not lower it); `group` 0 (bar.sync without a
+  // count, __syncthreads) expects every live warp of the CTA, so a warp that exits no longer holds it. The
+  // first arrival of a phase fixes its count: another count in the same phase is an error, as PTX leaves it
+  // undefined.
+  void arrive_barrier(std::uint32_t ws, const WarpInst& in, Cycle now) {
     Warp& w = warps_[ws];
     Cta& cta = ctas_[w.cta];
+    std::uint32_t id = in.aux;
+    const std::uint32_t expected = in.group;
+    const char* name = in.op == Opcode::BAR_ARV ? "BAR_ARV (bar.arrive)" : "BAR (bar.sync)";
+    auto where = [&] { return "kernel '" + kernel_->name + "', CTA " + std::to_string(cta.id) + ": "; };
     if (id >= kBarriers) {
-      ctx_.fail("kernel '" + kernel_->name + "': BAR with barrier id " + std::to_string(id) + "; ids 0.." +
-                std::to_string(kBarriers - 1) + " exist");
+      ctx_.fail(where() + name + " with barrier id " + std::to_string(id) + "; ids 0.." + std::to_string(kBarriers - 1) +
+                " exist");
       id = 0;
     }
-    w.block = Block::Barrier;
-    w.barrier = id;
-    set_reason(w, now + 1, StallReason::Barrier);
-    ++cta.barrier_arrived[id];
+    if (expected > cta.warps.size())
+      ctx_.fail(where() + name + " on barrier " + std::to_string(id) + " expects " + std::to_string(expected) +
+                " warps (" + std::to_string(expected * kWarpSize) + " threads), but the CTA has " +
+                std::to_string(cta.warps.size()));
+    if (cta.barrier_arrived[id] != 0 && cta.barrier_expected[id] != expected) {
+      auto count = [](std::uint32_t warps) {
+        return warps ? std::to_string(warps * kWarpSize) + " threads" : std::string("the whole CTA (no count)");
+      };
+      ctx_.fail(where() + "the arrivals on barrier " + std::to_string(id) + " disagree on its count within one phase: " +
+                std::to_string(cta.barrier_arrived[id]) + " arrived expecting " +
+                count(cta.barrier_expected[id]) + ", then a " + name + " expecting " + count(expected));
+    }
+    if (in.op == Opcode::BAR) {
+      w.block = Block::Barrier;
+      w.barrier = id;
+      set_reason(w, now + 1, StallReason::Barrier);
+    } else {
+      ++barrier_arrive_only_;
+    }
+    ++barrier_arrivals_;
+    if (cta.barrier_arrived[id]++ == 0) cta.barrier_expected[id] = expected;
     release_barriers_if_complete(cta, now);
   }
 
   void release_barriers_if_complete(Cta& cta, Cycle now) {
     for (std::uint32_t id = 0; id < kBarriers; ++id) {
-      if (cta.barrier_arrived[id] == 0 || cta.barrier_arrived[id] < cta.live_warps) continue;
+      const std::uint32_t arrived = cta.barrier_arrived[id];
+      const std::uint32_t expected = cta.barrier_expected[id] ? cta.barrier_expected[id] : cta.live_warps;
+      if (arrived == 0 || arrived < expected) continue;
       cta.barrier_arrived[id] = 0;
+      cta.barrier_expected[id] = 0;
+      ++barrier_phases_;
       for (std::uint32_t ws : cta.warps)
         if (warps_[ws].block == Block::Barrier && warps_[ws].barrier == id) unblock(ws, now + 1);
     }
@@ -746,7 +783,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   ProbePoint<InstIssue> issue_probe_;  // sm[i].issue
   std::uint64_t warp_instructions_ = 0, thread_instructions_ = 0, active_cycles_ = 0, resident_warp_cycles_ = 0,
                 ctas_launched_ = 0, mbarrier_arrivals_ = 0, mbarrier_bytes_ = 0, mbarrier_phases_ = 0,
-                mbarrier_remote_arrivals_ = 0;
+                mbarrier_remote_arrivals_ = 0, barrier_arrivals_ = 0, barrier_arrive_only_ = 0, barrier_phases_ = 0;
   const ClusterDirectory* clusters_ = nullptr;  // looked up at the first cluster arrive (built after the SMs)
   std::array<std::uint64_t, kTimedPipes> pipe_busy_{};
   std::array<std::uint64_t, kStallNames.size()> stalls_{};

@@ -20,7 +20,7 @@ namespace warpsim {
 inline constexpr int kRegs = 256;          // architectural registers per thread tracked by the scoreboard (R255 = RZ)
 inline constexpr Cycle kPending = kSleep;  // register written by an instruction whose completion time is not known yet
 inline constexpr std::size_t kFetchBatch = 32;
-inline constexpr std::uint32_t kBarriers = 16;  // named barriers per CTA (PTX bar.sync 0..15)
+inline constexpr std::uint32_t kBarriers = kNamedBarriers;  // named barriers per CTA (PTX bar.sync 0..15)
 
 // What a warp waits for besides fixed latencies and pipes (those are in ready_cycle and the pipes' free times).
 enum class Block : std::uint8_t { None, MemDep, Barrier, DepBar, Drain, Exited, Mbarrier };
@@ -119,7 +119,10 @@ struct Cta {
   std::uint64_t id = 0;
   std::vector<std::uint32_t> warps;
   std::uint32_t live_warps = 0;
-  std::array<std::uint32_t, kBarriers> barrier_arrived{};  // per barrier id
+  std::array<std::uint32_t, kBarriers> barrier_arrived{};  // per barrier id: arrivals (BAR, BAR_ARV) this phase
+  std::array<std::uint32_t, kBarriers> barrier_expected{};  // per barrier id: warps this phase expects (the
+                                                            // arrivals' `group`; 0 = every live warp), set by its
+                                                            // first arrival
   std::array<Mbarrier, kMbarriers> mbarriers{};
   std::unique_ptr<CtaSource> source;
 };

@@ -361,8 +361,23 @@ void LineDecoder::decode(std::string_view line, std::uint64_t line_no, bool last
     out.mma = r.mma;
     out.aux = r.sparse ? kMmaSparse : 0;
   }
-  // The v5 immediate: a BAR's barrier id, a DEPBAR's count of cp.async groups allowed outstanding.
-  if (e.op == Opcode::BAR && immediate >= 0 && immediate < 16) out.aux = static_cast<std::uint32_t>(immediate);
+  // The v5 immediate: a BAR's barrier id, a DEPBAR's count of cp.async groups allowed outstanding. The tracer
+  // keeps the last immediate operand (tracer_tool.cu, accel-sim/accel-sim-framework@0111427: imm_value is
+  // overwritten by each IMM_UINT64 operand), so for `BAR.SYNC id, count` and `BAR.ARV id, count` it is the
+  // thread count: a multiple of 32, never a barrier id (0..15). The id is then lost; such barriers are read as
+  // barrier 0 with their count (README.md, "Instruction lines").
+  if (e.op == Opcode::BAR || e.op == Opcode::BAR_ARV) {
+    const bool is_count = immediate >= kWarpSize && immediate <= std::int64_t{kMaxCtaWarps} * kWarpSize &&
+                          immediate % kWarpSize == 0;
+    if (is_count) out.group = static_cast<std::uint8_t>(immediate / kWarpSize);
+    else if (e.op == Opcode::BAR && immediate >= 0 && immediate < kNamedBarriers)
+      out.aux = static_cast<std::uint32_t>(immediate);
+    if (e.op == Opcode::BAR_ARV && !is_count)
+      fail_at(file_, line_no,
+              fmt::format("{}: immediate {} is not a thread count (bar.arrive needs one: a multiple of 32 in 32..1024; "
+                          "traces before tracer version 5 carry none)",
+                          opcode, immediate));
+  }
   if (e.op == Opcode::DEPBAR && immediate >= 0 && immediate < 64) out.aux = static_cast<std::uint32_t>(immediate);
 
   const std::string problem = check_inst(out);

@@ -71,6 +71,7 @@ std::string sass_opcode_of(const WarpInst& in) {
     case Opcode::HGMMA:
       return "HGMMA." + mma_shape(in.mma) + ".F32." + mma_type_name(in.dtype) + (in.aux & kMmaSparse ? ".SP" : "");
     case Opcode::BAR: return "BAR.SYNC";
+    case Opcode::BAR_ARV: return "BAR.ARV";
     case Opcode::DEPBAR: return "DEPBAR.LE";
     case Opcode::SHFL: return "SHFL.IDX";
     case Opcode::WARPGROUP_ARRIVE: return "WARPGROUP.ARRIVE";
@@ -142,9 +143,12 @@ void write_inst(std::string& out, const WarpInst& in) {
       }
     }
   }
-  // Version 5's immediate: a barrier id or a group count where the reader takes one back.
+  // Version 5's immediate: a barrier id or a group count where the reader takes one back. A barrier with a thread
+  // count gets the count, as the tracer writes it (its last immediate operand); its id is not carried.
   const bool has_immediate = in.op == Opcode::BAR || in.op == Opcode::DEPBAR || in.op == Opcode::WARPGROUP_DEPBAR;
-  fmt::format_to(std::back_inserter(out), " {}\n", has_immediate ? in.aux : 0u);
+  const bool counted_barrier = (in.op == Opcode::BAR || in.op == Opcode::BAR_ARV) && in.group != 0;
+  const std::uint32_t immediate = counted_barrier ? std::uint32_t{in.group} * kWarpSize : has_immediate ? in.aux : 0u;
+  fmt::format_to(std::back_inserter(out), " {}\n", immediate);
 }
 
 }  // namespace
