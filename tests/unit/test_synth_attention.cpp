@@ -39,7 +39,7 @@ struct KernelTotals {
   std::set<std::uint64_t> ldg_addresses;
   std::uint64_t ldgsts_bytes_above_floor = 0;
   double hgmma_flops = 0;                     // each warp's HGMMA is a quarter of its warpgroup's m x n x k
-  std::uint64_t tma_bytes = 0, expect_tx_bytes = 0;
+  std::uint64_t tma_bytes = 0, tma_landed_bytes = 0, expect_tx_bytes = 0;
   std::map<std::uint64_t, std::uint64_t> tma_bytes_per_cta;
   bool every_warp_ends_with_exit = true;
   std::uint64_t n(Opcode op) const {
@@ -75,9 +75,12 @@ KernelTotals scan(TraceSource& trace, std::size_t kernel_index, std::uint64_t ad
           if (in.op == Opcode::STG) t.stg_bytes += bytes;
           if (in.op == Opcode::RED) t.red_lanes += in.active_lanes();
           if (in.op == Opcode::HGMMA) t.hgmma_flops += 2.0 * in.mma.m * in.mma.n * in.mma.k / 4;
-          if (in.op == Opcode::UTMALDG) {  // aux rows of group_stride bytes
-            t.tma_bytes += std::uint64_t{in.aux} * static_cast<std::uint64_t>(in.group_stride);
-            t.tma_bytes_per_cta[cta] += std::uint64_t{in.aux} * static_cast<std::uint64_t>(in.group_stride);
+          if (in.op == Opcode::UTMALDG) {  // aux rows of group_stride bytes, landing in every CTA of its mask
+            const std::uint64_t bytes = std::uint64_t{in.aux} * static_cast<std::uint64_t>(in.group_stride);
+            const int ctas = in.mma.m ? __builtin_popcount(in.mma.m) : 1;
+            t.tma_bytes += bytes;
+            t.tma_landed_bytes += bytes * static_cast<std::uint64_t>(ctas);
+            t.tma_bytes_per_cta[cta] += bytes;
           }
           if (in.op == Opcode::SYNCS_ARRIVE_TRANS64) t.expect_tx_bytes += in.aux;
           if (in.op == Opcode::LDGSTS) {
@@ -153,7 +156,7 @@ TEST_CASE("attention fa2 forward GQA: query heads of one group read the same K/V
   CHECK(a.at(0).size() == 2 * 128 * 64 * 2 / 16);
 }
 
-TEST_CASE("attention fa3 forward: warp-specialised, every HGMMA useful, Q once and K/V once per CTA by TMA",
+TEST_CASE("attention fa3 forward: warp-specialised, every HGMMA useful, Q once and K/V once per 2-CTA cluster by TMA",
           "[synth][attention]") {
   // 1 x 2 heads, 256 queries x 352 keys, head_dim 128: FA3's hdim-128 tile is 128 x 176 (tile_size.h), so 2 query
   // blocks x 2 KV blocks, nothing padded: the HGMMAs' FLOPs are the problem's 4*b*h*sq*skv*d exactly.
@@ -170,14 +173,18 @@ TEST_CASE("attention fa3 forward: warp-specialised, every HGMMA useful, Q once a
   CHECK(t.info.block.x == 3 * 128);
   CHECK(t.info.grid.x == 2);
   CHECK(t.info.grid.y == 2);
-  // Loads are TMA boxes only (no per-thread copies): each CTA reads its 128 Q rows and all of its head's K and V.
+  // Loads are TMA boxes only (no per-thread copies). Two query blocks (even): clusters of 2 CTAs along them
+  // (hdim >= 128, not causal), each rank loading half of every K and V tile and multicasting it: each CTA reads
+  // its 128 Q rows and half of its head's K and V, and receives all of them.
+  CHECK(t.info.cluster.x == 2);
   CHECK(t.n(Opcode::LDGSTS) == 0);
   CHECK(t.n(Opcode::LDG) == 0);
   const double q_cta = 128 * d * 2, kv_head = skv * d * 2;
-  for (const auto& [cta, bytes] : t.tma_bytes_per_cta) CHECK(static_cast<double>(bytes) == q_cta + 2 * kv_head);
+  for (const auto& [cta, bytes] : t.tma_bytes_per_cta) CHECK(static_cast<double>(bytes) == q_cta + kv_head);
   CHECK(t.tma_bytes_per_cta.size() == 4);
-  // Every byte a TMA box brings is announced on its full barrier (else a consumer would wait forever or early).
-  CHECK(t.expect_tx_bytes == t.tma_bytes);
+  CHECK(static_cast<double>(t.tma_landed_bytes) == 4 * (q_cta + 2 * kv_head));
+  // Every byte TMA lands in a CTA is announced on its full barrier (else a consumer would wait forever or early).
+  CHECK(t.expect_tx_bytes == t.tma_landed_bytes);
   // O once (16-bit) and the logsumexp of every row (fp32).
   CHECK(static_cast<double>(t.stg_bytes) == b * h * sq * d * 2 + b * h * sq * 4);
   // Online softmax: one MUFU.EX2 per score at least; asynchronous MMA: each consumer warp commits one group per
@@ -199,6 +206,13 @@ TEST_CASE("attention fa3 forward causal: the 128-key tile, only blocks at or bel
   // Non-causal: 128 x 176 tiles, 512 keys = 2 whole blocks and one of 160 (masked): 4 query blocks x 2 heads.
   CHECK(f.n(Opcode::FSETP) == 8 * 128 * 176 / 32);
   CHECK(c.info.flops * 2 == f.info.flops);
+  // No cluster when causal; not when the query blocks are odd (FA3's Use_cluster); K/V then once per CTA.
+  CHECK(c.info.cluster.x == 1);
+  auto odd = make({{"heads", "2"}, {"seqlen_q", "384"}, {"head_dim", "128"}, {"variant", "fa3"}}, "h100_sxm");
+  const KernelTotals o = scan(*odd, 0);
+  CHECK(o.info.cluster.x == 1);
+  CHECK(o.expect_tx_bytes == o.tma_bytes);
+  CHECK(o.tma_bytes == o.tma_landed_bytes);
 }
 
 TEST_CASE("attention fa2 backward: three kernels, 2.5x the forward MMAs, dQ reduced once per KV block",

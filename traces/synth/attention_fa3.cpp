@@ -50,6 +50,10 @@ struct Fa3Plan {
   std::uint32_t warps = 12;     // the producer warpgroup and the consumers
   bool scheduler_barrier = false;  // UseSchedulerBarrier: ping-pong between consumer warpgroups
   bool rescale_before_pv = false;  // RescaleOBeforeGemm (head_dim > 128)
+  // CTAs per cluster along the query blocks (ClusterM): each rank TMA-loads 1/cluster_m of every K and V tile and
+  // multicasts it to the cluster, which shares its KV head.
+  std::uint32_t cluster_m = 1;
+  std::uint32_t m_blocks = 1;
   MmaShape qk{}, pv{};
   std::uint32_t qk_steps = 0, pv_steps = 0;  // HGMMAs (k16) per GEMM
   std::uint32_t row_bytes = 0, boxes_per_tile = 0;
@@ -67,6 +71,8 @@ struct Fa3Plan {
   static constexpr std::uint32_t v_full(std::uint32_t s) { return 1 + 2 * kFa3Stages + s; }
   static constexpr std::uint32_t v_empty(std::uint32_t s) { return 1 + 3 * kFa3Stages + s; }
   std::uint32_t consumer_warps() const { return consumers * kWarpgroupWarps; }
+  std::uint16_t cluster_mask() const { return static_cast<std::uint16_t>(cluster_m > 1 ? (1u << cluster_m) - 1 : 0u); }
+  std::uint32_t cluster_rank(std::uint64_t cta) const { return static_cast<std::uint32_t>(cta % m_blocks % cluster_m); }
   std::uint32_t s_regs() const { return tile.block_n / 2; }  // 64 x block_n fp32 over 128 threads
   std::uint32_t o_regs() const { return static_cast<std::uint32_t>(p.head_dim) / 2; }
   SoftmaxRows softmax_rows() const { return SoftmaxRows{r_s, r_max, r_sum, r_scratch, 1, tile.block_n / 8}; }
@@ -96,9 +102,10 @@ void emit_fa3_setup(InstChunk& c, const Fa3Plan& P, std::uint32_t warp) {
     emit_mbarrier_init(c, Fa3Plan::q_full(), 1);
     for (std::uint32_t s = 0; s < kFa3Stages; ++s) {
       emit_mbarrier_init(c, Fa3Plan::k_full(s), 1);
-      emit_mbarrier_init(c, Fa3Plan::k_empty(s), P.consumer_warps());
+      // Every consumer warp of every CTA of the cluster releases a stage (the multicast slices land in all).
+      emit_mbarrier_init(c, Fa3Plan::k_empty(s), P.consumer_warps() * P.cluster_m);
       emit_mbarrier_init(c, Fa3Plan::v_full(s), 1);
-      emit_mbarrier_init(c, Fa3Plan::v_empty(s), P.consumer_warps());
+      emit_mbarrier_init(c, Fa3Plan::v_empty(s), P.consumer_warps() * P.cluster_m);
     }
   } else {
     c.skip(kInits);
@@ -116,11 +123,12 @@ void emit_fa3_setup(InstChunk& c, const Fa3Plan& P, std::uint32_t warp) {
 //   one block behind K, the order the consumers use them in); BAR 0 (the epilogue may reuse shared memory); EXIT.
 class Fa3ProducerWarp final : public TilePipelineWarp<Fa3ProducerWarp> {
  public:
-  Fa3ProducerWarp(std::shared_ptr<const Fa3Plan> plan, FwdCtaWork work, std::uint32_t warp)
+  Fa3ProducerWarp(std::shared_ptr<const Fa3Plan> plan, FwdCtaWork work, std::uint32_t warp, std::uint32_t rank)
       : TilePipelineWarp(PipelineTiles{0, warp == 0 ? work.n_end - work.n_begin : 0, kFa3Stages}),
         plan_(std::move(plan)),
         w_(std::move(work)),
-        warp_(warp) {}
+        warp_(warp),
+        rank_(rank) {}
 
   void emit_prologue(InstChunk& c) {
     const Fa3Plan& P = *plan_;
@@ -140,7 +148,10 @@ class Fa3ProducerWarp final : public TilePipelineWarp<Fa3ProducerWarp> {
     emit_loop_tail(c, plan_->r_cnt, kPredLoop);
   }
   void emit_epilogue(InstChunk& c) {
-    if (warp_ == 0) emit_barrier(c, 0);
+    if (warp_ == 0) {
+      if (plan_->cluster_m > 1) emit_producer_tail(c);
+      emit_barrier(c, 0);
+    }
     c.emit(Opcode::EXIT);
   }
 
@@ -150,7 +161,7 @@ class Fa3ProducerWarp final : public TilePipelineWarp<Fa3ProducerWarp> {
   // TMA boxes of `rows` rows x head_dim from (row0, col0) of `m`, 128 bytes of each row per box, completing on
   // mbarrier `bar`.
   void emit_boxes(InstChunk& c, const RowMajorMatrix& m, std::uint64_t row0, std::uint64_t col0, std::uint32_t rows,
-                  std::uint32_t bar) {
+                  std::uint32_t bar, std::uint16_t multicast = 0) {
     const Fa3Plan& P = *plan_;
     const std::uint32_t box_cols = kTmaSwizzleRowBytes / P.p.elem_bytes;
     for (std::uint32_t b = 0; b < P.boxes_per_tile; ++b) {
@@ -159,12 +170,13 @@ class Fa3ProducerWarp final : public TilePipelineWarp<Fa3ProducerWarp> {
         continue;
       }
       const std::uint32_t cols = static_cast<std::uint32_t>(std::min<std::uint64_t>(box_cols, P.p.head_dim - b * box_cols));
-      emit_tma_load(c, matrix_box(m, row0, col0 + std::uint64_t{b} * box_cols, rows, cols), bar, P.r_desc);
+      WarpInst& load = emit_tma_load(c, matrix_box(m, row0, col0 + std::uint64_t{b} * box_cols, rows, cols), bar, P.r_desc);
+      load.mma.m = multicast;  // WarpInst::cluster_cta_mask()
     }
   }
 
-  // K (value false) or V of the j-th KV block the CTA visits: wait until its stage is free, announce its bytes,
-  // TMA it.
+  // K (value false) or V of the j-th KV block the CTA visits: wait until its stage is free, announce the tile's
+  // bytes, TMA it (in a cluster: this rank's slice of the rows, multicast to every CTA of the cluster).
   void emit_kv_load(InstChunk& c, bool value, std::uint32_t j) {
     const Fa3Plan& P = *plan_;
     const std::uint32_t s = fa3_stage(j);
@@ -174,12 +186,29 @@ class Fa3ProducerWarp final : public TilePipelineWarp<Fa3ProducerWarp> {
     const std::uint32_t full = value ? Fa3Plan::v_full(s) : Fa3Plan::k_full(s);
     emit_mbarrier_wait(c, value ? Fa3Plan::v_empty(s) : Fa3Plan::k_empty(s), fa3_parity(j) ^ 1u);
     emit_mbarrier_arrive_expect_tx(c, full, rows * P.row_bytes);
-    emit_boxes(c, value ? w_.v : w_.k, row0, w_.kv_col0, rows, full);
+    const std::uint32_t slice = P.tile.block_n / P.cluster_m;
+    const std::uint32_t first = std::min(rows, rank_ * slice), last = std::min(rows, first + slice);
+    emit_boxes(c, value ? w_.v : w_.k, row0 + first, w_.kv_col0, last - first, full, P.cluster_mask());
+  }
+
+  // Cluster: wait until the last stages' releases (by every CTA of the cluster) have completed, so that no peer
+  // arrives on this CTA's empty barriers after it has exited (CUTLASS's producer tail).
+  void emit_producer_tail(InstChunk& c) {
+    const std::uint32_t n = tiles().iterations();
+    for (std::uint32_t value = 0; value < 2; ++value)
+      for (std::uint32_t back = kFa3Stages; back > 0; --back) {
+        if (back > n) {
+          c.skip();
+          continue;
+        }
+        const std::uint32_t j = n - back;
+        emit_mbarrier_wait(c, value ? Fa3Plan::v_empty(fa3_stage(j)) : Fa3Plan::k_empty(fa3_stage(j)), fa3_parity(j));
+      }
   }
 
   std::shared_ptr<const Fa3Plan> plan_;
   FwdCtaWork w_;
-  std::uint32_t warp_;
+  std::uint32_t warp_, rank_;
 };
 
 // ---- consumers ----------------------------------------------------------------------------------------------------
@@ -217,7 +246,7 @@ class Fa3ConsumerWarp final : public TilePipelineWarp<Fa3ConsumerWarp> {
     emit_mbarrier_wait(c, Fa3Plan::k_full(0), 0);
     emit_qk_gemm(c);
     emit_wgmma_wait(c, 0);
-    emit_mbarrier_arrive_expect_tx(c, Fa3Plan::k_empty(0), 0);
+    emit_release(c, Fa3Plan::k_empty(0));
     emit_mask(c, 0);
     emit_online_softmax(c, P.softmax_rows(), /*first=*/true);
     emit_p_tile(c);
@@ -239,11 +268,11 @@ class Fa3ConsumerWarp final : public TilePipelineWarp<Fa3ConsumerWarp> {
     else
       c.skip();
     emit_wgmma_wait(c, 1);
-    emit_mbarrier_arrive_expect_tx(c, Fa3Plan::k_empty(fa3_stage(j)), 0);
+    emit_release(c, Fa3Plan::k_empty(fa3_stage(j)));
     emit_mask(c, j);
     emit_online_softmax(c, P.softmax_rows(), /*first=*/false);
     emit_wgmma_wait(c, 0);
-    emit_mbarrier_arrive_expect_tx(c, Fa3Plan::v_empty(fa3_stage(j - 1)), 0);
+    emit_release(c, Fa3Plan::v_empty(fa3_stage(j - 1)));
     emit_p_tile(c);
     if (!P.rescale_before_pv) emit_rescale_rows(c, P.softmax_rows(), P.r_o, P.o_regs() / kMmaAccRegs, false);
     emit_loop_tail(c, P.r_cnt, kPredLoop);
@@ -269,7 +298,7 @@ class Fa3ConsumerWarp final : public TilePipelineWarp<Fa3ConsumerWarp> {
     }
     if (blocks_ > 0) {
       emit_wgmma_wait(c, 0);
-      emit_mbarrier_arrive_expect_tx(c, Fa3Plan::v_empty(fa3_stage(blocks_ - 1)), 0);
+      emit_release(c, Fa3Plan::v_empty(fa3_stage(blocks_ - 1)));
     }
     emit_barrier(c, 0);  // every warpgroup is done with V: the output is staged over the V stages
     const std::uint64_t row = std::uint64_t{consumer_} * 16;
@@ -293,6 +322,12 @@ class Fa3ConsumerWarp final : public TilePipelineWarp<Fa3ConsumerWarp> {
 
  private:
   static std::uint32_t scheduler_barrier(std::uint32_t group) { return kSchedulerBarrier + group; }
+
+  // Releases a K or V stage: one arrival on its empty barrier in every CTA of the cluster (their slices of the
+  // tile came from all of them).
+  void emit_release(InstChunk& c, std::uint32_t empty_barrier) {
+    emit_mbarrier_arrive_expect_tx(c, empty_barrier, 0).mma.m = plan_->cluster_mask();
+  }
 
   // S = Q K^T: head_dim/16 HGMMA m64 n(block_n) k16 from shared memory, one commit group.
   void emit_qk_gemm(InstChunk& c) {
@@ -382,6 +417,10 @@ std::vector<GeneratedKernelSpec> fa3_forward_kernels(const AttnProblem& p, const
   // UseSchedulerBarrier and RescaleOBeforeGemm of mainloop_fwd_sm90_tma_gmma_ws.hpp (16-bit elements).
   P.scheduler_barrier = P.tile.intra_wg_overlap ? P.consumers >= 2 && p.head_dim <= 128 : P.consumers == 2;
   P.rescale_before_pv = p.head_dim > 128 && P.tile.intra_wg_overlap;
+  // Clusters of 2 along the query blocks (flash_fwd_launch_template.h, Enable_cluster and Use_cluster for 16-bit
+  // elements): head_dim >= 128, not causal, an even number of query blocks.
+  P.m_blocks = static_cast<std::uint32_t>(ceil_div(p.seqlen_q, P.tile.block_m));
+  P.cluster_m = p.head_dim >= 128 && !p.causal && P.m_blocks % 2 == 0 ? 2 : 1;
   const auto d = static_cast<std::uint32_t>(p.head_dim);
   P.qk = MmaShape{64, static_cast<std::uint16_t>(P.tile.block_n), 16};
   P.pv = MmaShape{64, static_cast<std::uint16_t>(d), 16};
@@ -423,7 +462,7 @@ std::vector<GeneratedKernelSpec> fa3_forward_kernels(const AttnProblem& p, const
   P.registers = std::min(sm.u32("max_registers_per_thread"), sm.u32("registers") / threads / 8 * 8);
 
   const DenseAttnTensors t = dense_attention_tensors(p, arrays);
-  const auto m_blocks = static_cast<std::uint32_t>(ceil_div(p.seqlen_q, P.tile.block_m));
+  const std::uint32_t m_blocks = P.m_blocks;
   // Grid (m blocks, heads, batch), x fastest. Causal: the longest query blocks (the last) first, standing for the
   // longest-processing-time-first order of FA3's causal tile scheduler.
   P.work = [t, m_blocks, p, bm = P.tile.block_m, bn = P.tile.block_n](std::uint64_t cta) {
@@ -435,15 +474,18 @@ std::vector<GeneratedKernelSpec> fa3_forward_kernels(const AttnProblem& p, const
   spec.info.name = "warpsim_flash_fwd_fa3_sm90_" + p.dtype_name + "_hdim" + std::to_string(d) + "_" +
                    std::to_string(P.tile.block_m) + "x" + std::to_string(P.tile.block_n) + "_" +
                    std::to_string(P.warps) + "w" + (P.tile.pv_from_registers ? "_rs" : "_ss") +
-                   (P.scheduler_barrier ? "_pingpong" : "") + (p.causal ? "_causal" : "");
+                   (P.scheduler_barrier ? "_pingpong" : "") + (P.cluster_m > 1 ? "_cluster2x1" : "") +
+                   (p.causal ? "_causal" : "");
   spec.info.grid = Dim3{m_blocks, static_cast<std::uint32_t>(p.heads), static_cast<std::uint32_t>(p.batch)};
   spec.info.block = Dim3{P.warps * kWarpSize, 1, 1};
+  spec.info.cluster = Dim3{P.cluster_m, 1, 1};
   spec.info.registers_per_thread = P.registers;
   spec.info.shared_mem_bytes = P.smem_bytes;
   spec.info.target_arch = arch;
   spec.info.flops = static_cast<std::uint64_t>(p.forward_flops());
   spec.make_warp = [plan](std::uint64_t cta, std::uint32_t warp) -> std::unique_ptr<WarpGenerator> {
-    if (warp < kWarpgroupWarps) return std::make_unique<Fa3ProducerWarp>(plan, plan->work(cta), warp);
+    if (warp < kWarpgroupWarps)
+      return std::make_unique<Fa3ProducerWarp>(plan, plan->work(cta), warp, plan->cluster_rank(cta));
     return std::make_unique<Fa3ConsumerWarp>(plan, plan->work(cta), warp);
   };
   std::vector<GeneratedKernelSpec> out;
