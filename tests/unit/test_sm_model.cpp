@@ -1669,6 +1669,12 @@ TEST_CASE("named barrier: bar.arrive does not wait", "[sm][e2e][barrier]") {
   CHECK(r.cycles <= 6 * 100 + 40);
   CHECK(stall(r, "stall_barrier") <= 4);  // warp 1 arrives last: its phase completes at once
   CHECK(total(r, "sm.barrier_arrive_only") == 1);
+
+  // Predicated off (no active lane, as Accel-Sim traces keep such lines), a bar.arrive is no arrival.
+  WarpInst off = counted_bar(Opcode::BAR_ARV, 1, 2);
+  off.active_mask = 0;
+  const KernelResult p = run_warps(small_h100(), {{off}, {ffma(7, 2, 3, 4)}});
+  CHECK(total(p, "sm.barrier_arrivals") == 0);
 }
 
 TEST_CASE("named barrier: bad input is one clear error", "[sm][e2e][barrier]") {

@@ -495,7 +495,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
           arrive_barrier(ws, *in, now);
           return;
         }
-        if (in->op == Opcode::BAR_ARV) arrive_barrier(ws, *in, now);  // no wait: the warp goes on below
+        // bar.arrive: no wait, the warp goes on below. Predicated off (no active lane), it does not arrive.
+        if (in->op == Opcode::BAR_ARV && in->active_mask != 0) arrive_barrier(ws, *in, now);
         if (in->op == Opcode::LDGDEPBAR) {
           w.groups.push_back(w.open_group);
           w.open_group = 0;
