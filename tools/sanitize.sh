@@ -20,7 +20,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=
 # The memory-estimate check compares with peak RSS, which ASan inflates; the kill loop times plain runs. The Slurm
 # cluster tests need the cluster .ci/run starts for the plain build. The report tests rasterize through librsvg,
 # pango and fontconfig, whose process-lifetime caches LeakSanitizer may count as leaks.
-slow='default Llama|twice|a100 GEMM time|roofline|truncated and bit-flipped|split-K decode 64x8192|GEMV-like|deterministic|golden|readme|install|plot|configs_cite|peak RSS|survive_kills|accelsim: the shared traces|attention decode is bounded|a large softmax|stream read is within|fa2 forward and backward|bert-small trace imports|bounded by the GPC crossbar ports|slurm cluster|slurm_cluster|GEMM in the same time|16-row decode GEMM keeps|sweep sensitivity|a per-copy cost bounds|far-partition hit|sweep report|report_renders'
+slow='default Llama|twice|a100 GEMM time|roofline|truncated and bit-flipped|split-K decode 64x8192|GEMV-like|deterministic|golden|readme|install|plot|configs_cite|peak RSS|survive_kills|accelsim: the shared traces|attention decode is bounded|a large softmax|stream read is within|fa2 forward and backward|bert-small trace imports|bounded by the GPC crossbar ports|slurm cluster|slurm_cluster|GEMM in the same time|16-row decode GEMM keeps|sweep sensitivity|a per-copy cost bounds|far-partition hit|sweep report|report_renders|beats fa2 on the same problem|Hopper-native attention kernel'
 (cd build-asan && ctest -j"$(nproc)" --output-on-failure -E "$slow")
 if [[ "${FUZZ_RUNS:-3000}" != 0 ]]; then
   FUZZ_BUILD=build-asan tools/fuzz.sh -runs="${FUZZ_RUNS:-3000}"  # the harnesses of this same build
