@@ -6,7 +6,6 @@
 #include <map>
 #include <optional>
 
-#include "app/sweep/pareto.h"
 #include "app/sweep/results.h"
 #include "sim/core/error.h"
 
@@ -24,30 +23,27 @@ struct Cell {
 std::string compare_sweeps(const std::vector<std::string>& run_dirs) {
   std::vector<RunResults> runs;
   for (const auto& dir : run_dirs) runs.push_back(load_run_results(dir));
+  for (const RunResults& run : runs)
+    if (std::none_of(run.jobs.begin(), run.jobs.end(), [](const JobResult& job) { return job.stats != nullptr; }))
+      throw InputError(fmt::format("compare: sweep '{}' has no finished job yet (warpsim sweep status {})", run.run_dir, run.run_dir));
   // Workloads and candidates in the order the manifests list them, the first sweep's first.
-  std::vector<std::string> workloads, candidates;
+  const FirstSeenOrder order = first_seen_order(runs, JobFilter::all);
+  const std::vector<std::string>& workloads = order.workloads;
+  const std::vector<std::string>& candidates = order.candidates;
   std::map<std::string, std::map<std::string, Cell>> cells;  // workload -> candidate -> its job's results
   std::size_t missing = 0;
-  for (const RunResults& run : runs) {
-    std::size_t done = 0;
-    for (const JobResult& job : run.jobs) {
-      const std::string candidate = candidate_label(run.run_dir, job.candidate, runs.size());
-      if (std::find(workloads.begin(), workloads.end(), job.workload) == workloads.end()) workloads.push_back(job.workload);
-      if (std::find(candidates.begin(), candidates.end(), candidate) == candidates.end()) candidates.push_back(candidate);
-      if (!job.stats) {
-        ++missing;
-        continue;
-      }
-      ++done;
-      Cell c;
-      c.time_us = job.stats->at("total_time_us").get<double>();
-      if (const auto p = job.stats->find("power"); p != job.stats->end() && p->is_object())
-        if (const auto e = p->find("energy"); e != p->end() && e->is_object() && e->contains("joules") && (*e)["joules"].is_number())
-          c.joules = (*e)["joules"].get<double>();
-      cells[job.workload][candidate] = c;
+  for (const FirstSeenOrder::Job& j : order.jobs) {
+    const JobResult& job = *j.result;
+    if (!job.stats) {
+      ++missing;
+      continue;
     }
-    if (done == 0)
-      throw InputError(fmt::format("compare: sweep '{}' has no finished job yet (warpsim sweep status {})", run.run_dir, run.run_dir));
+    Cell c;
+    c.time_us = job.stats->at("total_time_us").get<double>();
+    if (const auto p = job.stats->find("power"); p != job.stats->end() && p->is_object())
+      if (const auto e = p->find("energy"); e != p->end() && e->is_object() && e->contains("joules") && (*e)["joules"].is_number())
+        c.joules = (*e)["joules"].get<double>();
+    cells[workloads[j.workload]][candidates[j.candidate]] = c;
   }
 
   std::string o;

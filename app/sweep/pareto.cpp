@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <map>
 #include <set>
 #include <tuple>
 
@@ -43,13 +41,6 @@ std::vector<std::string> known_columns(const std::vector<RunResults>& runs) {
 
 }  // namespace
 
-std::string candidate_label(const std::string& run_dir, const std::string& candidate, std::size_t runs) {
-  if (runs <= 1) return candidate;
-  std::string name = std::filesystem::path(run_dir).lexically_normal().filename().string();
-  if (name.empty()) name = std::filesystem::path(run_dir).lexically_normal().parent_path().filename().string();
-  return name + "/" + candidate;
-}
-
 ParetoResult pareto(const std::vector<RunResults>& runs, const std::string& cost, const std::string& metric) {
   ParetoResult r;
   r.cost = cost;
@@ -67,28 +58,24 @@ ParetoResult pareto(const std::vector<RunResults>& runs, const std::string& cost
       throw InputError(fmt::format("{}: unknown column '{}'{}; expected a numeric design-point parameter or job column: {}", option,
                                    *column, hint.empty() ? "" : "; did you mean '" + hint + "'?", fmt::join(known, ", ")));
     }
-  std::map<std::string, std::size_t> index;
-  for (const RunResults& run : runs)
-    for (const JobResult& job : run.jobs) {
-      if (!job.stats) {
-        ++r.jobs_without_results;
-        continue;
-      }
-      ParetoPoint p;
-      p.candidate = candidate_label(run.run_dir, job.candidate, runs.size());
-      p.job = job.name;
-      p.run_dir = run.run_dir;
-      for (const auto& [column, out] : {std::pair{&cost, &p.cost}, std::pair{&metric, &p.metric}}) {
-        const json v = column_value(job, *column);
-        if (!v.is_number())
-          throw InputError(fmt::format("{}: job {} has no number in column '{}' (got {})", run.run_dir, job.name, *column,
-                                       v.is_null() ? "nothing" : v.dump()));
-        *out = v.get<double>();
-      }
-      const auto [at, added] = index.emplace(job.workload, r.workloads.size());
-      if (added) r.workloads.push_back({job.workload, {}});
-      r.workloads[at->second].points.push_back(std::move(p));
+  const FirstSeenOrder order = first_seen_order(runs, JobFilter::finished);
+  for (const RunResults& run : runs) r.jobs_without_results += run.jobs.size();
+  r.jobs_without_results -= order.jobs.size();
+  for (const std::string& workload : order.workloads) r.workloads.push_back({workload, {}});
+  for (const FirstSeenOrder::Job& j : order.jobs) {
+    ParetoPoint p;
+    p.candidate = order.candidates[j.candidate];
+    p.job = j.result->name;
+    p.run_dir = j.run->run_dir;
+    for (const auto& [column, out] : {std::pair{&cost, &p.cost}, std::pair{&metric, &p.metric}}) {
+      const json v = column_value(*j.result, *column);
+      if (!v.is_number())
+        throw InputError(fmt::format("{}: job {} has no number in column '{}' (got {})", j.run->run_dir, j.result->name,
+                                     *column, v.is_null() ? "nothing" : v.dump()));
+      *out = v.get<double>();
     }
+    r.workloads[j.workload].points.push_back(std::move(p));
+  }
   for (ParetoWorkload& w : r.workloads) {
     std::stable_sort(w.points.begin(), w.points.end(), [](const ParetoPoint& a, const ParetoPoint& b) {
       return std::tie(a.cost, a.metric, a.candidate) < std::tie(b.cost, b.metric, b.candidate);

@@ -33,9 +33,6 @@ struct ParetoResult {
   std::size_t jobs_without_results = 0;
 };
 
-// The label of a candidate of `run_dir` when `runs` run directories are shown together.
-std::string candidate_label(const std::string& run_dir, const std::string& candidate, std::size_t runs);
-
 // InputError (exit 2) for an unknown column (listing the known ones), a value that is not a number, or no job with
 // results in any run directory.
 ParetoResult pareto(const std::vector<RunResults>& runs, const std::string& cost, const std::string& metric);

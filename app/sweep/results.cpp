@@ -103,4 +103,27 @@ std::vector<std::pair<std::string, json>> kernel_columns(const json& kernel) {
   return out;
 }
 
+std::string candidate_label(const std::string& run_dir, const std::string& candidate, std::size_t runs) {
+  if (runs <= 1) return candidate;
+  std::string name = std::filesystem::path(run_dir).lexically_normal().filename().string();
+  if (name.empty()) name = std::filesystem::path(run_dir).lexically_normal().parent_path().filename().string();
+  return name + "/" + candidate;
+}
+
+FirstSeenOrder first_seen_order(const std::vector<RunResults>& runs, JobFilter which) {
+  FirstSeenOrder order;
+  std::map<std::string, std::size_t> candidate_index, workload_index;
+  for (const RunResults& run : runs)
+    for (const JobResult& job : run.jobs) {
+      if (which == JobFilter::finished && !job.stats) continue;
+      const std::string label = candidate_label(run.run_dir, job.candidate, runs.size());
+      const auto c = candidate_index.emplace(label, order.candidates.size()).first;
+      if (c->second == order.candidates.size()) order.candidates.push_back(label);
+      const auto w = workload_index.emplace(job.workload, order.workloads.size()).first;
+      if (w->second == order.workloads.size()) order.workloads.push_back(job.workload);
+      order.jobs.push_back({&run, &job, c->second, w->second});
+    }
+  return order;
+}
+
 }  // namespace warpsim::sweep

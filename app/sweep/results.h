@@ -44,4 +44,25 @@ std::vector<std::pair<std::string, nlohmann::json>> job_columns(const JobResult&
 // energy_j.<component> (sm_issue, ..., leakage, constant: the breakdown, summing to energy_j).
 std::vector<std::pair<std::string, nlohmann::json>> kernel_columns(const nlohmann::json& kernel);
 
+// The label of a candidate of `run_dir` when `runs` run directories are shown together: the candidate's name, or
+// "<run dir name>/<candidate>" when there are several.
+std::string candidate_label(const std::string& run_dir, const std::string& candidate, std::size_t runs);
+
+// Which jobs first_seen_order() takes: all of them, or only the finished ones (those with a stats.json).
+enum class JobFilter { all, finished };
+
+// The jobs of run directories shown together (`sweep compare`, `sweep pareto`, `warpsim report`): runs in the
+// order given, each run's jobs in its manifest's order, and the candidates (by candidate_label) and workloads
+// of those jobs in the order they first appear.
+struct FirstSeenOrder {
+  struct Job {
+    const RunResults* run;
+    const JobResult* result;
+    std::size_t candidate, workload;  // indices into `candidates` and `workloads`
+  };
+  std::vector<std::string> candidates, workloads;
+  std::vector<Job> jobs;
+};
+FirstSeenOrder first_seen_order(const std::vector<RunResults>& runs, JobFilter which);
+
 }  // namespace warpsim::sweep

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <map>
 #include <optional>
 #include <set>
 
@@ -145,32 +144,29 @@ ReportSummary write_sweep_report(const std::vector<std::string>& run_dirs, const
                                    dir, dir, dir));
   }
 
-  // Candidates and workloads in first-seen order; the first candidate is the base of the speed-ups.
-  std::vector<ReportCandidate> candidates;
-  std::vector<std::string> workloads, params;
-  std::map<std::string, std::size_t> candidate_index, workload_index;
-  std::vector<Entry> entries;
-  ReportSummary summary;
-  for (const RunResults& run : runs) {
+  std::vector<std::string> params;
+  for (const RunResults& run : runs)
     for (const std::string& p : run.param_columns)
       if (std::find(params.begin(), params.end(), p) == params.end()) params.push_back(p);
-    for (const JobResult& job : run.jobs) {
-      const std::string label = candidate_label(run.run_dir, job.candidate, runs.size());
-      const auto [c, new_candidate] = candidate_index.emplace(label, candidates.size());
-      if (new_candidate) candidates.push_back({label, run.run_dir, job.candidate, job.design_point, "", 0, 0});
-      const auto [w, new_workload] = workload_index.emplace(job.workload, workloads.size());
-      if (new_workload) workloads.push_back(job.workload);
-      ReportCandidate& cand = candidates[c->second];
-      ++cand.jobs;
-      if (!job.stats) {
-        ++summary.jobs_without;
-        continue;
-      }
-      ++summary.jobs_with_results;
-      ++cand.done;
-      if (cand.gpu.empty()) cand.gpu = job.stats->value("gpu", "");
-      entries.push_back({&job, c->second, w->second});
+  // Candidates and workloads in first-seen order; the first candidate is the base of the speed-ups.
+  const FirstSeenOrder order = first_seen_order(runs, JobFilter::all);
+  const std::vector<std::string>& workloads = order.workloads;
+  std::vector<ReportCandidate> candidates(order.candidates.size());
+  std::vector<Entry> entries;
+  ReportSummary summary;
+  for (const FirstSeenOrder::Job& j : order.jobs) {
+    const JobResult& job = *j.result;
+    ReportCandidate& cand = candidates[j.candidate];
+    if (cand.jobs == 0) cand = {order.candidates[j.candidate], j.run->run_dir, job.candidate, job.design_point, "", 0, 0};
+    ++cand.jobs;
+    if (!job.stats) {
+      ++summary.jobs_without;
+      continue;
     }
+    ++summary.jobs_with_results;
+    ++cand.done;
+    if (cand.gpu.empty()) cand.gpu = job.stats->value("gpu", "");
+    entries.push_back({&job, j.candidate, j.workload});
   }
   // Tables and per-job plots list jobs by workload, then candidate.
   std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {

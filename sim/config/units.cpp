@@ -20,9 +20,14 @@ using config_detail::join;
 using config_detail::quoted;
 using config_detail::trim;
 
+// A unit smaller than the base unit is given by how many of it make one base unit (`per_base`: 1e6 for us), and a
+// value in it is divided by that power of ten, which doubles hold exactly; multiplying by the reciprocal (1e-6,
+// not exact in binary) would round twice: 10us would read as 9.999999999999999e-06 s instead of 1e-05 s. One of
+// scale and per_base is 1, so converting a number rounds once.
 struct Unit {
   const char* name;
-  double scale;  // base units (Hz, B/s, bytes) per unit
+  double scale;         // base units (Hz, B/s, bytes, W, J, s) per unit; 1 for a unit smaller than the base unit
+  double per_base = 1;  // units per base unit, for a unit smaller than the base unit; 1 otherwise
 };
 
 constexpr double kKilo = 1e3, kMega = 1e6, kGiga = 1e9, kTera = 1e12;
@@ -40,9 +45,10 @@ constexpr Unit kSizeUnits[] = {{"B", 1.0},     {"KiB", kKibi}, {"MiB", kMebi}, {
                                       {"TiB", kTebi}, {"KB", kKilo},  {"MB", kMega},  {"GB", kGiga},
                                       {"TB", kTera}};
 
-constexpr Unit kPowerUnits[] = {{"W", 1.0}, {"mW", 1e-3}, {"kW", kKilo}};
-constexpr Unit kEnergyUnits[] = {{"J", 1.0}, {"fJ", 1e-15}, {"pJ", 1e-12}, {"nJ", 1e-9}, {"uJ", 1e-6}, {"mJ", 1e-3}};
-constexpr Unit kDurationUnits[] = {{"s", 1.0}, {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}};
+constexpr Unit kPowerUnits[] = {{"W", 1.0}, {"mW", 1.0, 1e3}, {"kW", kKilo}};
+constexpr Unit kEnergyUnits[] = {{"J", 1.0},        {"fJ", 1.0, 1e15}, {"pJ", 1.0, 1e12},
+                                 {"nJ", 1.0, 1e9},  {"uJ", 1.0, 1e6},  {"mJ", 1.0, 1e3}};
+constexpr Unit kDurationUnits[] = {{"s", 1.0}, {"ns", 1.0, 1e9}, {"us", 1.0, 1e6}, {"ms", 1.0, 1e3}};
 
 struct QuantityKind {
   const char* noun;     // "a frequency"
@@ -154,7 +160,7 @@ bool parse_with_unit(const std::string& text, ParamType type, const QuantityKind
             quoted(text) + (suggestion.empty() ? "" : "; did you mean '" + suggestion + "'?");
     return false;
   }
-  double value = std::strtod(text.substr(0, length).c_str(), nullptr) * match->scale;
+  double value = std::strtod(text.substr(0, length).c_str(), nullptr) * match->scale / match->per_base;
   if (!std::isfinite(value)) {
     error = std::string("expected ") + kind.noun + ", got " + quoted(text) + ", which is too large";
     return false;
@@ -217,16 +223,17 @@ std::string format_quantity(double value, ParamType type) {
   // noise of the division.
   constexpr int kSignificantDigits = 12;
   std::string best;
-  double best_scale = 0.0;
+  double best_size = 0.0;
   for (const Unit& u : *kind) {
-    if (u.scale > value && u.scale != 1.0) continue;  // the base unit also prints values below 1 (and 0)
+    const double size = u.scale / u.per_base;  // of one unit, in base units
+    if (size > value && size != 1.0) continue;  // the base unit also prints values below 1 (and 0)
     char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.*g%s", kSignificantDigits, value / u.scale, u.name);
+    std::snprintf(buffer, sizeof buffer, "%.*g%s", kSignificantDigits, value / u.scale * u.per_base, u.name);
     const bool shorter = best.empty() || std::string(buffer).size() < best.size();
-    const bool tie_larger = std::string(buffer).size() == best.size() && u.scale > best_scale;
+    const bool tie_larger = std::string(buffer).size() == best.size() && size > best_size;
     if (shorter || tie_larger) {
       best = buffer;
-      best_scale = u.scale;
+      best_size = size;
     }
   }
   return best;

@@ -1,7 +1,8 @@
 // Helpers for the integration tests, which drive the real `warpsim` executable (WARPSIM_BINARY) in a
 // subprocess and read what it wrote:
 //   - run_warpsim(): run it, capturing stdout, stderr and the exit status;
-//   - TempDir: a scratch directory removed afterwards;
+//   - TempDir: a scratch directory removed afterwards; read_text/write_text; ScopedEnv: an environment variable
+//     set for a scope (the Slurm backend's tests use these too);
 //   - json::raw/number/string/without_member: a tiny purpose-built reader for stats.json, independent of the JSON
 //     library the simulator writes with: it walks the text structurally (strings, objects, arrays) to find one
 //     value by a path such as "kernels[0].utilization.tensor";
@@ -53,11 +54,37 @@ inline std::string read_text(const fs::path& p) {
   return s.str();
 }
 
-inline void write_text(const fs::path& p, const std::string& text) {
+// Writes `text` to `p`, creating its parent directories; `executable`: mode 0755 (a stand-in program).
+inline void write_text(const fs::path& p, const std::string& text, bool executable = false) {
+  if (p.has_parent_path()) fs::create_directories(p.parent_path());
   std::ofstream f(p, std::ios::binary);
   f << text;
+  f.close();
   if (!f) throw std::runtime_error("test helper: cannot write " + p.string());
+  if (executable)
+    fs::permissions(p, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                           fs::perms::others_exec);
 }
+
+// Sets an environment variable for the scope, restoring (or removing) it afterwards.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (had_) setenv(name_, old_.c_str(), 1);
+    else unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
 
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it when the object goes away.
 class TempDir {

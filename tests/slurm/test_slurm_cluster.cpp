@@ -9,12 +9,12 @@
 #include <thread>
 
 #include "app/sweep/slurm.h"
-#include "slurm_test_helpers.h"
+#include "test_helpers.h"
 
 using namespace warpsim::sweep;
-using slurmtest::read_text;
-using slurmtest::ScopedEnv;
-using slurmtest::TempDir;
+using wstest::read_text;
+using wstest::ScopedEnv;
+using wstest::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
@@ -125,7 +125,7 @@ TEST_CASE("cancelling a running sweep's arrays stops its tasks, which mark their
   TempDir tmp;
   const fs::path run_dir = tmp.path() / "sweep";
   const std::vector<std::string> names = make_jobs(run_dir, 2);
-  slurmtest::write_text(run_dir / "stub-sleep", "60\n");  // each job would take a minute
+  wstest::write_text(run_dir / "stub-sleep", "60\n");  // each job would take a minute
   SlurmOptions o;
   o.time_limit = "00:05:00";
   o.memory = "100M";

@@ -9,13 +9,13 @@
 
 #include "app/sweep/slurm.h"
 #include "sim/core/error.h"
-#include "slurm_test_helpers.h"
+#include "test_helpers.h"
 
 using namespace warpsim::sweep;
-using slurmtest::read_text;
-using slurmtest::ScopedEnv;
-using slurmtest::TempDir;
-using slurmtest::write_text;
+using wstest::read_text;
+using wstest::ScopedEnv;
+using wstest::TempDir;
+using wstest::write_text;
 namespace fs = std::filesystem;
 
 namespace {

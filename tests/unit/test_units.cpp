@@ -166,6 +166,21 @@ TEST_CASE("durations take s, ms, us and ns", "[config][units]") {
   CHECK(format_quantity(2.5e-5, ParamType::Duration) == "25us");
 }
 
+TEST_CASE("a quantity in a unit below the base unit reads as the double nearest its decimal value", "[config][units]") {
+  // The expected values are the compiler's reading of the decimal literals. Multiplying by 1e-6 (which is not
+  // exact in binary) gave 9.999999999999999e-06 for 10us, and 10fJ, 3ns, 500ns and 30uJ were each one bit off.
+  CHECK(parsed("10us", ParamType::Duration) == 1e-5);
+  CHECK(parsed("100us", ParamType::Duration) == 1e-4);
+  CHECK(parsed("500ns", ParamType::Duration) == 5e-7);
+  CHECK(parsed("3ns", ParamType::Duration) == 3e-9);
+  CHECK(parsed("10fJ", ParamType::Energy) == 1e-14);
+  CHECK(parsed("30uJ", ParamType::Energy) == 3e-5);
+  CHECK(parsed("1mW", ParamType::Power) == 1e-3);
+  CHECK(format_quantity(1e-5, ParamType::Duration) == "10us");
+  CHECK(format_quantity(3e-12, ParamType::Energy) == "3pJ");
+  CHECK(format_quantity(1e-3, ParamType::Power) == "1mW");
+}
+
 TEST_CASE("param_type_name names every type", "[config][units]") {
   CHECK(std::string(param_type_name(ParamType::UInt)) == "uint");
   CHECK(std::string(param_type_name(ParamType::Real)) == "real");
