@@ -232,6 +232,21 @@ void emit_pack_16bit(InstChunk& c, std::uint16_t src, std::uint32_t regs, std::u
     emit_alu(c, Opcode::FMUL, reg(dst + e / 2 * dst_step), {reg(src + e), reg(src + e + 1)});
 }
 
+void emit_lse_store(InstChunk& c, std::uint64_t lse, std::uint64_t row, std::uint64_t rows, std::uint16_t lse_reg,
+                    std::uint16_t ptr) {
+  for (std::uint32_t half = 0; half < 2; ++half) {
+    const std::uint64_t r = row + half * 8;
+    std::uint32_t mask = 0;
+    for (std::uint32_t l = 0; l < kWarpSize; l += 4)
+      if (r + l / 4 < rows) mask |= 1u << l;
+    if (mask == 0) {
+      c.skip();
+      continue;
+    }
+    emit_store(c, Opcode::STG, MemSpace::Global, LaneRows{lse + r * 4, 4, 4, 4}, mask, {reg(lse_reg + half), ptr});
+  }
+}
+
 std::uint32_t kernel_registers(std::uint32_t used, const Config& config) {
   const std::uint32_t max = config.section("sm").u32("max_registers_per_thread");
   return std::min(max, (used + 7u) / 8u * 8u);

@@ -168,6 +168,12 @@ void emit_rescale_rows(InstChunk& c, const SoftmaxRows& r, std::uint16_t acc, st
 // dst + (pair index) * dst_step (dst_step 2 with dst == src: in place, as FA2's P; 1: a separate packed tile).
 void emit_pack_16bit(InstChunk& c, std::uint16_t src, std::uint32_t regs, std::uint16_t dst, std::uint32_t dst_step);
 
+// The fp32 logsumexp of a 16-row m block at `row` of the CTA's rows: the lanes holding column 0 of each row (lane % 4
+// == 0) store rows row..row+7 from lse_reg and row+8..row+15 from lse_reg+1 into `lse` (row 0's value, rows
+// contiguous); rows at or past `rows` are masked (a store with no lane left keeps its code slot). `ptr`: the address.
+void emit_lse_store(InstChunk& c, std::uint64_t lse, std::uint64_t row, std::uint64_t rows, std::uint16_t lse_reg,
+                    std::uint16_t ptr);
+
 // Async copies (cp.async) of a `copy`-split tile of `rows` rows x head_dim starting at token `row0` of a BSHD
 // tensor's batch entry (`m`) and column `col0` (head * head_dim): the lanes of this warp's copies; tokens past the
 // end are masked (a copy with no lane left keeps its code slot).

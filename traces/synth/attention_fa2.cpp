@@ -105,20 +105,8 @@ class ForwardWarp final : public TilePipelineWarp<ForwardWarp> {
       else emit_staged_epilogue(c, P.epi, tile, w_.o, row, w_.o_col0, P.q_off + warp_ * P.epi.staging_bytes(), P.r_s,
                                 P.r_optr);
     }
-    // LSE: the lane holding column 0 of each row (lane % 4 == 0) stores its rows' values.
     for (std::uint32_t mi = 0; mi < P.mw; ++mi)
-      for (std::uint32_t half = 0; half < 2; ++half) {
-        const std::uint64_t row = mi_row(mi) + half * 8;
-        std::uint32_t mask = 0;
-        for (std::uint32_t l = 0; l < kWarpSize; l += 4)
-          if (row + l / 4 < w_.lse_rows) mask |= 1u << l;
-        if (mask == 0) {
-          c.skip();
-          continue;
-        }
-        emit_store(c, Opcode::STG, MemSpace::Global, LaneRows{w_.lse + row * 4, 4, 4, 4}, mask,
-                   {reg(P.r_max + 2 * mi + half), P.r_optr});
-      }
+      emit_lse_store(c, w_.lse, mi_row(mi), w_.lse_rows, reg(P.r_max + 2 * mi), P.r_optr);
     c.emit(Opcode::EXIT);
   }
 

@@ -304,19 +304,7 @@ class Fa3ConsumerWarp final : public TilePipelineWarp<Fa3ConsumerWarp> {
     const std::uint64_t row = std::uint64_t{consumer_} * 16;
     emit_staged_epilogue(c, P.epi, MmaAccumulatorTile{P.r_o, 1, P.o_regs() / kMmaAccRegs}, w_.o, w_.o_row0 + row,
                          w_.o_col0, P.v_off + consumer_ * P.epi.staging_bytes(), P.r_s, P.r_optr);
-    // LSE: the lane holding column 0 of each row (lane % 4 == 0) stores its rows' values.
-    for (std::uint32_t half = 0; half < 2; ++half) {
-      const std::uint64_t r = row + half * 8;
-      std::uint32_t mask = 0;
-      for (std::uint32_t l = 0; l < kWarpSize; l += 4)
-        if (r + l / 4 < w_.lse_rows) mask |= 1u << l;
-      if (mask == 0) {
-        c.skip();
-        continue;
-      }
-      emit_store(c, Opcode::STG, MemSpace::Global, LaneRows{w_.lse + r * 4, 4, 4, 4}, mask,
-                 {reg(P.r_max + half), P.r_optr});
-    }
+    emit_lse_store(c, w_.lse, row, w_.lse_rows, P.r_max, P.r_optr);
     c.emit(Opcode::EXIT);
   }
 
