@@ -87,9 +87,6 @@ std::array<std::uint16_t, N> spread_ids(std::uint16_t first, std::uint32_t regs)
   return ids;
 }
 
-// Phase parity of the j-th use of a ring of kFa3Stages buffers.
-std::uint32_t fa3_stage(std::uint32_t j) { return j % kFa3Stages; }
-std::uint32_t fa3_parity(std::uint32_t j) { return (j / kFa3Stages) & 1u; }
 
 // Setup of every warp (same code at the same pc): thread index, loop counter, descriptors, barrier initialisation
 // by warp 0, the CTA barrier that publishes it, and the role dispatch.
@@ -179,12 +176,12 @@ class Fa3ProducerWarp final : public TilePipelineWarp<Fa3ProducerWarp> {
   // bytes, TMA it (in a cluster: this rank's slice of the rows, multicast to every CTA of the cluster).
   void emit_kv_load(InstChunk& c, bool value, std::uint32_t j) {
     const Fa3Plan& P = *plan_;
-    const std::uint32_t s = fa3_stage(j);
+    const std::uint32_t s = tiles().stage_of(j);
     const std::uint64_t n = w_.n_end - 1 - j;
     const std::uint64_t row0 = n * P.tile.block_n;
     const auto rows = static_cast<std::uint32_t>(std::min<std::uint64_t>(P.tile.block_n, w_.kv_len - row0));
     const std::uint32_t full = value ? Fa3Plan::v_full(s) : Fa3Plan::k_full(s);
-    emit_mbarrier_wait(c, value ? Fa3Plan::v_empty(s) : Fa3Plan::k_empty(s), fa3_parity(j) ^ 1u);
+    emit_mbarrier_wait(c, value ? Fa3Plan::v_empty(s) : Fa3Plan::k_empty(s), tiles().phase_of(j) ^ 1u);
     emit_mbarrier_arrive_expect_tx(c, full, rows * P.row_bytes);
     const std::uint32_t slice = P.tile.block_n / P.cluster_m;
     const std::uint32_t first = std::min(rows, rank_ * slice), last = std::min(rows, first + slice);
@@ -202,7 +199,8 @@ class Fa3ProducerWarp final : public TilePipelineWarp<Fa3ProducerWarp> {
           continue;
         }
         const std::uint32_t j = n - back;
-        emit_mbarrier_wait(c, value ? Fa3Plan::v_empty(fa3_stage(j)) : Fa3Plan::k_empty(fa3_stage(j)), fa3_parity(j));
+        const std::uint32_t s = tiles().stage_of(j);
+        emit_mbarrier_wait(c, value ? Fa3Plan::v_empty(s) : Fa3Plan::k_empty(s), tiles().phase_of(j));
       }
   }
 
@@ -256,23 +254,23 @@ class Fa3ConsumerWarp final : public TilePipelineWarp<Fa3ConsumerWarp> {
   void emit_iteration(InstChunk& c, std::uint32_t i) {
     const Fa3Plan& P = *plan_;
     const std::uint32_t j = i + 1;
-    emit_mbarrier_wait(c, Fa3Plan::k_full(fa3_stage(j)), fa3_parity(j));
+    emit_mbarrier_wait(c, Fa3Plan::k_full(tiles().stage_of(j)), tiles().phase_of(j));
     if (P.scheduler_barrier) emit_named_barrier(c, scheduler_barrier(group_), 2 * kWarpgroupThreads);
     else c.skip();
     emit_qk_gemm(c);
     if (P.rescale_before_pv) emit_rescale_rows(c, P.softmax_rows(), P.r_o, P.o_regs() / kMmaAccRegs, false);
-    emit_mbarrier_wait(c, Fa3Plan::v_full(fa3_stage(j - 1)), fa3_parity(j - 1));
+    emit_mbarrier_wait(c, Fa3Plan::v_full(tiles().stage_of(j - 1)), tiles().phase_of(j - 1));
     emit_pv_gemm(c);
     if (P.scheduler_barrier)
       emit_barrier_arrive(c, scheduler_barrier((group_ + 1) % P.consumers), 2 * kWarpgroupThreads);
     else
       c.skip();
     emit_wgmma_wait(c, 1);
-    emit_release(c, Fa3Plan::k_empty(fa3_stage(j)));
+    emit_release(c, Fa3Plan::k_empty(tiles().stage_of(j)));
     emit_mask(c, j);
     emit_online_softmax(c, P.softmax_rows(), /*first=*/false);
     emit_wgmma_wait(c, 0);
-    emit_release(c, Fa3Plan::v_empty(fa3_stage(j - 1)));
+    emit_release(c, Fa3Plan::v_empty(tiles().stage_of(j - 1)));
     emit_p_tile(c);
     if (!P.rescale_before_pv) emit_rescale_rows(c, P.softmax_rows(), P.r_o, P.o_regs() / kMmaAccRegs, false);
     emit_loop_tail(c, P.r_cnt, kPredLoop);
@@ -285,7 +283,7 @@ class Fa3ConsumerWarp final : public TilePipelineWarp<Fa3ConsumerWarp> {
       const std::uint32_t last = blocks_ - 1;
       if (P.rescale_before_pv && blocks_ > 1)
         emit_rescale_rows(c, P.softmax_rows(), P.r_o, P.o_regs() / kMmaAccRegs, false);
-      emit_mbarrier_wait(c, Fa3Plan::v_full(fa3_stage(last)), fa3_parity(last));
+      emit_mbarrier_wait(c, Fa3Plan::v_full(tiles().stage_of(last)), tiles().phase_of(last));
       emit_pv_gemm(c);
     } else {
       emit_clear(c, P.r_o, P.o_regs());  // no key to attend: O = 0
@@ -298,7 +296,7 @@ class Fa3ConsumerWarp final : public TilePipelineWarp<Fa3ConsumerWarp> {
     }
     if (blocks_ > 0) {
       emit_wgmma_wait(c, 0);
-      emit_release(c, Fa3Plan::v_empty(fa3_stage(blocks_ - 1)));
+      emit_release(c, Fa3Plan::v_empty(tiles().stage_of(blocks_ - 1)));
     }
     emit_barrier(c, 0);  // every warpgroup is done with V: the output is staged over the V stages
     const std::uint64_t row = std::uint64_t{consumer_} * 16;
@@ -384,7 +382,7 @@ class Fa3ConsumerWarp final : public TilePipelineWarp<Fa3ConsumerWarp> {
 
 bool fa3_supported(const Config& config) {
   const std::string arch = config.section("gpu").str("arch");
-  return (arch == "sm_90" || arch == "sm_100") && gpu_has_tma(config);
+  return is_hopper_arch(arch) && gpu_has_tma(config);
 }
 
 std::vector<GeneratedKernelSpec> fa3_forward_kernels(const AttnProblem& p, const Config& config, AttnArrays& arrays) {

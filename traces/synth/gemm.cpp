@@ -25,6 +25,7 @@
 #include "traces/synth/emit.h"
 #include "traces/synth/epilogue.h"
 #include "traces/synth/generated.h"
+#include "traces/synth/registry.h"
 #include "traces/synth/tile_pipeline.h"
 
 namespace warpsim {
@@ -65,7 +66,6 @@ std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b)
 std::uint32_t round_up32(std::uint32_t a, std::uint32_t b) { return static_cast<std::uint32_t>(round_up(a, b)); }
 
 bool is_ampere_arch(const std::string& arch) { return arch == "sm_80"; }
-bool is_hopper_arch(const std::string& arch) { return arch == "sm_90" || arch == "sm_100"; }
 
 std::uint32_t elem_bytes(DType t) { return gemm_input_bytes(t); }
 // K of one MMA (mma.sync m16n8kK, wgmma m64nNkK): 32 bytes of K for every input type (PTX ISA: k16 for
@@ -768,9 +768,6 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     emit_loop_tail(c, P);
   }
 
-  // Phase parity of the stage that iteration i uses: it flips each time the ring of stages wraps around.
-  std::uint32_t phase_of(std::uint32_t i) const { return (i / tiles().stages) & 1u; }
-
   // The TMA box of `op`'s tile of global k-tile `kt`, clipped to the matrix (rows past M/N and columns past K are
   // zero-filled by TMA without being read); an empty box where nothing is left.
   TmaBox tile_box(Operand op, std::uint32_t kt) const {
@@ -806,7 +803,7 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     const TmaBox a = tile_box(Operand::A, kt);
     // The full barrier expects the whole B tile: the other ranks' multicast slices land here too.
     const TmaBox b = tile_box(Operand::B, kt);
-    emit_mbarrier_wait(c, P.empty_mbarrier(s), phase_of(i) ^ 1u);
+    emit_mbarrier_wait(c, P.empty_mbarrier(s), tiles().phase_of(i) ^ 1u);
     emit_mbarrier_arrive_expect_tx(c, P.full_mbarrier(s), static_cast<std::uint32_t>(a.bytes() + b.bytes()));
     const TmaBox loads[2] = {a, P.cluster_m > 1 ? b_slice_box(kt) : b};
     for (std::uint32_t op = 0; op < 2; ++op) {
@@ -834,7 +831,7 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
         continue;
       }
       const auto jj = static_cast<std::uint32_t>(j);
-      emit_mbarrier_wait(c, P.empty_mbarrier(tiles().stage_of(jj)), phase_of(jj));
+      emit_mbarrier_wait(c, P.empty_mbarrier(tiles().stage_of(jj)), tiles().phase_of(jj));
     }
   }
 
@@ -842,7 +839,7 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     const GemmPlan& P = *g_.plan;
     const std::uint32_t s = tiles().stage_of(i);
     if (P.tma) {
-      emit_mbarrier_wait(c, P.full_mbarrier(s), phase_of(i));
+      emit_mbarrier_wait(c, P.full_mbarrier(s), tiles().phase_of(i));
       emit_wgmma_fence(c);
     } else {
       emit_barrier(c, 0);

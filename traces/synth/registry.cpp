@@ -21,6 +21,8 @@ double SynthArgs::number(const std::string& key) const {
   return it->second;
 }
 
+bool is_hopper_arch(const std::string& arch) { return arch == "sm_90" || arch == "sm_100"; }
+
 bool gpu_has_tma(const Config& config) {
   if (!config.has_section("async_copy")) return false;
   const Params& async_copy = config.section("async_copy");

@@ -96,6 +96,8 @@ class SynthRegistry {
 // Whether the GPU config has a TMA unit (async_copy.issue_bytes_per_cycle and max_outstanding > 0), which the sm_90
 // kernels' main loops (the GEMM's tma loop, FlashAttention-3) need.
 bool gpu_has_tma(const Config& config);
+// Whether gpu.arch runs the sm_90 kernels (warpgroup MMA, TMA, clusters): sm_90, and sm_100 (which runs them for now).
+bool is_hopper_arch(const std::string& arch);
 
 namespace detail {
 struct SynthRegistration {

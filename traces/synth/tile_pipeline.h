@@ -25,6 +25,9 @@ struct PipelineTiles {
   std::uint32_t iterations() const { return end - first; }
   // Buffer that iteration i (counted from 0) reads.
   std::uint32_t stage_of(std::uint32_t i) const { return i % stages; }
+  // Phase parity of that buffer's use by iteration i: it flips each time the ring of stages wraps around (the
+  // parity an mbarrier try_wait names).
+  std::uint32_t phase_of(std::uint32_t i) const { return (i / stages) & 1u; }
   // Global tile that the prologue's fill number s (< stages-1) loads.
   std::uint32_t prologue_tile(std::uint32_t s) const { return first + s; }
   // Global tile that iteration i loads into the buffer freed by iteration i-1 (past `end` near the loop's end:
