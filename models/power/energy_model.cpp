@@ -238,13 +238,43 @@ struct EnergyModel::Traffic {
 struct EnergyModel::Window {
   Counts issued;
   double l2_sectors = 0, dram_read_bytes = 0, dram_write_bytes = 0, resident_sm_cycles = 0;
+  Window& operator+=(const Window& o) {
+    issued += o.issued;
+    l2_sectors += o.l2_sectors;
+    dram_read_bytes += o.dram_read_bytes;
+    dram_write_bytes += o.dram_write_bytes;
+    resident_sm_cycles += o.resident_sm_cycles;
+    return *this;
+  }
 };
 
 struct EnergyModel::Record {
   Counts total;
   std::vector<Window> windows;
   Cycle start = 0;
+  std::uint64_t window_cycles = 1;  // power.window, doubled each time the kernel outlasts kMaxWindowsPerKernel
 };
+
+namespace {
+// A bound on memory, not a hardware figure: a kernel longer than this many power.windows (0.66 s at 10 us) keeps
+// its windows at twice, four times, ... the length, merged pairwise, so a kernel of any length holds at most this
+// many (a legal but enormous MMA once asked for 10^8 windows, 12 GB).
+constexpr std::size_t kMaxWindowsPerKernel = std::size_t{1} << 16;
+}  // namespace
+
+// Halves the kernel's window count by merging neighbours until `windows_needed` windows of its length fit.
+void EnergyModel::coarsen_to_fit(Record& k, std::size_t windows_needed) {
+  while (windows_needed > kMaxWindowsPerKernel) {
+    std::vector<Window>& w = k.windows;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      if (i % 2 == 0) w[i / 2] = w[i];
+      else w[i / 2] += w[i];
+    }
+    w.resize((w.size() + 1) / 2);
+    k.window_cycles *= 2;
+    windows_needed = (windows_needed + 1) / 2;
+  }
+}
 
 namespace {
 
@@ -328,10 +358,18 @@ EnergyModel::EnergyModel(const Config& config, ProbeRegistry& probes, const Simu
 EnergyModel::~EnergyModel() = default;
 
 EnergyModel::Window& EnergyModel::window_at(Cycle sm_cycle) {
-  std::vector<Window>& w = current_->windows;
-  const std::size_t i = sm_cycle > current_->start ? (sm_cycle - current_->start) / window_cycles_ : 0;
-  if (i >= w.size()) w.resize(i + 1);
-  return w[i];
+  Record& k = *current_;
+  const Cycle since = sm_cycle > k.start ? sm_cycle - k.start : 0;
+  if (since / k.window_cycles >= kMaxWindowsPerKernel) coarsen_to_fit(k, since / k.window_cycles + 1);
+  const std::size_t i = since / k.window_cycles;
+  if (i >= k.windows.size()) k.windows.resize(i + 1);
+  return k.windows[i];
+}
+
+// The first SM cycle after `cycle` that starts a window of the current kernel.
+Cycle EnergyModel::window_end_after(Cycle cycle) const {
+  const Record& k = *current_;
+  return k.start + ((cycle - std::min(cycle, k.start)) / k.window_cycles + 1) * k.window_cycles;
 }
 
 // An MMA's FLOPs are spent while the SM's tensor pipe works on them, not when the warp issues it (a wgmma
@@ -352,8 +390,7 @@ void EnergyModel::add_tensor_flops(unsigned sm, DType type, std::uint64_t flops)
   std::uint64_t left = flops;
   for (double at = start; left > 0;) {
     const auto cycle = static_cast<Cycle>(at);
-    const double window_end = static_cast<double>(current_->start + ((cycle - std::min(cycle, current_->start)) / window_cycles_ + 1) * window_cycles_);
-    const double until = std::min(end, window_end);
+    const double until = std::min(end, static_cast<double>(window_end_after(cycle)));
     auto part = until >= end ? left : std::min(left, static_cast<std::uint64_t>(std::llround(static_cast<double>(flops) * (until - at) / (end - start))));
     window_at(cycle).issued.tensor_flops[t] += part;
     left -= part;
@@ -364,8 +401,7 @@ void EnergyModel::add_tensor_flops(unsigned sm, DType type, std::uint64_t flops)
 // SM-cycles of residency [from, to) of one SM, split over the windows they fall in.
 void EnergyModel::add_residency(Cycle from, Cycle to) {
   while (from < to) {
-    const Cycle window_end = current_->start + ((from - std::min(from, current_->start)) / window_cycles_ + 1) * window_cycles_;
-    const Cycle until = std::min(to, window_end);
+    const Cycle until = std::min(to, window_end_after(from));
     window_at(from).resident_sm_cycles += static_cast<double>(until - from);
     from = until;
   }
@@ -376,6 +412,7 @@ void EnergyModel::kernel_started(std::size_t index, Cycle cycle) {
   std::fill(tensor_free_at_.begin(), tensor_free_at_.end(), 0.0);
   *current_ = Record{};
   current_->start = cycle;
+  current_->window_cycles = window_cycles_;
   std::fill(resident_ctas_.begin(), resident_ctas_.end(), 0u);
   in_kernel_ = true;
 }
@@ -394,17 +431,14 @@ void EnergyModel::kernel_finished(Cycle cycle) {
   Record& k = *current_;
   // One window per power.window of the kernel's time; anything heard at its very end joins the last.
   const Cycle cycles = cycle > k.start ? cycle - k.start : 0;
-  const std::size_t windows = std::max<std::size_t>(1, (cycles + window_cycles_ - 1) / window_cycles_);
+  auto windows_of = [&k](Cycle c) { return std::max<std::size_t>(1, (c + k.window_cycles - 1) / k.window_cycles); };
+  coarsen_to_fit(k, windows_of(cycles));
+  const std::size_t windows = windows_of(cycles);
   if (k.windows.size() < windows) k.windows.resize(windows);
   while (k.windows.size() > windows) {
-    Window extra = k.windows.back();
+    const Window extra = k.windows.back();
     k.windows.pop_back();
-    Window& last = k.windows.back();
-    last.issued += extra.issued;
-    last.l2_sectors += extra.l2_sectors;
-    last.dram_read_bytes += extra.dram_read_bytes;
-    last.dram_write_bytes += extra.dram_write_bytes;
-    last.resident_sm_cycles += extra.resident_sm_cycles;
+    k.windows.back() += extra;
   }
   for (const Window& w : k.windows) k.total += w.issued;
   kernels_.push_back(std::move(k));
@@ -468,7 +502,7 @@ std::vector<EnergySpan> EnergyModel::window_energies(const Record& k, const Traf
   std::vector<EnergySpan> spans;
   for (std::size_t i = 0; i < k.windows.size(); ++i) {
     const Window& w = k.windows[i];
-    const std::uint64_t length = std::min<std::uint64_t>(window_cycles_, cycles - std::min<std::uint64_t>(cycles, i * window_cycles_));
+    const std::uint64_t length = std::min<std::uint64_t>(k.window_cycles, cycles - std::min<std::uint64_t>(cycles, i * k.window_cycles));
     const double time_share = cycles ? static_cast<double>(length) / static_cast<double>(cycles) : 0.0;
     auto share = [time_share](double part, double whole) { return whole > 0 ? part / whole : time_share; };
     const double by_ldst = share(static_cast<double>(w.issued.instructions[kLdst]), ldst);

@@ -12,7 +12,9 @@
 // time-stamped activity that apportions the kernel's counters over its windows (L2 accesses at the
 // `l2.slice[*].access` probes for L2 and crossbar energy, DRAM accesses at `hbm.channel[*].access` for HBM
 // bursts and activates, load/store issues for shared memory and L1, CTA residency for SM clock power, time for
-// static power). The windows' energies add up to the kernel's; the highest window's power is its peak.
+// static power). The windows' energies add up to the kernel's; the highest window's power is its peak. A kernel
+// longer than 65536 windows keeps coarser ones (2x, 4x, ... power.window, merged pairwise), so memory stays
+// bounded; its peak is then the highest power over those longer windows.
 #pragma once
 
 #include <array>
@@ -151,6 +153,8 @@ class EnergyModel final {
   EnergyResult energy_of(const Counts& c, const Traffic& t, std::uint64_t cycles, double active_sm_cycles) const;
   std::vector<EnergySpan> window_energies(const Record& k, const Traffic& t, std::uint64_t cycles, double active) const;
   Window& window_at(Cycle sm_cycle);
+  Cycle window_end_after(Cycle cycle) const;
+  static void coarsen_to_fit(Record& k, std::size_t windows_needed);
   void add_residency(Cycle from, Cycle to);
   void add_tensor_flops(unsigned sm, DType type, std::uint64_t flops);
   PowerParams p_;

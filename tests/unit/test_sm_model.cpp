@@ -1524,9 +1524,20 @@ TEST_CASE("watchdog: a CTA stuck at a barrier is diagnosed at the barrier, with 
 
 TEST_CASE("watchdog: a legal MMA with a huge latency is progress, not a deadlock", "[sm][e2e][watchdog]") {
   // Issue 6, finding 11: HMMA m=n=k=65535 (2 x 65535^3 flops in one instruction) was reported as a deadlock.
-  const KernelResult r = run_warps(small_h100({"sim.watchdog_cycles=2000", "sim.progress_check_cycles=500"}),
+  // With power on, the kernel's power windows stay bounded: 10^12 cycles are ~6 x 10^7 power.windows, which once
+  // took 12 GB and 80 s; they are merged into at most 65536 longer ones that still add up to the kernel's energy.
+  const KernelResult r = run_warps(small_h100({"sim.watchdog_cycles=2000", "sim.progress_check_cycles=500", "power.enabled=true"}),
                                    {{hmma(DType::BF16, MmaShape{65535, 65535, 65535}, 8, 0, 4, 8), ffma(6, 8, 2, 3)}});
   CHECK(r.cycles > 1'000'000'000);
+  REQUIRE(r.energy);
+  CHECK(r.energy->windows.size() <= 65536);
+  CHECK(r.energy->windows.size() > 32768);
+  double joules = 0;
+  std::uint64_t cycles = 0;
+  for (const EnergySpan& w : r.energy->windows) joules += w.joules, cycles += w.cycles;
+  CHECK(cycles == r.cycles);
+  CHECK(joules == Approx(r.energy->joules).epsilon(1e-9));
+  CHECK(r.energy->peak_w >= r.energy->average_w * (1 - 1e-9));
 }
 
 TEST_CASE("L2 partitions: a write from the home partition invalidates the other partition's copy", "[e2e][mem][l2]") {
