@@ -173,6 +173,9 @@ def attention():
                                 out = fwd()
                                 dout = torch.randn_like(out)
                                 def fb():
+                                    # As flash-attention's benchmark_backward: without this, every call after the
+                                    # first adds three gradient-accumulation kernels (q.grad += dq, ...) to the time.
+                                    q.grad = k.grad = v.grad = None
                                     o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                                     o.backward(dout)
                                 t_fb = time_fn(fb, iters=10)
