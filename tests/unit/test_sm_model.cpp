@@ -1524,8 +1524,9 @@ TEST_CASE("watchdog: a CTA stuck at a barrier is diagnosed at the barrier, with 
 
 TEST_CASE("watchdog: a legal MMA with a huge latency is progress, not a deadlock", "[sm][e2e][watchdog]") {
   // Issue 6, finding 11: HMMA m=n=k=65535 (2 x 65535^3 flops in one instruction) was reported as a deadlock.
-  // With power on, the kernel's power windows stay bounded: 10^12 cycles are ~6 x 10^7 power.windows, which once
-  // took 12 GB and 80 s; they are merged into at most 65536 longer ones that still add up to the kernel's energy.
+  // With power on, the kernel's power windows stay bounded: its 8.3 x 10^11 cycles are ~4.5 x 10^7 power.windows,
+  // which once took 80 s to allocate; they are merged into at most 65536 longer ones that still add up to the
+  // kernel's energy.
   const KernelResult r = run_warps(small_h100({"sim.watchdog_cycles=2000", "sim.progress_check_cycles=500", "power.enabled=true"}),
                                    {{hmma(DType::BF16, MmaShape{65535, 65535, 65535}, 8, 0, 4, 8), ffma(6, 8, 2, 3)}});
   CHECK(r.cycles > 1'000'000'000);
