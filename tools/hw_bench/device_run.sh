@@ -5,7 +5,13 @@
 # mem_bench.cu and (with `memncu`) an Nsight Compute export of its stream, L2 and shared-memory kernels.
 # Writes at most 8 files into OUT.
 #
-#   tools/hw_bench/device_run.sh OUT [torch] [ncu] [llama] [micro] [mem] [memncu]     (default: torch ncu llama)
+# With `attnprof`, per-kernel FlashAttention-2 forward/backward times from the PyTorch profiler (attn_profile.py); with
+# `attnsass`, Nsight Compute's per-instruction SASS page (source counters, stall samples) of the FA2 forward and
+# backward kernels, packed into attn_sass.tar.gz; with `clockncu`, the SM, L2 and DRAM clocks and the L2 traffic of
+# small-M GEMMs in three clock states (ncu_probe.py clocks -> clock_ncu.csv).
+#
+#   tools/hw_bench/device_run.sh OUT [torch] [ncu] [llama] [micro] [mem] [memncu] [attnprof] [attnsass] [clockncu]
+#                                                                                    (default: torch ncu llama)
 # Clocks are measured as found (ncu --clock-control none): nothing here changes the GPU's settings.
 set -uo pipefail
 out=$1; shift
@@ -69,6 +75,30 @@ for p in "${parts[@]}"; do
     micro) timeout 200 bash "$here/run_all.sh" 2>&1 | tee "$out/microbench.txt" ;;
     mem) timeout 300 bash "$here/run_all.sh" "$build" mem_bench 2>&1 | tee "$out/mem_bench.txt" ;;
     memncu) memncu ;;
+    attnprof) timeout 200 python3 "$here/attn_profile.py" "$out" ;;
+    attnsass)
+      # one report per case: the forward and the main backward kernel, then their SASS pages as CSV
+      sdir=$out/attn_sass; mkdir -p "$sdir"
+      for c in "64 0 1024" "128 0 2048" "64 1 1024"; do
+        set -- $c; tag=h$1_c$2_s$3
+        timeout 150 ncu --clock-control none --profile-from-start off --kernel-name 'regex:flash_(fwd|bwd_dq_dk_dv)' \
+          --launch-count 2 --section SourceCounters --section WarpStateStats --section SpeedOfLight --import-source no \
+          -o "$sdir/$tag" python3 "$here/ncu_probe.py" attn $1 $2 $3 || echo "# attnsass: ncu failed for $tag"
+        [ -f "$sdir/$tag.ncu-rep" ] || continue
+        ncu -i "$sdir/$tag.ncu-rep" --page source --print-source sass --csv > "$sdir/${tag}_sass.csv" 2>&1
+        ncu -i "$sdir/$tag.ncu-rep" --page details --csv > "$sdir/${tag}_details.csv" 2>&1
+        ncu -i "$sdir/$tag.ncu-rep" --page raw --csv --print-kernel-base mangled \
+          --metrics gpu__time_duration.sum,launch__grid_size,launch__registers_per_thread > "$sdir/${tag}_names.csv" 2>&1
+        rm -f "$sdir/$tag.ncu-rep"
+      done
+      (cd "$out" && tar czf attn_sass.tar.gz attn_sass && rm -rf attn_sass) ;;
+    clockncu)
+      timeout 200 ncu --csv --page raw --print-units base --clock-control none --profile-from-start off \
+        --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,lts__cycles_elapsed.avg.per_second,dram__cycles_elapsed.avg.per_second,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum,lts__t_sectors_srcunit_ltcfabric.sum,lts__t_sector_hit_rate.pct,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__cluster_dim_x,launch__cluster_dim_y \
+        --log-file "$out/clock_ncu.csv" python3 "$here/ncu_probe.py" clocks ||
+      timeout 120 ncu --csv --page raw --print-units base --clock-control none --profile-from-start off \
+        --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,lts__cycles_elapsed.avg.per_second,dram__bytes_read.sum \
+        --log-file "$out/clock_ncu_core.csv" python3 "$here/ncu_probe.py" clocks ;;
   esac
   echo "PART $p exit $? in $(( $(date +%s) - start )) s"
 done

@@ -12,6 +12,7 @@ These are kernel results: they validate warpsim, they are never fitted (fit mech
 """
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -21,6 +22,9 @@ import torch
 import torch.nn.functional as F
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "."
+# Result ids start with the GPU's model, lower case ("h100", "h200"), from the device name.
+_model = re.search(r"\b([A-Z]\d{2,4})\b", torch.cuda.get_device_name(0)) if torch.cuda.is_available() else None
+GPU = _model.group(1).lower() if _model else "gpu"
 QUICK = "--quick" in sys.argv
 results = []
 
@@ -136,13 +140,13 @@ def gemms():
                         b = torch.randint(-8, 8, (n, k), device="cuda", dtype=torch.int8)
                         fn = lambda: torch._int_mm(a, b.t())
                     t = time_fn(fn)
-                    record(f"h100.gemm.{dtype}.m{m}n{n}k{k}", 2 * m * n * k / t / 1e12, "TFLOPS",
+                    record(f"{GPU}.gemm.{dtype}.m{m}n{n}k{k}", 2 * m * n * k / t / 1e12, "TFLOPS",
                            f"torch.matmul/_scaled_mm/_int_mm (cuBLAS/cuBLASLt), TN, median of CUDA-event times",
                            time_us=t * 1e6)
                     del a, b
                 except Exception as ex:  # one unsupported data type must not lose the rest
                     print(f"SKIP gemm {dtype} {m}x{n}x{k}: {ex}", flush=True)
-    results.append(dict(id="h100.gemm.clock", value=clk.clock_median, unit="MHz", conditions="gemm section"))
+    results.append(dict(id=f"{GPU}.gemm.clock", value=clk.clock_median, unit="MHz", conditions="gemm section"))
     torch.cuda.empty_cache()
 
 
@@ -182,12 +186,12 @@ def attention():
                             cond = (f"SDPA {name} backend, fp16, hidden 2048, batch {batch}, heads {heads}, "
                                     f"{'causal' if causal else 'noncausal'}")
                             tag = f"{'causal' if causal else 'noncausal'}_hdim{hdim}.s{s}"
-                            record(f"h100.attn.{name}.fwd_{tag}", flops / t_f / 1e12, "TFLOPS", cond, time_us=t_f * 1e6)
-                            record(f"h100.attn.{name}.fwdpbwd_{tag}", 3.5 * flops / t_fb / 1e12, "TFLOPS",
+                            record(f"{GPU}.attn.{name}.fwd_{tag}", flops / t_f / 1e12, "TFLOPS", cond, time_us=t_f * 1e6)
+                            record(f"{GPU}.attn.{name}.fwdpbwd_{tag}", 3.5 * flops / t_fb / 1e12, "TFLOPS",
                                    cond + "; fwd+bwd counted as 3.5 x fwd FLOPs", time_us=t_fb * 1e6)
                             bwd = t_fb - t_f
                             if bwd > 0:
-                                record(f"h100.attn.{name}.bwd_{tag}", 2.5 * flops / bwd / 1e12, "TFLOPS",
+                                record(f"{GPU}.attn.{name}.bwd_{tag}", 2.5 * flops / bwd / 1e12, "TFLOPS",
                                        cond + "; bwd = (fwd+bwd time) - fwd time, 2.5 x fwd FLOPs", time_us=bwd * 1e6)
                         except Exception as ex:
                             print(f"SKIP attention {name} hdim {hdim} s {s}: {str(ex).splitlines()[0]}", flush=True)
@@ -203,13 +207,13 @@ def attention():
                     fn = lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
                     t = time_fn(fn)
                     kv_bytes = 2 * batch * kvh * s * hdim * 2
-                    record(f"h100.attn.decode_sdpa.b{batch}.kv{s}", kv_bytes / t / 1e9, "GB/s",
+                    record(f"{GPU}.attn.decode_sdpa.b{batch}.kv{s}", kv_bytes / t / 1e9, "GB/s",
                            f"SDPA default backend, q len 1, {heads} heads over {kvh} KV heads, hdim {hdim}, fp16; "
                            f"K+V bytes / time", time_us=t * 1e6)
                 except Exception as ex:
                     print(f"SKIP decode b{batch} s{s}: {str(ex).splitlines()[0]}", flush=True)
                 del q, k, v
-    results.append(dict(id="h100.attn.clock", value=clk.clock_median, unit="MHz", conditions="attention section"))
+    results.append(dict(id=f"{GPU}.attn.clock", value=clk.clock_median, unit="MHz", conditions="attention section"))
     torch.cuda.empty_cache()
 
 
@@ -232,7 +236,7 @@ def memory_ops():
             for name, (fn, moved) in ops.items():
                 try:
                     t = time_fn(fn)
-                    record(f"h100.op.{name}.r{rows}c{cols}", moved / t / 1e9, "GB/s",
+                    record(f"{GPU}.op.{name}.r{rows}c{cols}", moved / t / 1e9, "GB/s",
                            f"torch {name}, fp16, rows x cols; bytes = inputs + outputs once", time_us=t * 1e6)
                 except Exception as ex:
                     print(f"SKIP op {name}: {ex}", flush=True)
@@ -240,20 +244,20 @@ def memory_ops():
             x = torch.empty(mib * 2**20, device="cuda", dtype=torch.uint8)
             y = torch.empty_like(x)
             t = time_fn(lambda: y.copy_(x))
-            record(f"h100.bw.copy.{mib}MiB", 2 * x.numel() / t / 1e9, "GB/s", "tensor copy_, read + write bytes / time",
+            record(f"{GPU}.bw.copy.{mib}MiB", 2 * x.numel() / t / 1e9, "GB/s", "tensor copy_, read + write bytes / time",
                    time_us=t * 1e6)
-    results.append(dict(id="h100.op.clock", value=clk.clock_median, unit="MHz", conditions="memory section"))
+    results.append(dict(id=f"{GPU}.op.clock", value=clk.clock_median, unit="MHz", conditions="memory section"))
     # Launch overhead: back-to-back tiny kernels (the per-call floor seen in operator measurements).
     x = torch.zeros(1, device="cuda")
     t = time_fn(lambda: x.add_(1), iters=2000)
-    record("h100.launch.tiny_kernel_event_time", t * 1e6, "us", "x.add_(1) on 1 element, CUDA events around one call")
+    record(f"{GPU}.launch.tiny_kernel_event_time", t * 1e6, "us", "x.add_(1) on 1 element, CUDA events around one call")
     torch.cuda.synchronize()
     n = 5000
     t0 = time.time()
     for _ in range(n):
         x.add_(1)
     torch.cuda.synchronize()
-    record("h100.launch.tiny_kernel_back_to_back", (time.time() - t0) / n * 1e6, "us",
+    record(f"{GPU}.launch.tiny_kernel_back_to_back", (time.time() - t0) / n * 1e6, "us",
            f"{n} x.add_(1) launched back to back from Python, wall time per kernel")
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
@@ -262,7 +266,7 @@ def memory_ops():
     g.replay()
     torch.cuda.synchronize()
     t = time_fn(lambda: g.replay(), iters=50)
-    record("h100.launch.graph_kernel", t / 100 * 1e6, "us", "100 x.add_(1) captured in a CUDA graph, time per kernel")
+    record(f"{GPU}.launch.graph_kernel", t / 100 * 1e6, "us", "100 x.add_(1) captured in a CUDA graph, time per kernel")
 
 
 def row_norms():
@@ -281,13 +285,13 @@ def row_norms():
                 for name, fn in ops.items():
                     try:
                         t = time_fn(fn)
-                        record(f"h100.op.{name}.{tag}.r{rows}c{cols}", 2 * nbytes / t / 1e9, "GB/s",
+                        record(f"{GPU}.op.{name}.{tag}.r{rows}c{cols}", 2 * nbytes / t / 1e9, "GB/s",
                                f"torch {name}, {tag}, rows x cols; bytes = input + output once", time_us=t * 1e6)
                     except Exception as ex:
                         print(f"SKIP norm {name} {tag} {cols}: {ex}", flush=True)
                 del x, w
                 torch.cuda.empty_cache()
-    results.append(dict(id="h100.norms.clock", value=clk.clock_median, unit="MHz", conditions="norms section"))
+    results.append(dict(id=f"{GPU}.norms.clock", value=clk.clock_median, unit="MHz", conditions="norms section"))
 
 
 def main():
