@@ -136,7 +136,8 @@ void WarpGemm::build(const SmemOperand& a_op, std::uint32_t m0, std::uint32_t m_
 }
 
 void emit_warp_gemm(InstChunk& c, const WarpGemm& g, DType dtype, std::uint64_t smem_base, std::uint16_t acc,
-                    FragmentRing& frags, std::uint16_t smem_addr, const ARegs& a_regs) {
+                    FragmentRing& frags, std::uint16_t smem_addr, const ARegs& a_regs,
+                    const std::function<void(std::uint32_t)>& before_step) {
   // Fragment registers of two k-steps (this one and the next), at most 16 m blocks and 16 n pairs.
   constexpr std::uint32_t kMaxBlocks = 16;
   WARPSIM_ASSERT(g.m_blocks <= kMaxBlocks && g.n_pairs <= kMaxBlocks, "warp GEMM tile too large");
@@ -158,6 +159,7 @@ void emit_warp_gemm(InstChunk& c, const WarpGemm& g, DType dtype, std::uint64_t 
   };
   load(0);
   for (std::uint32_t ks = 0; ks < g.k_steps; ++ks) {
+    if (before_step) before_step(ks);
     if (ks + 1 < g.k_steps) load(ks + 1);
     const std::uint32_t buf = ks % 2;
     for (std::uint32_t mi = 0; mi < g.m_blocks; ++mi)
@@ -182,7 +184,7 @@ void emit_tile_copy(InstChunk& c, const CoalescedTileCopy& copy, const RowMajorM
   }
 }
 
-void emit_online_softmax(InstChunk& c, const SoftmaxRows& r, bool first) {
+void emit_softmax_statistics(InstChunk& c, const SoftmaxRows& r, bool first) {
   const std::uint32_t rows = r.rows();
   for (std::uint32_t mi = 0; mi < r.m_blocks; ++mi)
     for (std::uint32_t ni = 0; ni < r.n_blocks; ++ni)
@@ -203,15 +205,23 @@ void emit_online_softmax(InstChunk& c, const SoftmaxRows& r, bool first) {
     c.skip(4 * rows);
   }
   for (std::uint32_t row = 0; row < rows; ++row) emit_alu(c, Opcode::FMUL, reg(r.max + row), {reg(r.max + row)});
+}
+
+void emit_softmax_exp(InstChunk& c, const SoftmaxRows& r, std::uint32_t ni_begin, std::uint32_t ni_end) {
   // P = exp2(S * scale - max_scaled) (FFMA + MUFU.EX2), row sum (FADD)
   for (std::uint32_t mi = 0; mi < r.m_blocks; ++mi)
-    for (std::uint32_t ni = 0; ni < r.n_blocks; ++ni)
+    for (std::uint32_t ni = ni_begin; ni < ni_end; ++ni)
       for (std::uint32_t e = 0; e < kMmaAccRegs; ++e) {
         const std::uint16_t s = r.s_reg(mi, ni, e), row = static_cast<std::uint16_t>(2 * mi + e / 2);
         emit_alu(c, Opcode::FFMA, s, {s, reg(r.max + row)});
         emit_alu(c, Opcode::MUFU, s, {s});
         emit_alu(c, Opcode::FADD, reg(r.sum + row), {reg(r.sum + row), s});
       }
+}
+
+void emit_online_softmax(InstChunk& c, const SoftmaxRows& r, bool first) {
+  emit_softmax_statistics(c, r, first);
+  emit_softmax_exp(c, r, 0, r.n_blocks);
 }
 
 void emit_rescale_rows(InstChunk& c, const SoftmaxRows& r, std::uint16_t acc, std::uint32_t acc_blocks_n, bool first) {

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -135,8 +136,10 @@ struct ARegs {
 };
 // Emits the warp GEMM: the first k-step's ldmatrix loads, then for each k-step the next step's loads (issued
 // before this step's MMAs, as cute's gemm does) and m_blocks x n_blocks HMMA into `acc` (row by row).
+// `before_step(ks)`, when given, emits what the step's MMAs wait for (FA2's P, a k-step's columns at a time).
 void emit_warp_gemm(InstChunk& c, const WarpGemm& g, DType dtype, std::uint64_t smem_base, std::uint16_t acc,
-                    FragmentRing& frags, std::uint16_t smem_addr, const ARegs& a_regs = {});
+                    FragmentRing& frags, std::uint16_t smem_addr, const ARegs& a_regs = {},
+                    const std::function<void(std::uint32_t)>& before_step = {});
 
 // Zeroes an accumulator tile (the MOVs of cute's clear(acc)).
 inline void emit_clear(InstChunk& c, std::uint16_t first, std::uint32_t regs) {
@@ -161,6 +164,10 @@ struct SoftmaxRows {
 // unless `first`, the rescale factor exp2((max_old - max_new) * scale) into `scratch` and sum *= factor; then
 // P = exp2(S * scale - max_scaled) in place (FFMA + MUFU.EX2) and the row sums (FADD).
 void emit_online_softmax(InstChunk& c, const SoftmaxRows& r, bool first);
+// Its two halves: the row statistics (max, factor, sum *= factor, the scaled max), and P and the row sums for the
+// S blocks [ni_begin, ni_end) of every m block.
+void emit_softmax_statistics(InstChunk& c, const SoftmaxRows& r, bool first);
+void emit_softmax_exp(InstChunk& c, const SoftmaxRows& r, std::uint32_t ni_begin, std::uint32_t ni_end);
 // acc *= the rows' factors (FMUL per accumulator of an m_blocks x acc_blocks_n tile from `acc`); code slots kept
 // but nothing emitted when `first` (no factor yet).
 void emit_rescale_rows(InstChunk& c, const SoftmaxRows& r, std::uint16_t acc, std::uint32_t acc_blocks_n, bool first);

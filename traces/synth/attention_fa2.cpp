@@ -79,10 +79,23 @@ class ForwardWarp final : public TilePipelineWarp<ForwardWarp> {
     } else {
       c.skip(kv_copy_slots() + 1);
     }
-    emit_softmax(c, first);
-    // O += P V: P's A fragment (mi, ks) is the packed S blocks (mi, 2ks) and (mi, 2ks+1).
+    // flash::Softmax::softmax_rescale_o, then O += P V with P from registers. The compiler schedules the two as one
+    // straight-line block, so P's exponentials are not all issued before the first MMA: a k-step's MMAs wait only
+    // for their 16 columns of P (S blocks (mi, 2ks) and (mi, 2ks+1), packed in place), and the SFU's exponentials
+    // of the next columns overlap the tensor pipe's MMAs of these. Seen in the sm_90 SASS of PyTorch's flash_fwd_kernel:
+    // per iteration a hdim-64 warp issues 113 of its 128 P V HMMAs among the 132 MUFU.EX2, hdim 128 96 of 128
+    // (validation/data/h100_sxm_2026-11-24/README.md).
+    const SoftmaxRows rows{P.r_s, P.r_max, P.r_sum, P.r_scratch, P.mw, P.s_blocks_n()};
+    emit_softmax_statistics(c, rows, first);
+    emit_rescale_rows(c, rows, P.r_o, P.o_blocks_n(), first);
     const ARegs p_regs{P.r_s, P.s_blocks_n() * kMmaAccRegs, 2 * kMmaAccRegs};
-    emit_warp_gemm(c, P.gemm_o[warp_], P.p.dtype, 0, P.r_o, frags_, P.r_sr, p_regs);
+    emit_warp_gemm(c, P.gemm_o[warp_], P.p.dtype, 0, P.r_o, frags_, P.r_sr, p_regs, [&](std::uint32_t ks) {
+      emit_softmax_exp(c, rows, 2 * ks, 2 * ks + 2);
+      for (std::uint32_t mi = 0; mi < P.mw; ++mi) {
+        const std::uint16_t first_reg = static_cast<std::uint16_t>(P.r_s + (mi * P.s_blocks_n() + 2 * ks) * kMmaAccRegs);
+        emit_pack_16bit(c, first_reg, 2 * kMmaAccRegs, first_reg, 2);
+      }
+    });
     emit_loop_tail(c, P.r_cnt, kPredLoop);
   }
 
@@ -155,16 +168,6 @@ class ForwardWarp final : public TilePipelineWarp<ForwardWarp> {
       emit_async_copy(c, matrix_lanes(m, row, col, P.kv_copy.lanes_per_row, chunk_elems), mask, gptr, P.r_sw);
     }
     emit_alu(c, Opcode::IADD3, gptr, {gptr});
-  }
-
-  // flash::Softmax::softmax_rescale_o for this warp's 2*mw rows (each lane holds 2 rows per m block): the row
-  // statistics and P, O *= factor, P packed to 16 bits in place.
-  void emit_softmax(InstChunk& c, bool first) {
-    const FwdPlan& P = *plan_;
-    const SoftmaxRows rows{P.r_s, P.r_max, P.r_sum, P.r_scratch, P.mw, P.s_blocks_n()};
-    emit_online_softmax(c, rows, first);
-    emit_rescale_rows(c, rows, P.r_o, P.o_blocks_n(), first);
-    emit_pack_16bit(c, P.r_s, P.s_regs(), P.r_s, 2);
   }
 
   // fp32 partial output (split-KV): each lane stores its pairs of the 16x8 blocks directly (STG.64).
@@ -466,7 +469,10 @@ class BackwardWarp final : public TilePipelineWarp<BackwardWarp> {
     } else {
       c.skip(2 * elems);
     }
-    for (std::uint32_t e = 0; e < elems; ++e) {  // P = exp2(S * scale - LSE)
+    // P = exp2(S * scale - LSE), then dP = dO V^T. Unlike the forward's P V, the compiled kernel does not spread the
+    // exponentials over dP's MMAs: in the sm_90 SASS of flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel all of dP's
+    // HMMAs follow the last MUFU.EX2 (validation/data/h100_sxm_2026-11-24/README.md).
+    for (std::uint32_t e = 0; e < elems; ++e) {
       const std::uint16_t s = reg(P.r_s + e);
       emit_alu(c, Opcode::FFMA, s, {s, row_reg(P.r_lse, e)});
       emit_alu(c, Opcode::MUFU, s, {s});
