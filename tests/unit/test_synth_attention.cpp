@@ -2,6 +2,7 @@
 // streams worked out here from the attention definition (every HMMA m16n8k16 is 16*8*16 multiply-adds, each tensor
 // element read or written the stated number of times), the causal block structure, GQA addressing, the decode
 // variant's paged reads and split heuristic, and the input checks.
+#include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -102,6 +103,33 @@ std::unique_ptr<TraceSource> make(const std::map<std::string, std::string>& keys
   return SynthRegistry::instance().make("attention", keys, gpu(config));
 }
 
+// HMMAs of one warp (CTA 0, warp 0) that sit between the first and the last MUFU of the stretch between two
+// barriers, summed over the stretches, and all of its HMMAs: how far the MMAs are interleaved with exponentials.
+struct Interleave {
+  std::uint64_t among = 0, hmma = 0;
+};
+Interleave hmma_among_mufu(TraceSource& trace, std::size_t kernel_index) {
+  std::unique_ptr<CtaSource> c = trace.open_kernel(kernel_index)->open_cta(0);
+  std::unique_ptr<WarpStream> s = c->open_warp(0);
+  std::vector<Opcode> ops;
+  std::array<WarpInst, 128> buf{};
+  for (std::size_t got; (got = s->read(buf.data(), buf.size())) > 0;)
+    for (std::size_t i = 0; i < got; ++i) ops.push_back(buf[i].op);
+  ops.push_back(Opcode::BAR);
+  Interleave r;
+  std::size_t begin = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i] == Opcode::HMMA) ++r.hmma;
+    if (ops[i] != Opcode::BAR) continue;
+    std::size_t first = i, last = begin;
+    for (std::size_t j = begin; j < i; ++j)
+      if (ops[j] == Opcode::MUFU) first = std::min(first, j), last = j;
+    for (std::size_t j = first; j < last; ++j) r.among += ops[j] == Opcode::HMMA;
+    begin = i + 1;
+  }
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("attention fa2 forward: every MMA is useful work, Q/K/V read and O/LSE written as the tiling implies",
@@ -140,6 +168,25 @@ TEST_CASE("attention fa2 forward causal: only the blocks at or below the diagona
   // 2 heads = 8 blocks of 128 x 64 scores, one select per score: 8 * 128 * 64 / 32 lanes.
   CHECK(c.n(Opcode::FSETP) == 8 * 128 * 64 / 32);
   CHECK(c.info.flops * 2 == f.info.flops);
+}
+
+TEST_CASE("attention fa2: the forward's P V MMAs sit among P's exponentials, the backward's dP after them, as in SASS",
+          "[synth][attention]") {
+  // The sm_90 SASS of PyTorch's FA2 kernels (validation/data/h100_sxm_2026-11-24/README.md): per iteration a warp
+  // issues S = Q K^T (half its HMMAs), then P V's k-steps each right after the exponentials of its 16 columns of P,
+  // so all but the last k-step's HMMAs lie among the MUFU.EX2 (hdim 128, 64-key blocks, 4 k-steps: 96 of 128); the
+  // backward issues no MMA between its first and last exponential but the tail of S (4 of 320 at hdim 128).
+  auto fwd = make({{"heads", "2"}, {"seqlen_q", "256"}, {"head_dim", "128"}});
+  const Interleave f = hmma_among_mufu(*fwd, 0);
+  CHECK(f.hmma > 0);
+  // 256 keys = 4 iterations of 2 x 4 k-steps (S, then P V): 32 HMMAs per k-step. Among: 3 P V k-steps per
+  // iteration, and the last iteration's last one too, which the epilogue's MUFUs (1/l, log2 l) follow.
+  REQUIRE(f.hmma == 4 * 8 * 32);
+  CHECK(f.among == (4 * 3 + 1) * 32);
+  auto bwd = make({{"heads", "2"}, {"seqlen_q", "256"}, {"head_dim", "128"}, {"direction", "bwd"}});
+  const Interleave b = hmma_among_mufu(*bwd, 1);
+  CHECK(b.hmma > 0);
+  CHECK(b.among == 0);
 }
 
 TEST_CASE("attention fa2 forward GQA: query heads of one group read the same K/V", "[synth][attention]") {
