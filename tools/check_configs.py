@@ -116,20 +116,24 @@ def quantity(text):
 
 
 def calibration_entries():
-    """id -> quality ('' when unflagged), or None when the file is absent."""
+    """id -> quality ('' when unflagged), or None when the file is absent. Besides the calibration file's entries, the
+    cases of this project's own reference files (validation/*.yaml, e.g. h100m.lat.l2 measured on its device) are
+    citable ids."""
     if not os.path.exists(CALIBRATION):
         return None
-    entries, current = {}, None
-    with open(CALIBRATION, encoding="utf-8") as f:
-        for line in f:
-            m = re.match(r"^- id:\s*(\S+)", line)
-            if m:
-                current = m.group(1)
-                entries[current] = ""
-                continue
-            m = re.match(r"^\s+quality:\s*(\S+)", line)
-            if m and current:
-                entries[current] = m.group(1)
+    entries = {}
+    for path in [CALIBRATION] + sorted(glob.glob(os.path.join(ROOT, "validation", "*.yaml"))):
+        current = None
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                m = re.match(r"^- id:\s*(\S+)", line)
+                if m:
+                    current = m.group(1)
+                    entries.setdefault(current, "")
+                    continue
+                m = re.match(r"^\s+quality:\s*(\S+)", line)
+                if m and current:
+                    entries[current] = m.group(1)
     return entries
 
 

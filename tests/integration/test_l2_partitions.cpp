@@ -28,21 +28,23 @@ TEST_CASE("a far-partition hit costs the partition link's round trip - near hits
   // Adding 100 cycles to the link, each way, leaves the near chase alone and adds 2 x 100 to the far-homed half
   // of the others: +100 L2 cycles per load on average, in SM cycles x clocks.sm / clocks.l2 (the SM clock is the
   // boost policy's result, the L2 clock stays).
-  const std::vector<std::string> slower = {"noc.partition_link_latency=117"};
+  const SynthRun far = run_synth("h100_sxm", "pointer_chase", {"footprint=40MiB", "steps=16384"});
+  const std::string link_plus_100 =
+      "noc.partition_link_latency=" + std::to_string(static_cast<int>(far.cfg("noc.partition_link_latency")) + 100);
+  const std::vector<std::string> slower = {link_plus_100};
   const SynthRun near = run_synth("h100_sxm", "pointer_chase", {"footprint=8MiB", "steps=16384"});
   const SynthRun near_slow = run_synth("h100_sxm", "pointer_chase", {"footprint=8MiB", "steps=16384"}, slower);
-  const SynthRun far = run_synth("h100_sxm", "pointer_chase", {"footprint=40MiB", "steps=16384"});
   const SynthRun far_slow = run_synth("h100_sxm", "pointer_chase", {"footprint=40MiB", "steps=16384"}, slower);
   // The DRAM pair runs on hbm_simple (a fixed access latency): with the detailed HBM model, shifting every request
   // by the link's extra latency also moves it against refresh and row state, which adds its own +17 cycles per load
   // (measured: 744.7 -> 861.5 detailed, 710.0 -> 811.5 hbm_simple), and this test is about the link.
   const std::vector<std::string> simple = {"hbm.impl=hbm_simple"};
-  const std::vector<std::string> simple_slower = {"hbm.impl=hbm_simple", "noc.partition_link_latency=117"};
+  const std::vector<std::string> simple_slower = {"hbm.impl=hbm_simple", link_plus_100};
   const SynthRun dram = run_synth("h100_sxm", "pointer_chase", {"footprint=1GiB", "steps=2048"}, simple);
   const SynthRun dram_slow = run_synth("h100_sxm", "pointer_chase", {"footprint=1GiB", "steps=2048"}, simple_slower);
   const double added = (far_slow.cfg("noc.partition_link_latency") - far.cfg("noc.partition_link_latency")) *
                        far.cfg("clocks.sm") / far.cfg("clocks.l2");
-  REQUIRE(added >= 100.0);  // the SM clock is not below the L2's (boost leaves a chase under the cap at max boost)
+  REQUIRE(added >= 100.0);  // the SM clock (config 1.83 GHz) is above the L2's (1.70 GHz)
   CHECK(near_slow.metric("latency_cycles") == Approx(near.metric("latency_cycles")).margin(1.0));
   // Half of the lines, twice each: the warm-up pass of the 40 MiB chase crosses the link too (it is part of the
   // time), so allow 10%.
@@ -125,8 +127,8 @@ TEST_CASE("all-SM L2-resident streams are bounded by the GPC crossbar ports, as 
   // DRAM) and plain loads (8 passes over 8 MiB, 2 CTAs of 1024 threads per SM). The work is split evenly over the
   // SMs, SM i sits in GPC i mod gpcs, so the GPC holding ceil(sms/gpcs) SMs finishes last: at most
   //   gpcs x noc.gpc_port_bandwidth x clocks.l2 x (sms/gpcs) / ceil(sms/gpcs)
-  // of read data (answers carry only data towards the SMs). The slices (l2.bandwidth) and the TMA units allow far
-  // more, so the ports bind, the run says so, and twice the port width moves the stream.
+  // of read data (answers carry only data towards the SMs). The slices (l2.bandwidth, and their crossbar ports) and
+  // the TMA units allow more, so the ports bind, the run says so, and twice the port width moves the stream.
   const std::vector<std::string> tma_keys = {"box_rows=128", "box_row_bytes=128", "stages=8", "footprint=128KiB", "iterations=256"};
   const SynthRun tma = run_synth("h100_sxm", "tma_bandwidth", tma_keys);
   const SynthRun loads = run_synth("h100_sxm", "stream", {"op=read", "bytes=8MiB", "passes=8", "ctas_per_sm=2", "threads=1024"});
@@ -150,5 +152,10 @@ TEST_CASE("all-SM L2-resident streams are bounded by the GPC crossbar ports, as 
   const SynthRun wide = run_synth("h100_sxm", "tma_bandwidth", tma_keys,
                                   {"noc.gpc_port_bandwidth=" + std::to_string(2 * static_cast<int>(tma.cfg("noc.gpc_port_bandwidth")))});
   INFO(wide.out);
-  CHECK(wide.metric("bandwidth_gbps") > 1.25 * tma.metric("bandwidth_gbps"));
+  // Twice the GPC ports: the stream moves up to the next cap of its path, the slices' crossbar ports (64 B per L2
+  // clock each, measured with Nsight), and stays under it.
+  const double slice_cap_gbps = tma.cfg("l2.slices") * tma.cfg("noc.slice_port_bandwidth") * tma.cfg("clocks.l2") / 1e9;
+  REQUIRE(slice_cap_gbps > 1.1 * cap_gbps);
+  CHECK(wide.metric("bandwidth_gbps") > 1.1 * tma.metric("bandwidth_gbps"));
+  CHECK(wide.metric("bandwidth_gbps") <= slice_cap_gbps * 1.01);
 }

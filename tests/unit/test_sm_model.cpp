@@ -615,17 +615,18 @@ TEST_CASE("e2e (4): a DRAM load feeding an FFMA takes the configured L1 + NoC + 
                f_hbm = cfg.section("clocks").real("hbm");
   const double l1 = static_cast<double>(cfg.section("l1").u64("hit_latency"));       // 40 SM cycles
   const Params& noc_cfg = cfg.section("noc");
-  const double noc = static_cast<double>(noc_cfg.u64("sm_to_gpc_latency") + noc_cfg.u64("gpc_to_partition_latency"));  // 9 + 54 L2 cycles
-  const double link = static_cast<double>(noc_cfg.u64("partition_link_latency"));  // 17 L2 cycles
-  const double l2 = static_cast<double>(cfg.section("l2").u64("hit_latency"));       // 125 L2 cycles
-  const double hbm = static_cast<double>(cfg.section("hbm").u64("latency"));         // 561 HBM cycles
-  // In SM cycles: 40 + 2*63*(1.83/1.83) + 125*(1.83/1.83) + 561*(1.83/2.619) = 40 + 126 + 125 + 392.0 = 683.0 for a
-  // line homed in the SM's near L2 partition; one homed in the far one also crosses the partition link both ways.
+  const double noc = static_cast<double>(noc_cfg.u64("sm_to_gpc_latency") + noc_cfg.u64("gpc_to_partition_latency"));  // 7 + 46 L2 cycles
+  const double link = static_cast<double>(noc_cfg.u64("partition_link_latency"));  // 39 L2 cycles
+  const double l2 = static_cast<double>(cfg.section("l2").u64("hit_latency"));       // 104 L2 cycles
+  const double hbm = static_cast<double>(cfg.section("hbm").u64("latency"));         // 487 HBM cycles
+  // In SM cycles (sm 1.83 GHz, L2 1.70 GHz, HBM 2.619 GHz): 40 + (2*53 + 104)*(1.83/1.70) + 487*(1.83/2.619) =
+  // 40 + 226.06 + 340.29 = 606.35 for a line homed in the SM's near L2 partition; one homed in the far one also
+  // crosses the partition link both ways.
   const double l2_hit = l1 + 2 * noc * f_sm / f_l2 + l2 * f_sm / f_l2;
   const double dram = l2_hit + hbm * f_sm / f_hbm;
   const double far_extra = 2 * link * f_sm / f_l2;
-  REQUIRE(l2_hit == Approx(291.0));
-  REQUIRE(dram == Approx(683.0).epsilon(1e-3));
+  REQUIRE(l2_hit == Approx(266.06).epsilon(1e-4));
+  REQUIRE(dram == Approx(606.35).epsilon(1e-3));
 
   SECTION("DRAM: LDG R5 <- [A]; FFMA R6 = R5 * ...") {
     const KernelResult r = run_warps(cfg, {{ldg(5, 0x10000), ffma(6, 5, 2, 3)}});

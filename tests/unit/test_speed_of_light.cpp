@@ -112,8 +112,14 @@ TEST_CASE("a configured bandwidth that another cap of its path keeps from being 
   CHECK(stock_warnings[0] == fmt::format("l2.bandwidth {:.4g} TB/s is unreachable: noc GPC ports ({:.0f} GPCs x {:.0f} B/clk) "
                                          "cap the path at {:.4g} TB/s", stock.section("l2").real("bandwidth") / 1e12, gpcs,
                                          gpc_port, gpc_cap_tbps));
-  // GPC ports wide enough not to bind: every cap of the path is at least the slices' data ports, nothing to report.
-  CHECK(kernel_speed_of_light(stats, h100({"noc.gpc_port_bandwidth=4352"}), 1000, 0, 0, kStalls).warnings.empty());
+  // GPC ports wide enough not to bind: the slices' crossbar ports (64 B per L2 clock, measured) are next, below the
+  // slices' data ports, and said so; with those ports as wide as the data ports (128 B), nothing is left to report.
+  const std::vector<std::string> wide_gpc =
+      kernel_speed_of_light(stats, h100({"noc.gpc_port_bandwidth=4352"}), 1000, 0, 0, kStalls).warnings;
+  REQUIRE(wide_gpc.size() == 1);
+  CHECK(wide_gpc[0].find("is unreachable: noc slice ports") != std::string::npos);
+  CHECK(kernel_speed_of_light(stats, h100({"noc.gpc_port_bandwidth=4352", "noc.slice_port_bandwidth=128"}), 1000, 0, 0,
+                              kStalls).warnings.empty());
   // Twice the slice data ports: the slice ports (slices x noc.slice_port_bandwidth per L2 clock) now bind first.
   const Config wide = h100({"l2.bandwidth=37.48TB/s", "noc.gpc_port_bandwidth=4352"});
   const double slices = wide.section("l2").u32("slices"), port = wide.section("noc").real("slice_port_bandwidth");
@@ -124,7 +130,7 @@ TEST_CASE("a configured bandwidth that another cap of its path keeps from being 
   CHECK(sol.warnings[0] == fmt::format("l2.bandwidth 37.48 TB/s is unreachable: noc slice ports ({:.0f} slices x {:.0f} B/clk) "
                                        "cap the path at {:.4g} TB/s", slices, port, cap_tbps));
   // DRAM data pass through the same path: an HBM faster than it is unreachable too.
-  const SpeedOfLight fast_hbm = kernel_speed_of_light(stats, h100({"hbm.bandwidth=25TB/s", "noc.gpc_port_bandwidth=4352"}), 1000, 0, 0, kStalls);
+  const SpeedOfLight fast_hbm = kernel_speed_of_light(stats, h100({"hbm.bandwidth=25TB/s", "noc.gpc_port_bandwidth=4352", "noc.slice_port_bandwidth=128"}), 1000, 0, 0, kStalls);
   REQUIRE(fast_hbm.warnings.size() == 1);
   CHECK(fast_hbm.warnings[0].rfind("hbm.bandwidth 25 TB/s is unreachable: ", 0) == 0);
   // The run carries the config's warnings.
