@@ -32,9 +32,8 @@ def kernel_times(fn, iters=ITERS):
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
-    marks = []
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for i in range(iters):
+        for _ in range(iters):
             fn()
             torch.cuda.synchronize()
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:

@@ -35,7 +35,7 @@ for rid, rs in by_id.items():
         mid["conditions"] += f"; median of {len(rs)} runs ({rs[0]['value']:.4g} to {rs[-1]['value']:.4g} {mid['unit']})"
     data["results"].append(mid)
 env, date = data["env"], data["date"]
-model = re.search(r"\b([A-Z]\d{2,4})\b", env["gpu"]).group(1).lower()  # "h100"
+model = data["results"][0]["id"].split(".")[0]  # torch_bench.py starts every id with the GPU's model, "h100"
 gpu_config = {"h100": "h100_sxm", "h200": "h200_sxm", "a100": "a100_sxm"}[model]
 bench_folder = next(f for f in folders if any(n.startswith("torch_bench") for n in os.listdir(f)))
 rel = os.path.relpath(bench_folder, root) + "/torch_bench*.json"
@@ -98,9 +98,9 @@ print(f"""# Kernel results measured on a real {env['gpu']} by tools/hw_bench/tor
 """)
 
 
-def case(cid, workload, metric, measured, category, note):
+def case(r, workload, metric, measured, category, note):
+    cid = r["id"]
     wl = ", ".join(f"{k}: {v}" for k, v in workload.items())
-    r = next(x for x in data["results"] if x["id"] == cid)
     print(f"- id: {cid}\n  gpu: {gpu_config}\n  workload: {{{wl}}}\n  metric: {metric}\n  measured: {measured:.4g}")
     print(f"  source: \"{r.get('tool', tool)}; {r.get('rel', rel)} id {cid}\"\n  category: {category}\n  note: \"{note}\"\n")
 
@@ -110,7 +110,7 @@ for r in data["results"]:
     rid, v = r["id"], r["value"]
     if m := re.fullmatch(rf"{model}\.gemm\.(\w+)\.m(\d+)n(\d+)k(\d+)", rid):
         dt, mm, n, k = m.group(1), *map(int, m.group(2, 3, 4))
-        case(rid, dict(kind="gemm", m=mm, n=n, k=k, dtype=dtype_name[dt]), "achieved_tflops", v, "gemm",
+        case(r, dict(kind="gemm", m=mm, n=n, k=k, dtype=dtype_name[dt]), "achieved_tflops", v, "gemm",
              f"{r['conditions']}; {r['time_us']:.1f} us per call")
     elif m := re.fullmatch(rf"{model}\.attn\.(fa2|cudnn)\.(fwd|bwd|fwdpbwd)_(causal|noncausal)_hdim(\d+)\.s(\d+)", rid):
         backend, direction, causal = m.group(1, 2, 3)
@@ -120,16 +120,16 @@ for r in data["results"]:
                   dtype="fp16", direction="fwd_bwd" if direction == "fwdpbwd" else direction)
         if backend == "cudnn" and direction != "fwd":
             continue  # warpsim's fa3 variant is forward-only (FlashAttention-3's published kernel is the forward)
-        case(rid, wl, "achieved_tflops", v, "attention", f"{r['conditions']}; {r['time_us']:.1f} us per call")
+        case(r, wl, "achieved_tflops", v, "attention", f"{r['conditions']}; {r['time_us']:.1f} us per call")
     elif m := re.fullmatch(rf"{model}\.attn\.decode_sdpa\.b(\d+)\.kv(\d+)", rid):
         b, s = map(int, m.group(1, 2))
         wl = dict(kind="attention", variant="decode", batch=b, heads=32, kv_heads=8, seqlen_q=1, seqlen_kv=s,
                   head_dim=128, dtype="fp16")
-        case(rid, wl, "time_us", r["time_us"], "attention",
+        case(r, wl, "time_us", r["time_us"], "attention",
              f"{r['conditions']}: {v:.0f} GB/s; contiguous cache (SDPA has no page table)")
     elif m := re.fullmatch(rf"{model}\.op\.(softmax|rmsnorm)\.(bf16|fp32)\.r(\d+)c(\d+)", rid):
         op, dt, rows, cols = m.group(1), m.group(2), *map(int, m.group(3, 4))
-        case(rid, dict(kind=op, rows=rows, cols=cols, dtype=dt), "time_us", r["time_us"], "ops",
+        case(r, dict(kind=op, rows=rows, cols=cols, dtype=dt), "time_us", r["time_us"], "ops",
              f"{r['conditions']}: {v:.0f} GB/s")
     elif m := re.fullmatch(rf"{model}\.op\.(\w+)\.r(\d+)c(\d+)", rid):
         op, rows, cols = m.group(1), *map(int, m.group(2, 3))
@@ -139,4 +139,4 @@ for r in data["results"]:
             wl = dict(kind="elementwise", op=op, elements=rows * cols, dtype="fp16")
         else:
             continue  # silu alone is not one of the elementwise synthesizer's operators
-        case(rid, wl, "time_us", r["time_us"], "ops", f"{r['conditions']}: {v:.0f} GB/s")
+        case(r, wl, "time_us", r["time_us"], "ops", f"{r['conditions']}: {v:.0f} GB/s")

@@ -92,7 +92,7 @@ class ForwardWarp final : public TilePipelineWarp<ForwardWarp> {
     emit_warp_gemm(c, P.gemm_o[warp_], P.p.dtype, 0, P.r_o, frags_, P.r_sr, p_regs, [&](std::uint32_t ks) {
       emit_softmax_exp(c, rows, 2 * ks, 2 * ks + 2);
       for (std::uint32_t mi = 0; mi < P.mw; ++mi) {
-        const std::uint16_t first_reg = static_cast<std::uint16_t>(P.r_s + (mi * P.s_blocks_n() + 2 * ks) * kMmaAccRegs);
+        const std::uint16_t first_reg = rows.s_reg(mi, 2 * ks, 0);
         emit_pack_16bit(c, first_reg, 2 * kMmaAccRegs, first_reg, 2);
       }
     });
