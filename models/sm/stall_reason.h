@@ -22,13 +22,15 @@ enum class StallReason : std::uint8_t {
   // Appended (GH100's smsp__warp_issue_stalled_gmma, a Hopper-only Nsight state): waiting at WARPGROUP_DEPBAR
   // (wgmma.wait_group) for committed warpgroup-MMA groups, or reading an accumulator an HGMMA still writes.
   Gmma,
+  // Appended: the warp's next instruction is not in its sub-partition's L0 instruction cache yet.
+  NoInstruction,
   Count
 };
 
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(StallReason::Count)> kStallNames = {
     "selected",       "stall_not_selected", "stall_long_scoreboard", "stall_short_scoreboard", "stall_wait",
     "stall_math_pipe_throttle", "stall_lg_throttle", "stall_mio_throttle", "stall_barrier", "stall_drain",
-    "stall_gmma"};
+    "stall_gmma",     "stall_no_instruction"};
 
 inline std::string_view stall_name(StallReason r) { return kStallNames[static_cast<std::size_t>(r)]; }
 

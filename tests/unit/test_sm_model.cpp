@@ -145,10 +145,12 @@ InMemoryTrace one_cta_trace(const std::vector<std::vector<WarpInst>>& warps, std
 
 std::string h100_path() { return std::string(WARPSIM_SOURCE_DIR) + "/configs/h100_sxm.yaml"; }
 
-// A small, known H100: one SM, two L2 slices, two HBM channels, FP32 pipe latency 6 and issue interval 2.
+// A small, known H100: one SM, two L2 slices, two HBM channels, FP32 pipe latency 6 and issue interval 2, and
+// no instruction-fetch model (the hand-built kernels here have no code layout: every pc is 0); the
+// "instruction fetch" tests turn it back on.
 Config small_h100(std::vector<std::string> extra = {}) {
   std::vector<std::string> ov = {"sm.count=1", "l2.slices=2", "hbm.channels=2", "sm.pipes.fp32.latency=6",
-                                 "sm.pipes.fp32.issue_interval=2"};
+                                 "sm.pipes.fp32.issue_interval=2", "sm.icache.l0_size=0B"};
   ov.insert(ov.end(), extra.begin(), extra.end());
   return Config::load(h100_path(), ov, Registry::instance());
 }
@@ -1730,5 +1732,132 @@ TEST_CASE("named barrier: bad input is one clear error", "[sm][e2e][barrier]") {
     const KernelResult r = run_warps(small_h100(), {{counted_bar(Opcode::BAR_ARV, 3, 2)}, {ffma(7, 2, 3, 4)}});
     CHECK(r.cycles < 100);
     CHECK(total(r, "sm.barrier_phases") == 0);
+  }
+}
+
+// ==== instruction fetch ==========================================================================================
+
+namespace {
+
+// The small H100 with its instruction caches: 32 KiB L0 per sub-partition (256 lines of 128 B), 128 KiB L1,
+// an L0 miss costing 10 cycles from the L1 and 10 + 30 from beyond.
+Config fetch_h100(std::vector<std::string> extra = {}) {
+  std::vector<std::string> ov = {"sm.icache.l0_size=32KiB", "sm.icache.l0_assoc=8", "sm.icache.l1_size=128KiB",
+                                 "sm.icache.l1_assoc=16", "sm.icache.line_size=128B", "sm.icache.l0_miss_latency=10",
+                                 "sm.icache.l1_miss_latency=30"};
+  ov.insert(ov.end(), extra.begin(), extra.end());
+  return small_h100(ov);
+}
+
+// `passes` runs over a loop body of `lines` code lines (8 independent FFMAs each, pc 16 B apart), the loop's
+// code restarting at pc 0 each pass.
+std::vector<WarpInst> looped_ffmas(int lines, int passes) {
+  std::vector<WarpInst> v;
+  for (int p = 0; p < passes; ++p)
+    for (int i = 0; i < lines * 8; ++i) {
+      WarpInst in = ffma(static_cast<std::uint16_t>(10 + i % 64), 2, 3, 4);
+      in.pc = static_cast<std::uint32_t>(i * 16);
+      v.push_back(in);
+    }
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("instruction fetch: cold code costs each new line the L0 + L1 miss latency", "[sm][e2e][icache]") {
+  const Config on = fetch_h100();
+  const Config off = small_h100();
+  // 100 lines of straight-line code, 800 independent FFMAs issuing every 2 cycles without the fetch model.
+  const KernelResult a = run_warps(on, {looped_ffmas(100, 1)});
+  const KernelResult b = run_warps(off, {looped_ffmas(100, 1)});
+  INFO(stalls_str(a) << " | off: " << stalls_str(b));
+  // Every line misses both levels: the warp reaches its first instruction one cycle after issuing the line
+  // before, and waits 10 + 30 cycles from then instead of 1 more (the pipe's issue interval is 2): 39 per line
+  // (the first line's wait starts at launch: up to one cycle more).
+  CHECK(a.cycles - b.cycles >= 100 * (40 - 1));
+  CHECK(a.cycles - b.cycles <= 100 * (40 - 1) + 1);
+  CHECK(stall(a, "stall_no_instruction") >= 100 * 39);
+  CHECK(stall(a, "stall_no_instruction") <= 100 * 40);
+  CHECK(stall(b, "stall_no_instruction") == 0);
+  CHECK(a.warp_instructions == b.warp_instructions);
+}
+
+TEST_CASE("instruction fetch: a loop that fits the L0 misses only on its first pass", "[sm][e2e][icache]") {
+  const Config on = fetch_h100();
+  // 128 lines = 16 KiB <= the 32 KiB L0: passes after the first hit; each costs 128 x 8 x 2 issue cycles.
+  const KernelResult two = run_warps(on, {looped_ffmas(128, 2)});
+  const KernelResult three = run_warps(on, {looped_ffmas(128, 3)});
+  INFO(stalls_str(two));
+  CHECK(three.cycles - two.cycles == 128 * 8 * 2);
+  CHECK(stall(three, "stall_no_instruction") == stall(two, "stall_no_instruction"));
+}
+
+TEST_CASE("instruction fetch: a loop larger than the L0 misses it every pass but hits the L1", "[sm][e2e][icache]") {
+  const Config on = fetch_h100();
+  // 512 lines = 64 KiB: twice the L0 (LRU: every line is evicted before its next use), half the L1. Each pass
+  // after the first costs every line its 8 issues (8 x 2 cycles) and the L0 miss latency less the one cycle the
+  // warp would have waited for its pipe anyway: 16 + 10 - 1 = 25 cycles.
+  const KernelResult two = run_warps(on, {looped_ffmas(512, 2)});
+  const KernelResult three = run_warps(on, {looped_ffmas(512, 3)});
+  INFO(stalls_str(two));
+  CHECK(three.cycles - two.cycles == 512 * (8 * 2 + 10 - 1));
+  CHECK(stall(three, "stall_no_instruction") - stall(two, "stall_no_instruction") >= 512 * 9);
+}
+
+TEST_CASE("instruction fetch: warps of one sub-partition share its L0, other sub-partitions fetch their own",
+          "[sm][e2e][icache]") {
+  const Config on = fetch_h100();
+  const std::vector<WarpInst> code = looped_ffmas(64, 1);
+  // Warps 0 and 4 share sub-partition 0 (warp w on w mod 4): warp 4 finds warp 0's lines fetched or in flight.
+  // Warp 1 is on sub-partition 1 and misses them all again (its L0 is its own; the L1 has them).
+  const KernelResult alone = run_warps(on, {code});
+  const KernelResult shared = run_warps(on, {code, {}, {}, {}, code});
+  const KernelResult apart = run_warps(on, {code, code});
+  INFO(stalls_str(alone) << " | shared: " << stalls_str(shared) << " | apart: " << stalls_str(apart));
+  // Sharing: the two warps wait for the same 64 fills, so neither waits longer than the lone warp did (the
+  // second warp's issue slots interleave with the first's).
+  CHECK(stall(shared, "stall_no_instruction") <= 2 * stall(alone, "stall_no_instruction"));
+  CHECK(shared.cycles < alone.cycles + 64 * 8 * 2);
+  // Apart: warp 1 misses its own L0 but hits the L1 the first warp filled (or joins its fill).
+  CHECK(stall(apart, "stall_no_instruction") > stall(alone, "stall_no_instruction"));
+}
+
+TEST_CASE("instruction fetch: a second kernel's code is fetched again", "[sm][e2e][icache]") {
+  const Config on = fetch_h100();
+  InMemoryKernel k;
+  k.info.name = "k";
+  k.info.grid = Dim3{1, 1, 1};
+  k.info.block = Dim3{32, 1, 1};
+  k.info.registers_per_thread = 32;
+  k.info.target_arch = "sm_90";
+  k.ctas.push_back({InMemoryKernel::Warp{looped_ffmas(16, 1), {}}});
+  InMemoryTrace two_kernels({k, k}, "two");
+  Gpu g(on);
+  RunOptions opt;
+  const RunResult r = g.run(two_kernels, run_without_systemc, opt);
+  REQUIRE(r.kernels.size() == 2);
+  // Same code addresses, different kernels: the second finds none of the first's lines.
+  CHECK(stall(r.kernels[1], "stall_no_instruction") == stall(r.kernels[0], "stall_no_instruction"));
+  CHECK(stall(r.kernels[0], "stall_no_instruction") >= 16 * 39);
+}
+
+TEST_CASE("instruction fetch: impossible cache geometries are one clear error naming the key", "[sm][icache][config]") {
+  try {
+    Gpu g(fetch_h100({"sm.icache.l0_size=24KiB"}));
+    FAIL("a 24 KiB 8-way L0 of 128 B lines (24 sets) was accepted");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), Contains("sm.icache.l0_size") && Contains("power-of-two number of sets"));
+  }
+  try {
+    Gpu g(fetch_h100({"sm.icache.l1_size=16KiB"}));
+    FAIL("an L1 smaller than the L0 was accepted");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), Contains("sm.icache.l1_size"));
+  }
+  try {
+    Gpu g(fetch_h100({"sm.icache.line_size=96B"}));
+    FAIL("a 96-byte line was accepted");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), Contains("sm.icache.line_size") && Contains("power of two"));
   }
 }

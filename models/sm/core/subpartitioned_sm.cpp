@@ -14,6 +14,7 @@
 #include "sim/slots/build_context.h"
 #include "models/sm/core/warp.h"
 #include "models/sm/exec/pipes.h"
+#include "models/sm/fetch/instruction_fetch.h"
 #include "models/sm/memory/memory_pipeline.h"
 #include "models/sm/scheduler/warp_scheduler.h"
 #include "sim/slots/cluster.h"
@@ -54,6 +55,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     for (const auto& p : scheduler_policies()) policies += (policies.empty() ? "" : ", ") + p.name + " (" + p.description + ")";
     s.choice("scheduler.policy", scheduler_policy_names(), req, "warp scheduling policy: " + policies);
     ExecutionTiming::declare(s);
+    InstructionFetch::declare(s);
     return s;
   }
 
@@ -73,6 +75,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     if (!make_scheduler_policy(policy))  // the schema's choice list prevents this unless a policy unregistered
       p.fail("scheduler.policy", "unknown policy '" + policy + "'; known: " + join_names(scheduler_policy_names()));
     timing_.read(p);
+    fetch_.read(p, subpartitions_);
     mem_ = std::make_unique<MemoryPipeline>(*this, ctx, p, index, static_cast<MemoryPipelineClient&>(*this));
     warps_.resize(limits_.max_warps);  // never resized again: the sub-partitions' candidate views point into it
     subs_.resize(subpartitions_);
@@ -89,6 +92,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   // ---- StreamingMultiprocessor -------------------------------------------------------------------------------
   void begin_kernel(const KernelInfo& k, const Occupancy& occ) override {
     timing_.begin_kernel(k, subpartitions_);
+    fetch_.begin_kernel();
     // Shared memory and L1 share one SRAM: L1 keeps what the resident CTAs' shared memory leaves.
     mem_->begin_kernel(std::uint64_t{occ.ctas_per_sm} * occ.shared_memory_per_cta);
     max_ctas_ = occ.ctas_per_sm;
@@ -203,6 +207,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
         .add("mbarrier_remote_arrivals", "arrivals", "arrivals on mbarriers of other CTAs of the cluster",
              mbarrier_remote_arrivals_);
     mem_->add_stats(g);
+    if (fetch_.enabled()) fetch_.add_stats(g);
     const double subpartition_cycles_per_s = static_cast<double>(domain().frequency_hz()) * subpartitions_;
     for (std::size_t i = 0; i < kPipeNames.size(); ++i) {
       const std::string pipe = kPipeNames[i];
@@ -266,7 +271,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   }
   static bool is_dependency(StallReason r) {
     return r == StallReason::Wait || r == StallReason::LongScoreboard || r == StallReason::ShortScoreboard ||
-           r == StallReason::Drain || r == StallReason::Gmma;
+           r == StallReason::Drain || r == StallReason::Gmma || r == StallReason::NoInstruction;
   }
   // A warp whose operands became ready at ready_cycle, in a stretch where its sub-partition was not ticked
   // because nothing could issue: from ready_cycle on it was held back by a busy pipe.
@@ -311,6 +316,14 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     const WarpInst* in = head(w);
     w.head_pipe = in ? pipe_of(op_class(in->op)) : Pipe::None;
     w.head_ldst = w.head_pipe == Pipe::Ldst;
+    if (in && fetch_.enabled()) {
+      // The fetch of a new line starts when the warp reaches it, whatever else the warp waits for.
+      const std::uint64_t line = fetch_.line_of(in->pc);
+      if (line != w.fetch_line) {
+        w.fetch_line = line;
+        w.fetch_ready = fetch_.fetch(w.sp, line, earliest);
+      }
+    }
     if (!in || in->op == Opcode::EXIT) {
       evaluate_exit(w, earliest);
       return;
@@ -320,8 +333,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       set_reason(w, earliest, StallReason::LongScoreboard);
       return;
     }
-    Cycle ready = earliest;
-    StallReason why = StallReason::Wait;
+    Cycle ready = std::max(earliest, w.fetch_ready);
+    StallReason why = ready > earliest ? StallReason::NoInstruction : StallReason::Wait;
     auto check = [&](std::uint16_t r) {
       if (r >= kRegs - 1) return true;  // kNoReg or RZ
       if (w.reg_ready[r] == kPending) {
@@ -396,7 +409,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       set_reason(w, earliest, StallReason::Drain);
       return;
     }
-    Cycle ready = earliest;
+    Cycle ready = std::max(earliest, w.fetch_ready);
     for (Cycle r : w.reg_ready) ready = std::max(ready, r);
     w.block = Block::None;
     w.ready_cycle = ready;
@@ -770,6 +783,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   unsigned index_;
   BuildContext& ctx_;
   ExecutionTiming timing_;
+  InstructionFetch fetch_;
   SmLimits limits_;
   unsigned subpartitions_ = 0;
   std::unique_ptr<MemoryPipeline> mem_;

@@ -40,6 +40,9 @@ struct Warp {
   std::uint32_t cta = 0;
   std::uint32_t barrier = 0;  // id of the barrier it waits at
   Cycle acct_since = 0;
+  // Instruction fetch: the code line of the head instruction and when it is in the sub-partition's L0.
+  std::uint64_t fetch_line = ~std::uint64_t{0};
+  Cycle fetch_ready = 0;
   std::uint32_t loads_in_flight = 0;
   std::uint32_t stores_in_flight = 0;  // store lines not yet acknowledged by L2
   // cp.async groups: LDGSTS instructions still in flight per committed group, oldest first, plus the open group
@@ -79,6 +82,8 @@ struct Warp {
     reg_reason.fill(StallReason::Wait);
     ready_cycle = 0;
     block = Block::None;
+    fetch_line = ~std::uint64_t{0};
+    fetch_ready = 0;
     groups.clear();
     groups_retired = 0;
     wgmma_groups.clear();
