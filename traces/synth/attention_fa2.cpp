@@ -40,7 +40,9 @@ class ForwardWarp final : public TilePipelineWarp<ForwardWarp> {
         plan_(std::move(plan)),
         w_(std::move(work)),
         warp_(warp),
-        frags_(plan_->r_frag, plan_->frag_regs) {}
+        frags_(plan_->r_frag, plan_->frag_regs) {
+    set_peeled_iterations(plan_->masking_steps);
+  }
 
   void emit_prologue(InstChunk& c) {
     const FwdPlan& P = *plan_;
@@ -202,6 +204,10 @@ void finish_forward_plan(FwdPlan& P, const Config& config, const std::string& ke
   const std::uint32_t row_bytes = d * P.p.elem_bytes, chunks = row_bytes / kVecBytes;
   const std::uint32_t threads = P.warps * kWarpSize;
   P.mw = P.block_m / (16 * P.warps);
+  // flash_fwd_kernel.h: n_masking_steps = 1 without a causal mask, else ceil(kBlockM / kBlockN), one more when
+  // the sequence lengths are not multiples of the tile (!Is_even_MN).
+  const bool even_mn = P.p.seqlen_q % P.block_m == 0 && P.p.seqlen_kv % P.block_n == 0;
+  P.masking_steps = !P.p.causal ? 1 : ceil_div(P.block_m, P.block_n) + (even_mn ? 0 : 1);
   WARPSIM_ASSERT(P.mw >= 1 && P.mw * 16 * P.warps == P.block_m, "forward tile rows must split into 16-row slices");
   P.q_off = 0;
   P.k_off = P.block_m * row_bytes;

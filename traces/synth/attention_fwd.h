@@ -51,6 +51,9 @@ struct FwdPlan {
   std::vector<WarpGemm> gemm_s, gemm_o;  // per warp: S = Q K^T, O += P V
   StagedEpilogue epi;
   bool o_fp32 = false;  // the output is an fp32 partial (split-KV), stored from the accumulators
+  // flash-attention's first KV blocks (n_masking_steps: 1 without a causal mask, else the blocks a query block's
+  // diagonal can cross) run from a copy of the loop body of their own, before the main loop's.
+  std::uint32_t masking_steps = 1;
   // paged KV
   bool paged = false;
   std::uint64_t page_table = 0, page_size = 0, pages_per_seq = 0, batch = 1;

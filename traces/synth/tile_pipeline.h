@@ -50,13 +50,16 @@ class TilePipelineWarp : public WarpGenerator {
       case Phase::MainLoop:
         // One iteration per chunk, or several while the chunk is short (fewer calls for tiny loop bodies).
         do {
-          c.set_pc(loop_pc_);
+          c.set_pc(done_ < peeled_ ? loop_pc_ : loop_pc_ + (peeled_ ? body_bytes_ : 0));
           warp.emit_iteration(c, done_);
+          if (done_ == 0) body_bytes_ = c.pc() - loop_pc_;
           ++done_;
         } while (done_ < tiles_.iterations() && c.size() < min_chunk_insts_);
         if (done_ == tiles_.iterations()) phase_ = Phase::Epilogue;
         return true;
       case Phase::Epilogue:
+        // With a peeled copy: after the main copy of the body, however many iterations this warp ran.
+        if (peeled_ != 0 && body_bytes_ != 0) c.set_pc(loop_pc_ + 2 * body_bytes_);
         warp.emit_epilogue(c);
         WARPSIM_ASSERT(!c.empty(), "a pipelined warp's epilogue must end with EXIT");
         phase_ = Phase::Done;
@@ -73,6 +76,10 @@ class TilePipelineWarp : public WarpGenerator {
       : tiles_(tiles), min_chunk_insts_(min_chunk_insts) {}
   const PipelineTiles& tiles() const { return tiles_; }
   void set_min_chunk_insts(std::uint32_t n) { min_chunk_insts_ = n; }
+  // The first `n` iterations run from a copy of the loop body of their own, laid out before the main loop's
+  // (a loop the compiler peeled off, e.g. flash-attention's masking steps): code that the instruction cache
+  // sees as separate lines. Every iteration's code must have the same length (skip() what one does not emit).
+  void set_peeled_iterations(std::uint32_t n) { peeled_ = n; }
 
  private:
   enum class Phase { Prologue, MainLoop, Epilogue, Done };
@@ -81,6 +88,8 @@ class TilePipelineWarp : public WarpGenerator {
   Phase phase_ = Phase::Prologue;
   std::uint32_t done_ = 0;  // iterations emitted
   std::uint32_t loop_pc_ = 0;
+  std::uint32_t peeled_ = 0;      // leading iterations run from their own copy of the body
+  std::uint32_t body_bytes_ = 0;  // code length of one iteration, known once the first is emitted
 };
 
 }  // namespace warpsim::synth

@@ -1,6 +1,6 @@
 // Microbenchmark `dep_chain`: each warp runs `ilp` independent chains of `length` dependent ALU/FP instructions of
-// one opcode (each reads its own previous result), straight-line code as fully unrolled benchmark loops are,
-// interleaved chain by chain. At ilp = 1 and one warp per SM the time per instruction is the opcode's latency;
+// one opcode (each reads its own previous result), interleaved chain by chain, in a loop whose unrolled body holds
+// about 64 instructions (kBenchLoopBodyInsts). At ilp = 1 and one warp per SM the time per instruction is the opcode's latency;
 // with many chains or warps it is the pipe's issue rate. Grid: sm.count CTAs of `warps` warps.
 #include <fmt/format.h>
 
@@ -43,6 +43,7 @@ std::unique_ptr<TraceSource> make_dep_chain(const SynthArgs& args, const Config&
       [op, ilp, length, regs_per_chain](std::uint64_t, std::uint32_t) {
         StepProgram prog;
         prog.steps = length;
+        prog.body_steps = body_of(kBenchLoopBodyInsts, ilp);
         prog.step = [op, ilp, regs_per_chain](InstChunk& c, std::uint64_t) {
           for (std::uint32_t j = 0; j < ilp; ++j) {
             const std::uint16_t r = reg(j * regs_per_chain);

@@ -1,5 +1,7 @@
 #include "traces/synth/microbench/microbench.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "sim/core/error.h"
@@ -10,10 +12,17 @@ bool StepWarp::generate(InstChunk& chunk) {
   if (ended_) return false;
   if (!started_) {
     if (program_.prologue) program_.prologue(chunk);
+    body_pc_ = chunk.pc();
     started_ = true;
   }
-  while (next_ < program_.steps && chunk.size() < kChunkInsts) program_.step(chunk, next_++);
+  std::uint32_t body_end = body_pc_;
+  while (next_ < program_.steps && chunk.size() < kChunkInsts) {
+    if (program_.body_steps != 0 && next_ % program_.body_steps == 0) chunk.set_pc(body_pc_);
+    program_.step(chunk, next_++);
+    body_end = std::max(body_end, chunk.pc());
+  }
   if (next_ == program_.steps) {
+    if (program_.body_steps != 0) chunk.set_pc(body_end);  // the epilogue follows the loop's code
     if (program_.epilogue) program_.epilogue(chunk);
     chunk.emit(Opcode::EXIT);
     ended_ = true;

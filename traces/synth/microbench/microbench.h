@@ -26,7 +26,19 @@ struct StepProgram {
   std::uint64_t steps = 0;
   std::function<void(InstChunk&, std::uint64_t)> step;
   std::function<void(InstChunk&)> epilogue;  // optional
+  // Code layout: 0 = straight-line code (or the step sets its own pc); n = the steps are a loop whose unrolled
+  // body holds n of them: step i is at the code address of step i % n, as a benchmark's loop is (its branch
+  // not emitted), so the instruction cache sees a small body, not megabytes of code.
+  std::uint64_t body_steps = 0;
 };
+
+// Steps in a loop body of about `insts` instructions, for steps of `insts_per_step` instructions.
+inline std::uint64_t body_of(std::uint64_t insts, std::uint64_t insts_per_step) {
+  return insts_per_step >= insts ? 1 : insts / insts_per_step;
+}
+// The unrolled body of a generated benchmark loop: 64 instructions (1 KiB of code, well inside any L0
+// instruction cache), as microbenchmarks unroll their timed loops.
+inline constexpr std::uint64_t kBenchLoopBodyInsts = 64;
 
 class StepWarp final : public WarpGenerator {
  public:
@@ -37,6 +49,7 @@ class StepWarp final : public WarpGenerator {
   static constexpr std::size_t kChunkInsts = 256;
   StepProgram program_;
   std::uint64_t next_ = 0;
+  std::uint32_t body_pc_ = 0;  // code address of the loop body's first step
   bool started_ = false, ended_ = false;
 };
 

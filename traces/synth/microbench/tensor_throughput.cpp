@@ -101,6 +101,7 @@ std::unique_ptr<TraceSource> make_tensor(const SynthArgs& args, const Config& co
       [=](std::uint64_t, std::uint32_t) {
         StepProgram prog;
         prog.steps = iterations;
+        prog.body_steps = body_of(kBenchLoopBodyInsts, ilp + 3);  // the MMAs, and a wgmma's fence, commit, wait
         prog.step = [=](InstChunk& c, std::uint64_t) {
           if (wgmma) emit_wgmma_fence(c);
           for (std::uint32_t j = 0; j < ilp; ++j) {

@@ -73,6 +73,7 @@ std::unique_ptr<TraceSource> make_tma(const SynthArgs& args, const Config& confi
           for (std::uint32_t s = 0; s < p.stages; ++s) emit_mbarrier_init(c, s, 1);
         };
         prog.steps = p.iterations;
+        prog.body_steps = body_of(kBenchLoopBodyInsts, 3);  // wait, expect_tx, the copy
         prog.step = [p, region, box_bytes](InstChunk& c, std::uint64_t i) {
           const auto s = static_cast<std::uint32_t>(i % p.stages);
           // Box i is phase i / stages of its barrier; the stage is free once the box before it there has landed.
