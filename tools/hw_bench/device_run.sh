@@ -8,9 +8,10 @@
 # With `attnprof`, per-kernel FlashAttention-2 forward/backward times from the PyTorch profiler (attn_profile.py); with
 # `attnsass`, Nsight Compute's per-instruction SASS page (source counters, stall samples) of the FA2 forward and
 # backward kernels, packed into attn_sass.tar.gz; with `clockncu`, the SM, L2 and DRAM clocks and the L2 traffic of
-# small-M GEMMs in three clock states (ncu_probe.py clocks -> clock_ncu.csv).
+# small-M GEMMs in three clock states (ncu_probe.py clocks -> clock_ncu.csv); with `icache`, icache_bench.cu's
+# cycles per line of straight-line code by code size (the instruction caches' capacity and miss cost).
 #
-#   tools/hw_bench/device_run.sh OUT [torch] [ncu] [llama] [micro] [mem] [memncu] [attnprof] [attnsass] [clockncu]
+#   tools/hw_bench/device_run.sh OUT [torch] [ncu] [llama] [micro] [mem] [memncu] [attnprof] [attnsass] [clockncu] [icache]
 #                                                                                    (default: torch ncu llama)
 # Clocks are measured as found (ncu --clock-control none): nothing here changes the GPU's settings.
 set -uo pipefail
@@ -73,6 +74,10 @@ for p in "${parts[@]}"; do
         --log-file "$out/ncu_h100.csv" python3 "$here/ncu_workload.py" ;;
     llama) timeout 200 python3 "$here/llama_profile.py" "$out" ;;
     micro) timeout 200 bash "$here/run_all.sh" 2>&1 | tee "$out/microbench.txt" ;;
+    icache)  # instruction-fetch probe, and the SASS layout it assumes (FFMAs per kernel)
+      timeout 200 bash "$here/run_all.sh" "$build" icache_bench 2>&1 | tee "$out/icache_bench.txt"
+      cuobjdump -sass "$build/icache_bench" 2>/dev/null | grep -cE "FFMA" | sed 's/^/# FFMA instructions in icache_bench: /' \
+        | tee -a "$out/icache_bench.txt" ;;
     mem) timeout 300 bash "$here/run_all.sh" "$build" mem_bench 2>&1 | tee "$out/mem_bench.txt" ;;
     memncu) memncu ;;
     attnprof) timeout 200 python3 "$here/attn_profile.py" "$out" ;;

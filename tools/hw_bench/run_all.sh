@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the H100 microbenchmarks; prints "RESULT <id> <value> <unit> <conditions>" lines.
 # Usage: tools/hw_bench/run_all.sh [build-dir] [bench ...]   (default: a fresh temporary directory;
-#        benches: tensor_bench tma_bench mem_bench, default tensor_bench tma_bench)
+#        benches: tensor_bench tma_bench mem_bench icache_bench, default tensor_bench tma_bench)
 # Compiles and runs the chosen ones: tensor_bench and tma_bench under `timeout 80`, mem_bench
 # under `timeout 240` (its arguments from MEM_BENCH_ARGS, e.g. "--quick"); BUILD_ONLY=1 compiles only.
 # A failure of any makes the script exit non-zero.
@@ -20,7 +20,7 @@ cuda_root="$(cd "$(dirname "$NVCC")/.." && pwd)"
 driver_libs=(-L"$cuda_root/lib64/stubs" -L"$cuda_root/targets/x86_64-linux/lib/stubs" -lcuda)
 status=0
 for b in "${benches[@]}"; do
-  case $b in tensor_bench | tma_bench | mem_bench) ;; *) echo "ERROR: unknown bench '$b'" >&2; exit 2 ;; esac
+  case $b in tensor_bench | tma_bench | mem_bench | icache_bench) ;; *) echo "ERROR: unknown bench '$b'" >&2; exit 2 ;; esac
   extra=()
   [ "$b" = tma_bench ] && extra=("${driver_libs[@]}")
   if ! "$NVCC" "${flags[@]}" -o "$build/$b" "$here/$b.cu" "${extra[@]}"; then
