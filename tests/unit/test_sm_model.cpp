@@ -611,6 +611,25 @@ TEST_CASE("e2e (3): stalls of a dependent chain are stall_wait, and the states a
   CHECK(stall(r200, "stall_math_pipe_throttle") == 0);  // issue interval 2 < latency 6: the pipe is never in the way
 }
 
+TEST_CASE("e2e: a fixed-latency write after write does not wait for the earlier result, a load's does", "[sm][e2e]") {
+  const Config cfg = small_h100();
+  const std::uint64_t lat = cfg.section("sm").u64("pipes.fp32.latency");       // 6
+  const std::uint64_t ii = cfg.section("sm").u64("pipes.fp32.issue_interval");  // 2
+  // 200 FFMAs into R1 from R2..R4: no instruction reads R1, so each only has to land after the one before, which
+  // the in-order pipe guarantees: they issue at the pipe's rate, as independent ones do, not at its latency.
+  const KernelResult waw = run_warps(cfg, {std::vector<WarpInst>(200, ffma(1, 2, 3, 4))});
+  const KernelResult indep = run_warps(cfg, {independent_ffmas(200)});
+  INFO(stalls_str(waw));
+  CHECK(waw.cycles == indep.cycles);
+  CHECK(waw.cycles < 200 * ii + 10);
+  CHECK(waw.cycles * 2 < 200 * lat);
+  // A write after a load into the same register waits for the load's data (its arrival time is not known when
+  // the FFMA could issue, so it cannot be ordered after it without waiting).
+  const KernelResult after_load = run_warps(cfg, {{ldg(5, 0x10000), ffma(5, 2, 3, 4)}});
+  const KernelResult no_load = run_warps(cfg, {{ldg(5, 0x10000), ffma(6, 2, 3, 4)}});
+  CHECK(stall(after_load, "stall_long_scoreboard") > stall(no_load, "stall_long_scoreboard") + 100);
+}
+
 TEST_CASE("e2e (4): a DRAM load feeding an FFMA takes the configured L1 + NoC + L2 + HBM latency", "[sm][e2e][mem]") {
   const Config cfg = small_h100();
   const double f_sm = cfg.section("clocks").real("sm"), f_l2 = cfg.section("clocks").real("l2"),

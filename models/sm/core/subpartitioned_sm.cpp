@@ -383,7 +383,24 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       }
     } else {
       for (int i = 0; i < in->num_src && known; ++i) known = check(in->src[i]);
-      for (int i = 0; i < in->num_dst && known; ++i) known = check(in->dst[i]);
+      // Write after write: a fixed-latency pipe's result only has to land after the register's pending write, as
+      // the in-order pipeline guarantees without a stall (a compiler's ISETPs into one predicate, back to back);
+      // results of unknown time (memory) and of the tensor pipe are waited for.
+      const Pipe pipe = w.head_pipe;
+      const bool fixed = pipe == Pipe::Int || pipe == Pipe::Fp32 || pipe == Pipe::Fp64 || pipe == Pipe::Sfu ||
+                         pipe == Pipe::Branch;
+      for (int i = 0; i < in->num_dst && known; ++i) {
+        const std::uint16_t r = in->dst[i];
+        if (!fixed || r >= kRegs - 1 || w.reg_ready[r] == kPending) {
+          known = check(r);
+          continue;
+        }
+        const Cycle lands_after = w.reg_ready[r] + 1, latency = timing_.fixed_latency(in->op);
+        if (lands_after > ready + latency) {
+          ready = lands_after - latency;
+          why = w.reg_reason[r];
+        }
+      }
     }
     if (!known) {
       w.block = Block::MemDep;

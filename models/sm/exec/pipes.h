@@ -54,6 +54,9 @@ class ExecutionTiming {
   // and not Pipe::None. An MMA this GPU cannot execute fails the run (BuildContext::fail) and takes 1 cycle.
   // `subpartition`: the issuing one (an MMA's pipe time is fractional: whole cycles are given out so that their
   // sum over a sub-partition's MMAs follows the exact work / rate).
+  // Result latency of an opcode of a fixed-latency pipe (int, fp32, fp64, sfu, branch), without side effects.
+  Cycle fixed_latency(Opcode op) const { return op_latency_[static_cast<std::size_t>(op)]; }
+
   void timing(const WarpInst& in, Pipe pipe, unsigned subpartition, Cycle& interval, Cycle& latency) {
     interval = op_interval_[static_cast<std::size_t>(in.op)];
     latency = op_latency_[static_cast<std::size_t>(in.op)];
