@@ -144,7 +144,7 @@ struct WorkloadOptions {
 
   void add_to(po::options_description& desc) {
     desc.add_options()
-        ("trace", po::value(&spec.trace_file), "trace file to replay (format recognised by its contents or name: native .wst, traces/FORMAT.md; Accel-Sim kernelslist.g or kernel-N.traceg[.xz], traces/readers/accelsim/README.md)")
+        ("trace", po::value(&spec.trace_file), "trace file to replay (format recognised by its contents or name: native .wst, traces/FORMAT.md; Accel-Sim kernelslist.g or kernel-N.traceg[.xz], traces/readers/accelsim/README.md), or a tracer's directory (its kernelslist.g)")
         ("gemm", po::value(&gemm), "shorthand for --synth gemm: a GEMM MxNxK (the default workload when none is given)")
         ("dtype", po::value(&dtype), "data type of --gemm: bf16 (default), fp16, fp8, tf32, int8")
         ("synth", po::value(&spec.synthesizer), "run a registered synthesizer of this kind (see `warpsim synth --help`)")
@@ -338,9 +338,8 @@ int cmd_convert(int argc, char** argv) {
   for (const auto& [option, value] : {std::pair{"--from", from}, std::pair{"--to", to}})
     if (std::find(formats.begin(), formats.end(), value) == formats.end())
       throw InputError(fmt::format("{}: '{}' unknown (expected accelsim or native)", option, value));
-  std::error_code ec;
-  if (from == "accelsim" && fs::is_directory(input, ec)) input = (fs::path(input) / "kernelslist.g").string();
   const TraceReaderRegistry& readers = TraceReaderRegistry::instance();
+  input = readers.resolve(input);  // a tracer's directory: its index file
   const TraceReaderInfo* reader = nullptr;
   for (const TraceReaderInfo& r : readers.readers())
     if (r.name == from) reader = &r;

@@ -193,6 +193,18 @@ TEST_CASE("accelsim trace: tracer v5, every address mode, registers, CTAs indexe
   // The registry picks this reader for kernelslist.g and for a single kernel file.
   CHECK(TraceReaderRegistry::instance().reader_for((dir / "kernelslist.g").string()).name == "accelsim");
   CHECK(TraceReaderRegistry::instance().open((dir / "kernel-1.traceg").string())->num_kernels() == 1);
+  // A tracer's directory opens by its kernelslist.g.
+  CHECK(TraceReaderRegistry::instance().resolve(dir.path("")) == (dir / "" / "kernelslist.g").string());
+  CHECK(TraceReaderRegistry::instance().open(dir.path(""))->num_kernels() == 1);
+}
+
+TEST_CASE("trace readers: a directory without a trace index is one error naming it and what was expected",
+          "[accelsim][errors]") {
+  TempDir dir;
+  write_file(dir / "kernel-1.traceg", v5_trace());  // a kernel file, but no kernelslist.g
+  CHECK_THROWS_WITH(TraceReaderRegistry::instance().open(dir.path("")),
+                    Contains("cannot open trace directory '" + dir.path("") + "'") &&
+                        Contains("it holds no trace index") && Contains("kernelslist.g (accelsim)"));
 }
 
 TEST_CASE("accelsim trace: xz files are streamed and read as the plain text", "[accelsim]") {

@@ -1,6 +1,10 @@
 #include "traces/readers/registry.h"
 
+#include <filesystem>
+#include <system_error>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/config/input_file.h"
 #include "sim/core/error.h"
@@ -31,9 +35,26 @@ const TraceReaderInfo& TraceReaderRegistry::reader_for(const std::string& path) 
       path, fmt::join(known, "; ")));
 }
 
+std::string TraceReaderRegistry::resolve(const std::string& path) const {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) return path;
+  std::vector<std::string> found, indexes;
+  for (const auto& r : readers_) {
+    if (r.directory_index.empty()) continue;
+    indexes.push_back(fmt::format("{} ({})", r.directory_index, r.name));
+    const std::filesystem::path index = std::filesystem::path(path) / r.directory_index;
+    if (std::filesystem::exists(index, ec)) found.push_back(index.string());
+  }
+  if (found.size() == 1) return found.front();
+  throw InputError(fmt::format("cannot open trace directory '{}': {}; expected one of {} in it, or a trace file", path,
+                               found.empty() ? "it holds no trace index" : "it holds several trace indexes",
+                               fmt::join(indexes, ", ")));
+}
+
 std::unique_ptr<TraceSource> TraceReaderRegistry::open(const std::string& path) const {
-  std::unique_ptr<TraceSource> source = reader_for(path).open(path);
-  if (source->num_kernels() == 0) throw InputError("trace file '" + path + "' holds no kernels: nothing to simulate");
+  const std::string file = resolve(path);
+  std::unique_ptr<TraceSource> source = reader_for(file).open(file);
+  if (source->num_kernels() == 0) throw InputError("trace file '" + file + "' holds no kernels: nothing to simulate");
   return source;
 }
 

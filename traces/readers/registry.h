@@ -1,6 +1,7 @@
 // Registry of trace readers: each format (the native .wst, Accel-Sim kernelslist.g; later Kineto JSON)
 // registers a name, a description and a probe that recognises its files by magic bytes and/or name.
-// `warpsim run --trace FILE` opens FILE with the first reader whose probe accepts it.
+// `warpsim run --trace FILE` opens FILE with the first reader whose probe accepts it; a directory, by the index
+// file a reader names (Accel-Sim's kernelslist.g).
 #pragma once
 
 #include <functional>
@@ -19,6 +20,9 @@ struct TraceReaderInfo {
   std::function<bool(const std::string& path)> probe;
   // Opens the file; malformed content throws TraceError naming the file.
   std::function<std::unique_ptr<TraceSource>(const std::string& path)> open;
+  // The file that stands for a whole directory of this format's traces (Accel-Sim: "kernelslist.g"), so that
+  // `--trace DIR` opens DIR/index; empty when the format has none.
+  std::string directory_index;
 };
 
 class TraceReaderRegistry {
@@ -30,7 +34,10 @@ class TraceReaderRegistry {
   // The reader whose probe accepts `path`. InputError when the file does not exist or no reader knows it (the
   // message lists the known formats).
   const TraceReaderInfo& reader_for(const std::string& path) const;
-  // Opens `path` with reader_for(path); InputError also when the trace holds no kernels.
+  // `path` itself, or for a directory the one reader's directory_index it holds. InputError when a directory
+  // holds none of the indexes (or several).
+  std::string resolve(const std::string& path) const;
+  // Opens resolve(path) with its reader; InputError also when the trace holds no kernels.
   std::unique_ptr<TraceSource> open(const std::string& path) const;
 
  private:

@@ -17,6 +17,7 @@ TraceReaderInfo accelsim_reader() {
   info.open = [](const std::string& path) -> std::unique_ptr<TraceSource> {
     return std::make_unique<accelsim::AccelSimTrace>(path);
   };
+  info.directory_index = "kernelslist.g";  // a tracer's output directory
   return info;
 }
 
