@@ -46,26 +46,27 @@ void InstructionFetch::read(const Params& sm, unsigned subpartitions) {
   const std::uint32_t l0_ways = check("icache.l0_size", l0, "icache.l0_assoc");
   if (l1 < l0) sm.fail("icache.l1_size", "must be at least icache.l0_size (the L1 backs every L0)");
   const std::uint32_t l1_ways = check("icache.l1_size", l1, "icache.l1_assoc");
-  l0_.resize(subpartitions);
-  for (LineCache& c : l0_) c.configure(l0, static_cast<std::uint32_t>(line), l0_ways);
-  l1_.configure(l1, static_cast<std::uint32_t>(line), l1_ways);
+  l0_.assign(subpartitions, Level{SectorCache(l0, static_cast<std::uint32_t>(line), static_cast<std::uint32_t>(line), l0_ways),
+                                  line_shift_, {}});
+  l1_ = Level{SectorCache(l1, static_cast<std::uint32_t>(line), static_cast<std::uint32_t>(line), l1_ways), line_shift_, {}};
   l0_miss_latency_ = sm.u32("icache.l0_miss_latency");
   l1_miss_latency_ = sm.u32("icache.l1_miss_latency");
 }
 
 Cycle InstructionFetch::fetch(unsigned sp, std::uint64_t line, Cycle now) {
   ++lookups_;
-  LineCache& l0 = l0_[sp];
-  if (LineCache::Way* w = l0.find(line)) return w->ready;  // resident, or its fill is under way
+  Level& l0 = l0_[sp];
+  Cycle ready = 0;
+  if (l0.lookup(line, ready)) return ready;  // resident, or its fill is under way
   ++l0_misses_;
-  Cycle from_l1 = now;
-  if (LineCache::Way* w = l1_.find(line)) {
-    from_l1 = std::max(now, w->ready);
+  Cycle from_l1 = 0;
+  if (l1_.lookup(line, from_l1)) {
+    from_l1 = std::max(now, from_l1);
   } else {
     ++l1_misses_;
-    from_l1 = l1_.insert(line, now + l1_miss_latency_).ready;
+    from_l1 = l1_.fill(line, now + l1_miss_latency_);
   }
-  return l0.insert(line, from_l1 + l0_miss_latency_).ready;
+  return l0.fill(line, from_l1 + l0_miss_latency_);
 }
 
 void InstructionFetch::add_stats(StatGroup& g) const {
@@ -75,32 +76,18 @@ void InstructionFetch::add_stats(StatGroup& g) const {
       .ratio("icache_l0_miss_rate", "icache_l0_misses", "icache_lookups", "L0 instruction-cache misses per lookup");
 }
 
-void InstructionFetch::LineCache::configure(std::uint64_t bytes, std::uint32_t line_bytes, std::uint32_t ways) {
-  ways_ = ways;
-  sets_ = static_cast<std::uint32_t>(bytes / (std::uint64_t{line_bytes} * ways));
-  ways_storage_.assign(std::size_t{sets_} * ways_, Way{});
-  uses_ = 0;
+bool InstructionFetch::Level::lookup(std::uint64_t line, Cycle& ready) {
+  if (tags.lookup(line << line_shift, 1u) == 0) return false;
+  const auto it = filling.find(line);
+  ready = it == filling.end() ? 0 : it->second;
+  return true;
 }
 
-InstructionFetch::LineCache::Way* InstructionFetch::LineCache::find(std::uint64_t line) {
-  Way* set = &ways_storage_[(line & (sets_ - 1)) * ways_];
-  for (std::uint32_t i = 0; i < ways_; ++i)
-    if (set[i].line == line) {
-      set[i].last_use = ++uses_;
-      return &set[i];
-    }
-  return nullptr;
-}
-
-InstructionFetch::LineCache::Way& InstructionFetch::LineCache::insert(std::uint64_t line, Cycle ready) {
-  Way* set = &ways_storage_[(line & (sets_ - 1)) * ways_];
-  Way* victim = set;
-  for (std::uint32_t i = 1; i < ways_; ++i)
-    if (set[i].last_use < victim->last_use) victim = &set[i];
-  victim->line = line;
-  victim->ready = ready;
-  victim->last_use = ++uses_;
-  return *victim;
+Cycle InstructionFetch::Level::fill(std::uint64_t line, Cycle ready) {
+  const SectorCache::Eviction ev = tags.fill(line << line_shift, 1u, /*dirty=*/false);
+  if (ev.valid) filling.erase(ev.line_addr >> line_shift);
+  filling[line] = ready;
+  return ready;
 }
 
 }  // namespace warpsim

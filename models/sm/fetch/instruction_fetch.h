@@ -10,8 +10,10 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
+#include "models/mem/sector_cache.h"
 #include "sim/config/params.h"
 #include "sim/config/schema.h"
 #include "sim/core/types.h"
@@ -38,29 +40,20 @@ class InstructionFetch {
   void add_stats(StatGroup& g) const;
 
  private:
-  // A set-associative cache of code lines with LRU replacement; each line knows when its fill completes.
-  class LineCache {
-   public:
-    void configure(std::uint64_t bytes, std::uint32_t line_bytes, std::uint32_t ways);
-    // The way holding `line`, or nullptr.
-    struct Way {
-      std::uint64_t line = kInvalid;
-      Cycle ready = 0;
-      std::uint64_t last_use = 0;
-    };
-    Way* find(std::uint64_t line);
-    // Puts `line` in its set, evicting the least recently used way, and returns it.
-    Way& insert(std::uint64_t line, Cycle ready);
-
-   private:
-    static constexpr std::uint64_t kInvalid = ~std::uint64_t{0};
-    std::uint32_t sets_ = 0, ways_ = 0;
-    std::uint64_t uses_ = 0;
-    std::vector<Way> ways_storage_;
+  // A level: the tag array (models/mem's SectorCache, one sector per line, LRU) and the fills still under way,
+  // with the cycle each completes (a resident line not in the map is complete).
+  struct Level {
+    SectorCache tags;
+    std::uint32_t line_shift = 7;
+    std::unordered_map<std::uint64_t, Cycle> filling;
+    // True when `line` is resident or on its way; `ready` is then the cycle it is complete (0: long since).
+    bool lookup(std::uint64_t line, Cycle& ready);
+    // Allocates `line` (evicting the set's least recently used line), complete at `ready`; returns `ready`.
+    Cycle fill(std::uint64_t line, Cycle ready);
   };
 
-  std::vector<LineCache> l0_;  // per sub-partition
-  LineCache l1_;
+  std::vector<Level> l0_;  // per sub-partition
+  Level l1_;
   std::uint32_t line_shift_ = 7;
   Cycle l0_miss_latency_ = 0, l1_miss_latency_ = 0;
   std::uint64_t kernel_tag_ = 0;
