@@ -15,14 +15,13 @@ bool StepWarp::generate(InstChunk& chunk) {
     body_pc_ = chunk.pc();
     started_ = true;
   }
-  std::uint32_t body_end = body_pc_;
   while (next_ < program_.steps && chunk.size() < kChunkInsts) {
     if (program_.body_steps != 0 && next_ % program_.body_steps == 0) chunk.set_pc(body_pc_);
     program_.step(chunk, next_++);
-    body_end = std::max(body_end, chunk.pc());
+    body_end_ = std::max(body_end_, chunk.pc());
   }
   if (next_ == program_.steps) {
-    if (program_.body_steps != 0) chunk.set_pc(body_end);  // the epilogue follows the loop's code
+    if (program_.body_steps != 0) chunk.set_pc(body_end_);  // the epilogue follows the loop's code
     if (program_.epilogue) program_.epilogue(chunk);
     chunk.emit(Opcode::EXIT);
     ended_ = true;

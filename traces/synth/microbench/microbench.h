@@ -49,7 +49,8 @@ class StepWarp final : public WarpGenerator {
   static constexpr std::size_t kChunkInsts = 256;
   StepProgram program_;
   std::uint64_t next_ = 0;
-  std::uint32_t body_pc_ = 0;  // code address of the loop body's first step
+  std::uint32_t body_pc_ = 0;   // code address of the loop body's first step
+  std::uint32_t body_end_ = 0;  // end of the loop body's code, over every chunk so far
   bool started_ = false, ended_ = false;
 };
 
