@@ -61,7 +61,7 @@ constexpr PortMetric kPorts[] = {
     {"noc_gpc_ports_to_sm", "noc.gpc_port.to_sm_utilization", "GPC ports towards the SMs (busiest)",
      "none (no Nsight metric for a GPC's crossbar port)", "gpc_port_bandwidth", nullptr},
     {"noc_slice_ports_to_l2", "noc.slice_port.to_l2_utilization", "L2 slice ports from the crossbar (busiest)",
-     "lts__xbar2lts_cycles_active.max.pct_of_peak_sustained_elapsed", "slice_port_bandwidth", "port_bandwidth"},
+     "lts__xbar2lts_cycles_active.max.pct_of_peak_sustained_elapsed", "slice_input_bandwidth", "port_bandwidth"},
     {"noc_slice_ports_to_sm", "noc.slice_port.to_sm_utilization", "L2 slice ports towards the SMs (busiest)",
      "lts__lts2xbar_cycles_active.max.pct_of_peak_sustained_elapsed", "slice_port_bandwidth", "port_bandwidth"},
     {"noc_partition_link", "noc.partition_link.utilization", "link between the L2 partitions (busier direction)",

@@ -43,7 +43,8 @@ class HierarchicalNoc final : public Interconnect {
     s.uint("partition_link_latency", "cycles", std::nullopt, "L2-clock cycles, one way, across the link between two L2 partitions", 0, 10000);
     s.uint("sm_port_bandwidth", "B/cycle", std::nullopt, "bytes per L2 cycle of each SM port, per direction", 1, 1 << 20);
     s.uint("gpc_port_bandwidth", "B/cycle", std::nullopt, "bytes per L2 cycle of each GPC's port to the L2 crossbar, per direction (the all-SM L2 streaming limit)", 1, 1 << 20);
-    s.uint("slice_port_bandwidth", "B/cycle", std::nullopt, "bytes per L2 cycle of each L2 slice's crossbar port, per direction", 1, 1 << 20);
+    s.uint("slice_port_bandwidth", "B/cycle", std::nullopt, "bytes per L2 cycle of each L2 slice's crossbar port towards the SMs (read data)", 1, 1 << 20);
+    s.uint("slice_input_bandwidth", "B/cycle", std::nullopt, "bytes per L2 cycle a slice takes in from the crossbar, as one flit of this width per cycle: a read request fills a flit, a write or atomic takes one flit per this many bytes of data (its header rides on the first)", 1, 1 << 20);
     s.uint("partition_link_bandwidth", "B/cycle", std::nullopt, "bytes per L2 cycle of the link between two L2 partitions, per direction", 1, 1 << 20);
     s.uint("control_bytes", "bytes", std::nullopt, "bytes of a request header (a read request carries only this)", 0, 256);
     return s;
@@ -72,29 +73,30 @@ class HierarchicalNoc final : public Interconnect {
     make(sm_out_, sms, "sm_port_bandwidth");
     const double gpc_peak = make(gpc_in_, gpcs_, "gpc_port_bandwidth");
     make(gpc_out_, gpcs_, "gpc_port_bandwidth");
-    const double slice_peak = make(slice_in_, slices, "slice_port_bandwidth");
-    make(slice_out_, slices, "slice_port_bandwidth");
+    const double slice_in_peak = make(slice_in_, slices, "slice_input_bandwidth");
+    const double slice_peak = make(slice_out_, slices, "slice_port_bandwidth");
     const double link_peak = make(links_, partitions_ * partitions_, "partition_link_bandwidth");
     sm_ports_.resize(sms);
     slice_fill_.resize(slices);
     // Stats as the crossbar's (kinds noc.sm_port, noc.slice_port; to_l2 = towards the slices, to_sm = towards
     // the SMs), so the speed-of-light section reads the same names, plus the GPC ports and the partition links.
-    auto ports = [&](const std::string& kind, std::vector<Link>& to_l2, std::vector<Link>& to_sm, double peak,
-                     const std::string& what) {
+    auto ports = [&](const std::string& kind, std::vector<Link>& to_l2, std::vector<Link>& to_sm, double to_l2_peak,
+                     const std::string& to_l2_what, double to_sm_peak, const std::string& to_sm_what) {
       for (std::size_t i = 0; i < to_l2.size(); ++i)
         StatGroup(ctx.stats, kind + "[" + std::to_string(i) + "]", kind)
-            .add("to_l2_bytes", "bytes", "bytes through the port towards L2 (request headers and store data)", to_l2[i].bytes)
+            .add("to_l2_bytes", "bytes", "bytes the port was busy with towards L2 (request headers and store data; at a slice, in whole flits)", to_l2[i].bytes)
             .add("to_sm_bytes", "bytes", "bytes through the port towards the SMs (read data and acknowledgements)", to_sm[i].bytes)
             .add("to_l2_wait_cycles", "cycles", "L2 cycles messages waited for the port towards L2, summed over messages (the port's back-pressure)", to_l2[i].wait_cycles)
             .add("to_sm_wait_cycles", "cycles", "L2 cycles messages waited for the port towards the SMs, summed over messages (the port's back-pressure)", to_sm[i].wait_cycles)
-            .utilization("to_l2_utilization", "to_l2_bytes", peak, "port busy towards L2 (" + what + " per L2 cycle)")
-            .utilization("to_sm_utilization", "to_sm_bytes", peak, "port busy towards the SMs (" + what + " per L2 cycle)");
+            .utilization("to_l2_utilization", "to_l2_bytes", to_l2_peak, "port busy towards L2 (" + to_l2_what + " per L2 cycle)")
+            .utilization("to_sm_utilization", "to_sm_bytes", to_sm_peak, "port busy towards the SMs (" + to_sm_what + " per L2 cycle)");
     };
     // An SM port: towards L2 its requests leave (sm_out_), towards the SM its answers arrive (sm_in_).
-    ports("noc.sm_port", sm_out_, sm_in_, sm_peak, "noc.sm_port_bandwidth");
-    ports("noc.gpc_port", gpc_out_, gpc_in_, gpc_peak, "noc.gpc_port_bandwidth");
+    ports("noc.sm_port", sm_out_, sm_in_, sm_peak, "noc.sm_port_bandwidth", sm_peak, "noc.sm_port_bandwidth");
+    ports("noc.gpc_port", gpc_out_, gpc_in_, gpc_peak, "noc.gpc_port_bandwidth", gpc_peak, "noc.gpc_port_bandwidth");
     // A slice port: towards L2 requests arrive (slice_in_), towards the SMs answers leave (slice_out_).
-    ports("noc.slice_port", slice_in_, slice_out_, slice_peak, "noc.slice_port_bandwidth");
+    ports("noc.slice_port", slice_in_, slice_out_, slice_in_peak, "noc.slice_input_bandwidth", slice_peak,
+          "noc.slice_port_bandwidth");
     for (unsigned from = 0; from < partitions_; ++from)
       for (unsigned to = 0; to < partitions_; ++to) {
         if (from == to) continue;
@@ -116,7 +118,8 @@ class HierarchicalNoc final : public Interconnect {
   void attach_slice_fill(unsigned slice, Port<MemRequest>* port) override { slice_fill_.at(slice) = port; }
 
   void send_request(MemRequest req, TimeFs now) override {
-    const std::uint32_t bytes = control_bytes_ + (req.op == MemOp::Read ? 0 : req.bytes);
+    const std::uint32_t data = req.op == MemOp::Read ? 0 : req.bytes;
+    const std::uint32_t bytes = control_bytes_ + data;
     double t = start_cycle(now);
     // A copy slice asks the home slice for a line over the L2 fabric: the partition link is its only hop (the
     // fabric does not share the slices' crossbar ports, whose reservations for the SMs' traffic run ahead).
@@ -132,7 +135,12 @@ class HierarchicalNoc final : public Interconnect {
     if (partition_of_slice(req.slice) != near) req.slice = static_cast<std::uint16_t>(copy_slice(req.slice, near));
     t = hop(sm_out_[req.sm], t, bytes, sm_to_gpc_);
     t = hop(gpc_out_[gpc], t, bytes, gpc_to_partition_);
-    deliver(slice_ports_[req.slice], req, hop(slice_in_[req.slice], t, bytes, 0.0), now);
+    // The slice takes in one flit per cycle (Nsight on the H100 and H200: one read request or one 32 B write
+    // sector per lts__xbar2lts active cycle), so a request fills a flit and data count in whole flits.
+    Link& in = slice_in_[req.slice];
+    const double flit = in.bytes_per_cycle;
+    const auto flits = static_cast<std::uint32_t>(std::max(1.0, std::ceil(data / flit)));
+    deliver(slice_ports_[req.slice], req, hop(in, t, static_cast<std::uint32_t>(flits * flit), 0.0), now);
   }
 
   void send_response(MemRequest req, TimeFs now) override {

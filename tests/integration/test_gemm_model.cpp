@@ -133,8 +133,8 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
 }
 // Twice H100's L2 path: the slices' data ports and every interconnect link.
 const std::vector<std::string> kWideL2 = {"--set", "l2.bandwidth=37.48TB/s",         "--set", "noc.slice_port_bandwidth=256",
-                                          "--set", "noc.sm_port_bandwidth=256",       "--set", "noc.gpc_port_bandwidth=1006",
-                                          "--set", "noc.partition_link_bandwidth=5120"};
+                                          "--set", "noc.slice_input_bandwidth=64",    "--set", "noc.sm_port_bandwidth=256",
+                                          "--set", "noc.gpc_port_bandwidth=1006",     "--set", "noc.partition_link_bandwidth=5120"};
 std::string l2_path(const Sim& s) { return json::string(s.stats, "kernels[0].speed_of_light.l2_path").value_or(""); }
 }  // namespace
 
@@ -153,7 +153,7 @@ TEST_CASE("twice the SMs help by what the bottleneck allows", "[gemm][sensitivit
   CHECK(speedup <= 2.1);
   // Stock H100: tensor-bound with the GPC ports close behind; 264 SMs in the same 8 GPCs put twice the traffic on
   // each GPC port, which binds, while the slices keep room.
-  CHECK(base.num("kernels[0].utilization.tensor") >= 0.8);
+  CHECK(base.num("kernels[0].utilization.tensor") >= 0.75);  // 0.798 since the slices' flit input (0.80 before)
   CHECK(base.num("kernels[0].utilization.l2") < 0.5);
   CHECK(speedup < 1.3);
   CHECK(l2_path(more).rfind("bound by GPC ports towards the SMs", 0) == 0);
@@ -185,7 +185,7 @@ TEST_CASE("twice the tensor throughput helps by what the bottleneck allows", "[g
   INFO(report("bf16 8192 FLOP/clk/SM", fast));
   INFO("speedup " << speedup);
   // Stock H100: the GPC ports bind as soon as the tensor cores speed up (see above).
-  CHECK(base.num("kernels[0].utilization.tensor") >= 0.8);
+  CHECK(base.num("kernels[0].utilization.tensor") >= 0.75);  // as above
   CHECK(speedup < 1.2);
   CHECK(l2_path(fast).rfind("bound by GPC ports towards the SMs", 0) == 0);
   check_roofline(fast, g, 0);

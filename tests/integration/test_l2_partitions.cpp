@@ -101,6 +101,23 @@ TEST_CASE("twice l2.bandwidth doubles what the L2 delivers, or the run says whic
   CHECK(capped_twice.metric("bandwidth_gbps") / capped.metric("bandwidth_gbps") < 1.5);  // far from the 2x asked for
 }
 
+TEST_CASE("an L2 write stream is bounded by the slices' flit input, half the read side", "[l2][caps]") {
+  // All-SM stores over an L2-resident 8 MiB, as mem_bench's L2 write kernel (264 CTAs of 1024 threads, 32 B per
+  // thread per pass): every sector enters its slice through the slice's input, one flit of
+  // noc.slice_input_bandwidth bytes per L2 clock (Nsight: one write sector per lts__xbar2lts active cycle), so the
+  // stream cannot pass slices x flit x clock, and twice the flit width lifts that cap towards the read side's.
+  const std::vector<std::string> keys = {"op=write", "bytes=8MiB", "passes=32", "ctas_per_sm=2", "threads=1024"};
+  const SynthRun base = run_synth("h100_sxm", "stream", keys);
+  const SynthRun wide = run_synth("h100_sxm", "stream", keys, {"noc.slice_input_bandwidth=64"});
+  INFO(base.out << wide.out);
+  const double input_gbps = base.cfg("l2.slices") * base.cfg("noc.slice_input_bandwidth") * base.cfg("clocks.l2") / 1e9;
+  const double gbps = base.metric("bandwidth_gbps");
+  CHECK(gbps <= input_gbps * 1.01);
+  CHECK(gbps >= input_gbps * 0.85);  // the input, not another cap, sets the rate
+  CHECK(base.text("kernels[0].speed_of_light.l2_path").rfind("bound by L2 slice ports from the crossbar", 0) == 0);
+  CHECK(wide.metric("bandwidth_gbps") >= 1.4 * gbps);
+}
+
 TEST_CASE("H100 and H200 (same GH100, other HBM) run a compute-bound GEMM in the same time", "[l2][gemm]") {
   // 4096x4096x1024 bf16: 34.4 GFLOP = 35 us of tensor work against 67 MB of compulsory traffic (20 us at the
   // H100's 3.35 TB/s). Both GPUs have the same SMs, clocks and crossbar; only HBM, the L2 size and the number of
