@@ -634,20 +634,20 @@ TEST_CASE("e2e (4): a DRAM load feeding an FFMA takes the configured L1 + NoC + 
   const Config cfg = small_h100();
   const double f_sm = cfg.section("clocks").real("sm"), f_l2 = cfg.section("clocks").real("l2"),
                f_hbm = cfg.section("clocks").real("hbm");
-  const double l1 = static_cast<double>(cfg.section("l1").u64("hit_latency"));       // 40 SM cycles
+  const double l1 = static_cast<double>(cfg.section("l1").u64("hit_latency"));       // 32 SM cycles
   const Params& noc_cfg = cfg.section("noc");
-  const double noc = static_cast<double>(noc_cfg.u64("sm_to_gpc_latency") + noc_cfg.u64("gpc_to_partition_latency"));  // 7 + 46 L2 cycles
+  const double noc = static_cast<double>(noc_cfg.u64("sm_to_gpc_latency") + noc_cfg.u64("gpc_to_partition_latency"));  // 7 + 47 L2 cycles
   const double link = static_cast<double>(noc_cfg.u64("partition_link_latency"));  // 39 L2 cycles
-  const double l2 = static_cast<double>(cfg.section("l2").u64("hit_latency"));       // 104 L2 cycles
+  const double l2 = static_cast<double>(cfg.section("l2").u64("hit_latency"));       // 109 L2 cycles
   const double hbm = static_cast<double>(cfg.section("hbm").u64("latency"));         // 487 HBM cycles
-  // In SM cycles (sm 1.83 GHz, L2 1.70 GHz, HBM 2.619 GHz): 40 + (2*53 + 104)*(1.83/1.70) + 487*(1.83/2.619) =
-  // 40 + 226.06 + 340.29 = 606.35 for a line homed in the SM's near L2 partition; one homed in the far one also
+  // In SM cycles (sm 1.83 GHz, L2 1.70 GHz, HBM 2.619 GHz): 32 + (2*54 + 109)*(1.83/1.70) + 487*(1.83/2.619) =
+  // 32 + 233.59 + 340.29 = 605.88 for a line homed in the SM's near L2 partition; one homed in the far one also
   // crosses the partition link both ways.
   const double l2_hit = l1 + 2 * noc * f_sm / f_l2 + l2 * f_sm / f_l2;
   const double dram = l2_hit + hbm * f_sm / f_hbm;
   const double far_extra = 2 * link * f_sm / f_l2;
-  REQUIRE(l2_hit == Approx(266.06).epsilon(1e-4));
-  REQUIRE(dram == Approx(606.35).epsilon(1e-3));
+  REQUIRE(l2_hit == Approx(265.59).epsilon(1e-4));
+  REQUIRE(dram == Approx(605.88).epsilon(1e-3));
 
   SECTION("DRAM: LDG R5 <- [A]; FFMA R6 = R5 * ...") {
     const KernelResult r = run_warps(cfg, {{ldg(5, 0x10000), ffma(6, 5, 2, 3)}});
@@ -673,7 +673,7 @@ TEST_CASE("e2e (4): a DRAM load feeding an FFMA takes the configured L1 + NoC + 
   }
   SECTION("an L1 hit costs l1.hit_latency") {
     const KernelResult one = run_warps(cfg, {{ldg(5, 0x10000), ffma(6, 5, 2, 3)}});
-    // Second load of the same sector after the first one's data is back: L1 hit, 40 cycles + issue.
+    // Second load of the same sector after the first one's data is back: L1 hit, 32 cycles + issue.
     const KernelResult hit =
         run_warps(cfg, {{ldg(5, 0x10000), ffma(6, 5, 2, 3), ldg(7, 0x10000), ffma(8, 7, 2, 3)}});
     INFO(stalls_str(hit));
