@@ -46,27 +46,27 @@ void InstructionFetch::read(const Params& sm, unsigned subpartitions) {
   const std::uint32_t l0_ways = check("icache.l0_size", l0, "icache.l0_assoc");
   if (l1 < l0) sm.fail("icache.l1_size", "must be at least icache.l0_size (the L1 backs every L0)");
   const std::uint32_t l1_ways = check("icache.l1_size", l1, "icache.l1_assoc");
-  l0_.assign(subpartitions, Level{SectorCache(l0, static_cast<std::uint32_t>(line), static_cast<std::uint32_t>(line), l0_ways),
-                                  line_shift_, {}});
-  l1_ = Level{SectorCache(l1, static_cast<std::uint32_t>(line), static_cast<std::uint32_t>(line), l1_ways), line_shift_, {}};
+  l0_.assign(subpartitions, Level{SectorCache(l0, static_cast<std::uint32_t>(line), static_cast<std::uint32_t>(line), l0_ways), {}});
+  l1_ = Level{SectorCache(l1, static_cast<std::uint32_t>(line), static_cast<std::uint32_t>(line), l1_ways), {}};
   l0_miss_latency_ = sm.u32("icache.l0_miss_latency");
   l1_miss_latency_ = sm.u32("icache.l1_miss_latency");
 }
 
 Cycle InstructionFetch::fetch(unsigned sp, std::uint64_t line, Cycle now) {
   ++lookups_;
+  const std::uint64_t addr = line << line_shift_;
   Level& l0 = l0_[sp];
   Cycle ready = 0;
-  if (l0.lookup(line, ready)) return ready;  // resident, or its fill is under way
+  if (l0.lookup(addr, ready)) return ready;  // resident, or its fill is under way
   ++l0_misses_;
   Cycle from_l1 = 0;
-  if (l1_.lookup(line, from_l1)) {
+  if (l1_.lookup(addr, from_l1)) {
     from_l1 = std::max(now, from_l1);
   } else {
     ++l1_misses_;
-    from_l1 = l1_.fill(line, now + l1_miss_latency_);
+    from_l1 = l1_.fill(addr, now + l1_miss_latency_);
   }
-  return l0.fill(line, from_l1 + l0_miss_latency_);
+  return l0.fill(addr, from_l1 + l0_miss_latency_);
 }
 
 void InstructionFetch::add_stats(StatGroup& g) const {
@@ -76,17 +76,17 @@ void InstructionFetch::add_stats(StatGroup& g) const {
       .ratio("icache_l0_miss_rate", "icache_l0_misses", "icache_lookups", "L0 instruction-cache misses per lookup");
 }
 
-bool InstructionFetch::Level::lookup(std::uint64_t line, Cycle& ready) {
-  if (tags.lookup(line << line_shift, 1u) == 0) return false;
-  const auto it = filling.find(line);
+bool InstructionFetch::Level::lookup(std::uint64_t addr, Cycle& ready) {
+  if (tags.lookup(addr, 1u) == 0) return false;
+  const auto it = filling.find(addr);
   ready = it == filling.end() ? 0 : it->second;
   return true;
 }
 
-Cycle InstructionFetch::Level::fill(std::uint64_t line, Cycle ready) {
-  const SectorCache::Eviction ev = tags.fill(line << line_shift, 1u, /*dirty=*/false);
-  if (ev.valid) filling.erase(ev.line_addr >> line_shift);
-  filling[line] = ready;
+Cycle InstructionFetch::Level::fill(std::uint64_t addr, Cycle ready) {
+  const SectorCache::Eviction ev = tags.fill(addr, 1u, /*dirty=*/false);
+  if (ev.valid) filling.erase(ev.line_addr);
+  filling[addr] = ready;
   return ready;
 }
 

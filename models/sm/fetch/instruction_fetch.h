@@ -41,15 +41,15 @@ class InstructionFetch {
 
  private:
   // A level: the tag array (models/mem's SectorCache, one sector per line, LRU) and the fills still under way,
-  // with the cycle each completes (a resident line not in the map is complete).
+  // with the cycle each completes (a resident line not in the map is complete). Lines are given by their address
+  // (line << line_shift_), as SectorCache takes them.
   struct Level {
     SectorCache tags;
-    std::uint32_t line_shift = 7;
     std::unordered_map<std::uint64_t, Cycle> filling;
-    // True when `line` is resident or on its way; `ready` is then the cycle it is complete (0: long since).
-    bool lookup(std::uint64_t line, Cycle& ready);
-    // Allocates `line` (evicting the set's least recently used line), complete at `ready`; returns `ready`.
-    Cycle fill(std::uint64_t line, Cycle ready);
+    // True when the line at `addr` is resident or on its way; `ready` is then the cycle it is complete (0: long since).
+    bool lookup(std::uint64_t addr, Cycle& ready);
+    // Allocates the line at `addr` (evicting the set's least recently used line), complete at `ready`; returns `ready`.
+    Cycle fill(std::uint64_t addr, Cycle ready);
   };
 
   std::vector<Level> l0_;  // per sub-partition
