@@ -7,30 +7,64 @@
 
 using namespace wstest;
 
+namespace {
+
+// A synthesized operator run on a100_sxm: its stats.json, the kernel's time and the configured HBM bandwidth.
+struct OpRun {
+  std::string stats;
+  double time_us = 0, hbm_gbps = 0;
+};
+
+OpRun run_op(TempDir& out, const std::string& kind, const std::vector<std::string>& keys) {
+  std::vector<std::string> args{"run", "--gpu", "a100_sxm", "--synth", kind};
+  for (const std::string& k : keys) args.insert(args.end(), {"--synth-key", k});
+  args.insert(args.end(), {"--out", out.path().string(), "-q", "--no-progress"});
+  const CmdResult r = run_warpsim(args);
+  INFO(describe(args, r));
+  REQUIRE(r.exit_code == 0);
+  const auto config = read_flat_yaml(read_text(out.path() / "config.resolved.yaml"));
+  OpRun run{read_text(out.path() / "stats.json"), 0, config_number(config, "hbm.bandwidth") / 1e9};
+  const auto time_us = json::number(run.stats, "kernels[0].time_us");
+  REQUIRE(time_us);
+  run.time_us = *time_us;
+  return run;
+}
+
+}  // namespace
+
 TEST_CASE("a large softmax on a100_sxm is memory-bound", "[ops][roofline]") {
   // 8192 x 4096 fp16: 64 MiB in and 64 MiB out, three times the 40 MiB L2, so the output reaches DRAM too.
   // Block softmax (4096 columns > 1024): one 256-thread block per row, the row kept in shared memory: the kernel
   // reads each element from DRAM once and writes it once.
   const double rows = 8192, cols = 4096, elem_bytes = 2;
   TempDir out;
-  const std::vector<std::string> args{"run", "--gpu", "a100_sxm", "--synth", "softmax", "--synth-key", "rows=8192",
-                                      "--synth-key", "cols=4096", "--out", out.path().string(), "-q", "--no-progress"};
-  const CmdResult r = run_warpsim(args);
-  INFO(describe(args, r));
-  REQUIRE(r.exit_code == 0);
-  const std::string stats = read_text(out.path() / "stats.json");
-  const auto config = read_flat_yaml(read_text(out.path() / "config.resolved.yaml"));
-  const double hbm_gbps = config_number(config, "hbm.bandwidth") / 1e9;
-  const auto achieved = json::number(stats, "kernels[0].achieved_dram_gbps");
-  const auto time_us = json::number(stats, "kernels[0].time_us");
+  const OpRun run = run_op(out, "softmax", {"rows=8192", "cols=4096"});
+  const double hbm_gbps = run.hbm_gbps;
+  const auto achieved = json::number(run.stats, "kernels[0].achieved_dram_gbps");
   REQUIRE(achieved);
-  REQUIRE(time_us);
   const double compulsory_bytes = 2 * rows * cols * elem_bytes;
-  INFO("achieved " << *achieved << " GB/s of " << hbm_gbps << " GB/s; " << *time_us << " us; memory bound "
+  INFO("achieved " << *achieved << " GB/s of " << hbm_gbps << " GB/s; " << run.time_us << " us; memory bound "
                    << compulsory_bytes / (hbm_gbps * 1e9) * 1e6 << " us");
   CHECK(*achieved >= 0.5 * hbm_gbps);
   CHECK(*achieved <= hbm_gbps);
   // Never faster than moving the compulsory bytes at the configured bandwidth, and within 2x of it.
-  CHECK(*time_us * 1e-6 >= compulsory_bytes / (hbm_gbps * 1e9) * (1 - 1e-9));
-  CHECK(*time_us * 1e-6 <= 2 * compulsory_bytes / (hbm_gbps * 1e9));
+  CHECK(run.time_us * 1e-6 >= compulsory_bytes / (hbm_gbps * 1e9) * (1 - 1e-9));
+  CHECK(run.time_us * 1e-6 <= 2 * compulsory_bytes / (hbm_gbps * 1e9));
+}
+
+TEST_CASE("a sum of 64 MiB on a100_sxm reads it from DRAM once, at no more than the configured bandwidth", "[ops][roofline][reduction]") {
+  // One output of 2^24 fp32: PyTorch's reduce_kernel splits it across CTAs (a global reduction), each thread
+  // loading one 16-byte vector per loop iteration. 64 MiB exceeds the 40 MiB L2, so all of it comes from DRAM.
+  const double elements = 16777216, elem_bytes = 4;
+  TempDir out;
+  const OpRun run = run_op(out, "reduction", {"op=sum", "outputs=1", "inputs=16777216", "dtype=fp32"});
+  const double hbm_gbps = run.hbm_gbps;
+  const auto read = json::number(run.stats, "kernels[0].dram_bytes_read");
+  REQUIRE(read);
+  const double compulsory_bytes = elements * elem_bytes;
+  INFO("read " << *read << " B from DRAM in " << run.time_us << " us; " << hbm_gbps << " GB/s configured");
+  CHECK(*read >= compulsory_bytes);
+  CHECK(*read <= 1.01 * compulsory_bytes);  // the partials and the semaphores are a few KiB
+  CHECK(run.time_us * 1e-6 >= compulsory_bytes / (hbm_gbps * 1e9));
+  CHECK(run.time_us * 1e-6 <= 2 * compulsory_bytes / (hbm_gbps * 1e9));
 }

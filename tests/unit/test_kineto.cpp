@@ -210,9 +210,12 @@ TEST_CASE("kineto: unknown kernels, kernels without shapes and helpers are said 
   CHECK(m.status == MapStatus::Unmapped);
   CHECK_THAT(m.note, Catch::Contains("aten::copy_"));
 
-  m = classify_one(one_kernel("void at::native::reduce_kernel<512, 1, ReduceOp<float, MeanOps<float>>>", "aten::mean", {{1, 4096}}, {"float"}));
+  // A reduction over a middle dimension is a strided reduction the synthesizer does not build.
+  m = classify_one(one_kernel("void at::native::reduce_kernel<512, 1, ReduceOp<float, MeanOps<float>>>", "aten::mean",
+                              {{4, 4096, 8}, {}, {}, {}}, {"float", "ScalarList", "Scalar", ""}, {"", "[1]", "False", ""}));
   CHECK(m.category == "reduction");
   CHECK(m.status == MapStatus::Unmapped);
+  CHECK_THAT(m.note, Catch::Contains("neither the trailing nor the leading"));
 
   m = classify_one(one_kernel("void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16>", "aten::mm", {{1, 4096}, {4096, 1024}},
                               {"c10::BFloat16", "c10::BFloat16"}));
@@ -271,4 +274,43 @@ TEST_CASE("kineto: gzip-compressed traces are read, a truncated one is an InputE
   // The limit holds for the decompressed text too (the compressed file is well under it).
   CHECK_THROWS_WITH(read_trace_text(gz_path, text.size() - 1), Catch::Contains("once decompressed"));
   fs::remove_all(dir);
+}
+
+TEST_CASE("kineto: reductions map onto the reduction synthesizer with their layout and ReduceOp's template", "[kineto][reduction]") {
+  // As the Llama-3-8B trace records them (validation/data/h100_sxm_2026-11-23): RMSNorm's variance, greedy argmax.
+  const char* mean_kernel =
+      "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, "
+      "unsigned int, float, 4, 4> >(at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned "
+      "int, float, 4, 4>)";
+  Mapping m = classify_one(one_kernel(mean_kernel, "aten::mean", {{1, 2048, 4096}, {}, {}, {}}, {"float", "ScalarList", "Scalar", ""},
+                                      {"", "[-1]", "True", ""}));
+  CHECK(m.category == "reduction");
+  CHECK(m.status == MapStatus::Mapped);
+  CHECK(m.keys == std::map<std::string, std::string>{{"op", "mean"}, {"layout", "inner"}, {"outputs", "2048"}, {"inputs", "4096"},
+                                                     {"dtype", "fp32"}, {"vt0", "4"}, {"input_vec_size", "4"}});
+  m = classify_one(one_kernel("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<c10::BFloat16, at::native::ArgMaxOps<float>, "
+                              "unsigned int, long, 4, 2> >(at::native::ReduceOp<c10::BFloat16, at::native::ArgMaxOps<float>, "
+                              "unsigned int, long, 4, 2>)",
+                              "aten::argmax", {{1, 1, 128256}, {}, {}}, {"c10::BFloat16", "Scalar", "Scalar"}, {"", "-1", "False"}));
+  CHECK(m.keys == std::map<std::string, std::string>{{"op", "argmax"}, {"layout", "inner"}, {"outputs", "1"}, {"inputs", "128256"},
+                                                     {"dtype", "bf16"}, {"vt0", "4"}, {"input_vec_size", "2"}});
+  // Leading dims reduced, the rest contiguous: an outer reduction. An older kernel name carries vt0 only.
+  m = classify_one(one_kernel("_ZN2at6native13reduce_kernelILi512ELi1E void at::native::reduce_kernel<512, 1, "
+                              "at::native::ReduceOp<c10::Half, at::native::func_wrapper_t<float, sum>, unsigned int, c10::Half, 4> >",
+                              "aten::sum", {{8, 16, 4096}, {}, {}, {}}, {"c10::Half", "ScalarList", "Scalar", ""}, {"", "[0, 1]", "False", ""}));
+  CHECK(m.status == MapStatus::Mapped);
+  CHECK(m.keys == std::map<std::string, std::string>{{"op", "sum"}, {"layout", "outer"}, {"outputs", "4096"}, {"inputs", "128"},
+                                                     {"dtype", "fp16"}, {"vt0", "4"}, {"input_vec_size", "4"}});
+  // No dim: everything into one output.
+  m = classify_one(one_kernel("void at::native::reduce_kernel<512, 1, ReduceOp<float, func_wrapper_t<float, max>>>", "aten::amax",
+                              {{64, 1000}, {}, {}}, {"float", "ScalarList", "Scalar"}, {"", "[]", "False"}));
+  CHECK(m.keys.at("layout") == "inner");
+  CHECK(m.keys.at("outputs") == "1");
+  CHECK(m.keys.at("inputs") == "64000");
+  CHECK(m.keys.at("op") == "max");
+  // An integer or bool reduction (all, any) is said so.
+  m = classify_one(one_kernel("void at::native::reduce_kernel<512, 1, ReduceOp<bool, func_wrapper_t<bool, and_kernel_cuda>>>",
+                              "aten::sum", {{128}, {}, {}}, {"long int", "ScalarList", "Scalar"}, {"", "[]", "False"}));
+  CHECK(m.status == MapStatus::Unmapped);
+  CHECK_THAT(m.note, Catch::Contains("long int"));
 }

@@ -18,6 +18,7 @@
 #include "sim/trace/source.h"
 #include "sim/trace/trace_file.h"
 #include "traces/synth/registry.h"
+#include "shipped_config.h"
 
 using namespace warpsim;
 using Catch::Matchers::Contains;
@@ -35,6 +36,7 @@ struct Totals {
   std::uint64_t global_load_bytes = 0, global_store_bytes = 0, shared_load_bytes = 0, shared_store_bytes = 0;
   std::uint64_t warps = 0;
   std::set<std::uint64_t> stored_addresses;     // first byte of every lane's global store (small kernels only)
+  std::map<std::uint64_t, std::uint32_t> loaded_addresses;  // first byte of every lane's global load, and how often
   bool every_warp_ends_with_exit = true;
   std::uint64_t n(Opcode op) const {
     const auto it = warp_insts.find(op);
@@ -63,7 +65,12 @@ Totals scan_kernel(TraceSource& trace, bool keep_addresses = true) {
           ++t.warp_insts[in.op];
           last = in.op;
           const std::uint64_t bytes = std::uint64_t(in.active_lanes()) * in.access_bytes;
-          if (in.op == Opcode::LDG) t.global_load_bytes += bytes;
+          if (in.op == Opcode::LDG) {
+            t.global_load_bytes += bytes;
+            if (keep_addresses)
+              for (int l = 0; l < kWarpSize; ++l)
+                if (in.active_mask >> l & 1u) ++t.loaded_addresses[in.lane_address(l)];
+          }
           if (in.op == Opcode::STG) {
             t.global_store_bytes += bytes;
             if (keep_addresses)
@@ -80,8 +87,9 @@ Totals scan_kernel(TraceSource& trace, bool keep_addresses = true) {
   return t;
 }
 
-Totals synth_totals(const std::string& kind, const std::map<std::string, std::string>& keys, bool keep_addresses = true) {
-  const std::unique_ptr<TraceSource> trace = SynthRegistry::instance().make(kind, keys, a100());
+Totals synth_totals(const std::string& kind, const std::map<std::string, std::string>& keys, bool keep_addresses = true,
+                    const Config& config = a100()) {
+  const std::unique_ptr<TraceSource> trace = SynthRegistry::instance().make(kind, keys, config);
   return scan_kernel(*trace, keep_addresses);
 }
 
@@ -97,7 +105,7 @@ std::string synth_error(const std::string& kind, const std::map<std::string, std
 }  // namespace
 
 TEST_CASE("ops: the operator kinds are registered", "[synth][ops]") {
-  for (const char* kind : {"elementwise", "softmax", "layernorm", "rmsnorm", "rotary"})
+  for (const char* kind : {"elementwise", "softmax", "layernorm", "rmsnorm", "rotary", "reduction"})
     CHECK(SynthRegistry::instance().find(kind) != nullptr);
 }
 
@@ -255,5 +263,109 @@ TEST_CASE("ops: rotary embedding rewrites q and k in place and reads cos/sin per
   SECTION("bad keys") {
     CHECK_THAT(synth_error("rotary", {{"tokens", "3"}, {"heads", "5"}, {"head_dim", "63"}}),
                Contains("key 'head_dim'") && Contains("even"));
+  }
+}
+
+// The launches below are captured ones: the Llama-3-8B profile of validation/data/h100_sxm_2026-11-23
+// (llama3_8b_trace.json.gz: aten::mean over [1, 1, 4096] and [1, 2048, 4096] fp32, aten::argmax over [1, 1, 128256]
+// bf16; Kineto's grid, block and "shared memory") and kernel 102 of ../shared/traces/accelsim/a100-nn-onestep (a
+// MeanOps<float> reduce_kernel whose 8 lanes load 10 elements: LDG masks 0xff then 0x03).
+TEST_CASE("ops: reduction launches as the captured reduce_kernel launches", "[synth][ops][reduction]") {
+  const Config h100 = test::gpu("h100_sxm");
+  struct Captured { const char* op; const char* dtype; std::uint64_t outputs, inputs; Dim3 grid, block; std::uint32_t smem; };
+  const Captured cases[] = {
+      {"mean", "fp32", 1, 4096, {1, 1, 1}, {512, 1, 1}, 2064},       // decode RMSNorm statistic
+      {"mean", "fp32", 2048, 4096, {128, 1, 1}, {32, 16, 1}, 16},    // prefill RMSNorm statistic
+      {"argmax", "bf16", 1, 128256, {1, 1, 1}, {512, 1, 1}, 8208},   // greedy sampling over the vocabulary
+  };
+  for (const Captured& k : cases) {
+    INFO(k.op << " " << k.outputs << " x " << k.inputs);
+    const Totals t = synth_totals("reduction", {{"op", k.op}, {"dtype", k.dtype}, {"outputs", std::to_string(k.outputs)},
+                                                {"inputs", std::to_string(k.inputs)}},
+                                  k.outputs * k.inputs <= (1u << 20), h100);  // lane addresses of the smaller ones
+    CHECK(t.info.grid == k.grid);
+    CHECK(t.info.block == k.block);
+    CHECK(t.info.shared_mem_bytes == k.smem);
+    const std::uint32_t bytes = std::string(k.dtype) == "fp32" ? 4 : 2;
+    CHECK(t.global_load_bytes == k.outputs * k.inputs * bytes);  // every element once ...
+    std::uint64_t read_twice = 0;  // ... by one lane each
+    for (const auto& [address, times] : t.loaded_addresses) read_twice += times > 1;
+    CHECK(read_twice == 0);
+    const std::uint32_t out_bytes = std::string(k.op) == "argmax" ? 8 : bytes;
+    CHECK(t.global_store_bytes == k.outputs * out_bytes);       // one result per output
+    if (k.outputs * k.inputs <= (1u << 20)) CHECK(t.stored_addresses.size() == k.outputs);
+    CHECK(t.every_warp_ends_with_exit);
+  }
+  SECTION("the A100 trace's 10-element mean: one warp of 8 threads, the same two loads") {
+    const Totals t = synth_totals("reduction", {{"op", "mean"}, {"dtype", "fp32"}, {"outputs", "1"}, {"inputs", "10"}});
+    CHECK(t.info.grid == Dim3{1, 1, 1});
+    CHECK(t.info.block == Dim3{8, 1, 1});
+    CHECK(t.info.shared_mem_bytes == 16);
+    CHECK(t.n(Opcode::LDG) == 2);
+    CHECK(t.loaded_addresses.size() == 10);
+    // The captured warp executes 141 instructions (its SASS has guards and branches the synthesizer folds into
+    // counts); the synthesized one is within a fifth of that.
+    std::uint64_t total = 0;
+    for (const auto& [op, n] : t.warp_insts) total += n;
+    INFO("synthesized warp: " << total << " instructions");
+    CHECK(total >= 113);
+    CHECK(total <= 169);
+  }
+}
+
+TEST_CASE("ops: large reductions split across CTAs, outer reductions vectorize along the outputs", "[synth][ops][reduction]") {
+  const Config h100 = test::gpu("h100_sxm");
+  SECTION("one output of 2^20 fp32: a global reduction through a staging buffer") {
+    const std::uint64_t n = std::uint64_t{1} << 20;
+    const Totals t = synth_totals("reduction", {{"op", "sum"}, {"dtype", "fp32"}, {"outputs", "1"}, {"inputs", std::to_string(n)}},
+                                  true, h100);
+    const std::uint64_t ctas = t.info.grid.y;
+    CHECK(t.info.grid.x == 1);
+    CHECK(t.info.block == Dim3{512, 1, 1});
+    // Split until a thread sums between 16 and 256 values (setReduceConfig's bounds) without exceeding one wave.
+    CHECK(ctas > 1);
+    CHECK(n / (512 * ctas) >= 16);
+    CHECK(n / (512 * ctas) <= 256);
+    CHECK(ctas <= 132 * (2048 / 512));
+    // The input once; each CTA's partial (thread 0 after the block reduction) written to the staging buffer and read
+    // back by the last CTA, which writes the result.
+    std::uint64_t input_loads = 0, read_twice = 0;
+    for (const auto& [address, times] : t.loaded_addresses) {
+      read_twice += times > 1;
+      if (address < 0x7f0000000000 + n * 4) input_loads += 1;
+    }
+    CHECK(read_twice == 0);
+    CHECK(input_loads == n / 4);  // 16-byte vectors
+    CHECK(t.n(Opcode::ATOMG) == ctas);  // one semaphore increment per CTA
+    CHECK(t.global_store_bytes == ctas * 4 + 4);
+  }
+  SECTION("x.sum(0) of a [2048, 4096] bf16 tensor: 4-output vectors, the reduced rows split across warps and CTAs") {
+    const Totals t = synth_totals("reduction", {{"op", "sum"}, {"dtype", "bf16"}, {"layout", "outer"}, {"outputs", "4096"},
+                                                {"inputs", "2048"}}, true, h100);
+    CHECK(t.info.block.x * t.info.block.y == 128);  // 512 threads / output_vec_size 4
+    CHECK(t.info.block.x == 32);
+    std::uint64_t input_bytes = 0, read_twice = 0;
+    for (const auto& [address, times] : t.loaded_addresses) {
+      read_twice += times > 1;
+      if (address < 0x7f0000000000 + 4096 * 2048 * 2) input_bytes += 8;
+    }
+    CHECK(read_twice == 0);
+    CHECK(input_bytes == 4096 * 2048 * 2);
+    CHECK(t.every_warp_ends_with_exit);
+  }
+  SECTION("rows whose length is not a multiple of the vector: the tail read by single lanes, each element once") {
+    const std::uint64_t rows = 5, cols = 4099;  // 1024 vectors of 4 and 3 elements per row
+    const Totals t = synth_totals("reduction", {{"op", "max"}, {"dtype", "bf16"}, {"outputs", "5"}, {"inputs", "4099"}}, true, h100);
+    std::uint64_t read_twice = 0;
+    for (const auto& [address, times] : t.loaded_addresses) read_twice += times > 1;
+    CHECK(read_twice == 0);
+    CHECK(t.global_load_bytes == rows * cols * 2);
+    CHECK(t.stored_addresses.size() == rows);
+  }
+  SECTION("bad keys") {
+    CHECK_THAT(synth_error("reduction", {{"op", "prod"}, {"outputs", "1"}, {"inputs", "8"}}), Contains("key 'op'"));
+    CHECK_THAT(synth_error("reduction", {{"op", "sum"}, {"outputs", "1"}, {"inputs", "0"}}), Contains("key 'inputs'"));
+    CHECK_THAT(synth_error("reduction", {{"op", "sum"}, {"outputs", "1"}, {"inputs", "8"}, {"layout", "middle"}}),
+               Contains("key 'layout'"));
   }
 }

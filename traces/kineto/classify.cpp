@@ -328,6 +328,109 @@ Mapping map_elementwise(const Kernel& k, Mapping m, bool copy_kernel) {
   return unmapped(m, fmt::format("launched by {}: no elementwise mapping for it", innermost_name(k)));
 }
 
+// --- reductions --------------------------------------------------------------------------------------------------
+
+// aten reductions -> the reduction synthesizer's op.
+struct ReductionOp { const char* aten; const char* synth; };
+constexpr ReductionOp kReductionOps[] = {
+    {"aten::sum", "sum"},   {"aten::mean", "mean"},     {"aten::amax", "max"},      {"aten::amin", "min"},
+    {"aten::max", "max"},   {"aten::min", "min"},       {"aten::argmax", "argmax"}, {"aten::argmin", "argmin"},
+};
+
+// The integers of a recorded dim argument: "-1", "[-1]", "[0, 2]"; `all` when it names none ("", "None", "[]").
+std::vector<std::int64_t> dim_list(const std::string& text, bool& all) {
+  std::vector<std::int64_t> dims;
+  for (std::size_t i = 0; i < text.size();) {
+    if (!(std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '-')) { ++i; continue; }
+    std::size_t j = i + 1;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    if (j > i + (text[i] == '-' ? 1 : 0)) dims.push_back(std::stoll(text.substr(i, j - i)));
+    i = j;
+  }
+  all = dims.empty();
+  return dims;
+}
+
+// ReduceOp's vt0 and input_vec_size from the kernel's name: the last two integer template arguments of
+// ReduceOp<scalar_t, ops_t, index_t, out_scalar_t, vt0, input_vec_size> (older releases have vt0 only).
+void reduce_op_template(const std::string& name, std::map<std::string, std::string>& keys) {
+  const std::size_t open = name.find("ReduceOp<");
+  if (open == std::string::npos) return;
+  int depth = 0;
+  std::size_t close = open + 8;
+  for (; close < name.size(); ++close) {
+    if (name[close] == '<') ++depth;
+    if (name[close] == '>' && --depth == 0) break;
+  }
+  if (close >= name.size()) return;
+  std::vector<std::string> top;  // the top-level arguments
+  std::string arg;
+  depth = 0;
+  for (std::size_t i = open + 9; i < close; ++i) {
+    const char ch = name[i];
+    if (ch == '<' || ch == '(') ++depth;
+    if (ch == '>' || ch == ')') --depth;
+    if (ch == ',' && depth == 0) { top.push_back(arg); arg.clear(); continue; }
+    if (ch != ' ') arg += ch;
+  }
+  top.push_back(arg);
+  auto integer = [](const std::string& t) { return !t.empty() && t.find_first_not_of("0123456789") == std::string::npos; };
+  if (top.size() >= 6 && integer(top[4]) && integer(top[5])) {
+    keys["vt0"] = top[4];
+    keys["input_vec_size"] = top[5];
+  } else if (top.size() == 5 && integer(top[4])) {
+    keys["vt0"] = top[4];
+    keys["input_vec_size"] = top[4];  // before input_vec_size existed, vectors were of vt0 elements
+  }
+}
+
+Mapping map_reduction(const Kernel& k, Mapping m) {
+  const CpuOp* op = nullptr;
+  const ReductionOp* kind = nullptr;
+  for (auto it = k.ops.rbegin(); it != k.ops.rend() && !op; ++it)
+    for (const ReductionOp& r : kReductionOps)
+      if (it->name == r.aten) { op = &*it; kind = &r; break; }
+  if (!op) return unmapped(m, no_shapes(k, "aten::sum/mean/amax/amin/max/min/argmax/argmin"));
+  const auto& x = arg_dims(*op, 0);
+  const std::string dtype = float_dtype(arg_type(*op, 0));
+  bool all = true;
+  std::vector<std::int64_t> reduced = dim_list(arg_value(*op, 1), all);
+  const auto rank = static_cast<std::int64_t>(x.size());
+  std::vector<bool> is_reduced(x.size(), all);
+  for (std::int64_t d : reduced) {
+    const std::int64_t i = d < 0 ? d + rank : d;
+    if (i < 0 || i >= rank) return unmapped(m, fmt::format("{}: dim {} out of range for input {}", op->name, d, dims_text(x)));
+    is_reduced[static_cast<std::size_t>(i)] = true;
+  }
+  // Size-1 dimensions do not matter; the rest must be reduced as a trailing block (inner) or a leading one (outer).
+  std::int64_t inputs = 1, outputs = 1;
+  std::string pattern;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (x[i] == 1) continue;
+    (is_reduced[i] ? inputs : outputs) *= x[i];
+    const char c = is_reduced[i] ? 'r' : 'k';
+    if (pattern.empty() || pattern.back() != c) pattern += c;
+  }
+  m.shape = fmt::format("{} dim {} {}", dims_text(x), all ? "all" : arg_value(*op, 1), dtype.empty() ? arg_type(*op, 0) : dtype);
+  if (dtype.empty()) return unmapped(m, fmt::format("{}: type '{}' not synthesized (fp16, bf16, fp32)", op->name, arg_type(*op, 0)));
+  if (x.empty() || inputs * outputs < 1) return unmapped(m, fmt::format("{}: no elements in input {}", op->name, dims_text(x)));
+  const bool inner = pattern == "r" || pattern == "kr" || pattern.empty();
+  if (!inner && pattern != "rk")
+    return unmapped(m, fmt::format("{}: reduces dims {} of {}: neither the trailing nor the leading ones (a strided reduction "
+                                   "the reduction synthesizer does not build)", op->name, arg_value(*op, 1), dims_text(x)));
+  m.status = MapStatus::Mapped;
+  m.synthesizer = "reduction";
+  m.keys = {{"op", kind->synth}, {"layout", inner ? "inner" : "outer"}, {"outputs", std::to_string(outputs)},
+            {"inputs", std::to_string(inputs)}, {"dtype", dtype}};
+  reduce_op_template(k.name, m.keys);
+  m.note = "from " + op->name;
+  if (k.name.find("reduce_kernel") == std::string::npos) {  // another library's reduction: PyTorch's kernel stands in
+    m.status = MapStatus::Approx;
+    m.note = op->name + " as PyTorch's reduce_kernel (the traced kernel is another implementation)";
+  }
+  return m;
+}
+
 }  // namespace
 
 const std::vector<NameRule>& kernel_name_rules() {
@@ -393,7 +496,7 @@ Mapping classify_kernel(const Kernel& kernel) {
     if (c == "softmax") return map_softmax(kernel, m);
     if (c == "copy") return map_elementwise(kernel, m, true);
     if (c == "elementwise") return map_elementwise(kernel, m, false);
-    if (c == "reduction") return unmapped(m, "reductions have no synthesizer (traces/synth has none for sum/mean/max/argmax)");
+    if (c == "reduction") return map_reduction(kernel, m);
     if (c == "rotary") return unmapped(m, "fused rotary kernel: its operator's arguments (positions, q, k, cos/sin cache) are not read yet");
   }
   return unmapped(m, "the kernel name matches no rule of the name table (traces/kineto/classify.cpp)");
