@@ -194,9 +194,23 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
   // Logits of the last token of each sequence only (vLLM's logits processor selects them before lm_head).
   b.gemm("logits", s.batch, vocab, h, "bf16");
   if (s.tp > 1) b.collective("logits_all_gather", "all_gather", kActivationBytes * s.batch * m.vocab);
-  // Sampling: the logits converted to fp32, then softmax and the draw (a few passes over batch x vocab).
-  b.estimate("sampling", fmt::format("batch={} vocab={}", s.batch, m.vocab), 5.0 * s.batch * m.vocab,
-             (kActivationBytes + 4.0 + 4.0) * s.batch * m.vocab);
+  // Sampling, greedy (temperature 0) as vLLM's sampler runs it: the logits converted to fp32 (logits.float():
+  // an elementwise copy, simulated as an fp32 copy: it reads 4 B per element where the conversion reads 2), then
+  // an argmax over the vocabulary per sequence (PyTorch's reduce_kernel).
+  const std::uint64_t logits = s.batch * m.vocab;
+  PlanEntry& convert = b.add({});
+  convert.name = "logits_to_fp32";
+  convert.workload.synthesizer = "elementwise";
+  convert.workload.synth_keys = {{"op", "copy"}, {"elements", num(logits)}, {"dtype", "fp32"}};
+  convert.shape = fmt::format("copy elements={} (bf16 -> fp32, simulated as an fp32 copy)", logits);
+  convert.bytes = (kActivationBytes + 4.0) * logits;
+  PlanEntry& argmax = b.add({});
+  argmax.name = "greedy_sample";
+  argmax.workload.synthesizer = "reduction";
+  argmax.workload.synth_keys = {{"op", "argmax"}, {"outputs", num(s.batch)}, {"inputs", num(m.vocab)}, {"dtype", "fp32"}};
+  argmax.shape = fmt::format("argmax batch={} vocab={}", s.batch, m.vocab);
+  argmax.flops = static_cast<double>(logits);
+  argmax.bytes = 4.0 * logits + 8.0 * s.batch;
   return plan;
 }
 

@@ -147,7 +147,11 @@ TEST_CASE("llm plan: Llama-3-8B decode is vLLM's kernel list with GEMM shapes fr
                                                           "silu_and_mul", "down_proj", "residual_add"});
   CHECK(layer_names(plan, 31) == layer_names(plan, 0));
   CHECK(layer_names(plan, 32).empty());
-  CHECK(layer_names(plan, -1) == std::vector<std::string>{"embedding", "final_norm", "logits", "sampling"});
+  CHECK(layer_names(plan, -1) == std::vector<std::string>{"embedding", "final_norm", "logits", "logits_to_fp32", "greedy_sample"});
+  const auto& sample = entry(plan, "greedy_sample", -1);  // an argmax over the vocabulary for each sequence
+  CHECK(sample.workload.synthesizer == "reduction");
+  CHECK(key(sample, "outputs") == 4);
+  CHECK(key(sample, "inputs") == vocab);
 
   const auto& qkv = entry(plan, "qkv_proj");
   CHECK(key(qkv, "m") == 4);  // one new token per sequence
