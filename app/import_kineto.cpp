@@ -18,6 +18,7 @@
 #include "traces/kineto/classify.h"
 #include "traces/kineto/kineto_trace.h"
 #include "traces/synth/attention.h"
+#include "traces/synth/registry.h"
 
 namespace warpsim {
 namespace {
@@ -60,6 +61,24 @@ std::string keys_text(const Mapping& m) {
   std::vector<std::string> parts;
   for (const auto& [k, v] : m.keys) parts.push_back(k + "=" + v);
   return m.synthesizer.empty() ? std::string() : m.synthesizer + " " + fmt::format("{}", fmt::join(parts, " "));
+}
+
+std::string launch_text(const std::uint32_t grid[3], const std::uint32_t block[3]) {
+  return fmt::format("{}x{}x{}/{}x{}x{}", grid[0], grid[1], grid[2], block[0], block[1], block[2]);
+}
+
+// The grid and block of a workload's first kernel (its main one) as the synthesizer builds it for `config`, in
+// launch_text()'s form, or "" when the synthesizer refuses the keys (the simulation then fails and says why).
+std::string synthesized_launch(const ReferenceCase& c, const Config& config) {
+  try {
+    const std::unique_ptr<TraceSource> trace = SynthRegistry::instance().make(c.kind, c.keys, config);
+    if (trace->num_kernels() == 0) return "";
+    const KernelInfo info = trace->open_kernel(0)->info();
+    const std::uint32_t grid[3] = {info.grid.x, info.grid.y, info.grid.z}, block[3] = {info.block.x, info.block.y, info.block.z};
+    return launch_text(grid, block);
+  } catch (const InputError&) {
+    return "";
+  }
 }
 
 double pct(double simulated, double measured) { return measured > 0 ? (simulated - measured) / measured * 100.0 : NAN; }
@@ -135,6 +154,11 @@ ImportKinetoOutput import_kineto(const ImportKinetoOptions& o) {
     rows.push_back(std::move(r));
   }
 
+  // The synthesizers' launch shapes, to set beside the captured ones: whether the synthesized kernel is launched as
+  // the library launched it (a reduction: PyTorch's rule, followed) or picks its own (a GEMM: its own tiling).
+  std::vector<std::string> case_launch;
+  for (const ReferenceCase& c : cases) case_launch.push_back(synthesized_launch(c, target));
+
   WorkloadCache cache(o.cache_dir);
   ValidateOptions vo;
   vo.cache = &cache;
@@ -184,7 +208,14 @@ ImportKinetoOutput import_kineto(const ImportKinetoOptions& o) {
   }
 
   // Totals.
-  struct Totals { std::size_t kernels = 0, mapped = 0; double measured = 0, measured_mapped = 0, simulated = 0; };
+  struct Totals {
+    std::size_t kernels = 0, mapped = 0, launch_compared = 0, launch_same = 0;
+    double measured = 0, measured_mapped = 0, simulated = 0;
+  };
+  const auto captured_launch = [](const Row& r) { return launch_text(r.kernel->grid, r.kernel->block); };
+  const auto row_launch = [&](const Row& r) {
+    return r.workload >= 0 && !std::isnan(r.simulated_us) ? case_launch[static_cast<std::size_t>(r.workload)] : std::string();
+  };
   Totals all;
   std::map<std::string, Totals> by_category;
   struct Unmapped { std::string category, name, status, reason; std::size_t count = 0; double measured = 0; };
@@ -197,6 +228,10 @@ ImportKinetoOutput import_kineto(const ImportKinetoOptions& o) {
         ++t->mapped;
         t->measured_mapped += r.kernel->duration_us;
         if (!std::isnan(r.simulated_us)) t->simulated += r.simulated_us;
+      }
+      if (!row_launch(r).empty()) {
+        ++t->launch_compared;
+        t->launch_same += row_launch(r) == captured_launch(r);
       }
     }
     if (!r.counted_mapped) {
@@ -218,13 +253,16 @@ ImportKinetoOutput import_kineto(const ImportKinetoOptions& o) {
 
   ImportKinetoOutput out;
   // kernels.csv
-  std::string csv = "name,category,shape,measured_us,simulated_us,error_pct,status,stream,start_us,workload,note\n";
+  std::string csv =
+      "name,category,shape,measured_us,simulated_us,error_pct,status,stream,start_us,workload,captured_launch,"
+      "synthesized_launch,note\n";
   const double t0 = trace.kernels.front().start_us;
   for (const Row& r : rows) {
-    csv += fmt::format("{},{},{},{:.3f},{},{},{},{},{:.3f},{},{}\n", csv_field(r.kernel->name), r.mapping.category,
+    csv += fmt::format("{},{},{},{:.3f},{},{},{},{},{:.3f},{},{},{},{}\n", csv_field(r.kernel->name), r.mapping.category,
                        csv_field(r.mapping.shape), r.kernel->duration_us, number_or_empty(r.simulated_us),
                        number_or_empty(pct(r.simulated_us, r.kernel->duration_us), "{:.1f}"), r.status, r.kernel->stream,
-                       r.kernel->start_us - t0, csv_field(keys_text(r.mapping)), csv_field(r.note));
+                       r.kernel->start_us - t0, csv_field(keys_text(r.mapping)), captured_launch(r), row_launch(r),
+                       csv_field(r.note));
   }
   out.kernels_csv = std::move(csv);
 
@@ -232,7 +270,8 @@ ImportKinetoOutput import_kineto(const ImportKinetoOptions& o) {
   const auto totals_json = [](const Totals& t) {
     json j = {{"kernels", t.kernels}, {"kernels_mapped", t.mapped}, {"measured_us", t.measured},
               {"measured_mapped_us", t.measured_mapped}, {"simulated_us", t.simulated},
-              {"mapped_share_pct", t.measured > 0 ? t.measured_mapped / t.measured * 100.0 : 0.0}};
+              {"mapped_share_pct", t.measured > 0 ? t.measured_mapped / t.measured * 100.0 : 0.0},
+              {"launch_compared", t.launch_compared}, {"launch_as_captured", t.launch_same}};
     j["error_pct"] = t.measured_mapped > 0 ? json(pct(t.simulated, t.measured_mapped)) : json(nullptr);
     return j;
   };
@@ -286,6 +325,13 @@ ImportKinetoOutput import_kineto(const ImportKinetoOptions& o) {
   s += fmt::format("\n  {} = (simulated - measured) / measured over the compared kernels{}; share = measured time of the "
                    "compared kernels / all measured kernel time\n", validation ? "error" : "change",
                    validation ? "" : " (a projection: the measured times are the capturing GPU's)");
+  if (all.launch_compared > 0) {
+    std::string per_category;
+    for (const auto& [c, t] : by_category)
+      if (t.launch_compared > 0) per_category += fmt::format("{}{} {}/{}", per_category.empty() ? "" : ", ", c, t.launch_same, t.launch_compared);
+    s += fmt::format("  launch shape (grid/block) as captured: {} of {} simulated kernels ({}); kernels.csv has both\n",
+                     all.launch_same, all.launch_compared, per_category);
+  }
   if (!unmapped_sorted.empty()) {
     s += fmt::format("  not compared: {} kernels, {:.1f} us measured ({:.1f}% of kernel time):\n", unmapped_kernels, unmapped_us,
                      all.measured > 0 ? unmapped_us / all.measured * 100 : 0.0);

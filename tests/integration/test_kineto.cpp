@@ -97,10 +97,10 @@ TEST_CASE("import-kineto: the H100 bert-small trace imports, every kernel accoun
   int rows = 0, compared = 0;
   double measured = 0;
   std::set<std::string> workloads;  // distinct simulated workloads
-  bool saw_qkv = false;
+  bool saw_qkv = false, saw_layernorm_launch = false;
   while (std::getline(csv, line)) {
     const std::vector<std::string> f = csv_fields(line);
-    REQUIRE(f.size() == 11);
+    REQUIRE(f.size() == 13);
     ++rows;
     measured += std::stod(f[3]);
     if (!f[4].empty()) {
@@ -109,10 +109,19 @@ TEST_CASE("import-kineto: the H100 bert-small trace imports, every kernel accoun
     }
     // bert-small's attention projections: addmm(bias [512], x [141, 512], w [512, 512]).
     if (f[1] == "gemm" && f[9] == "gemm dtype=bf16 k=512 m=141 n=512") saw_qkv = true;
+    // captured_launch, synthesized_launch: PyTorch's LayerNorm launches a (32, 4) block per row, as the synthesizer
+    // does (141 tokens); every simulated kernel has both.
+    if (f[1] == "layernorm" && !f[4].empty()) {
+      CHECK(f[10] == "141x1x1/32x4x1");
+      CHECK(f[11] == f[10]);
+      saw_layernorm_launch = true;
+    }
+    CHECK(f[4].empty() == f[11].empty());
     CHECK((f[6] == "mapped" || f[6] == "approx" || f[6] == "helper" || f[6] == "unmapped"));
   }
   CHECK(rows == 60);  // the trace's kernel events, none dropped
   CHECK(saw_qkv);
+  CHECK(saw_layernorm_launch);
   CHECK(compared > 50);
   const std::string summary = read_text(dir / "h100/summary.json");
   CHECK(json::string(summary, "mode") == "validation");
@@ -175,7 +184,7 @@ TEST_CASE("import-kineto: a Hopper-native attention kernel runs as fa3 on H100, 
     int compared = 0;
     while (std::getline(csv, line)) {
       const std::vector<std::string> f = csv_fields(line);
-      REQUIRE(f.size() == 11);
+      REQUIRE(f.size() == 13);
       if (f[6] == "excluded") continue;  // not selected by --only
       ++compared;
       INFO(line);
