@@ -180,7 +180,24 @@ TEST_CASE("kineto: norms, softmax, elementwise, copies", "[kineto]") {
                               {{1, 32, 1, 128}, {1, 1, 1, 128}}, {"c10::BFloat16", "c10::BFloat16"}));
   CHECK(m.category == "elementwise");
   CHECK(m.status == MapStatus::Mapped);
-  CHECK(m.keys == std::map<std::string, std::string>{{"op", "mul"}, {"elements", "4096"}, {"dtype", "bf16"}});
+  // elementwise_kernel<128, 4, ...>: PyTorch's scalar loop, 4 elements per thread.
+  CHECK(m.keys == std::map<std::string, std::string>{{"op", "mul"}, {"elements", "4096"}, {"dtype", "bf16"}, {"vec", "1"},
+                                                     {"elements_per_thread", "4"}});
+
+  // vectorized_elementwise_kernel<8, ...> over 4096 bf16 in 4 CTAs of 128 threads: 8-element vectors, 8 per thread
+  // (PyTorch 2.3+); <4, ...> over 4096 fp32 in 2 CTAs: 4-element vectors, 16 per thread (the grid says so).
+  json doc = one_kernel("void at::native::vectorized_elementwise_kernel<8, at::native::BinaryFunctor<c10::BFloat16, MulFunctor>>",
+                        "aten::mul", {{1, 32, 1, 128}, {1, 32, 1, 128}}, {"c10::BFloat16", "c10::BFloat16"});
+  doc["traceEvents"][4]["args"]["grid"] = {4, 1, 1};
+  m = classify_one(doc);
+  CHECK(m.keys.at("vec") == "8");
+  CHECK(m.keys.at("elements_per_thread") == "8");
+  doc = one_kernel("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>", "aten::add",
+                   {{4096}, {4096}, {}}, {"float", "float", "Scalar"});
+  doc["traceEvents"][4]["args"]["grid"] = {2, 1, 1};
+  m = classify_one(doc);
+  CHECK(m.keys.at("vec") == "4");
+  CHECK(m.keys.at("elements_per_thread") == "16");
 
   // x * scalar reads one array: approximated by the one-input class, and said so.
   m = classify_one(one_kernel("void at::native::vectorized_elementwise_kernel<4, AUnaryFunctor<float, float, float, MulFunctor>>",
@@ -191,7 +208,7 @@ TEST_CASE("kineto: norms, softmax, elementwise, copies", "[kineto]") {
   CHECK_THAT(m.note, Catch::Contains("aten::mul"));
 
   // cat: the sum of the list's tensors, the element size from the kernel's OpaqueType<2>.
-  json doc = one_kernel("void at::native::(anonymous namespace)::CatArrayBatchedCopy_vectorized<OpaqueType<2u>, unsigned int, 4, 64>",
+  doc = one_kernel("void at::native::(anonymous namespace)::CatArrayBatchedCopy_vectorized<OpaqueType<2u>, unsigned int, 4, 64>",
                         "aten::cat", json::array({json::array({json::array({1, 8, 2053, 128}), json::array({1, 8, 1, 128})}), json::array()}),
                         {"TensorList", "Scalar"});
   m = classify_one(doc);

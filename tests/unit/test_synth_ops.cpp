@@ -130,6 +130,27 @@ TEST_CASE("ops: elementwise data volume, grid and per-element work", "[synth][op
     CHECK(t.global_store_bytes == n * 4);
     CHECK(t.stored_addresses.size() == 3 * 512 / 4 + 100);  // vectors of the full blocks + the tail's scalars
   }
+  SECTION("PyTorch 2.3+'s launch: 8 bf16 per thread in one 16-byte vector, 1024 per CTA; fp32 in two 4-element vectors") {
+    const std::uint64_t n = 3 * 1024;
+    Totals t = synth_totals("elementwise", {{"op", "add"}, {"elements", std::to_string(n)}, {"dtype", "bf16"}, {"vec", "8"},
+                                            {"elements_per_thread", "8"}});
+    CHECK(t.info.grid == Dim3{3, 1, 1});
+    CHECK(t.n(Opcode::LDG) == 3 * 4 * 2);  // per warp one vector per input
+    CHECK(t.global_load_bytes == 2 * n * 2);
+    CHECK(t.stored_addresses.size() == n / 8);
+    std::uint64_t read_twice = 0;
+    for (const auto& [address, times] : t.loaded_addresses) read_twice += times > 1;
+    CHECK(read_twice == 0);
+    t = synth_totals("elementwise", {{"op", "relu"}, {"elements", std::to_string(n + 5)}, {"dtype", "fp32"}, {"vec", "4"},
+                                     {"elements_per_thread", "8"}});
+    CHECK(t.info.grid == Dim3{4, 1, 1});  // 3 full blocks and a tail of 5
+    CHECK(t.global_load_bytes == (n + 5) * 4);
+    CHECK(t.stored_addresses.size() == n / 4 + 5);  // the full blocks' 16-byte vectors, the tail's scalars
+    CHECK_THAT(synth_error("elementwise", {{"op", "relu"}, {"elements", "8"}, {"dtype", "fp32"}, {"vec", "8"}, {"elements_per_thread", "8"}}),
+               Contains("key 'vec'") && Contains("16 bytes"));
+    CHECK_THAT(synth_error("elementwise", {{"op", "relu"}, {"elements", "8"}, {"vec", "4"}, {"elements_per_thread", "2"}}),
+               Contains("key 'elements_per_thread'"));
+  }
   SECTION("copy bf16 of a single element") {
     const Totals t = synth_totals("elementwise", {{"op", "copy"}, {"elements", "1"}, {"dtype", "bf16"}});
     CHECK(t.info.grid == Dim3{1, 1, 1});

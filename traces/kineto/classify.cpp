@@ -270,6 +270,40 @@ constexpr ElementwiseOp kElementwiseOps[] = {
     {"aten::clone", "copy", true},
 };
 
+// PyTorch's elementwise kernels as the captured one was launched: vectorized_elementwise_kernel<vec_size, ...>
+// loads vec_size-element vectors, elementwise_kernel<num_threads, work_per_thread, ...> scalars; the elements per
+// thread are what the captured grid gives (128 x that per CTA; 4 up to PyTorch 2.2, 8 since). Other kernels (copies
+// of cat, index_select, conversions) keep the synthesizer's defaults.
+void elementwise_launch(const Kernel& k, std::int64_t elements, std::int64_t element_bytes, Mapping& m) {
+  static const std::regex vectorized("vectorized_elementwise_kernel<([0-9]+),"), legacy("[^_]elementwise_kernel<128, ([0-9]+),");
+  std::smatch match;
+  std::int64_t vec = 0, per_thread = 0;
+  if (std::regex_search(k.name, match, vectorized)) {
+    vec = std::stoll(match[1]);
+  } else if (std::regex_search(k.name, match, legacy)) {
+    vec = 1;
+    per_thread = std::stoll(match[1]);
+  } else if (k.name.find("unrolled_elementwise_kernel") != std::string::npos) {
+    vec = 1;
+  } else {
+    return;
+  }
+  constexpr std::int64_t kThreads = 128, kMaxPerThread = 32, kMaxVectorBytes = 16;
+  if (k.block[0] != kThreads || vec < 1) return;
+  if (vec * element_bytes > kMaxVectorBytes) {  // a conversion whose narrower side sets vec_size: the widest access
+    vec = kMaxVectorBytes / element_bytes;
+    m.note += fmt::format("; {}-byte vectors (the kernel's vec_size {} of the narrower type)", kMaxVectorBytes, match[1].str());
+  }
+  if (per_thread == 0) {
+    const std::int64_t ctas = std::max<std::int64_t>(1, static_cast<std::int64_t>(k.grid[0]) * k.grid[1] * k.grid[2]);
+    const std::int64_t needed = (elements + ctas * kThreads - 1) / (ctas * kThreads);
+    per_thread = 1;
+    while (per_thread < needed && per_thread < kMaxPerThread) per_thread *= 2;
+  }
+  m.keys["vec"] = std::to_string(vec);
+  m.keys["elements_per_thread"] = std::to_string(std::max(per_thread, vec));
+}
+
 Mapping map_elementwise(const Kernel& k, Mapping m, bool copy_kernel) {
   if (k.ops.empty()) return unmapped(m, no_shapes(k, "an elementwise aten op"));
   // The innermost op that the table knows (copies also from cat, index_select, gather, embedding).
@@ -323,6 +357,7 @@ Mapping map_elementwise(const Kernel& k, Mapping m, bool copy_kernel) {
     m.synthesizer = "elementwise";
     m.keys = {{"op", synth}, {"elements", std::to_string(elements)}, {"dtype", dtype}};
     m.note = exact ? "from " + op.name : how;
+    elementwise_launch(k, elements, dtype == "fp32" ? 4 : 2, m);
     return m;
   }
   return unmapped(m, fmt::format("launched by {}: no elementwise mapping for it", innermost_name(k)));

@@ -1,11 +1,16 @@
-// Elementwise operator kernel (gelu, relu, silu, add, mul, copy) shaped like PyTorch's vectorized elementwise
-// kernel (aten/src/ATen/native/cuda/CUDALoops.cuh, vectorized_elementwise_kernel; launch constants in
-// thread_constants.h: num_threads() = 4 warps = 128, thread_work_size() = 4, block_work_size() = 512):
-// every full block of 512 elements is handled with one 4-element vector load per thread and input (vec_size 4:
-// 8 B per lane for 16-bit types, 16 B for fp32) and one vector store; the last, partial block takes the
-// "unrolled" policy: 4 scalar loads per thread and input at threadIdx.x + j*128, masked past the end.
-// (Recent PyTorch releases use 8-element vectors for 16-bit types on some paths; this models the 4-element one.)
+// Elementwise operator kernel (gelu, relu, silu, add, mul, copy) shaped like PyTorch's elementwise kernels
+// (aten/src/ATen/native/cuda/CUDALoops.cuh; num_threads() = 4 warps = 128): a CTA handles 128 x
+// `elements_per_thread` consecutive elements. A full block is loaded in `vec`-element vectors: thread t loads the
+// vectors at (block start + (i * 128 + t) * vec) for i < elements_per_thread / vec (vectorized_elementwise_kernel
+// with vec_size = vec; vec 1 is the scalar loop of elementwise_kernel<128, elements_per_thread>, element
+// t + i * 128), all loads first, then the math, then the stores. The last, partial block takes the "unrolled"
+// policy: elements_per_thread scalar loads per thread and input at threadIdx.x + j*128, masked past the end.
+// The defaults (vec 4, 4 elements per thread: 512 per CTA) are the constants of PyTorch 2.0-2.2
+// (thread_constants.h: thread_work_size() = 4); later releases take 8 elements per thread and 16-byte vectors
+// (vec 8 for 16-bit types), which `import-kineto` reads off the captured kernel (its name's vec_size, its grid).
 // See README.md here, "Memory-bound operators", for the per-element instruction counts.
+#include <fmt/format.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,10 +25,8 @@
 namespace warpsim::synth::ops {
 namespace {
 
-constexpr std::uint32_t kThreads = 128;     // thread_constants.h: num_threads()
-constexpr std::uint32_t kWorkPerThread = 4; // thread_work_size()
-constexpr std::uint32_t kVecElems = 4;      // vec_size of the vectorized policy
-constexpr std::uint32_t kBlockWork = kThreads * kWorkPerThread;
+constexpr std::uint32_t kThreads = 128;            // thread_constants.h: num_threads()
+constexpr std::uint32_t kMaxElementsPerThread = 32;  // bounds the registers of a thread's elements
 
 struct OpKind {
   const char* name;
@@ -55,7 +58,9 @@ const OpKind& op_kind(const std::string& name) {
 struct ElementwisePlan {
   OpKind op;
   OpDType type;
+  std::uint32_t vec = 4, per_thread = 4;  // elements per vector access, elements per thread
   std::uint64_t elements = 0, full_blocks = 0;
+  std::uint64_t block_work() const { return std::uint64_t{kThreads} * per_thread; }
   std::vector<std::uint64_t> in;  // input arrays
   std::uint64_t out = 0;
   std::uint16_t r_tid = 0, r_cta = 0, r_idx = 0, r_addr = 0, r_packed = 0, r_values = 0;
@@ -84,11 +89,12 @@ class ElementwiseWarp final : public WarpGenerator {
   }
 
  private:
+  // A thread's elements of input `input` (packed as loaded, then as fp32 values).
   std::uint16_t packed(std::uint32_t input) const {
-    return reg(p_->r_packed + input * packed_regs(p_->type, kVecElems));
+    return reg(p_->r_packed + input * packed_regs(p_->type, p_->per_thread));
   }
   std::uint16_t values(std::uint32_t input) const {
-    return p_->type.is_16bit() ? reg(p_->r_values + input * kVecElems) : packed(input);
+    return p_->type.is_16bit() ? reg(p_->r_values + input * p_->per_thread) : packed(input);
   }
   // The math on `elems` elements of each input (already in fp32 registers), result in values(0).
   void emit_elements(InstChunk& c, std::uint32_t elems) {
@@ -105,20 +111,26 @@ class ElementwiseWarp final : public WarpGenerator {
   }
   void emit_vector_block(InstChunk& c) {
     const ElementwisePlan& p = *p_;
-    const std::uint64_t first = cta_ * kBlockWork + std::uint64_t{warp_} * kWarpSize * kVecElems;
-    const std::uint32_t lane_bytes = kVecElems * p.type.bytes;
-    for (std::uint32_t a = 0; a < p.op.inputs; ++a)
-      emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{p.in[a] + first * p.type.bytes, lane_bytes, kWarpSize, 0},
-                kFullMask, packed(a), packed_regs(p.type, kVecElems), {reg(p.r_addr + a)});
-    emit_elements(c, kVecElems);
-    emit_store(c, Opcode::STG, MemSpace::Global, LaneRows{p.out + first * p.type.bytes, lane_bytes, kWarpSize, 0},
-               kFullMask, {packed(0), reg(p.r_addr + p.op.inputs)});
+    const std::uint32_t vectors = p.per_thread / p.vec, lane_bytes = p.vec * p.type.bytes;
+    const std::uint32_t vec_regs = packed_regs(p.type, p.vec);
+    // Vector i of this warp: lanes on consecutive vectors, (i * 128 + warp * 32 + lane) * vec from the block start.
+    const auto first = [&](std::uint32_t i) {
+      return cta_ * p.block_work() + (std::uint64_t{i} * kThreads + std::uint64_t{warp_} * kWarpSize) * p.vec;
+    };
+    for (std::uint32_t i = 0; i < vectors; ++i)
+      for (std::uint32_t a = 0; a < p.op.inputs; ++a)
+        emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{p.in[a] + first(i) * p.type.bytes, lane_bytes, kWarpSize, 0},
+                  kFullMask, reg(packed(a) + i * vec_regs), vec_regs, {reg(p.r_addr + a)});
+    emit_elements(c, p.per_thread);
+    for (std::uint32_t i = 0; i < vectors; ++i)
+      emit_store(c, Opcode::STG, MemSpace::Global, LaneRows{p.out + first(i) * p.type.bytes, lane_bytes, kWarpSize, 0},
+                 kFullMask, {reg(packed(0) + i * vec_regs), reg(p.r_addr + p.op.inputs)});
   }
   // Unrolled policy: element threadIdx.x + j*128 of the block for j < 4, each lane one element per access.
   void emit_tail_block(InstChunk& c) {
     const ElementwisePlan& p = *p_;
-    for (std::uint32_t j = 0; j < kWorkPerThread; ++j) {
-      const std::uint64_t first = cta_ * kBlockWork + std::uint64_t{j} * kThreads + std::uint64_t{warp_} * kWarpSize;
+    for (std::uint32_t j = 0; j < p.per_thread; ++j) {
+      const std::uint64_t first = cta_ * p.block_work() + std::uint64_t{j} * kThreads + std::uint64_t{warp_} * kWarpSize;
       const std::uint32_t mask = lanes_below(first);
       const std::uint32_t body = p.op.inputs + 1;  // loads + store; the math is emitted only for live lanes
       if (mask == 0) {
@@ -150,8 +162,20 @@ std::unique_ptr<TraceSource> make_elementwise(const SynthArgs& args, const Confi
   plan->op = op_kind(args.text("op"));
   plan->type = op_dtype(args);
   plan->elements = args.u64("elements");
-  plan->full_blocks = plan->elements / kBlockWork;
-  const std::uint64_t blocks = (plan->elements + kBlockWork - 1) / kBlockWork;
+  plan->vec = static_cast<std::uint32_t>(args.u64("vec"));
+  plan->per_thread = static_cast<std::uint32_t>(args.u64("elements_per_thread"));
+  const auto power_of_two = [](std::uint32_t v) { return v != 0 && (v & (v - 1)) == 0; };
+  if (!power_of_two(plan->vec) || plan->vec * plan->type.bytes > kVecBytes)
+    throw InputError(fmt::format("elementwise key 'vec': a vector access of a power of two elements up to {} bytes, got {} "
+                                 "{} elements ({} bytes)", kVecBytes, plan->vec, plan->type.name, plan->vec * plan->type.bytes));
+  if (!power_of_two(plan->per_thread) || plan->per_thread < plan->vec)
+    throw InputError(fmt::format("elementwise key 'elements_per_thread': a power of two of at least vec ({}), got {}", plan->vec,
+                                 plan->per_thread));
+  plan->full_blocks = plan->elements / plan->block_work();
+  const std::uint64_t blocks = (plan->elements + plan->block_work() - 1) / plan->block_work();
+  if (blocks > kMaxGridX)
+    throw InputError(fmt::format("elementwise of {} elements at {} per CTA: {} CTAs exceed CUDA's grid.x limit", plan->elements,
+                                 plan->block_work(), blocks));
   ArrayLayout arrays;
   for (std::uint32_t a = 0; a < plan->op.inputs; ++a) plan->in.push_back(arrays.add(plan->elements * plan->type.bytes));
   plan->out = arrays.add(plan->elements * plan->type.bytes);
@@ -160,12 +184,12 @@ std::unique_ptr<TraceSource> make_elementwise(const SynthArgs& args, const Confi
   plan->r_cta = regs.take();
   plan->r_idx = regs.take();
   plan->r_addr = regs.take(plan->op.inputs + 1);
-  plan->r_packed = regs.take(plan->op.inputs * packed_regs(plan->type, kVecElems));
-  plan->r_values = regs.take(plan->op.inputs * kVecElems);
+  plan->r_packed = regs.take(plan->op.inputs * packed_regs(plan->type, plan->per_thread));
+  plan->r_values = regs.take(plan->op.inputs * plan->per_thread);
 
   GeneratedKernelSpec spec;
-  spec.info.name = "warpsim_elementwise_" + std::string(plan->op.name) + "_" + plan->type.name + "_vec4 (" +
-                   std::to_string(plan->elements) + ")";
+  spec.info.name = fmt::format("warpsim_elementwise_{}_{}_vec{}x{} ({})", plan->op.name, plan->type.name, plan->vec,
+                               plan->per_thread / plan->vec, plan->elements);
   spec.info.grid = Dim3{static_cast<std::uint32_t>(blocks), 1, 1};
   spec.info.block = Dim3{kThreads, 1, 1};
   spec.info.registers_per_thread = (regs.used() + 7u) / 8u * 8u;
@@ -186,13 +210,16 @@ SynthesizerInfo elementwise_synthesizer() {
   SynthesizerInfo info;
   info.name = "elementwise";
   info.description =
-      "PyTorch-style vectorized elementwise kernel (128 threads, 4 elements per thread): gelu (tanh), relu, silu, "
-      "add, mul or copy over `elements` elements (traces/synth/README.md, \"Memory-bound operators\")";
-  // grid.x = ceil(elements / 512) must stay within CUDA's 2^31 - 1.
+      "PyTorch-style elementwise kernel (128 threads, elements_per_thread each, in vec-element vectors): gelu (tanh), "
+      "relu, silu, add, mul or copy over `elements` elements (traces/synth/README.md, \"Memory-bound operators\")";
   Schema s("synth", "elementwise", info.description);
   s.choice("op", {"gelu", "relu", "silu", "add", "mul", "copy"}, std::nullopt,
            "operation: unary gelu|relu|silu|copy read one array, binary add|mul two")
-      .uint("elements", "elements", std::nullopt, "elements of each array", 1, kMaxGridX * kBlockWork);
+      .uint("elements", "elements", std::nullopt, "elements of each array", 1, kMaxGridX * kThreads)
+      .uint("vec", "elements", 4, "elements per vector load and store (vectorized_elementwise_kernel's vec_size; 1: scalar, "
+            "elementwise_kernel); at most 16 bytes", 1, 16)
+      .uint("elements_per_thread", "elements", 4, "elements each thread handles: 128 x this per CTA (PyTorch 2.0-2.2: 4; "
+            "later: 8)", 1, kMaxElementsPerThread);
   declare_dtype(s);
   info.keys = s.params();
   info.factory = make_elementwise;
