@@ -180,9 +180,10 @@ TEST_CASE("kineto: norms, softmax, elementwise, copies", "[kineto]") {
                               {{1, 32, 1, 128}, {1, 1, 1, 128}}, {"c10::BFloat16", "c10::BFloat16"}));
   CHECK(m.category == "elementwise");
   CHECK(m.status == MapStatus::Mapped);
-  // elementwise_kernel<128, 4, ...>: PyTorch's scalar loop, 4 elements per thread.
+  // elementwise_kernel<128, 4, ...>: PyTorch's scalar loop for strided operands, 4 elements per thread, offsets over
+  // 2 dimensions (32: the first operand's, broadcast in the second; 128: both).
   CHECK(m.keys == std::map<std::string, std::string>{{"op", "mul"}, {"elements", "4096"}, {"dtype", "bf16"}, {"vec", "1"},
-                                                     {"elements_per_thread", "4"}});
+                                                     {"elements_per_thread", "4"}, {"index_dims", "2"}});
 
   // vectorized_elementwise_kernel<8, ...> over 4096 bf16 in 4 CTAs of 128 threads: 8-element vectors, 8 per thread
   // (PyTorch 2.3+); <4, ...> over 4096 fp32 in 2 CTAs: 4-element vectors, 16 per thread (the grid says so).

@@ -151,6 +151,17 @@ TEST_CASE("ops: elementwise data volume, grid and per-element work", "[synth][op
     CHECK_THAT(synth_error("elementwise", {{"op", "relu"}, {"elements", "8"}, {"vec", "4"}, {"elements_per_thread", "2"}}),
                Contains("key 'elements_per_thread'"));
   }
+  SECTION("a strided (broadcast) kernel computes each element's offsets: per dimension a divmod and an IMAD per operand") {
+    const std::uint64_t n = 4 * 512;
+    const std::map<std::string, std::string> keys{{"op", "mul"}, {"elements", std::to_string(n)}, {"vec", "1"}, {"elements_per_thread", "4"}};
+    std::map<std::string, std::string> strided = keys;
+    strided["index_dims"] = "2";
+    const Totals contiguous = synth_totals("elementwise", keys), broadcast = synth_totals("elementwise", strided);
+    CHECK(broadcast.global_load_bytes == contiguous.global_load_bytes);
+    // 2 dimensions x (4 for the divmod + 3 operands: a, b, out) integer instructions per element, one lane each
+    CHECK((broadcast.n(Opcode::IMAD) - contiguous.n(Opcode::IMAD)) * kWarpSize == n * 2 * (4 + 3));
+    CHECK_THAT(synth_error("elementwise", {{"op", "mul"}, {"elements", "8"}, {"index_dims", "2"}}), Contains("key 'index_dims'") && Contains("vec 1"));
+  }
   SECTION("copy bf16 of a single element") {
     const Totals t = synth_totals("elementwise", {{"op", "copy"}, {"elements", "1"}, {"dtype", "bf16"}});
     CHECK(t.info.grid == Dim3{1, 1, 1});

@@ -247,6 +247,28 @@ std::vector<std::int64_t> broadcast_shape(const CpuOp& op, std::size_t& tensors)
   return out;
 }
 
+// The dimensions TensorIterator's OffsetCalculator keeps for an op's tensor operands over the broadcast `shape`:
+// unit dimensions dropped, and neighbours merged while every operand is full along both or broadcast along both
+// (contiguous tensors). At least 1.
+std::int64_t offset_dims(const CpuOp& op, const std::vector<std::int64_t>& shape) {
+  std::int64_t dims = 0;
+  std::vector<bool> previous;
+  for (std::size_t j = 0; j < shape.size(); ++j) {
+    if (shape[j] == 1) continue;
+    std::vector<bool> full;  // per tensor operand: full along dim j (else broadcast)
+    for (std::size_t i = 0; i < op.dims.size(); ++i) {
+      const std::string t = arg_type(op, i);
+      if (t.empty() || t == "Scalar" || t == "ScalarList" || t == "TensorList") continue;
+      const auto& d = op.dims[i];
+      const std::size_t lead = shape.size() - d.size();
+      full.push_back(j >= lead && d[j - lead] == shape[j]);
+    }
+    if (dims == 0 || full != previous) ++dims;
+    previous = std::move(full);
+  }
+  return std::max<std::int64_t>(dims, 1);
+}
+
 // aten ops -> elementwise synthesizer op. `exact` when the synthesizer builds that very operation.
 struct ElementwiseOp { const char* aten; const char* synth; bool exact; };
 constexpr ElementwiseOp kElementwiseOps[] = {
@@ -274,15 +296,16 @@ constexpr ElementwiseOp kElementwiseOps[] = {
 // loads vec_size-element vectors, elementwise_kernel<num_threads, work_per_thread, ...> scalars; the elements per
 // thread are what the captured grid gives (128 x that per CTA; 4 up to PyTorch 2.2, 8 since). Other kernels (copies
 // of cat, index_select, conversions) keep the synthesizer's defaults.
-void elementwise_launch(const Kernel& k, std::int64_t elements, std::int64_t element_bytes, Mapping& m) {
+void elementwise_launch(const Kernel& k, std::int64_t elements, std::int64_t element_bytes, std::int64_t index_dims, Mapping& m) {
   static const std::regex vectorized("vectorized_elementwise_kernel<([0-9]+),"), legacy("[^_]elementwise_kernel<128, ([0-9]+),");
   std::smatch match;
   std::int64_t vec = 0, per_thread = 0;
   if (std::regex_search(k.name, match, vectorized)) {
     vec = std::stoll(match[1]);
-  } else if (std::regex_search(k.name, match, legacy)) {
+  } else if (std::regex_search(k.name, match, legacy)) {  // strided operands: offsets computed per element
     vec = 1;
     per_thread = std::stoll(match[1]);
+    if (index_dims > 0) m.keys["index_dims"] = std::to_string(index_dims);
   } else if (k.name.find("unrolled_elementwise_kernel") != std::string::npos) {
     vec = 1;
   } else {
@@ -309,7 +332,7 @@ Mapping map_elementwise(const Kernel& k, Mapping m, bool copy_kernel) {
   // The innermost op that the table knows (copies also from cat, index_select, gather, embedding).
   for (auto it = k.ops.rbegin(); it != k.ops.rend(); ++it) {
     const CpuOp& op = *it;
-    std::int64_t elements = 0;
+    std::int64_t elements = 0, index_dims = 0;
     std::string synth, type, how;
     bool exact = false;
     if (op.name == "aten::cat") {
@@ -330,6 +353,7 @@ Mapping map_elementwise(const Kernel& k, Mapping m, bool copy_kernel) {
       std::size_t tensors = 0;
       const auto shape = broadcast_shape(op, tensors);
       elements = numel(shape);
+      index_dims = offset_dims(op, shape);
       synth = e->synth; exact = e->exact;
       type = arg_type(op, 0);
       // A binary op with one tensor (x + scalar) reads one array: the one-input cost class.
@@ -357,7 +381,7 @@ Mapping map_elementwise(const Kernel& k, Mapping m, bool copy_kernel) {
     m.synthesizer = "elementwise";
     m.keys = {{"op", synth}, {"elements", std::to_string(elements)}, {"dtype", dtype}};
     m.note = exact ? "from " + op.name : how;
-    elementwise_launch(k, elements, dtype == "fp32" ? 4 : 2, m);
+    elementwise_launch(k, elements, dtype == "fp32" ? 4 : 2, index_dims, m);
     return m;
   }
   return unmapped(m, fmt::format("launched by {}: no elementwise mapping for it", innermost_name(k)));

@@ -59,6 +59,11 @@ struct ElementwisePlan {
   OpKind op;
   OpDType type;
   std::uint32_t vec = 4, per_thread = 4;  // elements per vector access, elements per thread
+  std::uint32_t index_dims = 0;           // dimensions of the OffsetCalculator of a strided (broadcast) kernel
+  // Integer instructions per element to turn its linear index into the operands' offsets: per dimension an
+  // IntDivider divmod (IMAD.HI, IADD, SHF for the quotient, IMAD for the remainder) and an IMAD per operand
+  // (inputs and output) adding remainder x stride (OffsetCalculator.cuh, IntegerDivider.cuh).
+  std::uint32_t offset_insts() const { return index_dims * (4 + op.inputs + 1); }
   std::uint64_t elements = 0, full_blocks = 0;
   std::uint64_t block_work() const { return std::uint64_t{kThreads} * per_thread; }
   std::vector<std::uint64_t> in;  // input arrays
@@ -109,8 +114,14 @@ class ElementwiseWarp final : public WarpGenerator {
     }
     emit_pack(c, p.type, elems, values(0), packed(0));
   }
+  // The offsets of a strided kernel's elements: an independent integer chain per element, before its loads.
+  void emit_offsets(InstChunk& c, std::uint32_t elems) {
+    for (std::uint32_t i = 0; i < p_->offset_insts(); ++i)
+      for (std::uint32_t e = 0; e < elems; ++e) emit_alu(c, Opcode::IMAD, reg(values(0) + e), {p_->r_idx, reg(values(0) + e)});
+  }
   void emit_vector_block(InstChunk& c) {
     const ElementwisePlan& p = *p_;
+    emit_offsets(c, p.per_thread);
     const std::uint32_t vectors = p.per_thread / p.vec, lane_bytes = p.vec * p.type.bytes;
     const std::uint32_t vec_regs = packed_regs(p.type, p.vec);
     // Vector i of this warp: lanes on consecutive vectors, (i * 128 + warp * 32 + lane) * vec from the block start.
@@ -134,9 +145,10 @@ class ElementwiseWarp final : public WarpGenerator {
       const std::uint32_t mask = lanes_below(first);
       const std::uint32_t body = p.op.inputs + 1;  // loads + store; the math is emitted only for live lanes
       if (mask == 0) {
-        c.skip(body);
+        c.skip(body + p.offset_insts());
         continue;
       }
+      emit_offsets(c, 1);
       for (std::uint32_t a = 0; a < p.op.inputs; ++a)
         emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{p.in[a] + first * p.type.bytes, p.type.bytes, kWarpSize, 0},
                   mask, packed(a), 1, {reg(p.r_addr + a)});
@@ -171,6 +183,10 @@ std::unique_ptr<TraceSource> make_elementwise(const SynthArgs& args, const Confi
   if (!power_of_two(plan->per_thread) || plan->per_thread < plan->vec)
     throw InputError(fmt::format("elementwise key 'elements_per_thread': a power of two of at least vec ({}), got {}", plan->vec,
                                  plan->per_thread));
+  plan->index_dims = static_cast<std::uint32_t>(args.u64("index_dims"));
+  if (plan->index_dims > 0 && plan->vec != 1)
+    throw InputError(fmt::format("elementwise key 'index_dims': a strided (broadcast) kernel loads scalars; index_dims {} "
+                                 "needs vec 1, got vec {}", plan->index_dims, plan->vec));
   plan->full_blocks = plan->elements / plan->block_work();
   const std::uint64_t blocks = (plan->elements + plan->block_work() - 1) / plan->block_work();
   if (blocks > kMaxGridX)
@@ -219,7 +235,9 @@ SynthesizerInfo elementwise_synthesizer() {
       .uint("vec", "elements", 4, "elements per vector load and store (vectorized_elementwise_kernel's vec_size; 1: scalar, "
             "elementwise_kernel); at most 16 bytes", 1, 16)
       .uint("elements_per_thread", "elements", 4, "elements each thread handles: 128 x this per CTA (PyTorch 2.0-2.2: 4; "
-            "later: 8)", 1, kMaxElementsPerThread);
+            "later: 8)", 1, kMaxElementsPerThread)
+      .uint("index_dims", "dimensions", 0, "0: contiguous operands; n: a strided kernel (broadcast operands) whose "
+            "per-element offsets take an n-dimensional OffsetCalculator (elementwise_kernel<128, n>, vec 1)", 0, 25);
   declare_dtype(s);
   info.keys = s.params();
   info.factory = make_elementwise;
