@@ -385,6 +385,19 @@ TEST_CASE("ops: large reductions split across CTAs, outer reductions vectorize a
     CHECK(input_bytes == 4096 * 2048 * 2);
     CHECK(t.every_warp_ends_with_exit);
   }
+  SECTION("argmax over dim 0 of [64, 4096] bf16: (value, index) pairs of 4 outputs per thread, 64 B, in 16-byte pieces") {
+    const Totals t = synth_totals("reduction", {{"op", "argmax"}, {"dtype", "bf16"}, {"layout", "outer"}, {"outputs", "4096"},
+                                                {"inputs", "64"}}, true, h100);  // scan_kernel checks every access
+    std::uint64_t input_bytes = 0, read_twice = 0;
+    for (const auto& [address, times] : t.loaded_addresses) {
+      read_twice += times > 1;
+      if (address < 0x7f0000000000 + 4096 * 64 * 2) input_bytes += 8;
+    }
+    CHECK(read_twice == 0);
+    CHECK(input_bytes == 4096 * 64 * 2);
+    CHECK(t.global_store_bytes == 4096 * 8);  // int64 indices
+    CHECK(t.every_warp_ends_with_exit);
+  }
   SECTION("rows whose length is not a multiple of the vector: the tail read by single lanes, each element once") {
     const std::uint64_t rows = 5, cols = 4099;  // 1024 vectors of 4 and 3 elements per row
     const Totals t = synth_totals("reduction", {{"op", "max"}, {"dtype", "bf16"}, {"outputs", "5"}, {"inputs", "4099"}}, true, h100);
@@ -399,5 +412,7 @@ TEST_CASE("ops: large reductions split across CTAs, outer reductions vectorize a
     CHECK_THAT(synth_error("reduction", {{"op", "sum"}, {"outputs", "1"}, {"inputs", "0"}}), Contains("key 'inputs'"));
     CHECK_THAT(synth_error("reduction", {{"op", "sum"}, {"outputs", "1"}, {"inputs", "8"}, {"layout", "middle"}}),
                Contains("key 'layout'"));
+    CHECK_THAT(synth_error("reduction", {{"op", "sum"}, {"outputs", "1"}, {"inputs", "800"}, {"dtype", "fp32"}, {"input_vec_size", "8"}}),
+               Contains("key 'input_vec_size'") && Contains("16 bytes"));
   }
 }

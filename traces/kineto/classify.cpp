@@ -483,6 +483,11 @@ Mapping map_reduction(const Kernel& k, Mapping m) {
             {"inputs", std::to_string(inputs)}, {"dtype", dtype}};
   reduce_op_template(k.name, m.keys);
   m.note = "from " + op->name;
+  const std::int64_t element_bytes = dtype == "fp32" ? 4 : 2, widest = 16 / element_bytes;
+  if (m.keys.count("input_vec_size") && std::stoll(m.keys["input_vec_size"]) > widest) {  // loaded as 16-byte pieces
+    m.note += fmt::format("; input_vec_size {} taken as {} (16-byte loads)", m.keys["input_vec_size"], widest);
+    m.keys["input_vec_size"] = std::to_string(widest);
+  }
   if (k.name.find("reduce_kernel") == std::string::npos) {  // another library's reduction: PyTorch's kernel stands in
     m.status = MapStatus::Approx;
     m.note = op->name + " as PyTorch's reduce_kernel (the traced kernel is another implementation)";

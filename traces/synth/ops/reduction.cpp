@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -330,23 +331,37 @@ class ReductionWarp final : public PhasedWarp {
     emit_barrier(c);
     emit_alu(c, Opcode::ISETP, kPredicate, {p.r_tid});
     if (mask != 0) {
-      const std::uint32_t bytes = p.op.acc_bytes * p.launch.output_vec;
-      emit_load(c, Opcode::LDS, MemSpace::Shared, smem_lanes(partner_offset_bytes), mask, p.r_other, bytes / 4, {p.r_addr});
+      emit_partials(c, true, MemSpace::Shared, smem_slot(partner_offset_bytes), mask);
       for (std::uint32_t o = 0; o < p.launch.output_vec; ++o)
         emit_combine(c, p.op.combine, reg(p.r_acc + o * p.op.acc_regs), reg(p.r_other + o * p.op.acc_regs));
-      emit_store(c, Opcode::STS, MemSpace::Shared, smem_lanes(0), mask, {p.r_acc, p.r_addr});
+      emit_partials(c, false, MemSpace::Shared, smem_slot(0), mask);
     } else {
-      c.skip(2 + p.launch.output_vec * p.op.combine.total());
+      c.skip(2 * partial_accesses() + p.launch.output_vec * p.op.combine.total());
     }
     for (std::uint32_t i = 0; i < kStepControlInsts; ++i) emit_alu(c, Opcode::IMAD, p.r_count, {p.r_count});
   }
 
-  // This warp's slots of the CTA's shared buffer (thread t's partial at t * acc_bytes * output_vec), plus `offset`.
-  LaneRows smem_lanes(std::uint64_t offset) const {
+  // This warp's slots of the CTA's shared buffer: thread t's partial at t * acc_bytes * output_vec, plus `offset`.
+  std::uint64_t smem_slot(std::uint64_t offset) const { return std::uint64_t{warp_} * kWarpSize * partial_bytes() + offset; }
+  std::uint32_t partial_bytes() const { return p_->op.acc_bytes * p_->launch.output_vec; }
+
+  // Loads (into the scratch registers) or stores (from the accumulators) the lanes' partials, lane i's at
+  // base + i * partial_bytes(): one access when a partial fits a 16-byte access, else one access per 16 bytes of it
+  // (an argmax pair vector of an outer reduction: 64 B per thread).
+  void emit_partials(InstChunk& c, bool load, MemSpace space, std::uint64_t base, std::uint32_t mask) {
     const ReductionPlan& p = *p_;
-    const std::uint32_t bytes = p.op.acc_bytes * p.launch.output_vec;
-    return LaneRows{std::uint64_t{warp_} * kWarpSize * bytes + offset, bytes, kWarpSize, 0};
+    const std::uint32_t bytes = partial_bytes();
+    const Opcode op = space == MemSpace::Shared ? (load ? Opcode::LDS : Opcode::STS) : (load ? Opcode::LDG : Opcode::STG);
+    for (std::uint32_t at = 0; at < bytes; at += kVecBytes) {
+      const std::uint32_t piece = std::min(bytes - at, kVecBytes);
+      const LaneRows lanes = bytes <= kVecBytes ? LaneRows{base, bytes, kWarpSize, 0} : LaneRows{base + at, piece, 1, bytes};
+      if (load)
+        emit_load(c, op, space, lanes, mask, reg(p.r_other + at / 4), piece / 4, {p.r_addr});
+      else
+        emit_store(c, op, space, lanes, mask, {reg(p.r_acc + at / 4), p.r_addr});
+    }
   }
+  std::uint32_t partial_accesses() const { return (partial_bytes() + kVecBytes - 1) / kVecBytes; }
 
   void emit_block_reductions(InstChunk& c) {
     const ReductionPlan& p = *p_;
@@ -354,7 +369,7 @@ class ReductionWarp final : public PhasedWarp {
     const std::uint32_t bytes = p.op.acc_bytes * l.output_vec;
     const std::uint32_t row_bytes = l.block_width * bytes;
     if (l.block_y_reduce()) {  // block_y_reduce: a tree over threadIdx.y
-      emit_store(c, Opcode::STS, MemSpace::Shared, smem_lanes(0), kFullMask, {p.r_acc, p.r_addr});
+      emit_partials(c, false, MemSpace::Shared, smem_slot(0), kFullMask);
       for (std::uint32_t offset = l.block_height / 2; offset > 0; offset /= 2)
         emit_tree_level(c, lanes_where([](std::uint32_t, std::uint32_t y, std::uint32_t o) { return y < o; }, offset),
                         std::uint64_t{offset} * row_bytes);
@@ -362,7 +377,7 @@ class ReductionWarp final : public PhasedWarp {
     if (l.block_x_reduce()) {  // block_x_reduce: a tree over threadIdx.x down to a warp, then shuffles
       std::uint32_t dim_x = l.block_width;
       if (dim_x > kWarpSize) {
-        emit_store(c, Opcode::STS, MemSpace::Shared, smem_lanes(0), kFullMask, {p.r_acc, p.r_addr});
+        emit_partials(c, false, MemSpace::Shared, smem_slot(0), kFullMask);
         for (std::uint32_t offset = dim_x / 2; offset >= kWarpSize; offset /= 2)
           emit_tree_level(c, lanes_where([](std::uint32_t x, std::uint32_t, std::uint32_t o) { return x < o; }, offset),
                           std::uint64_t{offset} * bytes);
@@ -407,10 +422,10 @@ class ReductionWarp final : public PhasedWarp {
       // ctas_per_output - 1) reads the partials back and reduces them as above.
       const std::uint32_t bytes = p.op.acc_bytes * l.output_vec;
       if (storing != 0)
-        emit_store(c, Opcode::STG, MemSpace::Global,
-                   LaneRows{p.staging + (cta_x_ * l.ctas_per_output + cta_y_) * std::uint64_t{l.threads()} * bytes +
-                                std::uint64_t{warp_} * kWarpSize * bytes, bytes, kWarpSize, 0},
-                   storing, {p.r_acc, p.r_addr});
+        emit_partials(c, false, MemSpace::Global,
+                      p.staging + (cta_x_ * l.ctas_per_output + cta_y_) * std::uint64_t{l.threads()} * bytes +
+                          std::uint64_t{warp_} * kWarpSize * bytes,
+                      storing);
       emit_barrier(c);
       if (warp_ == 0) emit_load(c, Opcode::ATOMG, MemSpace::Global, LaneRows{p.semaphores + cta_x_ * 4, 4, kWarpSize, 0}, 1u, p.r_flag, 1, {p.r_addr});
       emit_barrier(c);
@@ -423,10 +438,10 @@ class ReductionWarp final : public PhasedWarp {
       const std::uint64_t readers = l.block_y_reduce() ? l.block_width : l.threads();
       const std::uint64_t rounds = div_up(l.ctas_per_output, readers);
       for (std::uint64_t r = 0; r < rounds; ++r) {
-        emit_load(c, Opcode::LDG, MemSpace::Global,
-                  LaneRows{p.staging + cta_x_ * l.ctas_per_output * std::uint64_t{l.threads()} * bytes + r * readers * bytes +
-                               std::uint64_t{warp_} * kWarpSize * bytes, bytes, kWarpSize, 0},
-                  kFullMask, p.r_other, bytes / 4, {p.r_addr});
+        emit_partials(c, true, MemSpace::Global,
+                      p.staging + cta_x_ * l.ctas_per_output * std::uint64_t{l.threads()} * bytes + r * readers * bytes +
+                          std::uint64_t{warp_} * kWarpSize * bytes,
+                      kFullMask);
         for (std::uint32_t o = 0; o < l.output_vec; ++o)
           emit_combine(c, p.op.combine, reg(p.r_acc + o * p.op.acc_regs), reg(p.r_other + o * p.op.acc_regs));
       }
@@ -435,9 +450,20 @@ class ReductionWarp final : public PhasedWarp {
     for (std::uint32_t i = 0; i < kEpilogueInsts; ++i) emit_alu(c, i % 3 == 0 ? Opcode::ISETP : Opcode::IADD3, p.r_count, {p.r_count});
     if (storing != 0) {
       if (p.op.project) emit_alu(c, Opcode::FMUL, p.r_acc, {p.r_acc});
-      emit_store(c, Opcode::STG, MemSpace::Global,
-                 lane_rows([&](std::uint32_t lane) { return p.out + output_[lane] * p.out_bytes; }, p.out_bytes * l.output_vec),
-                 storing, {p.r_acc, p.r_addr});
+      const auto address = [&](std::uint32_t lane) { return p.out + output_[lane] * p.out_bytes; };
+      const std::uint32_t bytes = p.out_bytes * l.output_vec;
+      if (bytes <= kVecBytes) {
+        emit_store(c, Opcode::STG, MemSpace::Global, lane_rows(address, bytes), storing, {p.r_acc, p.r_addr});
+      } else {  // a vector of int64 indices: 16 bytes per access, lane by lane
+        for (std::uint32_t at = 0; at < bytes; at += kVecBytes) {
+          std::array<std::int32_t, kWarpSize> offsets{};
+          for (std::uint32_t lane = 0; lane < kWarpSize; ++lane)
+            offsets[lane] = static_cast<std::int32_t>(address(lane) - address(0));
+          emit_store(c, Opcode::STG, MemSpace::Global, LaneRows{address(0) + at, kVecBytes, kWarpSize, 0}, storing,
+                     {reg(p.r_acc + at / 4), p.r_addr});
+          c.own_deltas(offsets);
+        }
+      }
     }
     c.emit(Opcode::EXIT);
   }
@@ -458,6 +484,9 @@ std::unique_ptr<TraceSource> make_reduction(const SynthArgs& args, const Config&
   const std::uint64_t outputs = args.u64("outputs"), inputs = args.u64("inputs");
   const auto vt0 = static_cast<std::uint32_t>(args.u64("vt0"));
   const auto input_vec = static_cast<std::uint32_t>(args.u64("input_vec_size"));
+  if (input_vec * p.type.bytes > kVecBytes)
+    throw InputError(fmt::format("reduction key 'input_vec_size': a vector load of at most {} bytes, got {} {} elements ({} bytes)",
+                                 kVecBytes, input_vec, p.type.name, input_vec * p.type.bytes));
   const Params& sm = config.section("sm");
   p.launch = plan_launch(inner, outputs, inputs, vt0, input_vec, sm.u64("count"), sm.u64("max_threads"));
   const ReduceLaunch& l = p.launch;
