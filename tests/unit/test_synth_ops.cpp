@@ -102,6 +102,19 @@ std::string synth_error(const std::string& kind, const std::map<std::string, std
   return "no error";
 }
 
+// Addresses loaded by more than one lane-access, and the lane-accesses of the first array (the operator's input,
+// at the start of the layout) below `end` bytes into it.
+std::uint64_t addresses_read_twice(const Totals& t) {
+  std::uint64_t n = 0;
+  for (const auto& [address, times] : t.loaded_addresses) n += times > 1;
+  return n;
+}
+std::uint64_t input_lane_reads(const Totals& t, std::uint64_t end) {
+  std::uint64_t n = 0;
+  for (const auto& [address, times] : t.loaded_addresses) n += address < 0x7f0000000000 + end ? times : 0;
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("ops: the operator kinds are registered", "[synth][ops]") {
@@ -138,9 +151,7 @@ TEST_CASE("ops: elementwise data volume, grid and per-element work", "[synth][op
     CHECK(t.n(Opcode::LDG) == 3 * 4 * 2);  // per warp one vector per input
     CHECK(t.global_load_bytes == 2 * n * 2);
     CHECK(t.stored_addresses.size() == n / 8);
-    std::uint64_t read_twice = 0;
-    for (const auto& [address, times] : t.loaded_addresses) read_twice += times > 1;
-    CHECK(read_twice == 0);
+    CHECK(addresses_read_twice(t) == 0);
     t = synth_totals("elementwise", {{"op", "relu"}, {"elements", std::to_string(n + 5)}, {"dtype", "fp32"}, {"vec", "4"},
                                      {"elements_per_thread", "8"}});
     CHECK(t.info.grid == Dim3{4, 1, 1});  // 3 full blocks and a tail of 5
@@ -320,9 +331,7 @@ TEST_CASE("ops: reduction launches as the captured reduce_kernel launches", "[sy
     CHECK(t.info.shared_mem_bytes == k.smem);
     const std::uint32_t bytes = std::string(k.dtype) == "fp32" ? 4 : 2;
     CHECK(t.global_load_bytes == k.outputs * k.inputs * bytes);  // every element once ...
-    std::uint64_t read_twice = 0;  // ... by one lane each
-    for (const auto& [address, times] : t.loaded_addresses) read_twice += times > 1;
-    CHECK(read_twice == 0);
+    CHECK(addresses_read_twice(t) == 0);  // ... by one lane each
     const std::uint32_t out_bytes = std::string(k.op) == "argmax" ? 8 : bytes;
     CHECK(t.global_store_bytes == k.outputs * out_bytes);       // one result per output
     if (k.outputs * k.inputs <= (1u << 20)) CHECK(t.stored_addresses.size() == k.outputs);
@@ -361,13 +370,8 @@ TEST_CASE("ops: large reductions split across CTAs, outer reductions vectorize a
     CHECK(ctas <= 132 * (2048 / 512));
     // The input once; each CTA's partial (thread 0 after the block reduction) written to the staging buffer and read
     // back by the last CTA, which writes the result.
-    std::uint64_t input_loads = 0, read_twice = 0;
-    for (const auto& [address, times] : t.loaded_addresses) {
-      read_twice += times > 1;
-      if (address < 0x7f0000000000 + n * 4) input_loads += 1;
-    }
-    CHECK(read_twice == 0);
-    CHECK(input_loads == n / 4);  // 16-byte vectors
+    CHECK(addresses_read_twice(t) == 0);
+    CHECK(input_lane_reads(t, n * 4) == n / 4);  // 16-byte vectors
     CHECK(t.n(Opcode::ATOMG) == ctas);  // one semaphore increment per CTA
     CHECK(t.global_store_bytes == ctas * 4 + 4);
   }
@@ -376,34 +380,22 @@ TEST_CASE("ops: large reductions split across CTAs, outer reductions vectorize a
                                                 {"inputs", "2048"}}, true, h100);
     CHECK(t.info.block.x * t.info.block.y == 128);  // 512 threads / output_vec_size 4
     CHECK(t.info.block.x == 32);
-    std::uint64_t input_bytes = 0, read_twice = 0;
-    for (const auto& [address, times] : t.loaded_addresses) {
-      read_twice += times > 1;
-      if (address < 0x7f0000000000 + 4096 * 2048 * 2) input_bytes += 8;
-    }
-    CHECK(read_twice == 0);
-    CHECK(input_bytes == 4096 * 2048 * 2);
+    CHECK(addresses_read_twice(t) == 0);
+    CHECK(input_lane_reads(t, 4096 * 2048 * 2) * 8 == 4096 * 2048 * 2);  // 4-element bf16 vectors
     CHECK(t.every_warp_ends_with_exit);
   }
   SECTION("argmax over dim 0 of [64, 4096] bf16: (value, index) pairs of 4 outputs per thread, 64 B, in 16-byte pieces") {
     const Totals t = synth_totals("reduction", {{"op", "argmax"}, {"dtype", "bf16"}, {"layout", "outer"}, {"outputs", "4096"},
                                                 {"inputs", "64"}}, true, h100);  // scan_kernel checks every access
-    std::uint64_t input_bytes = 0, read_twice = 0;
-    for (const auto& [address, times] : t.loaded_addresses) {
-      read_twice += times > 1;
-      if (address < 0x7f0000000000 + 4096 * 64 * 2) input_bytes += 8;
-    }
-    CHECK(read_twice == 0);
-    CHECK(input_bytes == 4096 * 64 * 2);
+    CHECK(addresses_read_twice(t) == 0);
+    CHECK(input_lane_reads(t, 4096 * 64 * 2) * 8 == 4096 * 64 * 2);
     CHECK(t.global_store_bytes == 4096 * 8);  // int64 indices
     CHECK(t.every_warp_ends_with_exit);
   }
   SECTION("rows whose length is not a multiple of the vector: the tail read by single lanes, each element once") {
     const std::uint64_t rows = 5, cols = 4099;  // 1024 vectors of 4 and 3 elements per row
     const Totals t = synth_totals("reduction", {{"op", "max"}, {"dtype", "bf16"}, {"outputs", "5"}, {"inputs", "4099"}}, true, h100);
-    std::uint64_t read_twice = 0;
-    for (const auto& [address, times] : t.loaded_addresses) read_twice += times > 1;
-    CHECK(read_twice == 0);
+    CHECK(addresses_read_twice(t) == 0);
     CHECK(t.global_load_bytes == rows * cols * 2);
     CHECK(t.stored_addresses.size() == rows);
   }
