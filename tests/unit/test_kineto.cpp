@@ -326,6 +326,20 @@ TEST_CASE("kineto: reductions map onto the reduction synthesizer with their layo
   CHECK(m.keys.at("outputs") == "1");
   CHECK(m.keys.at("inputs") == "64000");
   CHECK(m.keys.at("op") == "max");
+  // sum(self, dtype) reduces everything; max along a dim gives values and indices: argmax's pairs, said so.
+  m = classify_one(one_kernel("void at::native::reduce_kernel<512, 1, ReduceOp<float, func_wrapper_t<float, sum>>>", "aten::sum",
+                              {{8, 4096}, {}}, {"float", "ScalarType"}, {"", "6"}));
+  CHECK(m.keys.at("outputs") == "1");
+  CHECK(m.keys.at("inputs") == "32768");
+  m = classify_one(one_kernel("void at::native::reduce_kernel<512, 1, ReduceOp<float, MaxOps<float>>>", "aten::max",
+                              {{8, 4096}, {}, {}}, {"float", "Scalar", "Scalar"}, {"", "-1", "False"}));
+  CHECK(m.status == MapStatus::Approx);
+  CHECK(m.keys.at("op") == "argmax");
+  CHECK(m.keys.at("outputs") == "8");
+  // A dim beyond int64 is one unmapped row, not a failure of the import.
+  m = classify_one(one_kernel("void at::native::reduce_kernel<512, 1, ReduceOp<float, MeanOps<float>>>", "aten::mean",
+                              {{8, 4096}, {}, {}, {}}, {"float", "ScalarList", "Scalar", ""}, {"", "[99999999999999999999999]", "False", ""}));
+  CHECK(m.status == MapStatus::Unmapped);
   // An integer or bool reduction (all, any) is said so.
   m = classify_one(one_kernel("void at::native::reduce_kernel<512, 1, ReduceOp<bool, func_wrapper_t<bool, and_kernel_cuda>>>",
                               "aten::sum", {{128}, {}, {}}, {"long int", "ScalarList", "Scalar"}, {"", "[]", "False"}));

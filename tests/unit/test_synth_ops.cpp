@@ -372,6 +372,7 @@ TEST_CASE("ops: large reductions split across CTAs, outer reductions vectorize a
     // back by the last CTA, which writes the result.
     CHECK(addresses_read_twice(t) == 0);
     CHECK(input_lane_reads(t, n * 4) == n / 4);  // 16-byte vectors
+    CHECK(t.loaded_addresses.size() == n / 4 + ctas);  // and each CTA's partial, read back once by the last CTA
     CHECK(t.n(Opcode::ATOMG) == ctas);  // one semaphore increment per CTA
     CHECK(t.global_store_bytes == ctas * 4 + 4);
   }
@@ -391,6 +392,17 @@ TEST_CASE("ops: large reductions split across CTAs, outer reductions vectorize a
     CHECK(input_lane_reads(t, 4096 * 64 * 2) * 8 == 4096 * 64 * 2);
     CHECK(t.global_store_bytes == 4096 * 8);  // int64 indices
     CHECK(t.every_warp_ends_with_exit);
+  }
+  SECTION("blocks of fewer than 32 threads: the lanes past the block do nothing") {
+    for (const auto& [outputs, inputs] : {std::pair{3, 4}, std::pair{6, 2}, std::pair{5, 3}}) {
+      INFO(outputs << " outputs x " << inputs << " inputs");
+      const Totals t = synth_totals("reduction", {{"op", "sum"}, {"dtype", "fp32"}, {"outputs", std::to_string(outputs)},
+                                                  {"inputs", std::to_string(inputs)}}, true, h100);
+      CHECK(t.info.block.x * t.info.block.y < 32);
+      CHECK(addresses_read_twice(t) == 0);
+      CHECK(t.global_load_bytes == std::uint64_t(outputs * inputs * 4));
+      CHECK(t.stored_addresses.size() == std::uint64_t(outputs));
+    }
   }
   SECTION("rows whose length is not a multiple of the vector: the tail read by single lanes, each element once") {
     const std::uint64_t rows = 5, cols = 4099;  // 1024 vectors of 4 and 3 elements per row

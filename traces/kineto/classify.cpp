@@ -297,7 +297,7 @@ constexpr ElementwiseOp kElementwiseOps[] = {
 // thread are what the captured grid gives (128 x that per CTA; 4 up to PyTorch 2.2, 8 since). Other kernels (copies
 // of cat, index_select, conversions) keep the synthesizer's defaults.
 void elementwise_launch(const Kernel& k, std::int64_t elements, std::int64_t element_bytes, std::int64_t index_dims, Mapping& m) {
-  static const std::regex vectorized("vectorized_elementwise_kernel<([0-9]+),"), legacy("[^_]elementwise_kernel<128, ([0-9]+),");
+  static const std::regex vectorized("vectorized_elementwise_kernel<([0-9]{1,3}),"), legacy("[^_]elementwise_kernel<128, ([0-9]{1,3}),");
   std::smatch match;
   std::int64_t vec = 0, per_thread = 0;
   if (std::regex_search(k.name, match, vectorized)) {
@@ -305,7 +305,6 @@ void elementwise_launch(const Kernel& k, std::int64_t elements, std::int64_t ele
   } else if (std::regex_search(k.name, match, legacy)) {  // strided operands: offsets computed per element
     vec = 1;
     per_thread = std::stoll(match[1]);
-    if (index_dims > 0) m.keys["index_dims"] = std::to_string(index_dims);
   } else if (k.name.find("unrolled_elementwise_kernel") != std::string::npos) {
     vec = 1;
   } else {
@@ -325,6 +324,8 @@ void elementwise_launch(const Kernel& k, std::int64_t elements, std::int64_t ele
   }
   m.keys["vec"] = std::to_string(vec);
   m.keys["elements_per_thread"] = std::to_string(std::max(per_thread, vec));
+  const bool strided = vec == 1 && k.name.find("unrolled_elementwise_kernel") == std::string::npos;
+  if (strided && index_dims > 0) m.keys["index_dims"] = std::to_string(index_dims);
 }
 
 Mapping map_elementwise(const Kernel& k, Mapping m, bool copy_kernel) {
@@ -433,7 +434,9 @@ void reduce_op_template(const std::string& name, std::map<std::string, std::stri
     if (ch != ' ') arg += ch;
   }
   top.push_back(arg);
-  auto integer = [](const std::string& t) { return !t.empty() && t.find_first_not_of("0123456789") == std::string::npos; };
+  auto integer = [](const std::string& t) {
+    return !t.empty() && t.size() <= 3 && t.find_first_not_of("0123456789") == std::string::npos;
+  };
   if (top.size() >= 6 && integer(top[4]) && integer(top[5])) {
     keys["vt0"] = top[4];
     keys["input_vec_size"] = top[5];
@@ -452,8 +455,16 @@ Mapping map_reduction(const Kernel& k, Mapping m) {
   if (!op) return unmapped(m, no_shapes(k, "aten::sum/mean/amax/amin/max/min/argmax/argmin"));
   const auto& x = arg_dims(*op, 0);
   const std::string dtype = float_dtype(arg_type(*op, 0));
+  // The dims argument: a list or an int (sum/mean's dtype-only overload, aten::sum(self, dtype), reduces all).
+  const std::string dim_type = arg_type(*op, 1);
+  const bool has_dims = dim_type == "ScalarList" || dim_type == "Scalar" || dim_type.empty();
   bool all = true;
-  std::vector<std::int64_t> reduced = dim_list(arg_value(*op, 1), all);
+  std::vector<std::int64_t> reduced;
+  try {
+    if (has_dims) reduced = dim_list(arg_value(*op, 1), all);
+  } catch (const std::out_of_range&) {
+    return unmapped(m, fmt::format("{}: dim argument '{}' out of range", op->name, arg_value(*op, 1)));
+  }
   const auto rank = static_cast<std::int64_t>(x.size());
   std::vector<bool> is_reduced(x.size(), all);
   for (std::int64_t d : reduced) {
@@ -473,13 +484,16 @@ Mapping map_reduction(const Kernel& k, Mapping m) {
   m.shape = fmt::format("{} dim {} {}", dims_text(x), all ? "all" : arg_value(*op, 1), dtype.empty() ? arg_type(*op, 0) : dtype);
   if (dtype.empty()) return unmapped(m, fmt::format("{}: type '{}' not synthesized (fp16, bf16, fp32)", op->name, arg_type(*op, 0)));
   if (x.empty() || inputs * outputs < 1) return unmapped(m, fmt::format("{}: no elements in input {}", op->name, dims_text(x)));
-  const bool inner = pattern == "r" || pattern == "kr" || pattern.empty();
+  const bool inner = pattern == "r" || pattern == "kr" || pattern == "k" || pattern.empty();
   if (!inner && pattern != "rk")
     return unmapped(m, fmt::format("{}: reduces dims {} of {}: neither the trailing nor the leading ones (a strided reduction "
                                    "the reduction synthesizer does not build)", op->name, arg_value(*op, 1), dims_text(x)));
+  // max/min along a dim return the values and their indices: MaxOps/MinOps over (value, index) pairs, argmax's cost.
+  const bool with_indices = (op->name == "aten::max" || op->name == "aten::min") && !all;
   m.status = MapStatus::Mapped;
   m.synthesizer = "reduction";
-  m.keys = {{"op", kind->synth}, {"layout", inner ? "inner" : "outer"}, {"outputs", std::to_string(outputs)},
+  m.keys = {{"op", with_indices ? (op->name == "aten::max" ? "argmax" : "argmin") : kind->synth},
+            {"layout", inner ? "inner" : "outer"}, {"outputs", std::to_string(outputs)},
             {"inputs", std::to_string(inputs)}, {"dtype", dtype}};
   reduce_op_template(k.name, m.keys);
   m.note = "from " + op->name;
@@ -487,6 +501,10 @@ Mapping map_reduction(const Kernel& k, Mapping m) {
   if (m.keys.count("input_vec_size") && std::stoll(m.keys["input_vec_size"]) > widest) {  // loaded as 16-byte pieces
     m.note += fmt::format("; input_vec_size {} taken as {} (16-byte loads)", m.keys["input_vec_size"], widest);
     m.keys["input_vec_size"] = std::to_string(widest);
+  }
+  if (with_indices) {
+    m.status = MapStatus::Approx;
+    m.note = op->name + " along a dim (values and indices) as " + m.keys["op"] + ": the same (value, index) pairs, one output";
   }
   if (k.name.find("reduce_kernel") == std::string::npos) {  // another library's reduction: PyTorch's kernel stands in
     m.status = MapStatus::Approx;

@@ -66,6 +66,7 @@ struct ElementwisePlan {
   std::uint32_t offset_insts() const { return index_dims * (4 + op.inputs + 1); }
   std::uint64_t elements = 0, full_blocks = 0;
   std::uint64_t block_work() const { return std::uint64_t{kThreads} * per_thread; }
+  std::uint32_t packed_regs_per_input() const { return per_thread / vec * packed_regs(type, vec); }
   std::vector<std::uint64_t> in;  // input arrays
   std::uint64_t out = 0;
   std::uint16_t r_tid = 0, r_cta = 0, r_idx = 0, r_addr = 0, r_packed = 0, r_values = 0;
@@ -94,17 +95,20 @@ class ElementwiseWarp final : public WarpGenerator {
   }
 
  private:
-  // A thread's elements of input `input` (packed as loaded, then as fp32 values).
-  std::uint16_t packed(std::uint32_t input) const {
-    return reg(p_->r_packed + input * packed_regs(p_->type, p_->per_thread));
-  }
+  // A thread's elements of input `input` (packed as loaded: vector after vector, each in packed_regs(vec)
+  // registers, so a 16-bit scalar takes a whole register; then as fp32 values, one register each).
+  std::uint16_t packed(std::uint32_t input) const { return reg(p_->r_packed + input * p_->packed_regs_per_input()); }
   std::uint16_t values(std::uint32_t input) const {
     return p_->type.is_16bit() ? reg(p_->r_values + input * p_->per_thread) : packed(input);
   }
   // The math on `elems` elements of each input (already in fp32 registers), result in values(0).
+  // `elems` is a whole number of vectors, or one scalar (the tail).
   void emit_elements(InstChunk& c, std::uint32_t elems) {
     const ElementwisePlan& p = *p_;
-    for (std::uint32_t a = 0; a < p.op.inputs; ++a) emit_unpack(c, p.type, elems, packed(a), values(a));
+    const std::uint32_t per_vector = std::min(elems, p.vec), vec_regs = packed_regs(p.type, per_vector);
+    for (std::uint32_t a = 0; a < p.op.inputs; ++a)
+      for (std::uint32_t i = 0; i * per_vector < elems; ++i)
+        emit_unpack(c, p.type, per_vector, reg(packed(a) + i * vec_regs), reg(values(a) + i * per_vector));
     for (std::uint32_t e = 0; e < elems; ++e) {
       const std::uint16_t v = reg(values(0) + e);
       if (p.op.inputs == 2)
@@ -112,12 +116,17 @@ class ElementwiseWarp final : public WarpGenerator {
       else
         emit_math(c, p.op.per_element, v);
     }
-    emit_pack(c, p.type, elems, values(0), packed(0));
+    for (std::uint32_t i = 0; i * per_vector < elems; ++i)
+      emit_pack(c, p.type, per_vector, reg(values(0) + i * per_vector), reg(packed(0) + i * vec_regs));
   }
   // The offsets of a strided kernel's elements: an independent integer chain per element, before its loads.
   void emit_offsets(InstChunk& c, std::uint32_t elems) {
     for (std::uint32_t i = 0; i < p_->offset_insts(); ++i)
       for (std::uint32_t e = 0; e < elems; ++e) emit_alu(c, Opcode::IMAD, reg(values(0) + e), {p_->r_idx, reg(values(0) + e)});
+  }
+  // The address register of input `a`'s element `e`: a strided kernel's is the element's offset chain.
+  std::uint16_t address(std::uint32_t a, std::uint32_t e) const {
+    return p_->index_dims > 0 ? reg(values(0) + e) : reg(p_->r_addr + a);
   }
   void emit_vector_block(InstChunk& c) {
     const ElementwisePlan& p = *p_;
@@ -131,7 +140,7 @@ class ElementwiseWarp final : public WarpGenerator {
     for (std::uint32_t i = 0; i < vectors; ++i)
       for (std::uint32_t a = 0; a < p.op.inputs; ++a)
         emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{p.in[a] + first(i) * p.type.bytes, lane_bytes, kWarpSize, 0},
-                  kFullMask, reg(packed(a) + i * vec_regs), vec_regs, {reg(p.r_addr + a)});
+                  kFullMask, reg(packed(a) + i * vec_regs), vec_regs, {address(a, i * p.vec)});
     emit_elements(c, p.per_thread);
     for (std::uint32_t i = 0; i < vectors; ++i)
       emit_store(c, Opcode::STG, MemSpace::Global, LaneRows{p.out + first(i) * p.type.bytes, lane_bytes, kWarpSize, 0},
@@ -151,7 +160,7 @@ class ElementwiseWarp final : public WarpGenerator {
       emit_offsets(c, 1);
       for (std::uint32_t a = 0; a < p.op.inputs; ++a)
         emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{p.in[a] + first * p.type.bytes, p.type.bytes, kWarpSize, 0},
-                  mask, packed(a), 1, {reg(p.r_addr + a)});
+                  mask, packed(a), 1, {address(a, 0)});
       emit_elements(c, 1);
       emit_store(c, Opcode::STG, MemSpace::Global, LaneRows{p.out + first * p.type.bytes, p.type.bytes, kWarpSize, 0},
                  mask, {packed(0), reg(p.r_addr + p.op.inputs)});
@@ -200,7 +209,7 @@ std::unique_ptr<TraceSource> make_elementwise(const SynthArgs& args, const Confi
   plan->r_cta = regs.take();
   plan->r_idx = regs.take();
   plan->r_addr = regs.take(plan->op.inputs + 1);
-  plan->r_packed = regs.take(plan->op.inputs * packed_regs(plan->type, plan->per_thread));
+  plan->r_packed = regs.take(plan->op.inputs * plan->packed_regs_per_input());
   plan->r_values = regs.take(plan->op.inputs * plan->per_thread);
 
   GeneratedKernelSpec spec;

@@ -174,6 +174,9 @@ struct ReductionPlan {
   // Elements per load and loads per loop iteration: input_vec x 1 (vectorized inner), output_vec x vt0 (others).
   std::uint32_t load_elems() const { return launch.vectorize_input ? launch.input_vec : launch.output_vec; }
   std::uint32_t loads_per_iteration() const { return launch.vectorize_input ? 1 : launch.vt0; }
+  // Registers of one output's partial in the scratch registers: as loaded from shared memory (acc_bytes) or
+  // shuffled (acc_regs), whichever is more.
+  std::uint32_t other_stride() const { return std::max(op.acc_regs, op.acc_bytes / 4); }
   // Accumulators per thread: one per vector element (vectorized), else vt0 per output of its vector.
   std::uint32_t accumulators() const { return launch.vectorize_input ? launch.input_vec : launch.vt0 * launch.output_vec; }
 };
@@ -191,7 +194,8 @@ class ReductionWarp final : public PhasedWarp {
       const std::uint64_t input = x_[lane] * l.input_mult[0] + y_[lane] * l.input_mult[1] + cta_y_ * l.input_mult[2];
       output_[lane] = output;
       input_[lane] = input;
-      values_[lane] = output < l.outputs ? thread_values(input) : 0;
+      live_[lane] = t < l.threads() && output < l.outputs;  // a block of fewer than 32 threads leaves lanes empty
+      values_[lane] = live_[lane] ? thread_values(input) : 0;
     }
     std::uint64_t most = 0;
     for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) most = std::max(most, values_[lane]);
@@ -297,7 +301,7 @@ class ReductionWarp final : public PhasedWarp {
     if (tail == 0) return;
     std::uint32_t mask = 0;
     for (std::uint32_t lane = 0; lane < kWarpSize; ++lane)
-      if (output_[lane] < l.outputs && x_[lane] < tail && (!l.block_y_reduce() || y_[lane] == 0) && cta_y_ == 0) mask |= 1u << lane;
+      if (live_[lane] && x_[lane] < tail && (!l.block_y_reduce() || y_[lane] == 0) && cta_y_ == 0) mask |= 1u << lane;
     if (mask == 0) {
       c.skip(2 + p.op.per_element.total() + (p.type.is_16bit() ? 1 : 0));
       return;
@@ -314,13 +318,13 @@ class ReductionWarp final : public PhasedWarp {
   // acc = op(acc, other): `cost` as a chain on the accumulator's first register, reading `other`.
   void emit_combine(InstChunk& c, const MathCost& cost, std::uint16_t acc, std::uint16_t other) {
     for (std::uint32_t i = 0; i < cost.fp32; ++i) emit_alu(c, Opcode::FADD, acc, {acc, other});
-    for (std::uint32_t i = 0; i < cost.int_; ++i) emit_alu(c, Opcode::IADD3, reg(acc + 1 + i % 2), {acc, reg(other + 1)});
+    for (std::uint32_t i = 0; i < cost.int_; ++i) emit_alu(c, Opcode::IADD3, reg(acc + 1 + i % 2), {acc, other});
   }
 
   std::uint32_t lanes_where(bool (*keep)(std::uint32_t, std::uint32_t, std::uint32_t), std::uint32_t a) const {
     std::uint32_t mask = 0;
     for (std::uint32_t lane = 0; lane < kWarpSize; ++lane)
-      if (keep(x_[lane], y_[lane], a)) mask |= 1u << lane;
+      if (warp_ * kWarpSize + lane < p_->launch.threads() && keep(x_[lane], y_[lane], a)) mask |= 1u << lane;
     return mask;
   }
 
@@ -333,7 +337,7 @@ class ReductionWarp final : public PhasedWarp {
     if (mask != 0) {
       emit_partials(c, true, MemSpace::Shared, smem_slot(partner_offset_bytes), mask);
       for (std::uint32_t o = 0; o < p.launch.output_vec; ++o)
-        emit_combine(c, p.op.combine, reg(p.r_acc + o * p.op.acc_regs), reg(p.r_other + o * p.op.acc_regs));
+        emit_combine(c, p.op.combine, reg(p.r_acc + o * p.op.acc_regs), reg(p.r_other + o * p.other_stride()));
       emit_partials(c, false, MemSpace::Shared, smem_slot(0), mask);
     } else {
       c.skip(2 * partial_accesses() + p.launch.output_vec * p.op.combine.total());
@@ -385,13 +389,22 @@ class ReductionWarp final : public PhasedWarp {
       }
       emit_barrier(c);
       for (std::uint32_t offset = 1; offset < dim_x; offset *= 2) {
-        for (std::uint32_t r = 0; r < l.output_vec * p.op.acc_regs; ++r)
-          emit_alu(c, Opcode::SHFL, reg(p.r_other + r), {reg(p.r_acc + r)});
         for (std::uint32_t o = 0; o < l.output_vec; ++o)
-          emit_combine(c, p.op.combine, reg(p.r_acc + o * p.op.acc_regs), reg(p.r_other + o * p.op.acc_regs));
+          for (std::uint32_t r = 0; r < p.op.acc_regs; ++r)
+            emit_alu(c, Opcode::SHFL, reg(p.r_other + o * p.other_stride() + r), {reg(p.r_acc + o * p.op.acc_regs + r)});
+        for (std::uint32_t o = 0; o < l.output_vec; ++o)
+          emit_combine(c, p.op.combine, reg(p.r_acc + o * p.op.acc_regs), reg(p.r_other + o * p.other_stride()));
         for (std::uint32_t i = 0; i < kStepControlInsts; ++i) emit_alu(c, Opcode::IMAD, p.r_count, {p.r_count});
       }
     }
+  }
+
+  // PyTorch's staging_memory_offset: the slot of CTA `cta2`'s partial for this CTA's outputs; without a block.x
+  // reduction one per threadIdx.x (lanes on consecutive slots, `x` the warp's first lane's).
+  std::uint64_t staging_slot(std::uint64_t cta2, std::uint64_t x) const {
+    const ReduceLaunch& l = p_->launch;
+    const std::uint64_t slot = cta2 + cta_x_ * l.ctas_per_output;
+    return l.block_x_reduce() ? slot : x + slot * l.block_width;
   }
 
   // Threads that hold a finished partial: threadIdx.x == 0 after a block.x reduction, threadIdx.y == 0 after a
@@ -400,7 +413,7 @@ class ReductionWarp final : public PhasedWarp {
     const ReduceLaunch& l = p_->launch;
     std::uint32_t mask = 0;
     for (std::uint32_t lane = 0; lane < kWarpSize; ++lane)
-      if (output_[lane] < l.outputs && (!l.block_x_reduce() || x_[lane] == 0) && (!l.block_y_reduce() || y_[lane] == 0))
+      if (live_[lane] && (!l.block_x_reduce() || x_[lane] == 0) && (!l.block_y_reduce() || y_[lane] == 0))
         mask |= 1u << lane;
     return mask;
   }
@@ -422,10 +435,7 @@ class ReductionWarp final : public PhasedWarp {
       // ctas_per_output - 1) reads the partials back and reduces them as above.
       const std::uint32_t bytes = p.op.acc_bytes * l.output_vec;
       if (storing != 0)
-        emit_partials(c, false, MemSpace::Global,
-                      p.staging + (cta_x_ * l.ctas_per_output + cta_y_) * std::uint64_t{l.threads()} * bytes +
-                          std::uint64_t{warp_} * kWarpSize * bytes,
-                      storing);
+        emit_partials(c, false, MemSpace::Global, p.staging + staging_slot(cta_y_, x_[0]) * bytes, storing);
       emit_barrier(c);
       if (warp_ == 0) emit_load(c, Opcode::ATOMG, MemSpace::Global, LaneRows{p.semaphores + cta_x_ * 4, 4, kWarpSize, 0}, 1u, p.r_flag, 1, {p.r_addr});
       emit_barrier(c);
@@ -434,16 +444,20 @@ class ReductionWarp final : public PhasedWarp {
         c.emit(Opcode::EXIT);
         return;
       }
-      // The last CTA: every thread reads partials ctas_per_output apart ... (one load per thread per round).
-      const std::uint64_t readers = l.block_y_reduce() ? l.block_width : l.threads();
-      const std::uint64_t rounds = div_up(l.ctas_per_output, readers);
-      for (std::uint64_t r = 0; r < rounds; ++r) {
-        emit_partials(c, true, MemSpace::Global,
-                      p.staging + cta_x_ * l.ctas_per_output * std::uint64_t{l.threads()} * bytes + r * readers * bytes +
-                          std::uint64_t{warp_} * kWarpSize * bytes,
-                      kFullMask);
+      // The last CTA reads the partials back: after a block.x reduction thread t reads CTA partials t, t + threads,
+      // ...; otherwise threadIdx.y = r reads CTA r's partials (r + block.y, ...) of its threadIdx.x's outputs.
+      const std::uint64_t readers = l.block_x_reduce() ? l.threads() : l.block_height;
+      for (std::uint64_t round = 0; round * readers < l.ctas_per_output; ++round) {
+        std::uint32_t mask = 0;
+        for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) {
+          const std::uint64_t reader = l.block_x_reduce() ? warp_ * kWarpSize + lane : y_[lane];
+          if (warp_ * kWarpSize + lane < l.threads() && round * readers + reader < l.ctas_per_output) mask |= 1u << lane;
+        }
+        const std::uint64_t first = l.block_x_reduce() ? round * readers + warp_ * kWarpSize : round * readers + y_[0];
+        if (mask != 0)
+          emit_partials(c, true, MemSpace::Global, p.staging + staging_slot(first, x_[0]) * bytes, mask);
         for (std::uint32_t o = 0; o < l.output_vec; ++o)
-          emit_combine(c, p.op.combine, reg(p.r_acc + o * p.op.acc_regs), reg(p.r_other + o * p.op.acc_regs));
+          emit_combine(c, p.op.combine, reg(p.r_acc + o * p.op.acc_regs), reg(p.r_other + o * p.other_stride()));
       }
       emit_block_reductions(c);
     }
@@ -473,6 +487,7 @@ class ReductionWarp final : public PhasedWarp {
   std::uint32_t warp_;
   std::uint32_t x_[kWarpSize] = {}, y_[kWarpSize] = {};
   std::uint64_t output_[kWarpSize] = {}, input_[kWarpSize] = {}, values_[kWarpSize] = {};
+  bool live_[kWarpSize] = {};  // a thread of the block with an output
 };
 
 std::unique_ptr<TraceSource> make_reduction(const SynthArgs& args, const Config& config) {
@@ -508,10 +523,13 @@ std::unique_ptr<TraceSource> make_reduction(const SynthArgs& args, const Config&
   p.r_count = regs.take();
   p.r_flag = regs.take();
   p.r_acc = regs.take(p.accumulators() * p.op.acc_regs);
-  p.r_other = regs.take(std::max(p.op.acc_regs, p.op.acc_bytes / 4) * l.output_vec);
+  p.r_other = regs.take(p.other_stride() * l.output_vec);
   p.r_vec = regs.take(p.loads_per_iteration() * packed_regs(p.type, p.load_elems()));
   p.r_vals = regs.take(p.load_elems());
 
+  if (regs.used() >= kPredicate)
+    throw InputError(fmt::format("reduction of {} with vt0 {}: {} registers per thread exceed what a thread has (at most {})",
+                                 p.op.name, vt0, regs.used(), kPredicate));
   GeneratedKernelSpec spec;
   spec.info.name = fmt::format("warpsim_reduce_{}_{}_{} ({} outputs x {} inputs)", p.op.name, inner ? "inner" : "outer",
                                p.type.name, outputs, inputs);
