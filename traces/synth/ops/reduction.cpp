@@ -3,14 +3,14 @@
 // contiguous trailing elements of each output (`layout: inner`, e.g. x.mean(-1)) or over strided leading ones with
 // the outputs contiguous (`layout: outer`, e.g. x.sum(0)).
 //
-// The launch is PyTorch's, worked out as setReduceConfig does it (see README.md here, "Reductions"): block.x along
-// the contiguous dimension (the reduced one for inner, the outputs for outer), block.y up to 512 threads; inner
-// reductions of more than 128 elements load input_vec_size-element vectors; the input is split across the lanes,
-// then across the warps when every thread would still sum at least min(16 * block.y, 256) values (else each warp
-// row takes its own output), then across CTAs (a global reduction through a staging buffer, a semaphore and the
-// last CTA) when a thread would still sum 256 or more and the grid is small. A thread loops over its values,
-// combines its accumulators, then the block reduces them: block.y through shared memory, block.x through shared
-// memory down to a warp and shuffles within it; the storing threads write the output.
+// The launch is PyTorch's, worked out as setReduceConfig does it (README.md here, "Memory-bound operators"):
+// block.x along the contiguous dimension (the reduced one for inner, the outputs for outer), block.y up to 512
+// threads; inner reductions of more than 128 elements load input_vec_size-element vectors; the input is split
+// across the lanes, then across the warps when every thread would still sum at least min(16 * block.y, 256) values
+// (else each warp row takes its own output), then across CTAs (a global reduction through a staging buffer, a
+// semaphore and the last CTA) when a thread would still sum 256 or more and the grid is small. A thread loops over
+// its values, combines its accumulators, then the block reduces them: block.y through shared memory, block.x
+// through shared memory down to a warp and shuffles within it; the storing threads write the output.
 //
 // The fixed instructions around the loop (index and offset computation before it, the accumulate/acc_buf/
 // final_output checks after it) are counted from the SASS of a captured reduce_kernel: warp 0 of kernel 102 of
@@ -556,7 +556,7 @@ SynthesizerInfo reduction_synthesizer() {
   info.description =
       "PyTorch's reduce_kernel (sum, mean, max, min, argmax, argmin) over the contiguous trailing elements of each "
       "output (inner) or strided leading ones (outer), launched as setReduceConfig does (traces/synth/README.md, "
-      "\"Reductions\")";
+      "\"Memory-bound operators\")";
   Schema s("synth", "reduction", info.description);
   s.choice("op", {"sum", "mean", "max", "min", "argmax", "argmin"}, std::nullopt,
            "the reduction (max/min propagate NaN; argmax/argmin write int64 indices)")
