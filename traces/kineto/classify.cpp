@@ -6,6 +6,8 @@
 #include <regex>
 #include <set>
 
+#include "sim/core/types.h"
+
 namespace warpsim::kineto {
 namespace {
 
@@ -170,6 +172,20 @@ Mapping map_attention(const Kernel& k, Mapping m) {
   return m;
 }
 
+// The integers written in a recorded argument: "-1", "[-1]", "[0, 2]", "[512]"; none for "", "None", "[]".
+// Throws std::out_of_range for one beyond int64.
+std::vector<std::int64_t> integers_in(const std::string& text) {
+  std::vector<std::int64_t> values;
+  for (std::size_t i = 0; i < text.size();) {
+    if (!(std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '-')) { ++i; continue; }
+    std::size_t j = i + 1;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    if (j > i + (text[i] == '-' ? 1 : 0)) values.push_back(std::stoll(text.substr(i, j - i)));
+    i = j;
+  }
+  return values;
+}
+
 // --- row operators: norms, softmax ---------------------------------------------------------------------------
 
 Mapping map_norm(const Kernel& k, Mapping m, bool rms) {
@@ -182,18 +198,8 @@ Mapping map_norm(const Kernel& k, Mapping m, bool rms) {
   if (!arg_dims(*op, 2).empty()) {
     cols = numel(arg_dims(*op, 2));
   } else {
-    std::string shape = arg_value(*op, 1);
-    std::int64_t product = 1;
-    bool any = false;
-    for (std::size_t i = 0; i < shape.size();) {
-      if (!std::isdigit(static_cast<unsigned char>(shape[i]))) { ++i; continue; }
-      std::size_t j = i;
-      while (j < shape.size() && std::isdigit(static_cast<unsigned char>(shape[j]))) ++j;
-      product *= std::stoll(shape.substr(i, j - i));
-      any = true;
-      i = j;
-    }
-    if (any) cols = product;
+    const std::vector<std::int64_t> shape = integers_in(arg_value(*op, 1));
+    if (!shape.empty()) cols = numel(shape);
   }
   const std::string dtype = float_dtype(arg_type(*op, 0));
   if (x.empty() || cols < 1 || numel(x) % cols != 0)
@@ -229,13 +235,18 @@ Mapping map_softmax(const Kernel& k, Mapping m) {
 
 // --- memory-bound: elementwise, copies -------------------------------------------------------------------------
 
+// Whether argument i of `op` is a tensor (not a scalar, a list of scalars or a list of tensors).
+bool is_tensor_arg(const CpuOp& op, std::size_t i) {
+  const std::string t = arg_type(op, i);
+  return !(t.empty() || t == "Scalar" || t == "ScalarList" || t == "TensorList");
+}
+
 // Broadcast shape of the tensor arguments (numpy rules), or empty when there is none.
 std::vector<std::int64_t> broadcast_shape(const CpuOp& op, std::size_t& tensors) {
   std::vector<std::int64_t> out;
   tensors = 0;
   for (std::size_t i = 0; i < op.dims.size(); ++i) {
-    const std::string t = arg_type(op, i);
-    if (t.empty() || t == "Scalar" || t == "ScalarList" || t == "TensorList") continue;
+    if (!is_tensor_arg(op, i)) continue;
     const auto& d = op.dims[i];
     ++tensors;
     if (d.size() > out.size()) out.insert(out.begin(), d.size() - out.size(), 1);
@@ -257,8 +268,7 @@ std::int64_t offset_dims(const CpuOp& op, const std::vector<std::int64_t>& shape
     if (shape[j] == 1) continue;
     std::vector<bool> full;  // per tensor operand: full along dim j (else broadcast)
     for (std::size_t i = 0; i < op.dims.size(); ++i) {
-      const std::string t = arg_type(op, i);
-      if (t.empty() || t == "Scalar" || t == "ScalarList" || t == "TensorList") continue;
+      if (!is_tensor_arg(op, i)) continue;
       const auto& d = op.dims[i];
       const std::size_t lead = shape.size() - d.size();
       full.push_back(j >= lead && d[j - lead] == shape[j]);
@@ -318,7 +328,7 @@ void elementwise_launch(const Kernel& k, std::int64_t elements, std::int64_t ele
   }
   if (per_thread == 0) {
     const std::int64_t ctas = std::max<std::int64_t>(1, static_cast<std::int64_t>(k.grid[0]) * k.grid[1] * k.grid[2]);
-    const std::int64_t needed = (elements + ctas * kThreads - 1) / (ctas * kThreads);
+    const auto needed = static_cast<std::int64_t>(ceil_div(static_cast<std::uint64_t>(elements), static_cast<std::uint64_t>(ctas * kThreads)));
     per_thread = 1;
     while (per_thread < needed && per_thread < kMaxPerThread) per_thread *= 2;
   }
@@ -397,20 +407,6 @@ constexpr ReductionOp kReductionOps[] = {
     {"aten::max", "max"},   {"aten::min", "min"},       {"aten::argmax", "argmax"}, {"aten::argmin", "argmin"},
 };
 
-// The integers of a recorded dim argument: "-1", "[-1]", "[0, 2]"; `all` when it names none ("", "None", "[]").
-std::vector<std::int64_t> dim_list(const std::string& text, bool& all) {
-  std::vector<std::int64_t> dims;
-  for (std::size_t i = 0; i < text.size();) {
-    if (!(std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '-')) { ++i; continue; }
-    std::size_t j = i + 1;
-    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
-    if (j > i + (text[i] == '-' ? 1 : 0)) dims.push_back(std::stoll(text.substr(i, j - i)));
-    i = j;
-  }
-  all = dims.empty();
-  return dims;
-}
-
 // ReduceOp's vt0 and input_vec_size from the kernel's name: the last two integer template arguments of
 // ReduceOp<scalar_t, ops_t, index_t, out_scalar_t, vt0, input_vec_size> (older releases have vt0 only).
 void reduce_op_template(const std::string& name, std::map<std::string, std::string>& keys) {
@@ -461,7 +457,8 @@ Mapping map_reduction(const Kernel& k, Mapping m) {
   bool all = true;
   std::vector<std::int64_t> reduced;
   try {
-    if (has_dims) reduced = dim_list(arg_value(*op, 1), all);
+    if (has_dims) reduced = integers_in(arg_value(*op, 1));
+    all = reduced.empty();
   } catch (const std::out_of_range&) {
     return unmapped(m, fmt::format("{}: dim argument '{}' out of range", op->name, arg_value(*op, 1)));
   }

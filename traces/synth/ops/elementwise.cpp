@@ -17,6 +17,7 @@
 
 #include "sim/config/config.h"
 #include "sim/core/error.h"
+#include "sim/core/types.h"
 #include "traces/synth/emit.h"
 #include "traces/synth/generated.h"
 #include "traces/synth/ops/op_common.h"
@@ -146,7 +147,8 @@ class ElementwiseWarp final : public WarpGenerator {
       emit_store(c, Opcode::STG, MemSpace::Global, LaneRows{p.out + first(i) * p.type.bytes, lane_bytes, kWarpSize, 0},
                  kFullMask, {reg(packed(0) + i * vec_regs), reg(p.r_addr + p.op.inputs)});
   }
-  // Unrolled policy: element threadIdx.x + j*128 of the block for j < 4, each lane one element per access.
+  // Unrolled policy: element threadIdx.x + j*128 of the block for j < elements_per_thread, each lane one element
+  // per access.
   void emit_tail_block(InstChunk& c) {
     const ElementwisePlan& p = *p_;
     for (std::uint32_t j = 0; j < p.per_thread; ++j) {
@@ -197,7 +199,7 @@ std::unique_ptr<TraceSource> make_elementwise(const SynthArgs& args, const Confi
     throw InputError(fmt::format("elementwise key 'index_dims': a strided (broadcast) kernel loads scalars; index_dims {} "
                                  "needs vec 1, got vec {}", plan->index_dims, plan->vec));
   plan->full_blocks = plan->elements / plan->block_work();
-  const std::uint64_t blocks = (plan->elements + plan->block_work() - 1) / plan->block_work();
+  const std::uint64_t blocks = ceil_div(plan->elements, plan->block_work());
   if (blocks > kMaxGridX)
     throw InputError(fmt::format("elementwise of {} elements at {} per CTA: {} CTAs exceed CUDA's grid.x limit", plan->elements,
                                  plan->block_work(), blocks));

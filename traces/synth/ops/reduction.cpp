@@ -26,6 +26,7 @@
 
 #include "sim/config/config.h"
 #include "sim/core/error.h"
+#include "sim/core/types.h"
 #include "traces/synth/emit.h"
 #include "traces/synth/generated.h"
 #include "traces/synth/ops/op_common.h"
@@ -81,7 +82,6 @@ const ReduceOpKind& reduce_op(const std::string& name) {
   return kReduceOps[0];
 }
 
-std::uint64_t div_up(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 std::uint32_t last_pow2(std::uint64_t n) {  // the largest power of two <= n (at least 1)
   std::uint32_t p = 1;
   while (std::uint64_t{p} * 2 <= n) p *= 2;
@@ -99,8 +99,8 @@ struct ReduceLaunch {
   std::uint64_t input_mult[3] = {0, 0, 0}, output_mult[2] = {0, 0};
 
   std::uint32_t threads() const { return block_width * block_height; }
-  std::uint64_t grid_x() const { return div_up(outputs / output_vec, step_output); }
-  std::uint64_t values_per_thread() const { return div_up(inputs, step_input); }
+  std::uint64_t grid_x() const { return ceil_div(outputs / output_vec, step_output); }
+  std::uint64_t values_per_thread() const { return ceil_div(inputs, step_input); }
   bool block_x_reduce() const { return input_mult[0] != 0; }
   bool block_y_reduce() const { return input_mult[1] != 0; }
   bool global_reduce() const { return input_mult[2] != 0; }
@@ -154,9 +154,9 @@ ReduceLaunch plan_launch(bool inner, std::uint64_t outputs, std::uint64_t inputs
   const std::uint64_t target_grid = sm_count * blocks_per_sm;
   const std::uint64_t grid = l.grid_x();
   if (l.input_mult[1] != 0 && l.values_per_thread() >= kMaxValuesPerThread && grid <= target_grid) {
-    const std::uint64_t fill_gpu = div_up(target_grid, grid);
-    const std::uint64_t keep_min = div_up(l.values_per_thread(), kMinValuesPerThread);
-    const std::uint64_t keep_max = div_up(l.values_per_thread(), kMaxValuesPerThread);
+    const std::uint64_t fill_gpu = ceil_div(target_grid, grid);
+    const std::uint64_t keep_min = ceil_div(l.values_per_thread(), kMinValuesPerThread);
+    const std::uint64_t keep_max = ceil_div(l.values_per_thread(), kMaxValuesPerThread);
     l.ctas_per_output = std::max(std::min(fill_gpu, keep_min), keep_max);
     if (l.ctas_per_output > 1) l.input_mult[2] = l.split_input(l.ctas_per_output);
   }
@@ -169,7 +169,6 @@ struct ReductionPlan {
   OpDType type;
   std::uint32_t out_bytes = 0;
   std::uint64_t in = 0, out = 0, staging = 0, semaphores = 0;
-  std::uint32_t iterations = 0;  // of the longest thread's loop
   std::uint16_t r_tid = 0, r_addr = 0, r_count = 0, r_acc = 0, r_other = 0, r_vec = 0, r_vals = 0, r_flag = 0;
   // Elements per load and loads per loop iteration: input_vec x 1 (vectorized inner), output_vec x vt0 (others).
   std::uint32_t load_elems() const { return launch.vectorize_input ? launch.input_vec : launch.output_vec; }
@@ -199,8 +198,7 @@ class ReductionWarp final : public PhasedWarp {
     }
     std::uint64_t most = 0;
     for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) most = std::max(most, values_[lane]);
-    const std::uint64_t per_iteration = p_->launch.vectorize_input ? 1 : p_->launch.vt0;
-    set_phases({straight(), loop(static_cast<std::uint32_t>(div_up(most, per_iteration))), straight()});
+    set_phases({straight(), loop(static_cast<std::uint32_t>(ceil_div(most, p_->loads_per_iteration()))), straight()});
   }
 
  private:
@@ -210,7 +208,7 @@ class ReductionWarp final : public PhasedWarp {
   std::uint64_t thread_values(std::uint64_t input) const {
     const ReduceLaunch& l = p_->launch;
     const std::uint64_t end = l.vectorize_input ? l.inputs / l.input_vec : l.inputs;
-    return input < end ? div_up(end - input, l.step_input) : 0;
+    return input < end ? ceil_div(end - input, l.step_input) : 0;
   }
 
   void emit_phase(InstChunk& c, std::uint32_t phase, std::uint32_t j) override {
@@ -239,8 +237,7 @@ class ReductionWarp final : public PhasedWarp {
     std::uint32_t masks[16] = {};  // vt0 <= 16 (the key's range)
     for (std::uint32_t u = 0; u < p.loads_per_iteration(); ++u) {
       const std::uint64_t k = std::uint64_t{j} * p.loads_per_iteration() + u;  // the thread's k-th load
-      for (std::uint32_t lane = 0; lane < kWarpSize; ++lane)
-        if (k < values_[lane]) masks[u] |= 1u << lane;
+      masks[u] = lane_mask([&](std::uint32_t lane) { return k < values_[lane]; });
       if (masks[u] == 0) {  // past every lane's end: strided_iterate's guard skips it
         c.skip(2);
         continue;
@@ -299,9 +296,9 @@ class ReductionWarp final : public PhasedWarp {
     const ReduceLaunch& l = p.launch;
     const std::uint64_t tail = l.vectorize_input ? l.inputs % l.input_vec : 0;
     if (tail == 0) return;
-    std::uint32_t mask = 0;
-    for (std::uint32_t lane = 0; lane < kWarpSize; ++lane)
-      if (live_[lane] && x_[lane] < tail && (!l.block_y_reduce() || y_[lane] == 0) && cta_y_ == 0) mask |= 1u << lane;
+    const std::uint32_t mask = lane_mask([&](std::uint32_t lane) {
+      return live_[lane] && x_[lane] < tail && (!l.block_y_reduce() || y_[lane] == 0) && cta_y_ == 0;
+    });
     if (mask == 0) {
       c.skip(2 + p.op.per_element.total() + (p.type.is_16bit() ? 1 : 0));
       return;
@@ -321,11 +318,21 @@ class ReductionWarp final : public PhasedWarp {
     for (std::uint32_t i = 0; i < cost.int_; ++i) emit_alu(c, Opcode::IADD3, reg(acc + 1 + i % 2), {acc, other});
   }
 
-  std::uint32_t lanes_where(bool (*keep)(std::uint32_t, std::uint32_t, std::uint32_t), std::uint32_t a) const {
+  // The lanes for which `keep(lane)` holds.
+  template <typename Keep>
+  static std::uint32_t lane_mask(Keep keep) {
     std::uint32_t mask = 0;
     for (std::uint32_t lane = 0; lane < kWarpSize; ++lane)
-      if (warp_ * kWarpSize + lane < p_->launch.threads() && keep(x_[lane], y_[lane], a)) mask |= 1u << lane;
+      if (keep(lane)) mask |= 1u << lane;
     return mask;
+  }
+  bool in_block(std::uint32_t lane) const { return warp_ * kWarpSize + lane < p_->launch.threads(); }
+
+  // partial(o) = combine(partial(o), scratch(o)) for each output of the thread's vector.
+  void emit_combine_partials(InstChunk& c) {
+    const ReductionPlan& p = *p_;
+    for (std::uint32_t o = 0; o < p.launch.output_vec; ++o)
+      emit_combine(c, p.op.combine, reg(p.r_acc + o * p.op.acc_regs), reg(p.r_other + o * p.other_stride()));
   }
 
   // One level of a shared-memory tree: BAR, then the threads below `offset` read their partner's partial, combine
@@ -336,8 +343,7 @@ class ReductionWarp final : public PhasedWarp {
     emit_alu(c, Opcode::ISETP, kPredicate, {p.r_tid});
     if (mask != 0) {
       emit_partials(c, true, MemSpace::Shared, smem_slot(partner_offset_bytes), mask);
-      for (std::uint32_t o = 0; o < p.launch.output_vec; ++o)
-        emit_combine(c, p.op.combine, reg(p.r_acc + o * p.op.acc_regs), reg(p.r_other + o * p.other_stride()));
+      emit_combine_partials(c);
       emit_partials(c, false, MemSpace::Shared, smem_slot(0), mask);
     } else {
       c.skip(2 * partial_accesses() + p.launch.output_vec * p.op.combine.total());
@@ -370,12 +376,11 @@ class ReductionWarp final : public PhasedWarp {
   void emit_block_reductions(InstChunk& c) {
     const ReductionPlan& p = *p_;
     const ReduceLaunch& l = p.launch;
-    const std::uint32_t bytes = p.op.acc_bytes * l.output_vec;
-    const std::uint32_t row_bytes = l.block_width * bytes;
+    const std::uint32_t bytes = partial_bytes(), row_bytes = l.block_width * bytes;
     if (l.block_y_reduce()) {  // block_y_reduce: a tree over threadIdx.y
       emit_partials(c, false, MemSpace::Shared, smem_slot(0), kFullMask);
       for (std::uint32_t offset = l.block_height / 2; offset > 0; offset /= 2)
-        emit_tree_level(c, lanes_where([](std::uint32_t, std::uint32_t y, std::uint32_t o) { return y < o; }, offset),
+        emit_tree_level(c, lane_mask([&](std::uint32_t lane) { return in_block(lane) && y_[lane] < offset; }),
                         std::uint64_t{offset} * row_bytes);
     }
     if (l.block_x_reduce()) {  // block_x_reduce: a tree over threadIdx.x down to a warp, then shuffles
@@ -383,7 +388,7 @@ class ReductionWarp final : public PhasedWarp {
       if (dim_x > kWarpSize) {
         emit_partials(c, false, MemSpace::Shared, smem_slot(0), kFullMask);
         for (std::uint32_t offset = dim_x / 2; offset >= kWarpSize; offset /= 2)
-          emit_tree_level(c, lanes_where([](std::uint32_t x, std::uint32_t, std::uint32_t o) { return x < o; }, offset),
+          emit_tree_level(c, lane_mask([&](std::uint32_t lane) { return in_block(lane) && x_[lane] < offset; }),
                           std::uint64_t{offset} * bytes);
         dim_x = kWarpSize;
       }
@@ -392,8 +397,7 @@ class ReductionWarp final : public PhasedWarp {
         for (std::uint32_t o = 0; o < l.output_vec; ++o)
           for (std::uint32_t r = 0; r < p.op.acc_regs; ++r)
             emit_alu(c, Opcode::SHFL, reg(p.r_other + o * p.other_stride() + r), {reg(p.r_acc + o * p.op.acc_regs + r)});
-        for (std::uint32_t o = 0; o < l.output_vec; ++o)
-          emit_combine(c, p.op.combine, reg(p.r_acc + o * p.op.acc_regs), reg(p.r_other + o * p.other_stride()));
+        emit_combine_partials(c);
         for (std::uint32_t i = 0; i < kStepControlInsts; ++i) emit_alu(c, Opcode::IMAD, p.r_count, {p.r_count});
       }
     }
@@ -411,11 +415,9 @@ class ReductionWarp final : public PhasedWarp {
   // block.y one, and only those with an output.
   std::uint32_t storing_lanes() const {
     const ReduceLaunch& l = p_->launch;
-    std::uint32_t mask = 0;
-    for (std::uint32_t lane = 0; lane < kWarpSize; ++lane)
-      if (live_[lane] && (!l.block_x_reduce() || x_[lane] == 0) && (!l.block_y_reduce() || y_[lane] == 0))
-        mask |= 1u << lane;
-    return mask;
+    return lane_mask([&](std::uint32_t lane) {
+      return live_[lane] && (!l.block_x_reduce() || x_[lane] == 0) && (!l.block_y_reduce() || y_[lane] == 0);
+    });
   }
 
   void emit_reduce_and_store(InstChunk& c) {
@@ -433,7 +435,7 @@ class ReductionWarp final : public PhasedWarp {
       // global_reduce: each storing thread writes its partial to the staging buffer, the CTA counts itself done on
       // its output's semaphore, and the last CTA of the output (taken to be the last launched, blockIdx.y =
       // ctas_per_output - 1) reads the partials back and reduces them as above.
-      const std::uint32_t bytes = p.op.acc_bytes * l.output_vec;
+      const std::uint32_t bytes = partial_bytes();
       if (storing != 0)
         emit_partials(c, false, MemSpace::Global, p.staging + staging_slot(cta_y_, x_[0]) * bytes, storing);
       emit_barrier(c);
@@ -448,16 +450,14 @@ class ReductionWarp final : public PhasedWarp {
       // ...; otherwise threadIdx.y = r reads CTA r's partials (r + block.y, ...) of its threadIdx.x's outputs.
       const std::uint64_t readers = l.block_x_reduce() ? l.threads() : l.block_height;
       for (std::uint64_t round = 0; round * readers < l.ctas_per_output; ++round) {
-        std::uint32_t mask = 0;
-        for (std::uint32_t lane = 0; lane < kWarpSize; ++lane) {
+        const std::uint32_t mask = lane_mask([&](std::uint32_t lane) {
           const std::uint64_t reader = l.block_x_reduce() ? warp_ * kWarpSize + lane : y_[lane];
-          if (warp_ * kWarpSize + lane < l.threads() && round * readers + reader < l.ctas_per_output) mask |= 1u << lane;
-        }
+          return in_block(lane) && round * readers + reader < l.ctas_per_output;
+        });
         const std::uint64_t first = l.block_x_reduce() ? round * readers + warp_ * kWarpSize : round * readers + y_[0];
         if (mask != 0)
           emit_partials(c, true, MemSpace::Global, p.staging + staging_slot(first, x_[0]) * bytes, mask);
-        for (std::uint32_t o = 0; o < l.output_vec; ++o)
-          emit_combine(c, p.op.combine, reg(p.r_acc + o * p.op.acc_regs), reg(p.r_other + o * p.other_stride()));
+        emit_combine_partials(c);
       }
       emit_block_reductions(c);
     }
@@ -469,10 +469,10 @@ class ReductionWarp final : public PhasedWarp {
       if (bytes <= kVecBytes) {
         emit_store(c, Opcode::STG, MemSpace::Global, lane_rows(address, bytes), storing, {p.r_acc, p.r_addr});
       } else {  // a vector of int64 indices: 16 bytes per access, lane by lane
+        std::array<std::int32_t, kWarpSize> offsets{};
+        for (std::uint32_t lane = 0; lane < kWarpSize; ++lane)
+          offsets[lane] = static_cast<std::int32_t>(address(lane) - address(0));
         for (std::uint32_t at = 0; at < bytes; at += kVecBytes) {
-          std::array<std::int32_t, kWarpSize> offsets{};
-          for (std::uint32_t lane = 0; lane < kWarpSize; ++lane)
-            offsets[lane] = static_cast<std::int32_t>(address(lane) - address(0));
           emit_store(c, Opcode::STG, MemSpace::Global, LaneRows{address(0) + at, kVecBytes, kWarpSize, 0}, storing,
                      {reg(p.r_acc + at / 4), p.r_addr});
           c.own_deltas(offsets);
