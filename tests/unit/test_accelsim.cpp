@@ -144,7 +144,9 @@ TEST_CASE("accelsim opcode tables: every compiled-in table parses and maps the c
     CHECK(it->find("NOT_AN_OPCODE") == nullptr);
   }
   const SassOpcodeTable& ampere = SassOpcodeTable::for_binary_version(80);
-  CHECK(ampere.find("IMAD.MOV.U32")->op == Opcode::MOV);  // the longest listed prefix wins
+  CHECK(ampere.find("BAR.ARV")->op == Opcode::BAR_ARV);  // the longest listed prefix wins (BAR is listed too)
+  CHECK(ampere.find("BAR.SYNC.DEFER_BLOCKING")->op == Opcode::BAR);
+  CHECK(ampere.find("IMAD.MOV.U32")->op == Opcode::IMAD);  // the compiler's moves run on the IMAD (FMA) pipe
   CHECK(ampere.find("IMAD.WIDE.U32")->op == Opcode::IMAD);
   CHECK(ampere.find("LDGSTS.E.BYPASS.LTC128B.128")->op == Opcode::LDGSTS);
   CHECK(SassOpcodeTable::for_binary_version(61).find("XMAD.PSL.CBCC")->op == Opcode::IMAD);
@@ -189,7 +191,7 @@ TEST_CASE("accelsim trace: tracer v5, every address mode, registers, CTAs indexe
   CHECK(read_warp(*k, 1, 0).empty());  // warp 0 of CTA 1 is not in the file
   const auto w = read_warp(*k, 1, 1);
   REQUIRE(w.size() == 2);
-  CHECK(w[0].op == Opcode::MOV);
+  CHECK(w[0].op == Opcode::IMAD);  // IMAD.MOV.U32: a move on the IMAD pipe
   // The registry picks this reader for kernelslist.g and for a single kernel file.
   CHECK(TraceReaderRegistry::instance().reader_for((dir / "kernelslist.g").string()).name == "accelsim");
   CHECK(TraceReaderRegistry::instance().open((dir / "kernel-1.traceg").string())->num_kernels() == 1);

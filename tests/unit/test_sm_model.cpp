@@ -592,6 +592,42 @@ TEST_CASE("e2e (2): independent FFMAs issue every issue_interval cycles", "[sm][
   CHECK(dep.cycles > 2 * r200.cycles);
 }
 
+TEST_CASE("e2e: IMAD runs on the pipe sm.opcodes.IMAD.pipe names (the FMA pipe since Volta), beside the integer ALU",
+          "[sm][e2e][pipes]") {
+  // Alternating independent IMADs and IADD3s, one warp. On one pipe of issue interval 2 they issue every 2 cycles;
+  // on two pipes (IMAD on the FP32/FMA pipe, IADD3 on the integer ALU, both interval 2) one issues every cycle.
+  const int n = 200;
+  std::vector<WarpInst> mix;
+  for (int i = 0; i < n; ++i) {
+    WarpInst in = ffma(static_cast<std::uint16_t>(10 + i % 64), 2, 3, 4);
+    in.op = i % 2 == 0 ? Opcode::IMAD : Opcode::IADD3;
+    mix.push_back(in);
+  }
+  const std::vector<std::string> int_ii = {"sm.pipes.int.issue_interval=2", "sm.opcodes.IMAD.issue_interval=0"};
+  std::vector<std::string> one_pipe = int_ii, two_pipes = int_ii;
+  one_pipe.push_back("sm.opcodes.IMAD.pipe=class");
+  two_pipes.push_back("sm.opcodes.IMAD.pipe=fp32");
+  const KernelResult shared = run_warps(small_h100(one_pipe), {mix});
+  const KernelResult split = run_warps(small_h100(two_pipes), {mix});
+  INFO("one pipe: " << stalls_str(shared) << "; two pipes: " << stalls_str(split));
+  CHECK(shared.cycles >= static_cast<std::uint64_t>(2 * (n - 1)));
+  CHECK(split.cycles <= static_cast<std::uint64_t>(n + 12));
+  const auto busy = [](const KernelResult& k, const std::string& unit) {
+    for (const auto& [name, fraction] : k.utilization)
+      if (name == unit) return fraction;
+    FAIL("no utilization unit " << unit);
+    return 0.0;
+  };
+  // Busy fractions per SM (4 sub-partitions, one busy): every IMAD on the integer pipe, or the 100 IMADs' 2 cycles
+  // each on the FP32 pipe (about 200 / 206 / 4).
+  CHECK(busy(shared, "fp32") == 0.0);
+  CHECK(busy(split, "fp32") > 0.2);
+  // Integer-pipe busy cycles (fraction x cycles) halve: only the IADD3s are left there.
+  CHECK(busy(split, "int") * split.cycles < 0.6 * busy(shared, "int") * shared.cycles);
+  // The shipped H100 config puts IMAD on the FMA pipe.
+  CHECK(Config::load(h100_path(), {}, Registry::instance()).section("sm").str("opcodes.IMAD.pipe") == "fp32");
+}
+
 TEST_CASE("e2e (3): stalls of a dependent chain are stall_wait, and the states add up to warp-cycles", "[sm][e2e]") {
   const Config cfg = small_h100();
   const KernelResult r200 = run_warps(cfg, {dependent_ffma_chain(200)});

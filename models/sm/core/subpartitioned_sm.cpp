@@ -314,7 +314,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   // Computes when the head instruction can issue, from time `earliest` on, and labels the wait.
   void evaluate(Warp& w, Cycle earliest) {
     const WarpInst* in = head(w);
-    w.head_pipe = in ? pipe_of(op_class(in->op)) : Pipe::None;
+    w.head_pipe = in ? timing_.pipe(in->op) : Pipe::None;
     w.head_ldst = w.head_pipe == Pipe::Ldst;
     if (in && fetch_.enabled()) {
       // The fetch of a new line starts when the warp reaches it, whatever else the warp waits for.
@@ -503,7 +503,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     thread_instructions_ += static_cast<std::uint64_t>(in->active_lanes());
     if (issue_probe_.active()) issue_probe_.notify(InstIssue{*in, index_});
     const OpClass cls = op_class(in->op);
-    const Pipe pipe = pipe_of(cls);
+    const Pipe pipe = timing_.pipe(in->op);
     Cycle result = now + 1;
     StallReason result_reason = StallReason::Wait;
     if (pipe != Pipe::None) {

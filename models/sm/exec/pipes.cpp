@@ -36,6 +36,9 @@ void ExecutionTiming::declare(Schema& s) {
     const std::string name(opcode_info(op).name);
     s.uint("opcodes." + name + ".latency", "cycles", 0, "latency of " + name + " if it differs from its pipe's (0 = the pipe's)", 0, 10000);
     s.uint("opcodes." + name + ".issue_interval", "cycles", 0, "issue interval of " + name + " if it differs from its pipe's (0 = the pipe's)", 0, 10000);
+    s.choice("opcodes." + name + ".pipe", {"class", "int", "fp32", "fp64", "sfu", "branch"}, std::string("class"),
+             "the pipe " + name + " executes on, if not its instruction class's (class); its latency and issue interval "
+             "default to that pipe's");
   }
   s.uint("tensor.latency", "cycles", req, "cycles from issue of an m16n8k16 MMA to its result; larger MMAs add their extra pipe occupancy", 1, 10000);
   for (DType t : kTensorDTypes)
@@ -69,12 +72,17 @@ void ExecutionTiming::read(const Params& p) {
   }
   for (std::size_t o = 0; o < static_cast<std::size_t>(Opcode::Count); ++o) {
     const Opcode op = static_cast<Opcode>(o);
-    const Pipe pipe = pipe_of(op_class(op));
+    Pipe pipe = pipe_of(op_class(op));
+    const std::string key = "opcodes." + std::string(opcode_info(op).name);
+    if (has_opcode_override(op) && p.str(key + ".pipe") != "class") {
+      const auto named = std::find(kPipeNames.begin(), kPipeNames.end(), p.str(key + ".pipe"));
+      pipe = static_cast<Pipe>(named - kPipeNames.begin());
+    }
+    op_pipe_[o] = pipe;
     if (pipe == Pipe::None) continue;
     op_latency_[o] = pipe_latency_[static_cast<std::size_t>(pipe)];
     op_interval_[o] = pipe_interval_[static_cast<std::size_t>(pipe)];
     if (!has_opcode_override(op)) continue;
-    const std::string key = "opcodes." + std::string(opcode_info(op).name);
     if (const auto v = p.u64(key + ".latency")) op_latency_[o] = v;
     if (const auto v = p.u64(key + ".issue_interval")) op_interval_[o] = v;
   }

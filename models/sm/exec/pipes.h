@@ -50,10 +50,13 @@ class ExecutionTiming {
   void begin_kernel(const KernelInfo& k, unsigned subpartitions);
   void add_stats(StatGroup& g) const;
 
-  // Cycles `in` keeps its pipe busy, and cycles until its result can be used. `pipe` is pipe_of(op_class(in.op))
+  // Cycles `in` keeps its pipe busy, and cycles until its result can be used. `pipe` is pipe(in.op)
   // and not Pipe::None. An MMA this GPU cannot execute fails the run (BuildContext::fail) and takes 1 cycle.
   // `subpartition`: the issuing one (an MMA's pipe time is fractional: whole cycles are given out so that their
   // sum over a sub-partition's MMAs follows the exact work / rate).
+  // The pipe `op` executes on: its instruction class's, or the config's sm.opcodes.<OP>.pipe (IMAD on the FMA pipe
+  // since Volta).
+  Pipe pipe(Opcode op) const { return op_pipe_[static_cast<std::size_t>(op)]; }
   // Result latency of an opcode of a fixed-latency pipe (int, fp32, fp64, sfu, branch), without side effects.
   Cycle fixed_latency(Opcode op) const { return op_latency_[static_cast<std::size_t>(op)]; }
 
@@ -72,6 +75,7 @@ class ExecutionTiming {
   std::array<Cycle, kTimedPipes> pipe_latency_{}, pipe_interval_{};
   // Per-opcode timing (the pipe's unless overridden by sm.opcodes.<OP>.*), indexed by Opcode.
   std::array<Cycle, static_cast<std::size_t>(Opcode::Count)> op_latency_{}, op_interval_{};
+  std::array<Pipe, static_cast<std::size_t>(Opcode::Count)> op_pipe_{};
   Cycle tensor_latency_ = 0;
   Cycle wgmma_latency_fixed_ = 0, wgmma_latency_per_n8_ = 0;  // both 0: HGMMA latency as HMMA's
   double sparse_speedup_ = 0, mma_sync_sparse_speedup_ = 0;      // 0: no structured sparsity
