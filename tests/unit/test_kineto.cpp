@@ -208,13 +208,29 @@ TEST_CASE("kineto: norms, softmax, elementwise, copies", "[kineto]") {
   CHECK(m.keys.at("elements") == "128");
   CHECK_THAT(m.note, Catch::Contains("aten::mul"));
 
-  // cat: the sum of the list's tensors, the element size from the kernel's OpaqueType<2>.
-  doc = one_kernel("void at::native::(anonymous namespace)::CatArrayBatchedCopy_vectorized<OpaqueType<2u>, unsigned int, 4, 64>",
-                        "aten::cat", json::array({json::array({json::array({1, 8, 2053, 128}), json::array({1, 8, 1, 128})}), json::array()}),
-                        {"TensorList", "Scalar"});
+  // cat: the cat synthesizer with the list's shapes, the dim and the element size from the kernel's OpaqueType<2>;
+  // without recorded strides the inputs are taken as contiguous, and said so.
+  doc = one_kernel("void at::native::(anonymous namespace)::CatArrayBatchedCopy_vectorized<OpaqueType<2u>, unsigned int, 3, 128, 1, 16, 8>",
+                   "aten::cat", json::array({json::array({json::array({1, 8, 2053, 128}), json::array({1, 8, 1, 128})}), json::array()}),
+                   {"TensorList", "Scalar"}, {"", "-2"});
   m = classify_one(doc);
-  CHECK(m.category == "copy");
-  CHECK(m.keys == std::map<std::string, std::string>{{"op", "copy"}, {"elements", std::to_string(8 * 2054 * 128)}, {"dtype", "bf16"}});
+  CHECK(m.category == "cat");
+  CHECK(m.synthesizer == "cat");
+  CHECK(m.status == MapStatus::Approx);
+  CHECK_THAT(m.note, Catch::Contains("contiguous"));
+  CHECK(m.keys == std::map<std::string, std::string>{{"inputs", "1x8x2053x128,1x8x1x128"}, {"dim", "-2"}, {"dtype", "bf16"}});
+  // With "Input Strides" (PyTorch 2.1+): rotate_half's cat of two non-contiguous views, mapped exactly.
+  doc = one_kernel("void at::native::(anonymous namespace)::CatArrayBatchedCopy<OpaqueType<2u>, unsigned int, 4, 64, 64>",
+                   "aten::cat", json::array({json::array({json::array({1, 32, 1, 64}), json::array({1, 32, 1, 64})}), json::array()}),
+                   {"TensorList", "Scalar"}, {"", "-1"});
+  doc["traceEvents"][1]["args"]["Input Strides"] =
+      json::array({json::array({json::array({2048, 64, 2048, 1}), json::array({4096, 128, 4096, 1})}), json::array()});
+  m = classify_one(doc);
+  CHECK(m.category == "cat");
+  CHECK(m.status == MapStatus::Mapped);
+  CHECK(m.keys.at("dim") == "-1");
+  CHECK(m.keys.at("strides") == "2048x64x2048x1,4096x128x4096x1");
+  CHECK(m.keys.at("inputs") == "1x32x1x64,1x32x1x64");
 }
 
 TEST_CASE("kineto: unknown kernels, kernels without shapes and helpers are said so", "[kineto]") {

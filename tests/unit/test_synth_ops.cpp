@@ -118,7 +118,7 @@ std::uint64_t input_lane_reads(const Totals& t, std::uint64_t end) {
 }  // namespace
 
 TEST_CASE("ops: the operator kinds are registered", "[synth][ops]") {
-  for (const char* kind : {"elementwise", "softmax", "layernorm", "rmsnorm", "rotary", "reduction"})
+  for (const char* kind : {"elementwise", "softmax", "layernorm", "rmsnorm", "rotary", "reduction", "cat"})
     CHECK(SynthRegistry::instance().find(kind) != nullptr);
 }
 
@@ -419,4 +419,240 @@ TEST_CASE("ops: large reductions split across CTAs, outer reductions vectorize a
     CHECK_THAT(synth_error("reduction", {{"op", "sum"}, {"outputs", "1"}, {"inputs", "800"}, {"dtype", "fp32"}, {"input_vec_size", "8"}}),
                Contains("key 'input_vec_size'") && Contains("16 bytes"));
   }
+}
+
+// ---- cat --------------------------------------------------------------------------------------------------------
+
+namespace {
+
+// What a cat kernel copied: for each input (blockIdx.y), the byte offset each element was read from (relative to the
+// lowest address read for that input) and the byte offset it was written to (relative to the lowest address written),
+// pairing each lane's loads with its following stores in program order. Also the kernels' launches.
+struct CatCopies {
+  std::vector<Dim3> grids, blocks;
+  std::vector<std::map<std::uint64_t, std::uint64_t>> written_from;  // [input] read offset -> written offset
+  std::uint64_t lane_reads = 0, lane_writes = 0;
+};
+
+CatCopies cat_copies(const std::map<std::string, std::string>& keys, std::size_t inputs, const Config& config = a100()) {
+  const std::unique_ptr<TraceSource> trace = SynthRegistry::instance().make("cat", keys, config);
+  CatCopies out;
+  out.written_from.resize(inputs);
+  struct Pair { std::size_t input; std::uint64_t from, to; };
+  std::vector<Pair> pairs;
+  std::vector<std::uint64_t> low_read(inputs, ~std::uint64_t{0});
+  std::uint64_t low_written = ~std::uint64_t{0};
+  std::array<WarpInst, 64> buf{};
+  for (std::size_t kernel = 0; kernel < trace->num_kernels(); ++kernel) {
+    std::unique_ptr<KernelSource> k = trace->open_kernel(kernel);
+    const KernelInfo info = k->info();
+    REQUIRE(check_kernel_info(info) == "");
+    out.grids.push_back(info.grid);
+    out.blocks.push_back(info.block);
+    const std::size_t first_input = kernel * (inputs > 64 && info.block.x == 128 ? 128 : 64);
+    for (std::uint64_t cta = 0; cta < info.grid.count(); ++cta) {
+      const std::size_t input = first_input + cta / info.grid.x;
+      REQUIRE(input < inputs);
+      std::unique_ptr<CtaSource> c = k->open_cta(cta);
+      for (std::uint32_t w = 0; w < c->num_warps(); ++w) {
+        std::unique_ptr<WarpStream> s = c->open_warp(w);
+        std::array<std::vector<std::uint64_t>, kWarpSize> loaded;  // per lane: element addresses not yet stored
+        std::array<std::uint32_t, kWarpSize> load_bytes{};
+        Opcode last = Opcode::NOP;
+        for (std::size_t got; (got = s->read(buf.data(), buf.size())) > 0;) {
+          for (std::size_t i = 0; i < got; ++i) {
+            const WarpInst& in = buf[i];
+            REQUIRE(check_inst(in) == "");
+            last = in.op;
+            for (int l = 0; l < kWarpSize; ++l) {
+              if (!(in.active_mask >> l & 1u)) continue;
+              if (in.op == Opcode::LDG) {  // a vector load of elements read one by one below
+                REQUIRE(loaded[l].empty());
+                low_read[input] = std::min(low_read[input], in.lane_address(l));
+                loaded[l].push_back(in.lane_address(l));
+                load_bytes[l] = in.access_bytes;
+                ++out.lane_reads;
+              } else if (in.op == Opcode::STG) {
+                REQUIRE(!loaded[l].empty());
+                low_written = std::min(low_written, in.lane_address(l));
+                // A store of the load's width takes all of it; a narrower one (the aligned kernel) its next element.
+                pairs.push_back({input, loaded[l].front(), in.lane_address(l)});
+                if (in.access_bytes >= load_bytes[l]) {
+                  loaded[l].clear();
+                } else {  // the aligned kernel: the next scalar of the vector
+                  loaded[l].front() += in.access_bytes;
+                  load_bytes[l] -= in.access_bytes;
+                  if (load_bytes[l] == 0) loaded[l].clear();
+                }
+                ++out.lane_writes;
+              }
+            }
+          }
+        }
+        CHECK(last == Opcode::EXIT);
+        for (int l = 0; l < kWarpSize; ++l) CHECK(loaded[l].empty());
+      }
+    }
+  }
+  for (const Pair& p : pairs) {
+    auto& m = out.written_from[p.input];
+    CHECK(m.emplace(p.from - low_read[p.input], p.to - low_written).second);  // each element read once
+  }
+  return out;
+}
+
+// Expected: element (i0, i1, ...) of input `in` (sizes, element strides) read at sum(i_d * stride_d) * bytes and
+// written at the row-major position of (i0, ..., i_dim + offset, ...) in the output; enumerated dim by dim.
+std::map<std::uint64_t, std::uint64_t> expected_copies(const std::vector<std::uint64_t>& sizes, const std::vector<std::uint64_t>& strides,
+                                                       const std::vector<std::uint64_t>& out_sizes, std::size_t dim, std::uint64_t offset,
+                                                       std::uint64_t bytes) {
+  std::map<std::uint64_t, std::uint64_t> m;
+  std::vector<std::uint64_t> index(sizes.size(), 0);
+  std::uint64_t total = 1;
+  for (auto s : sizes) total *= s;
+  for (std::uint64_t n = 0; n < total; ++n) {
+    std::uint64_t from = 0, to = 0;
+    for (std::size_t d = 0; d < sizes.size(); ++d) {
+      from += index[d] * strides[d];
+      to = to * out_sizes[d] + index[d] + (d == dim ? offset : 0);
+    }
+    m[from * bytes] = to * bytes;
+    for (std::size_t d = sizes.size(); d-- > 0;) {  // next index, last dim fastest
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("ops: cat launches as the captured CatArrayBatchedCopy kernels launch", "[synth][ops][cat]") {
+  const Config h100 = test::gpu("h100_sxm");  // 132 SMs
+  struct Captured { const char* inputs; const char* strides; const char* dim; const char* dtype; Dim3 grid; std::uint32_t block; };
+  // Llama-3-8B profile (validation/data/h100_sxm_2026-11-23): the KV-cache append, rotate_half of a decode token's
+  // query (non-contiguous views: the strided kernel), the first prefill's cat onto an empty cache, and a small
+  // contiguous fp32 cat.
+  const Captured cases[] = {
+      {"1x8x2053x128,1x8x1x128", "contiguous", "-2", "bf16", {2053, 2, 1}, 128},
+      {"1x32x1x64,1x32x1x64", "2048x64x2048x1,4096x128x4096x1", "-1", "bf16", {264, 2, 1}, 512},
+      {"0,1x8x64x128", "1,65536x128x1024x1", "-2", "bf16", {264, 2, 1}, 512},
+      {"1x1x64,1x1x64", "contiguous", "-1", "fp32", {1, 2, 1}, 128},
+  };
+  for (const Captured& k : cases) {
+    INFO(k.inputs << " dim " << k.dim);
+    const std::unique_ptr<TraceSource> trace = SynthRegistry::instance().make(
+        "cat", {{"inputs", k.inputs}, {"strides", k.strides}, {"dim", k.dim}, {"dtype", k.dtype}}, h100);
+    REQUIRE(trace->num_kernels() == 1);
+    const KernelInfo info = trace->open_kernel(0)->info();
+    CHECK(info.grid == k.grid);
+    CHECK(info.block == Dim3{k.block, 1, 1});
+    CHECK(info.registers_per_thread <= 32);  // 4 CTAs of 512 threads per SM, as the captured 25-register kernel
+  }
+}
+
+TEST_CASE("ops: cat copies every element once to its place in the output (vectorized, aligned and strided kernels)",
+          "[synth][ops][cat]") {
+  SECTION("vectorized: contiguous bf16 along dim 1, 16-byte slices") {
+    const CatCopies c = cat_copies({{"inputs", "2x3x8,2x1x8"}, {"dim", "1"}, {"dtype", "bf16"}}, 2);
+    REQUIRE(c.grids.size() == 1);
+    CHECK(c.blocks[0] == Dim3{128, 1, 1});
+    CHECK(c.lane_reads == (48 + 16) / 8);  // 16-byte vectors
+    // Vectors of 8 elements: compare the first element of each vector.
+    const auto a = expected_copies({2, 3, 8}, {24, 8, 1}, {2, 4, 8}, 1, 0, 2), b = expected_copies({2, 1, 8}, {8, 8, 1}, {2, 4, 8}, 1, 3, 2);
+    for (const auto& [from, to] : c.written_from[0]) CHECK(a.at(from) == to);
+    for (const auto& [from, to] : c.written_from[1]) CHECK(b.at(from) == to);
+    CHECK(c.written_from[0].size() == 6);
+    CHECK(c.written_from[1].size() == 2);
+  }
+  SECTION("aligned: contiguous fp32 along dim 1, 12-byte slices (not 16): vector loads, scalar stores, a scalar tail") {
+    const CatCopies c = cat_copies({{"inputs", "2x3,2x1"}, {"dim", "1"}, {"dtype", "fp32"}}, 2);
+    CHECK(c.blocks[0] == Dim3{128, 1, 1});
+    CHECK(c.written_from[0] == expected_copies({2, 3}, {3, 1}, {2, 4}, 1, 0, 4));
+    CHECK(c.written_from[1] == expected_copies({2, 1}, {1, 1}, {2, 4}, 1, 3, 4));
+    CHECK(c.lane_writes == 8);
+  }
+  SECTION("strided: non-contiguous fp16 views (a transposed tensor and a slice) along the last dim") {
+    const CatCopies c = cat_copies({{"inputs", "1x2x3x4,1x2x3x4"}, {"strides", "24x4x8x1,48x8x16x1"}, {"dim", "-1"}, {"dtype", "fp16"}}, 2);
+    CHECK(c.blocks[0] == Dim3{512, 1, 1});
+    CHECK(c.grids[0] == Dim3{2 * 108, 2, 1});  // 2 x the A100's SMs
+    CHECK(c.written_from[0] == expected_copies({1, 2, 3, 4}, {24, 4, 8, 1}, {1, 2, 3, 8}, 3, 0, 2));
+    CHECK(c.written_from[1] == expected_copies({1, 2, 3, 4}, {48, 8, 16, 1}, {1, 2, 3, 8}, 3, 4, 2));
+  }
+  SECTION("several grid-stride iterations and a tail lane past warp 0 (a one-SM A100: 2 strided CTAs, at most 32 contiguous)") {
+    const Config one_sm = Config::load(std::string(WARPSIM_SOURCE_DIR) + "/configs/a100_sxm.yaml", {"sm.count=1"}, Registry::instance());
+    // 2400 elements per input over 2 x 512 threads: 3 iterations.
+    const CatCopies strided = cat_copies({{"inputs", "1x2x40x30,1x2x40x30"}, {"strides", "2400x30x60x1,4800x60x120x1"},
+                                          {"dim", "-1"}, {"dtype", "bf16"}}, 2, one_sm);
+    CHECK(strided.grids[0] == Dim3{2, 2, 1});
+    CHECK(strided.written_from[0] == expected_copies({1, 2, 40, 30}, {2400, 30, 60, 1}, {1, 2, 40, 60}, 3, 0, 2));
+    CHECK(strided.written_from[1] == expected_copies({1, 2, 40, 30}, {4800, 60, 120, 1}, {1, 2, 40, 60}, 3, 30, 2));
+    // 21003 fp32 in 4-element vectors: 5250 vectors over 32 x 128 threads (2 iterations for some), the last 3
+    // elements by thread 5250 % 4096 = 1154 (CTA 9, warp 0, lane 2).
+    const CatCopies aligned = cat_copies({{"inputs", "3x7001,3x5"}, {"dim", "1"}, {"dtype", "fp32"}}, 2, one_sm);
+    CHECK(aligned.grids[0] == Dim3{32, 2, 1});
+    CHECK(aligned.written_from[0] == expected_copies({3, 7001}, {7001, 1}, {3, 7006}, 1, 0, 4));
+    CHECK(aligned.written_from[1] == expected_copies({3, 5}, {5, 1}, {3, 7006}, 1, 7001, 4));
+  }
+  SECTION("a legacy empty input is skipped: its CTAs return at once, the offsets start at the next input") {
+    const CatCopies c = cat_copies({{"inputs", "0,1x2x4x8"}, {"strides", "1,64x8x16x1"}, {"dim", "2"}, {"dtype", "bf16"}}, 2);
+    CHECK(c.written_from[0].empty());
+    CHECK(c.written_from[1] == expected_copies({1, 2, 4, 8}, {64, 8, 16, 1}, {1, 2, 4, 8}, 2, 0, 2));
+  }
+}
+
+TEST_CASE("ops: cat launches one kernel per batch of inputs and refuses what PyTorch's cat kernels do not take",
+          "[synth][ops][cat]") {
+  std::string many;
+  for (int i = 0; i < 130; ++i) many += std::string(i ? "," : "") + "4x2";
+  const std::unique_ptr<TraceSource> contiguous = SynthRegistry::instance().make("cat", {{"inputs", many}, {"dim", "1"}}, a100());
+  REQUIRE(contiguous->num_kernels() == 2);  // batches of 128
+  CHECK(contiguous->open_kernel(0)->info().grid.y == 128);
+  CHECK(contiguous->open_kernel(1)->info().grid.y == 2);
+  std::string strides;
+  for (int i = 0; i < 130; ++i) strides += std::string(i ? "," : "") + "1x4";  // transposed: not contiguous
+  const std::unique_ptr<TraceSource> strided =
+      SynthRegistry::instance().make("cat", {{"inputs", many}, {"strides", strides}, {"dim", "1"}}, a100());
+  REQUIRE(strided->num_kernels() == 3);  // batches of 64
+  CHECK(strided->open_kernel(2)->info().grid.y == 2);
+  // parallel_cat keeps its running state across batches: the grid follows the largest input so far, and a batch
+  // is vectorized only while every slice so far is a multiple of 16 bytes.
+  std::string small_then_large, aligned_then_not, not_then_aligned;
+  for (int i = 0; i < 130; ++i) {
+    small_then_large += std::string(i ? "," : "") + (i < 128 ? "4x8" : "4x100000");
+    // (slices of 8 bf16 = 16 B, of 4 = 8 B; the output's rows, 1032 and 528 elements, are multiples of 16 B)
+    aligned_then_not += std::string(i ? "," : "") + (i < 128 ? "4x8" : "4x4");
+    not_then_aligned += std::string(i ? "," : "") + (i < 128 ? "4x4" : "4x8");
+  }
+  const auto kernels = [](const std::string& inputs) {
+    const std::unique_ptr<TraceSource> t =
+        SynthRegistry::instance().make("cat", {{"inputs", inputs}, {"dim", "1"}, {"dtype", "bf16"}}, a100());
+    std::vector<KernelInfo> infos;
+    for (std::size_t k = 0; k < t->num_kernels(); ++k) infos.push_back(t->open_kernel(k)->info());
+    return infos;
+  };
+  const auto growing = kernels(small_then_large);
+  REQUIRE(growing.size() == 2);
+  CHECK(growing[0].grid.x == 1);                          // 32 elements: one CTA of 128 threads
+  CHECK(growing[1].grid.x == (400000 / 8 + 127) / 128);   // 400000 bf16 in 16-byte vectors
+  const auto first_aligned = kernels(aligned_then_not), first_not = kernels(not_then_aligned);
+  CHECK_THAT(first_aligned[0].name, Contains("vectorized"));
+  CHECK_THAT(first_aligned[1].name, Contains("aligned"));
+  CHECK_THAT(first_not[0].name, Contains("aligned"));
+  CHECK_THAT(first_not[1].name, Contains("aligned"));
+
+  CHECK_THAT(synth_error("cat", {{"inputs", "2x3,2x3x4"}}), Contains("dims"));
+  CHECK_THAT(synth_error("cat", {{"inputs", "2x3,4x3"}, {"dim", "1"}}), Contains("only the cat dim 1 may differ"));
+  CHECK_THAT(synth_error("cat", {{"inputs", "2x3,2x3"}, {"dim", "2"}}), Contains("out of range"));
+  CHECK_THAT(synth_error("cat", {{"inputs", "2x3,2x3"}, {"dim", "one"}}), Contains("not an integer"));
+  CHECK_THAT(synth_error("cat", {{"inputs", "1x2x3x4x5,1x2x3x4x5"}}), Contains("at most 4 dims"));
+  CHECK_THAT(synth_error("cat", {{"inputs", "2x-3,2x3"}}), Contains("is not a list like"));
+  CHECK_THAT(synth_error("cat", {{"inputs", " 3,2"}}), Contains("is not a list like"));
+  CHECK_THAT(synth_error("cat", {{"inputs", "2x3,"}}), Contains("is not a list like"));
+  CHECK_THAT(synth_error("cat", {{"inputs", "2147483648,1"}}), Contains("2^31 or more"));
+  CHECK_THAT(synth_error("cat", {{"inputs", "65536x65536,1x65536"}}), Contains("input 0 has too many elements"));
+  CHECK_THAT(synth_error("cat", {{"inputs", "2x2,2x2"}, {"strides", "1x1073741824,1x1073741824"}, {"dtype", "fp16"}}),
+             Contains("cat key 'strides': input 0's storage spans too many bytes: 2147483652"));
+  CHECK_THAT(synth_error("cat", {{"inputs", "2x3"}}), Contains("single tensor"));
+  CHECK_THAT(synth_error("cat", {{"inputs", "2x3,2x3"}, {"strides", "3x1"}}), Contains("1 stride lists for 2 inputs"));
 }

@@ -302,6 +302,19 @@ constexpr ElementwiseOp kElementwiseOps[] = {
     {"aten::clone", "copy", true},
 };
 
+// A TensorList's element type is not recorded: the cat kernel's template argument (CatArrayBatchedCopy<OpaqueType<
+// bytes>, ...>, or the type's name in older releases) gives its size. 16-bit types copy alike, so OpaqueType<2> is
+// taken as bf16.
+std::string cat_kernel_dtype(const Kernel& k) {
+  static const std::regex opaque("OpaqueType<([0-9]+)u?>");
+  std::smatch size;
+  if (k.name.find("BFloat16") != std::string::npos) return "bf16";
+  if (k.name.find("Half") != std::string::npos) return "fp16";
+  if (std::regex_search(k.name, size, opaque)) return size[1] == "2" ? "bf16" : size[1] == "4" ? "fp32" : "";
+  if (k.name.find("<float,") != std::string::npos) return "fp32";  // releases before the OpaqueType dispatch
+  return "";
+}
+
 // PyTorch's elementwise kernels as the captured one was launched: vectorized_elementwise_kernel<vec_size, ...>
 // loads vec_size-element vectors, elementwise_kernel<num_threads, work_per_thread, ...> scalars; the elements per
 // thread are what the captured grid gives (128 x that per CTA; 4 up to PyTorch 2.2, 8 since). Other kernels (copies
@@ -376,12 +389,8 @@ Mapping map_elementwise(const Kernel& k, Mapping m, bool copy_kernel) {
       if (!exact) how = fmt::format("{} as elementwise {}", op.name, synth);
     }
     std::string dtype = float_dtype(type);
-    if (type.empty()) {  // aten::cat: from the kernel's template arguments (CatArrayBatchedCopy<OpaqueType<bytes>, ...>)
-      static const std::regex opaque("OpaqueType<([0-9]+)u?>");
-      std::smatch size;
-      if (k.name.find("BFloat16") != std::string::npos) dtype = "bf16";
-      else if (k.name.find("Half") != std::string::npos) dtype = "fp16";
-      else if (std::regex_search(k.name, size, opaque)) dtype = size[1] == "2" ? "bf16" : size[1] == "4" ? "fp32" : "";
+    if (type.empty()) {  // aten::cat: from the kernel's template arguments
+      dtype = cat_kernel_dtype(k);
       type = dtype.empty() ? "TensorList of unknown element type" : "";
     }
     m.shape = fmt::format("{} elements {}", elements, dtype.empty() ? type : dtype);
@@ -396,6 +405,42 @@ Mapping map_elementwise(const Kernel& k, Mapping m, bool copy_kernel) {
     return m;
   }
   return unmapped(m, fmt::format("launched by {}: no elementwise mapping for it", innermost_name(k)));
+}
+
+// --- cat ---------------------------------------------------------------------------------------------------------
+
+// "1x8x2048x128,1x8x1x128" from a TensorList's dims (or strides).
+std::string shapes_key(const std::vector<std::vector<std::int64_t>>& shapes) {
+  std::vector<std::string> items;
+  for (const auto& s : shapes) items.push_back(fmt::format("{}", fmt::join(s, "x")));
+  return fmt::format("{}", fmt::join(items, ","));
+}
+
+// aten::cat(tensors, dim) -> the cat synthesizer, which launches the kernel PyTorch picks from the inputs' layout.
+Mapping map_cat(const Kernel& k, Mapping m) {
+  const CpuOp* op = find_op(k, {"aten::cat"});
+  if (!op || op->list_dims.empty() || op->list_dims[0].empty()) return map_elementwise(k, m, true);  // index_select & co
+  const auto& shapes = op->list_dims[0];
+  const std::string dim = arg_value(*op, 1).empty() ? "0" : arg_value(*op, 1), dtype = cat_kernel_dtype(k);
+  for (const auto& s : shapes) {
+    if (s.empty()) return unmapped(m, "aten::cat of 0-dim tensors (torch.cat refuses them; not a cat kernel's input)");
+    for (std::int64_t d : s)
+      if (d < 0) return unmapped(m, fmt::format("aten::cat: a negative size in {}", shapes_key(shapes)));
+  }
+  m.shape = fmt::format("cat({}, dim={}) {}", shapes_key(shapes), dim, dtype);
+  if (dtype.empty()) return unmapped(m, "aten::cat: element type not in the kernel's name (the synthesizer takes 2- and 4-byte types)");
+  m.synthesizer = "cat";
+  m.keys = {{"inputs", shapes_key(shapes)}, {"dim", dim}, {"dtype", dtype}};
+  const bool strides_recorded = !op->list_strides.empty() && op->list_strides[0].size() == shapes.size();
+  if (strides_recorded) {
+    m.keys["strides"] = shapes_key(op->list_strides[0]);
+    m.status = MapStatus::Mapped;
+    m.note = "from aten::cat (shapes and strides)";
+  } else {
+    m.status = MapStatus::Approx;
+    m.note = "aten::cat without recorded strides: inputs taken as contiguous";
+  }
+  return m;
 }
 
 // --- reductions --------------------------------------------------------------------------------------------------
@@ -530,8 +575,9 @@ const std::vector<NameRule>& kernel_name_rules() {
       {"softmax|SoftMax|Softmax", "softmax", false, "PyTorch softmax_warp_forward / cunn_SoftMaxForward"},
       {"rotary|Rotary", "rotary", false, "fused rotary-embedding kernels (vLLM rotary_embedding_kernel)"},
       // Memory-bound.
-      {"CatArray|direct_copy|copy_kernel|indexSelect|index_select|gather_kernel|embedding", "copy", false,
-       "cat, to/copy_ conversions, index_select / embedding gathers"},
+      {"CatArrayBatchedCopy", "cat", false, "torch.cat's kernels (CatArrayBatchedCopy, _contig, _aligned*, _vectorized)"},
+      {"direct_copy|copy_kernel|indexSelect|index_select|gather_kernel|embedding", "copy", false,
+       "to/copy_ conversions, index_select / embedding gathers"},
       {"reduce_kernel|Reduce|reduction|argmax|argmin", "reduction", false, "PyTorch reduce_kernel (sum, mean, max, argmax, all)"},
       {"elementwise", "elementwise", false,
        "PyTorch vectorized_/unrolled_elementwise_kernel, elementwise_kernel (add, mul, gelu, silu, ...)"},
@@ -573,6 +619,7 @@ Mapping classify_kernel(const Kernel& kernel) {
     if (c == "layernorm") return map_norm(kernel, m, false);
     if (c == "rmsnorm") return map_norm(kernel, m, true);
     if (c == "softmax") return map_softmax(kernel, m);
+    if (c == "cat") return map_cat(kernel, m);
     if (c == "copy") return map_elementwise(kernel, m, true);
     if (c == "elementwise") return map_elementwise(kernel, m, false);
     if (c == "reduction") return map_reduction(kernel, m);

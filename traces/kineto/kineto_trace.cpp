@@ -90,7 +90,8 @@ std::string string_of(const json& obj, const char* key) {
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// The dims of one "Input Dims" entry: [d0, d1, ...] (a tensor), [] (scalar / none), or [[...], [...]] (a list).
+// The dims of one "Input Dims" (or "Input Strides") entry: [d0, d1, ...] (a tensor), [] (scalar / none), or
+// [[...], [...]] (a list).
 void read_dims(const json& entry, std::vector<std::int64_t>& dims, std::vector<std::vector<std::int64_t>>& list) {
   if (!entry.is_array()) return;
   for (const json& v : entry) {
@@ -112,14 +113,17 @@ CpuOp read_op(const json& e) {
   const auto args = e.find("args");
   if (args == e.end() || !args->is_object()) return op;
   op.external_id = optional_i64(*args, "External id", -1);
-  const auto dims = args->find("Input Dims");
-  if (dims != args->end() && dims->is_array()) {
-    for (const json& entry : *dims) {
-      op.dims.emplace_back();
-      op.list_dims.emplace_back();
-      read_dims(entry, op.dims.back(), op.list_dims.back());
+  const auto read_all = [&](const char* key, auto& tensors, auto& lists) {
+    const auto it = args->find(key);
+    if (it == args->end() || !it->is_array()) return;
+    for (const json& entry : *it) {
+      tensors.emplace_back();
+      lists.emplace_back();
+      read_dims(entry, tensors.back(), lists.back());
     }
-  }
+  };
+  read_all("Input Dims", op.dims, op.list_dims);
+  read_all("Input Strides", op.strides, op.list_strides);
   for (const char* key : {"Input type", "Concrete Inputs"}) {
     const auto it = args->find(key);
     if (it == args->end() || !it->is_array()) continue;

@@ -14,7 +14,8 @@
 namespace warpsim::kineto {
 
 // One aten operator of the CPU side (record_shapes): argument i has dims[i] (empty for a scalar or a missing
-// tensor; a TensorList's tensors are flattened into `list_dims[i]`), types[i] ("c10::BFloat16", "float",
+// tensor; a TensorList's tensors are flattened into `list_dims[i]`), strides[i] / list_strides[i] in the same
+// shape ("Input Strides", recorded since PyTorch 2.1; empty when absent), types[i] ("c10::BFloat16", "float",
 // "Scalar", "TensorList", ...) and concrete[i] (the value of a scalar argument as text, else "").
 struct CpuOp {
   std::string name;  // "aten::addmm"
@@ -22,6 +23,8 @@ struct CpuOp {
   double start_us = 0;
   std::vector<std::vector<std::int64_t>> dims;
   std::vector<std::vector<std::vector<std::int64_t>>> list_dims;
+  std::vector<std::vector<std::int64_t>> strides;
+  std::vector<std::vector<std::vector<std::int64_t>>> list_strides;
   std::vector<std::string> types;
   std::vector<std::string> concrete;
 };
