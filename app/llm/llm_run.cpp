@@ -8,6 +8,7 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "app/boost_clock.h"
@@ -268,7 +269,14 @@ struct KernelRow {
   std::size_t entry;
   std::uint64_t calls_per_step = 0;
   double total_us = 0.0;
+  std::set<int> layers;  // the layers that run it
 };
+
+// "each" for a kernel of every layer, else how many layers run it (the first layer's unfused norm: 1).
+std::string layers_text(const KernelRow& row, std::uint64_t layers) {
+  if (row.layers.empty()) return "-";
+  return row.layers.size() == layers ? "each" : std::to_string(row.layers.size());
+}
 
 std::vector<KernelRow> kernel_rows(const std::vector<PlanEntry>& plan, const LlmResult& r) {
   std::vector<KernelRow> rows;
@@ -279,6 +287,7 @@ std::vector<KernelRow> kernel_rows(const std::vector<PlanEntry>& plan, const Llm
     if (fresh) rows.push_back(KernelRow{i});
     rows[it->second].calls_per_step += plan[i].count;
     rows[it->second].total_us += r.entry_us[i];
+    if (plan[i].layer >= 0) rows[it->second].layers.insert(plan[i].layer);
   }
   return rows;
 }
@@ -366,7 +375,7 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
   for (const KernelRow& row : kernel_rows(plan, r)) {
     const PlanEntry& e = plan[row.entry];
     const double per_call = row.total_us / row.calls_per_step;
-    OrderedJson k = {{"name", e.name}, {"layers", e.layer < 0 ? "-" : "each"}, {"kind", kind_name(e.kind)},
+    OrderedJson k = {{"name", e.name}, {"layers", layers_text(row, m.layers)}, {"kind", kind_name(e.kind)},
               {"synthesizer", e.workload.synthesizer}, {"shape", e.shape}, {"calls_per_step", row.calls_per_step},
               {"time_us_per_call", per_call}, {"roofline_us_per_call", r.entry_roofline[row.entry].us},
               {"roofline_bound", r.entry_roofline[row.entry].bound}, {"total_us", row.total_us},
@@ -460,12 +469,12 @@ std::string llm_summary(const LlmModel& m, const Scenario& s, const std::vector<
   o += fmt::format("  where the time goes: simulated kernels {:.3f} ms, estimated kernels {:.3f} ms, communication "
                    "(estimate) {:.3f} ms, launch gaps {:.3f} ms\n",
                    r.simulated_us / 1e3, r.estimated_us / 1e3, r.communication_us / 1e3, r.launch_wait_us / 1e3);
-  o += fmt::format("\n  {:<26} {:<6} {:<22} {:>6} {:>11} {:>11} {:>9} {:>6}  {}\n", "kernel", "layers", "kind", "calls",
+  o += fmt::format("\n  {:<28} {:<6} {:<22} {:>6} {:>11} {:>11} {:>9} {:>6}  {}\n", "kernel", "layers", "kind", "calls",
                    "us/call", "roofline", "bound", "share", "shape");
   for (const KernelRow& row : kernel_rows(plan, r)) {
     const PlanEntry& e = plan[row.entry];
-    o += fmt::format("  {:<26} {:<6} {:<22} {:>6} {:>11.2f} {:>11.2f} {:>9} {:>5.1f}%  {}\n", e.name,
-                     e.layer < 0 ? "-" : "each", kind_name(e.kind), row.calls_per_step, row.total_us / row.calls_per_step,
+    o += fmt::format("  {:<28} {:<6} {:<22} {:>6} {:>11.2f} {:>11.2f} {:>9} {:>5.1f}%  {}\n", e.name,
+                     layers_text(row, m.layers), kind_name(e.kind), row.calls_per_step, row.total_us / row.calls_per_step,
                      r.entry_roofline[row.entry].us, r.entry_roofline[row.entry].bound, 100 * row.total_us / r.step_us,
                      r.entry_roofline[row.entry].collective
                          ? fmt::format("{} ({})", e.shape, collective_choice_text(r.entry_roofline[row.entry].collective->chosen))
@@ -498,7 +507,7 @@ std::string collectives_text(const std::vector<PlanEntry>& plan, const Peaks& pe
     if (o.empty())
       o = fmt::format("collectives over {} GPUs (models/node/collective.h, {} node:; bus bandwidth {:.1f} GB/s):\n",
                       tp, peaks.gpu, peaks.collectives.bus_bytes_per_s() / 1e9);
-    o += fmt::format("  {:<26} {:<14} {:>12.0f} B  chosen {:<12} {:>9.2f} us  (", e.name, collective_op_name(c.op),
+    o += fmt::format("  {:<28} {:<14} {:>12.0f} B  chosen {:<12} {:>9.2f} us  (", e.name, collective_op_name(c.op),
                      c.bytes, collective_choice_text(c.chosen), c.chosen.time_us);
     for (std::size_t i = 0; i < c.candidates.size(); ++i)
       o += fmt::format("{}{} {:.2f}", i ? ", " : "", collective_choice_text(c.candidates[i]), c.candidates[i].time_us);

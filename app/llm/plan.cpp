@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "sim/core/error.h"
 #include "traces/synth/attention.h"
@@ -43,14 +45,19 @@ struct Builder {
     add(std::move(e));
   }
 
-  void rmsnorm(const std::string& name, std::uint64_t rows, std::uint64_t cols) {
+  // vLLM's RMSNorm kernels: rms_norm (the first layer's input norm, whose residual is the input itself) or, with
+  // `residual_add`, fused_add_rms_norm: residual += x in place, x = rmsnorm(residual) * gamma (every later norm:
+  // the residual add of the block before it is fused in).
+  void rmsnorm(const std::string& name, std::uint64_t rows, std::uint64_t cols, bool residual_add) {
     PlanEntry e;
-    e.name = name;
+    e.name = residual_add ? "add+" + name : name;
     e.workload.synthesizer = "rmsnorm";
-    e.workload.synth_keys = {{"rows", num(rows)}, {"cols", num(cols)}, {"dtype", "bf16"}};
-    e.shape = fmt::format("rows={} cols={}", rows, cols);
-    e.flops = 4.0 * rows * cols;  // square, sum, scale, gamma
-    e.bytes = kActivationBytes * (2.0 * rows * cols + cols);
+    e.workload.synth_keys = {{"rows", num(rows)}, {"cols", num(cols)}, {"dtype", "bf16"}, {"kernel", "vllm"},
+                             {"residual", residual_add ? "true" : "false"}};
+    e.shape = fmt::format("rows={} cols={}{}", rows, cols, residual_add ? " (fused_add_rms_norm)" : "");
+    e.flops = (residual_add ? 5.0 : 4.0) * rows * cols;  // (add,) square, sum, scale, gamma
+    // x in, out; fused: x and residual in, residual and x out (the sum's re-read in pass 2 is not counted)
+    e.bytes = kActivationBytes * ((residual_add ? 4.0 : 2.0) * rows * cols + cols);
     add(std::move(e));
   }
 
@@ -130,7 +137,7 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
   b.estimate("embedding", fmt::format("tokens={} hidden={}", T, h), 0.0, 2.0 * activation_bytes);
   for (std::uint64_t layer = 0; layer < m.layers; ++layer) {
     b.layer = static_cast<int>(layer);
-    b.rmsnorm("input_layernorm", T, h);
+    b.rmsnorm("input_layernorm", T, h, layer > 0);
     b.gemm("qkv_proj", T, (hq + 2 * hkv) * hd, h, s.dtype, m.qkv_bias);
     {
       PlanEntry& e = b.add({});
@@ -166,8 +173,7 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
     }
     b.gemm("o_proj", T, h, hq * hd, s.dtype);
     if (s.tp > 1) b.collective("attention_all_reduce", "all_reduce", activation_bytes);
-    b.elementwise("residual_add", "add", T * h);
-    b.rmsnorm("post_attention_layernorm", T, h);
+    b.rmsnorm("post_attention_layernorm", T, h, true);
     if (!m.moe()) {
       b.gemm("gate_up_proj", T, 2 * inter, h, s.dtype);
       b.elementwise("silu_and_mul", "mul", T * inter);
@@ -187,10 +193,10 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
                  kActivationBytes * (static_cast<double>(routed) * h + static_cast<double>(T) * h));
     }
     if (s.tp > 1) b.collective("mlp_all_reduce", "all_reduce", activation_bytes);
-    b.elementwise("residual_add", "add", T * h);
+    // The block's residual add is fused into the next norm: the next layer's input_layernorm, or the final norm.
   }
   b.layer = -1;
-  b.rmsnorm("final_norm", T, h);
+  b.rmsnorm("final_norm", T, h, true);
   // Logits of the last token of each sequence only (vLLM's logits processor selects them before lm_head).
   b.gemm("logits", s.batch, vocab, h, "bf16");
   if (s.tp > 1) b.collective("logits_all_gather", "all_gather", kActivationBytes * s.batch * m.vocab);
@@ -217,16 +223,30 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
 std::string plan_text(const LlmModel& m, const Scenario& s, const std::vector<PlanEntry>& plan) {
   std::string o = fmt::format("plan: {} {} batch {} prompt {} context {} dtype {} tp {}: one step on one GPU\n",
                               m.name, s.phase, s.batch, s.prompt, context_tokens(s), s.dtype, s.tp);
-  o += fmt::format("  {:<26} {:<10} {:<28} {:<6} {}\n", "kernel", "layer", "synthesizer / estimate", "count", "shape");
-  const std::string layers = m.layers > 1 ? fmt::format("0-{} (x{})", m.layers - 1, m.layers) : "0";
+  o += fmt::format("  {:<28} {:<10} {:<28} {:<6} {}\n", "kernel", "layer", "synthesizer / estimate", "count", "shape");
+  // The layers are alike but for the first one's unfused input norm: each layer kernel is printed once, with the
+  // layers that run it.
+  struct Span { int first = -1, last = -1, layers = 0; };
+  std::map<std::string, Span> spans;
+  for (const PlanEntry& e : plan) {
+    if (e.layer < 0) continue;
+    Span& sp = spans[e.name];
+    if (sp.first < 0) sp.first = e.layer;
+    sp.last = e.layer;
+    ++sp.layers;
+  }
   std::size_t calls = 0;
+  std::set<std::string> printed;
   for (const PlanEntry& e : plan) {
     calls += e.count;
-    if (e.layer > 0) continue;  // every layer is the same: print the first
+    if (e.layer >= 0 && !printed.insert(e.name).second) continue;
+    const Span& sp = spans[e.name];
+    const std::string layers = e.layer < 0 ? "-" : sp.layers == 1 ? std::to_string(sp.first)
+                                                   : fmt::format("{}-{} (x{})", sp.first, sp.last, sp.layers);
     const std::string how = e.kind == EntryKind::simulated ? e.workload.synthesizer
                             : e.kind == EntryKind::estimate ? "estimate (roofline)"
                                                             : "estimate (communication)";
-    o += fmt::format("  {:<26} {:<10} {:<28} {:<6} {}\n", e.name, e.layer < 0 ? "-" : layers, how, e.count, e.shape);
+    o += fmt::format("  {:<28} {:<10} {:<28} {:<6} {}\n", e.name, layers, how, e.count, e.shape);
   }
   o += fmt::format("  {} kernel calls per step\n", calls);
   return o;

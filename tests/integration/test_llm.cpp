@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 #include <set>
+#include <tuple>
 
 #include "app/gpu_configs.h"
 #include "app/llm/llm_run.h"
@@ -142,12 +143,27 @@ TEST_CASE("llm plan: Llama-3-8B decode is vLLM's kernel list with GEMM shapes fr
   s.batch = 4;
   s.context = 1024;
   const auto plan = llm::build_plan(m, s);
-  CHECK(layer_names(plan, 0) == std::vector<std::string>{"input_layernorm", "qkv_proj", "rotary", "attention", "o_proj",
-                                                          "residual_add", "post_attention_layernorm", "gate_up_proj",
-                                                          "silu_and_mul", "down_proj", "residual_add"});
-  CHECK(layer_names(plan, 31) == layer_names(plan, 0));
+  // vLLM fuses each residual add into the RMSNorm after it (fused_add_rms_norm): the first layer's input norm has
+  // no residual yet, every later norm adds the block before it.
+  const std::vector<std::string> rest = {"qkv_proj", "rotary", "attention", "o_proj", "add+post_attention_layernorm",
+                                         "gate_up_proj", "silu_and_mul", "down_proj"};
+  std::vector<std::string> first = {"input_layernorm"}, later = {"add+input_layernorm"};
+  first.insert(first.end(), rest.begin(), rest.end());
+  later.insert(later.end(), rest.begin(), rest.end());
+  CHECK(layer_names(plan, 0) == first);
+  CHECK(layer_names(plan, 1) == later);
+  CHECK(layer_names(plan, 31) == later);
   CHECK(layer_names(plan, 32).empty());
-  CHECK(layer_names(plan, -1) == std::vector<std::string>{"embedding", "final_norm", "logits", "logits_to_fp32", "greedy_sample"});
+  CHECK(layer_names(plan, -1) == std::vector<std::string>{"embedding", "add+final_norm", "logits", "logits_to_fp32", "greedy_sample"});
+  for (const auto& [name, layer, fused] : {std::tuple{"input_layernorm", 0, "false"}, {"add+input_layernorm", 1, "true"},
+                                           {"add+post_attention_layernorm", 0, "true"}, {"add+final_norm", -1, "true"}}) {
+    INFO(name);
+    const auto& norm = entry(plan, name, layer);
+    CHECK(norm.workload.synthesizer == "rmsnorm");
+    CHECK(norm.workload.synth_keys.at("kernel") == "vllm");
+    CHECK(norm.workload.synth_keys.at("residual") == fused);
+    CHECK(key(norm, "rows") == 4);
+  }
   const auto& sample = entry(plan, "greedy_sample", -1);  // an argmax over the vocabulary for each sequence
   CHECK(sample.workload.synthesizer == "reduction");
   CHECK(key(sample, "outputs") == 4);

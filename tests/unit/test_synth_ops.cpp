@@ -263,6 +263,47 @@ TEST_CASE("ops: layernorm and rmsnorm read the row twice, the affine parameters 
   }
 }
 
+TEST_CASE("ops: vLLM's rms_norm and fused_add_rms_norm: one block per token, 16-byte vectors, the residual added in place",
+          "[synth][ops][rmsnorm]") {
+  SECTION("launch: min(hidden, 1024) threads below 256 tokens, min(hidden, 256) from 256 on") {
+    const auto launch = [](const char* rows, const char* cols) {
+      return synth_totals("rmsnorm", {{"rows", rows}, {"cols", cols}, {"dtype", "bf16"}, {"kernel", "vllm"}}, false).info;
+    };
+    CHECK(launch("1", "4096").block == Dim3{1024, 1, 1});
+    CHECK(launch("1", "4096").grid == Dim3{1, 1, 1});
+    CHECK(launch("300", "4096").block == Dim3{256, 1, 1});
+    CHECK(launch("2", "200").block == Dim3{200, 1, 1});  // a partial last warp
+  }
+  SECTION("rms_norm: the row read twice in 16-byte vectors (4096 bf16: 512 of 1024 threads busy), gamma once, y written") {
+    const std::uint64_t rows = 2, cols = 4096;
+    const Totals t = synth_totals("rmsnorm", {{"rows", "2"}, {"cols", "4096"}, {"dtype", "bf16"}, {"kernel", "vllm"}});
+    CHECK(t.global_load_bytes == 2 * rows * cols * 2 + rows * cols * 2);
+    CHECK(t.global_store_bytes == rows * cols * 2);  // no statistics written
+    CHECK(t.n(Opcode::LDG) == rows * 3 * 16);        // 16 busy warps per row, one 16-byte load each per access
+    CHECK(t.stored_addresses.size() == rows * cols / 8);
+    CHECK(t.every_warp_ends_with_exit);
+  }
+  SECTION("fused_add_rms_norm: x and residual read, their sum stored to residual and read back, x overwritten") {
+    const std::uint64_t rows = 3, cols = 1000;  // 125 vectors of 8: one warp partly busy
+    const Totals t = synth_totals("rmsnorm", {{"rows", "3"}, {"cols", "1000"}, {"dtype", "fp16"}, {"kernel", "vllm"},
+                                              {"residual", "true"}});
+    CHECK(t.info.block == Dim3{1000, 1, 1});
+    // pass 1: x and residual; pass 2: residual (the sum) and gamma
+    CHECK(t.global_load_bytes == 4 * rows * cols * 2);
+    CHECK(t.global_store_bytes == 2 * rows * cols * 2);  // residual, then x
+    CHECK(t.stored_addresses.size() == 2 * rows * cols / 8);
+    // The packed x + residual: 4 HADD2 per 8-element vector and warp, beside the unfused kernel's conversions.
+    const Totals plain = synth_totals("rmsnorm", {{"rows", "3"}, {"cols", "1000"}, {"dtype", "fp16"}, {"kernel", "vllm"}}, false);
+    CHECK(t.n(Opcode::HADD2) - plain.n(Opcode::HADD2) == rows * 4 * 4);  // 4 warps hold the 125 vectors
+  }
+  SECTION("an unfused width: 4100 columns are not a multiple of 8, so scalars") {
+    const Totals t = synth_totals("rmsnorm", {{"rows", "1"}, {"cols", "4100"}, {"dtype", "bf16"}, {"kernel", "vllm"}}, false);
+    CHECK(t.n(Opcode::STG) == (4100 + 31) / 32);  // one 2-byte store per element, 32 lanes per instruction
+  }
+  CHECK_THAT(synth_error("rmsnorm", {{"rows", "4"}, {"cols", "64"}, {"residual", "true"}}),
+             Contains("key 'residual'") && Contains("kernel=vllm"));
+}
+
 TEST_CASE("SHFL: appended opcode, integer pipe, round trip through the native trace file", "[trace][ops]") {
   Opcode parsed = Opcode::NOP;
   REQUIRE(parse_opcode("SHFL", parsed));

@@ -7,7 +7,8 @@ namespace {
 SynthesizerInfo rmsnorm_synthesizer() {
   SynthesizerInfo info;
   info.name = "rmsnorm";
-  info.description = "RMSNorm of rows x cols in the vectorized LayerNorm kernel shape (sum of squares, two passes; traces/synth/README.md, \"Memory-bound operators\")";
+  info.description = "RMSNorm of rows x cols: PyTorch's vectorized LayerNorm kernel shape (sum of squares, two passes) or vLLM's "
+                     "rms_norm / fused_add_rms_norm (kernel=vllm, residual=true) (traces/synth/README.md, \"Memory-bound operators\")";
   info.keys = row_norm_keys(NormKind::RmsNorm, info.description);
   info.factory = [](const SynthArgs& args, const Config& config) { return make_row_norm(NormKind::RmsNorm, args, config); };
   return info;
