@@ -264,7 +264,8 @@ LlmResult run_llm(const LlmModel& model, const Scenario& scenario, const std::ve
 
 namespace {
 
-// Per plan entry of layer 0 or outside the layers: the rows of the kernel table (the layers are identical).
+// The rows of the kernel table: one per kernel name, its calls summed over the layers that run it (all of them, or
+// one: the first layer's unfused input norm; 31: the later layers' fused ones).
 struct KernelRow {
   std::size_t entry;
   std::uint64_t calls_per_step = 0;

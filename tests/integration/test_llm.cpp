@@ -155,6 +155,10 @@ TEST_CASE("llm plan: Llama-3-8B decode is vLLM's kernel list with GEMM shapes fr
   CHECK(layer_names(plan, 31) == later);
   CHECK(layer_names(plan, 32).empty());
   CHECK(layer_names(plan, -1) == std::vector<std::string>{"embedding", "add+final_norm", "logits", "logits_to_fp32", "greedy_sample"});
+  const std::string text = llm::plan_text(m, s, plan);  // each layer kernel once, with the layers that run it
+  CHECK(contains(text, "input_layernorm              0 "));
+  CHECK(contains(text, "add+input_layernorm          1-31 (x31)"));
+  CHECK(contains(text, "qkv_proj                     0-31 (x32)"));
   for (const auto& [name, layer, fused] : {std::tuple{"input_layernorm", 0, "false"}, {"add+input_layernorm", 1, "true"},
                                            {"add+post_attention_layernorm", 0, "true"}, {"add+final_norm", -1, "true"}}) {
     INFO(name);

@@ -296,9 +296,20 @@ TEST_CASE("ops: vLLM's rms_norm and fused_add_rms_norm: one block per token, 16-
     const Totals plain = synth_totals("rmsnorm", {{"rows", "3"}, {"cols", "1000"}, {"dtype", "fp16"}, {"kernel", "vllm"}}, false);
     CHECK(t.n(Opcode::HADD2) - plain.n(Opcode::HADD2) == rows * 4 * 4);  // 4 warps hold the 125 vectors
   }
-  SECTION("an unfused width: 4100 columns are not a multiple of 8, so scalars") {
-    const Totals t = synth_totals("rmsnorm", {{"rows", "1"}, {"cols", "4100"}, {"dtype", "bf16"}, {"kernel", "vllm"}}, false);
-    CHECK(t.n(Opcode::STG) == (4100 + 31) / 32);  // one 2-byte store per element, 32 lanes per instruction
+  SECTION("4100 columns (not a multiple of 8): fused_add_rms_norm goes scalar, rms_norm takes gcd(8, 4100) = 4-element vectors") {
+    const Totals fused = synth_totals("rmsnorm", {{"rows", "1"}, {"cols", "4100"}, {"dtype", "bf16"}, {"kernel", "vllm"},
+                                                  {"residual", "true"}}, false);
+    // 4100 elements over 1024 threads: 4 full passes of 32 warps and one warp for the last 4, twice (residual, x)
+    CHECK(fused.n(Opcode::STG) == 2 * (4 * 32 + 1));
+    const Totals plain = synth_totals("rmsnorm", {{"rows", "1"}, {"cols", "4100"}, {"dtype", "bf16"}, {"kernel", "vllm"}}, false);
+    CHECK(plain.n(Opcode::STG) == 32 + 1);  // 1025 vectors of 8 bytes over 1024 threads
+    CHECK(plain.global_store_bytes == 4100 * 2);
+  }
+  SECTION("PyTorch's kernels keep their registers (the vLLM options allocate theirs only when used)") {
+    CHECK(synth_totals("layernorm", {{"rows", "1"}, {"cols", "4096"}, {"dtype", "bf16"}}, false).info.registers_per_thread == 24);
+    CHECK(synth_totals("layernorm", {{"rows", "1"}, {"cols", "4096"}, {"dtype", "fp32"}}, false).info.registers_per_thread == 32);
+    CHECK(synth_totals("rmsnorm", {{"rows", "1"}, {"cols", "4096"}, {"dtype", "bf16"}, {"kernel", "vllm"}}, false)
+              .info.registers_per_thread <= 32);  // two 1024-thread blocks per SM fit
   }
   CHECK_THAT(synth_error("rmsnorm", {{"rows", "4"}, {"cols", "64"}, {"residual", "true"}}),
              Contains("key 'residual'") && Contains("kernel=vllm"));

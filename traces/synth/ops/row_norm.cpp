@@ -1,6 +1,7 @@
 #include "traces/synth/ops/row_norm.h"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -172,7 +173,7 @@ std::vector<ParamSpec> row_norm_keys(NormKind kind, const std::string& descripti
   constexpr std::uint64_t kMaxRows = (std::uint64_t{1} << 31) - 1;  // one block per row: CUDA's grid.x limit
   Schema s("synth", kind_name(kind), description);
   s.uint("rows", "rows", std::nullopt, "rows (tokens) normalised independently", 1, kMaxRows)
-      .uint("cols", "elements", std::nullopt, "normalised dimension (hidden size); a multiple of 4", 4,
+      .uint("cols", "elements", std::nullopt, "normalised dimension (hidden size); a multiple of 4 for PyTorch's kernel", 4,
             std::uint64_t{1} << 24);
   declare_dtype(s);
   s.choice("elementwise_affine", {"true", "false"}, "true",
@@ -206,7 +207,10 @@ std::unique_ptr<TraceSource> make_row_norm(NormKind kind, const SynthArgs& args,
   if (p.vllm) {
     const std::uint64_t block = std::min<std::uint64_t>(p.cols, p.rows < kVllmManyTokens ? kVllmBlockFewTokens : kVllmBlockManyTokens);
     p.threads = static_cast<std::uint32_t>(block);
-    p.vec = p.type.is_16bit() && p.cols % kVllmVecElems == 0 ? kVllmVecElems : 1;
+    // fused_add_rms_norm: 8-element vectors of 16-bit types (_f16Vec) or scalars; rms_norm: VEC_SIZE =
+    // gcd(16 bytes / element size, hidden) (vectorize_read_with_alignment, recent releases; older ones were scalar).
+    p.vec = p.residual ? (p.type.is_16bit() && p.cols % kVllmVecElems == 0 ? kVllmVecElems : 1)
+                       : static_cast<std::uint32_t>(std::gcd<std::uint64_t>(16 / p.type.bytes, p.cols));
   } else if (p.cols % kNormVecElems != 0) {
     throw InputError(std::string(kind_name(kind)) + " key 'cols': the vectorized kernel reads " +
                      std::to_string(kNormVecElems) + "-element vectors; cols must be a multiple of " +
@@ -234,8 +238,8 @@ std::unique_ptr<TraceSource> make_row_norm(NormKind kind, const SynthArgs& args,
   p.r_vec = regs.take(packed_regs(p.type, p.vec));
   p.r_vals = regs.take(p.vec);
   p.r_gamma = regs.take(packed_regs(p.type, p.vec));
-  p.r_beta = regs.take(packed_regs(p.type, p.vec));
-  p.r_res = regs.take(packed_regs(p.type, p.vec));
+  if (!p.vllm) p.r_beta = regs.take(packed_regs(p.type, p.vec));  // (PyTorch's RMSNorm keeps LayerNorm's registers)
+  if (p.residual) p.r_res = regs.take(packed_regs(p.type, p.vec));
 
   GeneratedKernelSpec spec;
   spec.info.name = std::string("warpsim_") + (p.vllm ? (p.residual ? "vllm_fused_add_" : "vllm_") : "") + kind_name(kind) +
