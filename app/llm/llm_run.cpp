@@ -285,7 +285,7 @@ std::vector<KernelRow> kernel_rows(const std::vector<PlanEntry>& plan, const Llm
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const std::string id = plan[i].name + (plan[i].layer < 0 ? "/-" + std::to_string(i) : "/layer");
     auto [it, fresh] = row_of.emplace(id, rows.size());
-    if (fresh) rows.push_back(KernelRow{i});
+    if (fresh) rows.push_back(KernelRow{i, 0, 0.0, {}});
     rows[it->second].calls_per_step += plan[i].count;
     rows[it->second].total_us += r.entry_us[i];
     if (plan[i].layer >= 0) rows[it->second].layers.insert(plan[i].layer);

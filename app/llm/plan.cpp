@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "sim/core/error.h"
 #include "traces/synth/attention.h"
@@ -236,13 +235,14 @@ std::string plan_text(const LlmModel& m, const Scenario& s, const std::vector<Pl
     ++sp.layers;
   }
   std::size_t calls = 0;
-  std::set<std::string> printed;
   for (const PlanEntry& e : plan) {
     calls += e.count;
-    if (e.layer >= 0 && !printed.insert(e.name).second) continue;
-    const Span& sp = spans[e.name];
-    const std::string layers = e.layer < 0 ? "-" : sp.layers == 1 ? std::to_string(sp.first)
-                                                   : fmt::format("{}-{} (x{})", sp.first, sp.last, sp.layers);
+    std::string layers = "-";
+    if (e.layer >= 0) {
+      const Span& sp = spans.at(e.name);
+      if (e.layer != sp.first) continue;
+      layers = sp.layers == 1 ? std::to_string(sp.first) : fmt::format("{}-{} (x{})", sp.first, sp.last, sp.layers);
+    }
     const std::string how = e.kind == EntryKind::simulated ? e.workload.synthesizer
                             : e.kind == EntryKind::estimate ? "estimate (roofline)"
                                                             : "estimate (communication)";

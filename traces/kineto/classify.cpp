@@ -302,19 +302,6 @@ constexpr ElementwiseOp kElementwiseOps[] = {
     {"aten::clone", "copy", true},
 };
 
-// A TensorList's element type is not recorded: the cat kernel's template argument (CatArrayBatchedCopy<OpaqueType<
-// bytes>, ...>, or the type's name in older releases) gives its size. 16-bit types copy alike, so OpaqueType<2> is
-// taken as bf16.
-std::string cat_kernel_dtype(const Kernel& k) {
-  static const std::regex opaque("OpaqueType<([0-9]+)u?>");
-  std::smatch size;
-  if (k.name.find("BFloat16") != std::string::npos) return "bf16";
-  if (k.name.find("Half") != std::string::npos) return "fp16";
-  if (std::regex_search(k.name, size, opaque)) return size[1] == "2" ? "bf16" : size[1] == "4" ? "fp32" : "";
-  if (k.name.find("<float,") != std::string::npos) return "fp32";  // releases before the OpaqueType dispatch
-  return "";
-}
-
 // PyTorch's elementwise kernels as the captured one was launched: vectorized_elementwise_kernel<vec_size, ...>
 // loads vec_size-element vectors, elementwise_kernel<num_threads, work_per_thread, ...> scalars; the elements per
 // thread are what the captured grid gives (128 x that per CTA; 4 up to PyTorch 2.2, 8 since). Other kernels (copies
@@ -353,17 +340,13 @@ void elementwise_launch(const Kernel& k, std::int64_t elements, std::int64_t ele
 
 Mapping map_elementwise(const Kernel& k, Mapping m, bool copy_kernel) {
   if (k.ops.empty()) return unmapped(m, no_shapes(k, "an elementwise aten op"));
-  // The innermost op that the table knows (copies also from cat, index_select, gather, embedding).
+  // The innermost op that the table knows (copies also from index_select, gather, embedding; cat has map_cat).
   for (auto it = k.ops.rbegin(); it != k.ops.rend(); ++it) {
     const CpuOp& op = *it;
     std::int64_t elements = 0, index_dims = 0;
     std::string synth, type, how;
     bool exact = false;
-    if (op.name == "aten::cat") {
-      for (const auto& list : op.list_dims) for (const auto& d : list) elements += numel(d);
-      synth = "copy"; exact = true; type = "";
-      // A TensorList's element type is not recorded: the dtype of the kernel's template argument decides below.
-    } else if (op.name == "aten::index_select" || op.name == "aten::embedding" || op.name == "aten::gather") {
+    if (op.name == "aten::index_select" || op.name == "aten::embedding" || op.name == "aten::gather") {
       const auto& table = arg_dims(op, 0);
       const auto& index = op.name == "aten::index_select" ? arg_dims(op, 2) : arg_dims(op, op.name == "aten::gather" ? 2 : 1);
       if (table.empty() || index.empty()) continue;
@@ -388,11 +371,7 @@ Mapping map_elementwise(const Kernel& k, Mapping m, bool copy_kernel) {
       }
       if (!exact) how = fmt::format("{} as elementwise {}", op.name, synth);
     }
-    std::string dtype = float_dtype(type);
-    if (type.empty()) {  // aten::cat: from the kernel's template arguments
-      dtype = cat_kernel_dtype(k);
-      type = dtype.empty() ? "TensorList of unknown element type" : "";
-    }
+    const std::string dtype = float_dtype(type);
     m.shape = fmt::format("{} elements {}", elements, dtype.empty() ? type : dtype);
     if (copy_kernel && synth != "copy") { synth = "copy"; exact = false; how = op.name + " (a copy kernel) as elementwise copy"; }
     if (dtype.empty()) return unmapped(m, fmt::format("{}: type '{}' not synthesized (elementwise takes fp16, bf16, fp32)", op.name, type));
@@ -409,6 +388,19 @@ Mapping map_elementwise(const Kernel& k, Mapping m, bool copy_kernel) {
 
 // --- cat ---------------------------------------------------------------------------------------------------------
 
+// A TensorList's element type is not recorded: the cat kernel's template argument (CatArrayBatchedCopy<OpaqueType<
+// bytes>, ...>, or the type's name in older releases) gives its size. 16-bit types copy alike, so OpaqueType<2> is
+// taken as bf16.
+std::string cat_kernel_dtype(const Kernel& k) {
+  static const std::regex opaque("OpaqueType<([0-9]+)u?>");
+  std::smatch size;
+  if (k.name.find("BFloat16") != std::string::npos) return "bf16";
+  if (k.name.find("Half") != std::string::npos) return "fp16";
+  if (std::regex_search(k.name, size, opaque)) return size[1] == "2" ? "bf16" : size[1] == "4" ? "fp32" : "";
+  if (k.name.find("<float,") != std::string::npos) return "fp32";  // releases before the OpaqueType dispatch
+  return "";
+}
+
 // "1x8x2048x128,1x8x1x128" from a TensorList's dims (or strides).
 std::string shapes_key(const std::vector<std::vector<std::int64_t>>& shapes) {
   std::vector<std::string> items;
@@ -419,7 +411,8 @@ std::string shapes_key(const std::vector<std::vector<std::int64_t>>& shapes) {
 // aten::cat(tensors, dim) -> the cat synthesizer, which launches the kernel PyTorch picks from the inputs' layout.
 Mapping map_cat(const Kernel& k, Mapping m) {
   const CpuOp* op = find_op(k, {"aten::cat"});
-  if (!op || op->list_dims.empty() || op->list_dims[0].empty()) return map_elementwise(k, m, true);  // index_select & co
+  if (!op) return map_elementwise(k, m, true);  // a cat kernel launched by another op (index_select & co)
+  if (op->list_dims.empty() || op->list_dims[0].empty()) return unmapped(m, "aten::cat without its tensors' shapes (no record_shapes)");
   const auto& shapes = op->list_dims[0];
   const std::string dim = arg_value(*op, 1).empty() ? "0" : arg_value(*op, 1), dtype = cat_kernel_dtype(k);
   for (const auto& s : shapes) {

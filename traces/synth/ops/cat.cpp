@@ -156,17 +156,16 @@ class CatWarp final : public PhasedWarp {
     // Lane l's thread handles units first_ + l + k * stride_ (aligned: ilp elements from (that) * ilp).
     const std::uint64_t per_access = p_->kernel == CatKernel::Aligned ? p_->ilp : 1;
     const std::uint64_t whole = units / per_access;  // accesses of a full vector (aligned: the main loop)
-    iterations_ = first_ < whole ? static_cast<std::uint32_t>(ceil_div(whole - first_, stride_)) : 0;
+    const auto iterations = first_ < whole ? static_cast<std::uint32_t>(ceil_div(whole - first_, stride_)) : 0u;
     // The aligned kernel's thread whose vector runs past the end copies the rest element by element.
-    tail_ = p_->kernel == CatKernel::Aligned ? static_cast<std::uint32_t>(units % per_access) : 0;
-    tail_lane_ = kWarpSize;
-    if (tail_ > 0) {
+    const auto tail = static_cast<std::uint32_t>(units % per_access);
+    if (tail > 0) {
       const std::uint64_t t = whole;  // the thread index whose vector is cut
       const std::uint64_t lane_thread = t % stride_;
       if (lane_thread >= first_ && lane_thread < first_ + kWarpSize) tail_lane_ = static_cast<std::uint32_t>(lane_thread - first_);
     }
     const bool any = first_ < ceil_div(units, per_access);
-    set_phases({straight(), loop(any ? iterations_ : 0), loop(tail_lane_ < kWarpSize ? tail_ : 0), straight()});
+    set_phases({straight(), loop(any ? iterations : 0), loop(tail_lane_ < kWarpSize ? tail : 0), straight()});
     exits_early_ = !any;
   }
 
@@ -287,9 +286,7 @@ class CatWarp final : public PhasedWarp {
         }
       }
     }
-    emit_alu(c, Opcode::IADD3, p.r_idx, {p.r_idx});
-    emit_alu(c, Opcode::ISETP, kPredicate, {p.r_idx, p.r_n});
-    emit_branch(c, kPredicate);
+    emit_loop_tail(c, p.r_idx, kPredicate);
   }
 
   // The aligned kernel's tail: element j of the vector cut by the end, on the one lane that holds it.
@@ -305,15 +302,13 @@ class CatWarp final : public PhasedWarp {
     emit_cat_access(c, Opcode::LDG, in_addr, mask, p.type.bytes, p.r_data, 1, p.r_addr);
     emit_alu(c, Opcode::IMAD, reg(p.r_addr + 1), {p.r_off, reg(p.r_off + 2)});
     emit_cat_access(c, Opcode::STG, out_addr, mask, p.type.bytes, p.r_data, 1, reg(p.r_addr + 1));
-    emit_alu(c, Opcode::IADD3, p.r_idx, {p.r_idx});
-    emit_alu(c, Opcode::ISETP, kPredicate, {p.r_idx, p.r_n});
-    emit_branch(c, kPredicate);
+    emit_loop_tail(c, p.r_idx, kPredicate);
   }
 
   std::shared_ptr<const CatPlan> p_;
   const CatInput& input_;
   std::uint64_t first_ = 0, stride_ = 0;  // the warp's first thread index in its input; the grid's threads
-  std::uint32_t iterations_ = 0, tail_ = 0, tail_lane_ = kWarpSize;
+  std::uint32_t tail_lane_ = kWarpSize;  // the lane that copies the aligned kernel's tail (kWarpSize: none)
   bool exits_early_ = false;
 };
 

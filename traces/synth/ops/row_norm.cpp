@@ -151,13 +151,12 @@ class NormWarp final : public PhasedWarp {
     const std::uint32_t lane_bytes = p_->vec * p_->type.bytes;
     return LaneRows{array + (first + first_vector(j) * p_->vec) * p_->type.bytes, lane_bytes, kWarpSize, 0};
   }
-  // Lanes with a vector: below the row's end, and threads of the block (the last warp of a block of hidden < 1024
-  // threads may be partial).
+  // Lanes with a vector below the row's end. (A block of fewer threads than a multiple of 32 is vLLM's block of
+  // `cols` threads, which has no more vectors than threads: the row's end also ends the block's last warp.)
   std::uint32_t vector_mask(std::uint32_t j) const {
     const std::uint64_t first = first_vector(j);
     if (first >= p_->vectors) return 0;
-    const std::uint64_t live = std::min<std::uint64_t>(p_->vectors - first, p_->threads - std::uint64_t{warp_} * kWarpSize);
-    return first_lanes_mask(live);
+    return first_lanes_mask(p_->vectors - first);
   }
 
   std::shared_ptr<const RowNormPlan> p_;
