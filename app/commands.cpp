@@ -111,7 +111,10 @@ std::string describe_param(const ParamSpec& p) {
     type += fmt::format(" in [{}, {}]", format_quantity(p.min, p.type), max);
   }
   const std::string fallback = p.default_text ? "default " + *p.default_text : std::string("required");
-  return fmt::format("  {:<37} {:<21} {}\n      {}\n", p.name, type, fallback, p.description);
+  std::string subset;  // what SM subsetting (sim.subset = N) does to it
+  if (p.subset_scaling == kSubsetUnitCount) subset = " (a count of units: sim.subset N divides it)";
+  else if (!p.subset_scaling.empty()) subset = " (a total over " + p.subset_scaling + ": sim.subset N keeps it per unit)";
+  return fmt::format("  {:<37} {:<21} {}\n      {}{}\n", p.name, type, fallback, p.description, subset);
 }
 
 // --- run ----------------------------------------------------------------------------------------------------
@@ -195,7 +198,7 @@ int cmd_run(int argc, char** argv) {
   RunSpec spec;
   WorkloadOptions workload;
   MemoryLimitOption memory_limit;
-  std::string out, launch_mode, sample_mode;
+  std::string out, launch_mode, sample_mode, subset;
   desc.add_options()
       ("gpu", po::value(&spec.gpu)->default_value(kDefaultGpu), "GPU config: a shipped name (a100_sxm, h100_sxm, ...) or a YAML path");
   workload.add_to(desc);
@@ -210,17 +213,19 @@ int cmd_run(int argc, char** argv) {
        "CTA-wave sampling: waves (a kernel of more than sim.sample_min_waves waves is simulated for a sample of its "
        "waves, the rest extrapolated and marked as an estimate) or off (every CTA simulated); default: the config's "
        "sim.sample (off); = --set sim.sample=...")
+      ("subset", po::value(&subset), kSubsetHelp)
       ("no-progress", "no progress lines on stderr")
       ("quiet,q", "do not print the summary");
   memory_limit.add_to(desc);
   po::variables_map vm;
   if (!parse_command_options("run", argc, argv, desc, vm,
              "usage: warpsim run [--gpu CONFIG] [--trace FILE | --gemm MxNxK [--dtype T] | --synth KIND --synth-key K=V ...]\n"
-             "                   [--set k=v ...] [--sample waves|off] [--out DIR]"))
+             "                   [--set k=v ...] [--sample waves|off] [--subset N] [--out DIR]"))
     return 0;
   spec.workload = workload.workload();
   if (vm.count("launch")) spec.overrides.push_back("launch.mode=" + launch_mode);  // the config checks the value
   if (vm.count("sample")) spec.overrides.push_back(sample_override(sample_mode));
+  if (vm.count("subset")) spec.overrides.push_back("sim.subset=" + subset);  // the config checks the value
   spec.progress = !vm.count("no-progress");
   spec.max_memory_bytes = memory_limit.bytes();
 

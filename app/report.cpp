@@ -262,9 +262,10 @@ std::string power_text(const PowerSummary& p) {
   return o + "\n";
 }
 
-// A sampled kernel (sim.sample = waves): its cycles, counters and energy are extrapolated from a sample of its CTAs.
+// A sampled kernel (sim.sample = waves: its cycles, counters and energy are extrapolated from a sample of its CTAs;
+// sim.subset: its share of CTAs ran on a subset of the GPU, counters and energy scaled to the grid).
 OrderedJson sampling_json(const KernelSampling& s) {
-  return OrderedJson{{"method", s.method},
+  OrderedJson j{{"method", s.method},
                      {"exact", false},
                      {"simulated_ctas", s.simulated_ctas},
                      {"total_ctas", s.total_ctas},
@@ -279,6 +280,22 @@ OrderedJson sampling_json(const KernelSampling& s) {
                      {"extrapolation_factor", s.extrapolation_factor},
                      {"counter_factor", s.counter_factor},
                      {"instructions_exact", s.instructions_exact}};
+  if (s.subset_divisor > 1) {
+    j["subset_divisor"] = s.subset_divisor;
+    j["subset_ctas"] = s.subset_ctas;
+    j["subset_factor"] = s.subset_factor;
+    j["hardware_factor"] = s.hardware_factor;
+  }
+  return j;
+}
+
+// The sampling methods of a run's kernels: "waves", "sms", "sms, sms+waves".
+std::string sampling_methods(const RunResult& r) {
+  std::vector<std::string> methods;
+  for (const KernelResult& k : r.kernels)
+    if (k.sampling && std::find(methods.begin(), methods.end(), k.sampling->method) == methods.end())
+      methods.push_back(k.sampling->method);
+  return fmt::format("{}", fmt::join(methods, ", "));
 }
 
 std::size_t sampled_kernels(const RunResult& r) {
@@ -322,7 +339,7 @@ std::string results_json(const RunResult& r) {
   j["total_cycles"] = r.total_cycles;
   j["total_time_us"] = r.total_time_us;
   if (const std::size_t n = sampled_kernels(r))  // absent when every kernel was simulated whole
-    j["sampling"] = OrderedJson{{"method", "waves"}, {"sampled_kernels", n}, {"kernels", r.kernels.size()},
+    j["sampling"] = OrderedJson{{"method", sampling_methods(r)}, {"sampled_kernels", n}, {"kernels", r.kernels.size()},
                                 {"exact", false}};
   j["launch"] = OrderedJson{{"mode", r.launch.mode},
                      {"us_per_kernel", r.launch.us_per_kernel},
@@ -415,11 +432,16 @@ std::string results_summary(const RunResult& r) {
                        digit_groups(m.emitted));
     o += fmt::format("    time        {:.2f} us  ({} SM cycles){}\n", k.time_us, k.cycles,
                      k.sampling ? "  ESTIMATE (sampled)" : "");
-    if (const auto& s = k.sampling)
+    if (const auto& s = k.sampling; s && s->subset_divisor > 1)
+      o += fmt::format("    subset      1/{} of the GPU ({:.3g} of its SMs) ran {} of the {} CTAs; counters x{:.3g} to the "
+                       "grid (instructions counted from the trace), static energy x{:.3g}\n",
+                       s->subset_divisor, 1.0 / s->hardware_factor, s->subset_ctas, s->total_ctas, s->subset_factor,
+                       s->hardware_factor);
+    if (const auto& s = k.sampling; s && s->method != "sms")
       o += fmt::format("    sampled     {} of {} CTAs simulated ({:.1f} waves of {}; {} warm-up + {} measured waves), the "
                        "rest extrapolated at the measured rate: time x{:.2f} of the simulated {} cycles; counters and "
                        "energy extrapolated, instructions counted from the trace\n",
-                       s->simulated_ctas, s->total_ctas, s->waves, s->wave_ctas, s->warmup_waves, s->measured_waves,
+                       s->simulated_ctas, s->subset_divisor > 1 ? s->subset_ctas : s->total_ctas, s->waves, s->wave_ctas, s->warmup_waves, s->measured_waves,
                        s->extrapolation_factor, s->simulated_cycles);
     if (k.launch_wait_cycles > 0)
       o += fmt::format("    launch      launch-bound: the GPU sat idle {:.2f} us ({} SM cycles) before it, waiting for "
@@ -462,9 +484,9 @@ std::string results_summary(const RunResult& r) {
   o += fmt::format("\n  total {:.2f} us; simulated in {:.2f} s ({:.1f} M warp-instructions/s, peak RSS {:.0f} MB)\n",
                    r.total_time_us, r.sim.wall_s, r.sim.warp_instructions_per_s / 1e6, r.sim.peak_rss_mb);
   if (const std::size_t n = sampled_kernels(r))
-    o += fmt::format("  ESTIMATE: {} of {} kernel(s) sampled by CTA waves (--sample waves): their times, counters and "
-                     "energy are extrapolated, not simulated whole (--sample off for every CTA)\n",
-                     n, r.kernels.size());
+    o += fmt::format("  ESTIMATE: {} of {} kernel(s) sampled ({}; README \"Sampling\"): their counters and energy are "
+                     "extrapolated, not simulated whole (--sample off and sim.subset 1 for every CTA on the whole GPU)\n",
+                     n, r.kernels.size(), sampling_methods(r));
   if (r.power) o += power_text(*r.power);
   if (r.kernels.size() > 1) o += fmt::format("  launch: {}\n", r.launch.verdict);
   if (r.kernels.size() > 1)

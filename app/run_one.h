@@ -64,6 +64,11 @@ RunOutcome run_one(const RunSpec& spec);
 // --sample MODE (`run`, `llm`): the config override it stands for, "sim.sample=MODE" (CTA-wave sampling,
 // models/gpu/gpu.cpp). A mode other than waves or off is an InputError naming the option.
 std::string sample_override(const std::string& mode);
+// --subset N (`run`, `llm`): SM subsetting, "sim.subset=N" (models/gpu/gpu_subset.h).
+inline constexpr const char* kSubsetHelp =
+    "SM subsetting: simulate 1/N of the GPU (SMs, GPCs, L2 slices, HBM channels and their totals) running 1/N of each "
+    "kernel's CTAs, counters and energy scaled to the whole grid and marked as estimates (README \"Sampling\" gives "
+    "the measured error); 1: the whole GPU; = --set sim.subset=N";
 
 // FNV-1a over every resolved parameter value: two runs with equal hashes modelled the same hardware.
 std::string config_hash(const Config& config);

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""CTA-wave sampling (--sample waves) against full simulation (--sample off): simulated time, its error, and
-the wall-time speed-up, for a fixed set of kernels of different kinds. Prints the markdown table that README
-"Sampling" shows.
+"""Sampling against full simulation: CTA-wave sampling (--sample waves against --sample off) or SM subsetting
+(--subset N against the whole GPU): simulated time, its error, DRAM bytes, energy and the wall-time speed-up, for
+a fixed set of kernels of different kinds for each. Prints the markdown tables that README "Sampling" shows.
 
-    sample_error.py --warpsim BUILD/warpsim                 # every case
+    sample_error.py --warpsim BUILD/warpsim                 # CTA-wave sampling, every case
     sample_error.py --warpsim BUILD/warpsim --only h100     # cases whose name contains h100
     sample_error.py --warpsim BUILD/warpsim --set sim.sample_measured_waves=1   # other sampling parameters
+    sample_error.py --warpsim BUILD/warpsim --subset 4      # SM subsetting: 1/4 of the GPU against all of it
 
 Each case runs `warpsim run --driver plain` twice in a scratch directory and reads stats.json: total_time_us,
 kernels[].sampling (simulated / total CTAs) and sim.wall_s (the simulation's own wall time, without start-up).
@@ -42,8 +43,32 @@ CASES = [
 ]
 
 
-def run(warpsim, gpu, workload, mode, sets, out):
-    args = [warpsim, "run", "--gpu", gpu, *workload, "--sample", mode, "--driver", "plain", "--out", str(out),
+def decode_attention(batch, heads, kv_heads, kv):
+    return ["--synth", "attention", "--synth-key", "variant=decode", "--synth-key", f"batch={batch}",
+            "--synth-key", f"heads={heads}", "--synth-key", f"kv_heads={kv_heads}", "--synth-key", "seqlen_q=1",
+            "--synth-key", f"seqlen_kv={kv}", "--synth-key", "head_dim=128"]
+
+
+# SM subsetting: the kernels of an LLM step at full GPU size (few waves, where wave sampling cannot help), and
+# kernels whose CTAs share data in the L2 (GEMMs), where a subset's fewer concurrent CTAs change the reuse.
+SUBSET_CASES = [
+    ("h100 gemm 4096x4096x4096 bf16", "h100_sxm", ["--gemm", "4096x4096x4096"]),
+    ("h100 decode gemm 64x10240x8192 bf16", "h100_sxm", ["--gemm", "64x10240x8192"]),
+    ("h100 decode gemm 64x28672x4096 bf16", "h100_sxm", ["--gemm", "64x28672x4096"]),
+    ("h100 decode attention b32 h32/8 kv4096 d128", "h100_sxm", decode_attention(32, 32, 8, 4096)),
+    ("h100 rmsnorm 64x8192 bf16 (vllm, residual)", "h100_sxm",
+     ["--synth", "rmsnorm", "--synth-key", "rows=64", "--synth-key", "cols=8192", "--synth-key", "kernel=vllm",
+      "--synth-key", "residual=true"]),
+    ("h100 stream copy 256 MiB", "h100_sxm", ["--synth", "stream", "--synth-key", "op=copy", "--synth-key", "bytes=256MiB"]),
+    ("h100 softmax 4096x8192 bf16", "h100_sxm", ["--synth", "softmax", "--synth-key", "rows=4096", "--synth-key", "cols=8192"]),
+    ("a100 gemm 4096x4096x2048 bf16", "a100_sxm", ["--gemm", "4096x4096x2048"]),
+    ("a100 decode attention b32 h32/8 kv4096 d128", "a100_sxm", decode_attention(32, 32, 8, 4096)),
+    ("a100 stream triad 256 MiB", "a100_sxm", ["--synth", "stream", "--synth-key", "op=triad", "--synth-key", "bytes=256MiB"]),
+]
+
+
+def run(warpsim, gpu, workload, mode_args, sets, out):
+    args = [warpsim, "run", "--gpu", gpu, *workload, *mode_args, "--driver", "plain", "--out", str(out),
             "--no-progress", "-q"]
     for s in sets:
         args += ["--set", s]
@@ -58,17 +83,23 @@ def main():
     ap.add_argument("--warpsim", required=True)
     ap.add_argument("--only", default="", help="only cases whose name contains this")
     ap.add_argument("--set", action="append", default=[], help="a config override for both runs (repeatable)")
+    ap.add_argument("--subset", type=int, default=0, help="SM subsetting: 1/N of the GPU against all of it")
     args = ap.parse_args()
+    if args.subset:
+        cases, full_args = SUBSET_CASES, ["--sample", "off", "--subset", "1"]
+        estimate_args = ["--sample", "off", "--subset", str(args.subset)]
+    else:
+        cases, full_args, estimate_args = CASES, ["--sample", "off"], ["--sample", "waves"]
     print("| kernel | waves | CTAs simulated / total | time full (us) | time sampled (us) | time error | "
           "DRAM bytes error | energy error | wall full (s) | wall sampled (s) | speed-up |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     worst = 0.0
-    for name, gpu, workload in CASES:
+    for name, gpu, workload in cases:
         if args.only not in name:
             continue
         with tempfile.TemporaryDirectory() as d:
-            full = run(args.warpsim, gpu, workload, "off", args.set, pathlib.Path(d) / "off")
-            sampled = run(args.warpsim, gpu, workload, "waves", args.set, pathlib.Path(d) / "waves")
+            full = run(args.warpsim, gpu, workload, full_args, args.set, pathlib.Path(d) / "full")
+            sampled = run(args.warpsim, gpu, workload, estimate_args, args.set, pathlib.Path(d) / "estimate")
         t_full, t_sampled = full["total_time_us"], sampled["total_time_us"]
         err = (t_sampled - t_full) / t_full
         sims = [k.get("sampling") for k in sampled["kernels"]]

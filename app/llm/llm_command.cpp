@@ -25,7 +25,7 @@ namespace {
 const char* kLlmUsage =
     "usage: warpsim llm --model MODEL --phase prefill|decode [--batch B] [--prompt P] [--context C] [--dtype bf16|fp8]\n"
     "                   [--tp N] [--gpu CONFIG] [--set k=v ...] [--launch eager|graph] [--plan] [--out DIR]\n"
-    "                   [--cache-dir DIR | --no-cache] [--sample waves|off]\n"
+    "                   [--cache-dir DIR | --no-cache] [--sample waves|off] [--subset N|auto]\n"
     "\n"
     "Simulates one inference step of an LLM on one GPU: the kernels vLLM runs (print them with --plan), each\n"
     "distinct kernel simulated once (and kept in an on-disk cache for later runs), kernels without a synthesizer\n"
@@ -37,13 +37,16 @@ const char* kLlmUsage =
     "--prompt (a cached prefix). The cache: --cache-dir, else $WARPSIM_CACHE_DIR, $XDG_CACHE_HOME/warpsim or\n"
     "~/.cache/warpsim; one file per kernel, keyed by the workload, the resolved config and the warpsim version.\n"
     "Kernels of more than sim.sample_min_waves CTA waves are sampled by default (--sample waves): a sample of their\n"
-    "waves simulated, the rest extrapolated, marked as estimates in every output (README \"Sampling\").";
+    "waves simulated, the rest extrapolated; and a decode step's kernels run on a quarter of the GPU (--subset auto:\n"
+    "a quarter of its SMs, L2 slices and HBM channels running a quarter of the CTAs, counters and energy scaled to\n"
+    "the grid). Both are marked as estimates in every output (README \"Sampling\": measured errors); --sample off\n"
+    "--subset 1 simulates every CTA on the whole GPU.";
 
 }  // namespace
 
 int cmd_llm(int argc, char** argv) {
   po::options_description desc("options");
-  std::string model_name, out, launch_mode, sample_mode;
+  std::string model_name, out, launch_mode, sample_mode, subset;
   WorkloadCacheOption cache_option;
   llm::Scenario scenario;
   RunSpec base;
@@ -62,6 +65,12 @@ int cmd_llm(int argc, char** argv) {
       ("sample", po::value(&sample_mode)->default_value("waves"),
        "CTA-wave sampling of large kernels: waves (kernels of more than sim.sample_min_waves waves simulated for a "
        "sample of their waves, the rest extrapolated; README \"Sampling\" gives the measured error) or off (every CTA)")
+      ("subset", po::value(&subset)->default_value("auto"),
+       "SM subsetting (README \"Sampling\"): N simulates each kernel on 1/N of the GPU (SMs, GPCs, L2 slices, HBM "
+       "channels and their totals) running 1/N of its CTAs, counters and energy scaled to the grid, marked as "
+       "estimates; 1: the whole GPU; auto: 4 for decode, whose kernels have one or two CTA waves (which wave sampling "
+       "cannot shorten), 1 for prefill, whose many-wave GEMMs wave sampling shortens and whose operands, shared "
+       "through the L2, a quarter GPU holds less of; = --set sim.subset=N")
       ("plan", "print the kernel sequence and stop (nothing simulated)")
       ("out", po::value(&out)->default_value("warpsim-llm-out"), "output directory")
       ("quiet,q", "do not print the summary")
@@ -83,10 +92,17 @@ int cmd_llm(int argc, char** argv) {
   po::notify(vm);
   if (model_name.empty()) throw InputError("llm: give the model, --model NAME or --model path/to/config.json");
   if (vm.count("launch")) base.overrides.push_back("launch.mode=" + launch_mode);
-  // The default (waves) goes before --set, which may change it; an explicit --sample after, overriding --set.
-  const std::string sample = sample_override(sample_mode);
-  if (vm["sample"].defaulted()) base.overrides.insert(base.overrides.begin(), sample);
-  else base.overrides.push_back(sample);
+  // The defaults (waves; subset auto: 4 for decode, 1 for prefill) go before --set, which may change them; an explicit --sample or --subset after,
+  // overriding --set.
+  for (const auto& [option, assignment] : {std::pair<std::string, std::string>{"sample", sample_override(sample_mode)},
+                                           std::pair<std::string, std::string>{"subset", "sim.subset=" + subset}}) {
+    if (assignment == "sim.subset=auto") {
+      base.overrides.insert(base.overrides.begin(), scenario.phase == "decode" ? "sim.subset=4" : "sim.subset=1");
+      continue;
+    }
+    if (vm[option].defaulted()) base.overrides.insert(base.overrides.begin(), assignment);
+    else base.overrides.push_back(assignment);
+  }
   const std::string dir = cache_option.chosen(vm);
 
   const llm::LlmModel model = llm::load_model(model_name);

@@ -28,6 +28,9 @@ const char* kind_name(EntryKind k) {
 
 std::string layer_text(int layer) { return layer < 0 ? "-" : std::to_string(layer); }
 
+// Sampled by CTA waves (alone or on an SM subset), its time extrapolated.
+bool wave_sampled(const KernelResult& k) { return k.sampling && k.sampling->method != "sms"; }
+
 // A run's kernels' energy and time, by component, without the launch waits between them.
 EnergyResult kernels_energy(const RunResult& r) {
   EnergyResult sum;
@@ -180,9 +183,9 @@ LlmResult run_llm(const LlmModel& model, const Scenario& scenario, const std::ve
   }
   r.cache = cache.counts();
   r.sample_mode = config.section("sim").str("sample");
+  r.subset_divisor = config.section("sim").u32("subset");
   for (const auto& [key, result] : results)
-    r.sampled_workloads += std::any_of(result.kernels.begin(), result.kernels.end(),
-                                       [](const KernelResult& k) { return k.sampling.has_value(); });
+    r.sampled_workloads += std::any_of(result.kernels.begin(), result.kernels.end(), wave_sampled);
 
   // The stream: each call of each entry, each of its kernels, submitted one launch interval after the previous
   // (launch.mode), starting when both it is submitted and the previous kernel is done.
@@ -206,7 +209,7 @@ LlmResult run_llm(const LlmModel& model, const Scenario& scenario, const std::ve
         for (const KernelResult& k : results.at(keys[i]).kernels) {
           place(i, e.name, k.time_us, &k);
           r.simulated_us += k.time_us;
-          if (k.sampling) r.sampled_us += k.time_us;
+          if (wave_sampled(k)) r.sampled_us += k.time_us;
         }
       } else {
         place(i, e.kind == EntryKind::estimate ? e.name + " [estimate]" : e.name + " [communication estimate]",
@@ -363,7 +366,8 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
   // CTA-wave sampling: how much of the simulated time is extrapolated from samples (README "Sampling").
   llm["sampling"] = {{"mode", r.sample_mode}, {"sampled_workloads", r.sampled_workloads},
                      {"distinct_workloads", r.distinct_workloads}, {"sampled_kernels_ms", r.sampled_us / 1e3},
-                     {"exact", r.sampled_workloads == 0}};
+                     {"subset_divisor", r.subset_divisor},
+                     {"exact", r.sampled_workloads == 0 && r.subset_divisor == 1}};
   llm["weights_bytes_per_gpu"] = weights_bytes(m, s);
   double compute_us = 0, memory_us = 0;
   for (std::size_t i = 0; i < plan.size(); ++i)
@@ -491,7 +495,12 @@ std::string llm_summary(const LlmModel& m, const Scenario& s, const std::vector<
                      "--sample off simulates every CTA)\n",
                      r.sampled_workloads, r.distinct_workloads, r.sampled_us / 1e3, 100 * r.sampled_us / r.step_us);
   else
-    o += fmt::format("  sampling: {}; no kernel sampled (every CTA simulated)\n", r.sample_mode);
+    o += fmt::format("  sampling: {}; no kernel sampled by CTA waves\n", r.sample_mode);
+  if (r.subset_divisor > 1)
+    o += fmt::format("  subset (--subset {}): every simulated kernel ran on 1/{} of the GPU, its share of the CTAs, with "
+                     "counters and energy scaled to the whole grid: an estimate (README \"Sampling\": measured error; "
+                     "--subset 1 simulates the whole GPU)\n",
+                     r.subset_divisor, r.subset_divisor);
   o += fmt::format("  launch: {}\n", r.run.launch.verdict);
   if (r.nvlink_j > 0 || r.communication_us > 0)
     o += fmt::format("  communication: {:.3f} ms, NVLink energy {:.3f} mJ (node.link_energy_per_bit)\n",

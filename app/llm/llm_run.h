@@ -62,6 +62,7 @@ struct LlmResult {
   double sampled_us = 0.0;
   std::size_t sampled_workloads = 0;  // distinct simulated workloads with at least one sampled kernel
   std::string sample_mode;            // the config's sim.sample
+  unsigned subset_divisor = 1;        // the config's sim.subset (SM subsetting: every kernel an estimate)
   std::vector<double> entry_us;    // per plan entry: simulated (or estimated) time of all its calls
   std::vector<Roofline> entry_roofline;  // per plan entry: one call
   std::size_t distinct_workloads = 0;  // distinct simulated workloads of the plan

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "models/gpu/gpu_subset.h"
 #include "models/gpu/kernel_scheduler.h"
 #include "sim/slots/sm.h"
 #include "models/sm/stall_reason.h"
@@ -53,6 +54,12 @@ Schema sim_schema() {
   s.uint("sample_min_waves", "waves", 8,
          "kernels of at most this many waves are simulated whole (a sample runs warm-up + measured + 1 waves and the tail, "
          "so fewer waves would save little)", 1, 1000000);
+  // SM subsetting (models/gpu/gpu_subset.h); its measured error: README "Sampling".
+  s.uint("subset", "divisor", 1,
+         "1: the whole GPU; N > 1: simulate 1/N of it (SMs, GPCs, L2 slices and HBM channels divided by N, their "
+         "totals with them) running 1/N of each kernel's CTAs, and scale its counters and energy to the whole grid (an "
+         "estimate, marked so in the results; composes with sample = waves)",
+         1, 64);
   return s;
 }
 
@@ -78,7 +85,8 @@ double peak_rss_mb() {
 }  // namespace
 
 struct Gpu::Impl {
-  const Config config;  // a copy: the Gpu must not depend on the lifetime of the caller's Config
+  GpuSubset subset;     // sim.subset: what `config` cut from the caller's
+  const Config config;  // a copy (the Gpu must not depend on the lifetime of the caller's Config), or its subset
   Simulation sim;
   StatsRegistry stats;
   ProbeRegistry probes;
@@ -109,7 +117,7 @@ struct Gpu::Impl {
     return parts;
   }
 
-  explicit Impl(const Config& c) : config(c) {
+  explicit Impl(const Config& c) : config(subset_config(c, subset)) {
     name = config.section("gpu").str("name");
     const Params& clocks = config.section("clocks");
     sim.add_domain("sm", clocks.real("sm"));
@@ -143,6 +151,7 @@ struct Gpu::Impl {
           return KernelScheduler::L2Footprint{stats.sum("hbm", "bytes_read", zero, now), stats.sum("l2", "dirty_bytes", zero, now)};
         },
         config.section("l2").u64("size"));
+    if (subset.active()) scheduler->set_subset_of(subset.gpu_sms);
     if (PowerParams::from(config).enabled) energy = std::make_unique<EnergyModel>(config, probes, sim);
   }
 
@@ -165,7 +174,9 @@ struct Gpu::Impl {
   }
 };
 
-ModelMemoryEstimate estimate_model_memory(const Config& config) {
+ModelMemoryEstimate estimate_model_memory(const Config& whole) {
+  GpuSubset subset;
+  const Config config = subset_config(whole, subset);  // what Gpu::Impl builds
   ModelMemoryEstimate estimate;
   for (const auto& [section, params] : config.sections()) {
     const ComponentType* type = Registry::instance().find(section, params.impl());
@@ -179,7 +190,13 @@ ModelMemoryEstimate estimate_model_memory(const Config& config) {
   return estimate;
 }
 
-Gpu::Gpu(const Config& config) : impl_(std::make_unique<Impl>(config)) {}
+Gpu::Gpu(const Config& config) try : impl_(std::make_unique<Impl>(config)) {
+} catch (const ConfigError& e) {
+  const unsigned divisor = config.section("sim").u32("subset");
+  if (divisor <= 1) throw;
+  throw ConfigError(fmt::format("sim.subset {} cuts the GPU to 1/{} of itself (its values set as overrides), which the "
+                                "models reject: {}", divisor, divisor, e.what()));
+}
 Gpu::~Gpu() = default;
 const StatsRegistry& Gpu::stats() const { return impl_->stats; }
 ProbeRegistry& Gpu::probes() { return impl_->probes; }
@@ -303,8 +320,8 @@ KernelResult summarize(const KernelInfo& info, const Occupancy& occ, const Confi
 class ResultCollector final : public RunObserver {
  public:
   ResultCollector(RunResult& result, const Config& config, const StatsRegistry& stats, const KernelScheduler& scheduler,
-                  const SmLimits& limits)
-      : result_(result), config_(config), stats_(stats), scheduler_(scheduler), limits_(limits) {}
+                  const SmLimits& limits, const GpuSubset& subset)
+      : result_(result), config_(config), stats_(stats), scheduler_(scheduler), limits_(limits), subset_(subset) {}
 
   void kernel_started(const KernelLaunch& k) override {
     at_start_ = stats_.snapshot();
@@ -324,6 +341,7 @@ class ResultCollector final : public RunObserver {
                                           start_cycle_ + time_offset_, k.cycle + time_offset_, limits_));
     }
     KernelResult& done = result_.kernels.back();
+    if (subset_.active()) scale_to_grid(done, *k.sample, *k.info, k.cycle - start_cycle_);
     done.launch_wait_cycles = host_wait_;
     done.launch_wait_us = static_cast<double>(host_wait_) / config_.section("clocks").real("sm") * 1e6;
   }
@@ -338,7 +356,7 @@ class ResultCollector final : public RunObserver {
                    "a sampled kernel ended before its measured window closed");
     const std::uint64_t window_ctas = p.window_end - p.window_begin;
     const std::uint64_t window_cycles = p.window_end_cycle - p.window_begin_cycle;
-    const std::uint64_t skipped = p.total_ctas - p.simulated_ctas;
+    const std::uint64_t skipped = p.subset_ctas - p.simulated_ctas;
     const double factor = static_cast<double>(skipped) / static_cast<double>(window_ctas);
     const std::uint64_t extra_cycles = p.extrapolated_cycles;  // the scheduler's: the run's time moves on by it
     const StatSnapshot extrapolated = extrapolate_counters(
@@ -350,7 +368,7 @@ class ResultCollector final : public RunObserver {
     s.total_ctas = p.total_ctas;
     s.simulated_ctas = p.simulated_ctas;
     s.wave_ctas = p.wave_ctas;
-    s.waves = static_cast<double>(p.total_ctas) / static_cast<double>(p.wave_ctas);
+    s.waves = static_cast<double>(p.subset_ctas) / static_cast<double>(p.wave_ctas);
     s.warmup_waves = p.warmup_waves;
     s.measured_waves = p.measured_waves;
     s.window_ctas = window_ctas;
@@ -364,6 +382,62 @@ class ResultCollector final : public RunObserver {
                                                              config_.section("clocks").real("sm"));
     r.sampling = std::move(s);
     return r;
+  }
+
+  // SM subsetting: the subset's result for its share of the grid (wave-extrapolated or whole) made the whole grid's.
+  // Extensive figures (counters, instructions, DRAM bytes, warp-state cycles, tensor work, whole-GPU bandwidths)
+  // grow; time, rates, fractions, hit rates and the per-instance statistics (the subset's units) stand.
+  void scale_to_grid(KernelResult& r, const SamplePlan& p, const KernelInfo& info, Cycle simulated_cycles) const {
+    if (!r.sampling) {
+      KernelSampling s;
+      s.method = "sms";
+      s.total_ctas = p.total_ctas;
+      s.simulated_ctas = p.simulated_ctas;
+      s.wave_ctas = p.wave_ctas;
+      s.waves = static_cast<double>(p.subset_ctas) / static_cast<double>(std::max<std::uint64_t>(1, p.wave_ctas));
+      s.simulated_cycles = simulated_cycles;
+      s.simulated_stats = r.stats;
+      r.sampling = std::move(s);
+    } else {
+      r.sampling->method = "sms+waves";
+    }
+    KernelSampling& s = *r.sampling;
+    const double f = static_cast<double>(p.total_ctas) / static_cast<double>(p.subset_ctas);
+    const double hw = 1.0 / subset_.sm_fraction;
+    s.subset_divisor = subset_.divisor;
+    s.subset_ctas = p.subset_ctas;
+    s.subset_factor = f;
+    s.hardware_factor = hw;
+    auto grow = [f](std::uint64_t v) { return static_cast<std::uint64_t>(std::llround(static_cast<double>(v) * f)); };
+    const std::uint64_t warp = r.warp_instructions + p.beyond_subset_warp_instructions;
+    const std::uint64_t thread = r.thread_instructions + p.beyond_subset_thread_instructions;
+    for (StatValue& v : r.stats.totals) {
+      if (!v.is_counter) continue;
+      if (v.name == "sm.warp_instructions") v.value = static_cast<double>(warp);
+      else if (v.name == "sm.thread_instructions") v.value = static_cast<double>(thread);
+      else v.value *= f;
+    }
+    r.warp_instructions = warp;
+    r.thread_instructions = thread;
+    const double seconds = r.time_us * 1e-6;
+    if (!info.flops) r.flops = grow(r.flops);
+    if (r.achieved_tflops) r.achieved_tflops = static_cast<double>(r.flops) / seconds / 1e12;
+    r.dram_bytes_read = grow(r.dram_bytes_read);
+    r.dram_bytes_written = grow(r.dram_bytes_written);
+    r.l2_dirty_bytes_at_end = grow(r.l2_dirty_bytes_at_end);
+    r.achieved_dram_gbps = static_cast<double>(r.dram_bytes_read + r.dram_bytes_written) / seconds / 1e9;
+    r.ipc = static_cast<double>(warp) / subset_.gpu_sms / std::max<double>(1.0, static_cast<double>(r.cycles));
+    for (auto& stall : r.stalls) stall.second = grow(stall.second);
+    for (SolUnit& u : r.speed_of_light.units)
+      if (u.unit_of_measure == "GB/s") {  // a whole-GPU bandwidth (L2, DRAM): the subset's share of it
+        u.achieved *= hw;
+        u.peak *= hw;
+      }
+    if (r.speed_of_light.tensor) {
+      TensorWork& t = *r.speed_of_light.tensor;
+      t.executed_flops = grow(t.executed_flops);
+      if (t.useful) *t.useful /= hw;  // the whole problem's FLOPs over the subset's SMs: over the GPU's instead
+    }
   }
 
   // CTA residency: start recorded at launch, completed at finish (on the run's time: after sampled kernels, the
@@ -385,6 +459,7 @@ class ResultCollector final : public RunObserver {
   const StatsRegistry& stats_;
   const KernelScheduler& scheduler_;
   const SmLimits& limits_;
+  const GpuSubset& subset_;
   StatSnapshot at_start_, window_begin_, window_end_;
   Cycle start_cycle_ = 0, host_wait_ = 0, time_offset_ = 0;
   std::map<std::pair<unsigned, std::uint64_t>, std::size_t> open_spans_;
@@ -403,6 +478,31 @@ class EnergyObserver final : public RunObserver {
   EnergyModel* model_;
 };
 
+// SM subsetting: the subset's energy `e` made the whole GPU's. The energy of work (events, dynamic parts) grows by
+// `work` (the grid over the subset's CTAs); the hardware's own (SM clocks, leakage, the board's constant power, HBM
+// background) by `hardware` (the GPU's SMs over the subset's). Power windows grow with the total.
+EnergyResult whole_gpu_energy(EnergyResult e, const PowerParams& p, double work, double hardware) {
+  const double before = e.joules;
+  e.joules = 0.0;
+  for (auto& [part, joules] : e.breakdown) {
+    if (part == "sm_clock" || part == "leakage" || part == "constant") {
+      joules *= hardware;
+    } else if (part == "hbm") {
+      const double background = std::min(joules, p.hbm_background_w * e.seconds);
+      joules = (joules - background) * work + background * hardware;
+    } else {
+      joules *= work;
+    }
+    e.joules += joules;
+  }
+  for (auto& event : e.events) event.second = static_cast<std::uint64_t>(std::llround(static_cast<double>(event.second) * work));
+  const double growth = before > 0 ? e.joules / before : hardware;
+  for (EnergySpan& w : e.windows) w.joules *= growth;
+  e.average_w *= growth;
+  e.peak_w *= growth;
+  return e;
+}
+
 // A sampled kernel's energy: the model's for the simulated sample (its own counters and cycles, which the issue
 // probes the model counts belong to), scaled by the kernel's extrapolation factor; power (average, peak) is the
 // sample's, and each power window stretches by the factor.
@@ -418,13 +518,18 @@ EnergyResult sampled_kernel_energy(const EnergyModel& model, std::size_t index, 
     w.cycles = static_cast<std::uint64_t>(std::llround(static_cast<double>(w.cycles) * f));
     w.joules *= f;
   }
+  if (s.subset_divisor > 1) e = whole_gpu_energy(std::move(e), model.params(), s.subset_factor, s.hardware_factor);
   if (k.flops > 0 && e.joules > 0) e.flops_per_joule = static_cast<double>(k.flops) / e.joules;
   return e;
 }
 
 // Each kernel's energy, and the run's: its kernels and the launch waits between them. The run's peak power is
 // over windows laid from its start across its kernels and waits, one after another as run.seconds counts them.
-PowerSummary summarize_power(const EnergyModel& model, RunResult& result) {
+// `hardware`: the GPU's SMs over the simulated ones (SM subsetting: the idle GPU's power grows by it).
+PowerSummary summarize_power(const EnergyModel& model, RunResult& result, double hardware) {
+  auto idle_energy = [&](std::uint64_t cycles) {
+    return hardware == 1.0 ? model.idle_energy(cycles) : whole_gpu_energy(model.idle_energy(cycles), model.params(), 1.0, hardware);
+  };
   PowerSummary ps;
   const PowerParams& p = model.params();
   EnergyResult& run = ps.run;
@@ -442,14 +547,14 @@ PowerSummary summarize_power(const EnergyModel& model, RunResult& result) {
   for (std::size_t i = 0; i < result.kernels.size(); ++i) {
     KernelResult& k = result.kernels[i];
     k.energy = k.sampling ? sampled_kernel_energy(model, i, k) : model.kernel_energy(i, k.stats, k.cycles, k.flops);
-    const std::vector<EnergySpan> wait = model.idle_energy(k.launch_wait_cycles).windows;
+    const std::vector<EnergySpan> wait = idle_energy(k.launch_wait_cycles).windows;
     timeline.insert(timeline.end(), wait.begin(), wait.end());
     timeline.insert(timeline.end(), k.energy->windows.begin(), k.energy->windows.end());
     add(*k.energy);
     flops += k.flops;
     ps.peak_kernel_w = std::max(ps.peak_kernel_w, k.energy->average_w);
   }
-  const EnergyResult waits = model.idle_energy(result.launch.wait_cycles);
+  const EnergyResult waits = idle_energy(result.launch.wait_cycles);
   add(waits);
   run.sm_clock_hz = result.sm_clock_hz;
   run.voltage = p.voltage(result.sm_clock_hz);
@@ -457,11 +562,11 @@ PowerSummary summarize_power(const EnergyModel& model, RunResult& result) {
   run.window_s = p.window_s;
   run.peak_w = peak_windowed_power(timeline, model.window_cycles(), result.sm_clock_hz).value_or(run.average_w);
   if (flops > 0 && run.joules > 0) run.flops_per_joule = static_cast<double>(flops) / run.joules;
-  ps.idle_w = model.idle_power();
-  ps.cap_w = p.cap_w;
+  ps.idle_w = model.idle_power() * hardware;
+  ps.cap_w = p.cap_w * hardware;
   ps.clock_policy = "configured";
   ps.sustained_clock_hz = result.sm_clock_hz;
-  ps.over_cap = p.cap_w > 0 && run.average_w > p.cap_w;
+  ps.over_cap = ps.cap_w > 0 && run.average_w > ps.cap_w;
   return ps;
 }
 
@@ -474,7 +579,7 @@ RunResult Gpu::run(TraceSource& trace, const Driver& driver, const RunOptions& o
   result.trace = trace.description();
   result.sm_clock_hz = static_cast<double>(g.ctx.domain("sm").frequency_hz());
   KernelScheduler& scheduler = *g.scheduler;
-  ResultCollector collector(result, g.config, g.stats, scheduler, g.limits);
+  ResultCollector collector(result, g.config, g.stats, scheduler, g.limits, g.subset);
   std::vector<RunObserver*> observers{&collector};
   EnergyObserver energy_observer(g.energy.get());
   if (g.energy) observers.push_back(&energy_observer);
@@ -519,7 +624,7 @@ RunResult Gpu::run(TraceSource& trace, const Driver& driver, const RunOptions& o
     result.speed_of_light.limiter.evidence = result.speed_of_light.limiter.verdict + " (in the kernels' own time)";
     result.speed_of_light.limiter.verdict = launch.verdict;
   }
-  if (g.energy) result.power = summarize_power(*g.energy, result);
+  if (g.energy) result.power = summarize_power(*g.energy, result, 1.0 / g.subset.sm_fraction);
   result.sim.wall_s = wall;
   result.sim.warp_instructions_per_s = wall > 0 ? static_cast<double>(warp_instructions) / wall : 0.0;
   result.sim.peak_rss_mb = peak_rss_mb();

@@ -23,10 +23,10 @@
 
 namespace warpsim {
 
-// How a kernel sampled by CTA waves (sim.sample = waves) was simulated and extrapolated: its cycles, counters
-// and energy are estimates, not simulated figures.
+// How a kernel sampled by CTA waves (sim.sample = waves) or run on a subset of the GPU (sim.subset) was simulated
+// and extrapolated: its cycles (waves), counters and energy are estimates, not simulated figures.
 struct KernelSampling {
-  std::string method = "waves";
+  std::string method = "waves";                   // "waves", "sms" (SM subsetting) or "sms+waves"
   std::uint64_t total_ctas = 0, simulated_ctas = 0;
   std::uint64_t wave_ctas = 0;                    // CTAs the GPU holds at once for the kernel
   double waves = 0.0;                             // total_ctas / wave_ctas
@@ -40,6 +40,13 @@ struct KernelSampling {
   // window_ctas; warp and thread instructions are exact instead (the CTAs not run, read from the trace).
   double counter_factor = 0.0;
   bool instructions_exact = true;
+  // SM subsetting (sim.subset = subset_divisor > 1; models/gpu/gpu_subset.h): the subset ran subset_ctas of the
+  // grid (the first, waves sampled among them); the counters (instructions exact) grew by subset_factor =
+  // total / subset CTAs, as did the kernel's dynamic energy; static and clock energy grew by hardware_factor = the
+  // GPU's SMs / the subset's. The per-instance statistics are the subset's units; rates and fractions stand.
+  unsigned subset_divisor = 1;
+  std::uint64_t subset_ctas = 0;
+  double subset_factor = 1.0, hardware_factor = 1.0;
   // What the simulation itself measured (not written, not cached): the energy model's inputs for the sample.
   StatReport simulated_stats;
 };

@@ -110,13 +110,13 @@ Cycle KernelScheduler::tick(Cycle now) {
 
 bool KernelScheduler::schedule_kernels_and_ctas(Cycle now) {
   if (kernel_ && ctas_done_ == total_ctas_) {
+    if (sample_.active || sample_.subset()) count_skipped_instructions();
     if (sample_.active) {
-      count_skipped_instructions();
       // The CTAs not run, at the measured window's rate.
       const double per_cta = static_cast<double>(sample_.window_end_cycle - sample_.window_begin_cycle) /
                              static_cast<double>(sample_.window_end - sample_.window_begin);
       sample_.extrapolated_cycles = static_cast<Cycle>(
-          std::llround(per_cta * static_cast<double>(sample_.total_ctas - sample_.simulated_ctas)));
+          std::llround(per_cta * static_cast<double>(sample_.subset_ctas - sample_.simulated_ctas)));
     }
     for (RunObserver* o : observers_) o->kernel_finished(launch(now));
     time_offset_ += sample_.active ? sample_.extrapolated_cycles : 0;
@@ -197,10 +197,11 @@ std::uint64_t KernelScheduler::wave_capacity(const KernelInfo& info) const {
 
 void KernelScheduler::plan_sample(const KernelInfo& info) {
   sample_ = SamplePlan{};
-  sample_.total_ctas = sample_.simulated_ctas = info.grid.count();
+  sample_.total_ctas = info.grid.count();
+  sample_.subset_ctas = sample_.simulated_ctas = subset_share(info);
   sample_.wave_ctas = wave_capacity(info);
   if (!sample_waves_ || sample_.wave_ctas == 0) return;
-  const std::uint64_t wave = sample_.wave_ctas, total = sample_.total_ctas;
+  const std::uint64_t wave = sample_.wave_ctas, total = sample_.subset_ctas;
   if (total <= std::uint64_t{sample_min_waves_} * wave) return;  // a few waves: simulated whole
   // Warm-up and measured waves, one more wave that keeps the GPU full until the window closes, and the grid's
   // partial last wave: the sample leaves out whole waves only, so it ends the way the kernel does.
@@ -222,12 +223,12 @@ void KernelScheduler::extend_warmup_for_l2() {
       now.dirty_bytes > footprint_at_start_.dirty_bytes ? now.dirty_bytes - footprint_at_start_.dirty_bytes : 0;
   const std::uint64_t brought = now.dram_read_bytes - footprint_at_start_.dram_read_bytes + written;
   const std::uint64_t room = l2_bytes_ > footprint_at_start_.dirty_bytes ? l2_bytes_ - footprint_at_start_.dirty_bytes : 0;
-  const double waves = static_cast<double>(sample_.total_ctas) / static_cast<double>(sample_.wave_ctas);
+  const double waves = static_cast<double>(sample_.subset_ctas) / static_cast<double>(sample_.wave_ctas);
   // Modified data evicted to DRAM before the kernel ends: the kernel's later waves differ from its first ones.
   if (brought == 0 || static_cast<double>(written) * waves <= static_cast<double>(room)) return;
   const std::uint64_t fill_waves = (l2_bytes_ + brought - 1) / brought + 1;
   if (fill_waves <= sample_.warmup_waves) return;
-  const std::uint64_t wave = sample_.wave_ctas, total = sample_.total_ctas;
+  const std::uint64_t wave = sample_.wave_ctas, total = sample_.subset_ctas;
   const std::uint64_t run = (fill_waves + sample_.measured_waves + 1) * wave + total % wave;
   if (run >= total) {  // no saving left: the rest of the kernel is simulated
     sample_.active = false;
@@ -259,16 +260,26 @@ void KernelScheduler::cta_finished_sampling(Cycle now) {
 void KernelScheduler::count_skipped_instructions() {
   std::vector<WarpInst> batch(256);
   for (std::uint64_t cta = sample_.simulated_ctas; cta < sample_.total_ctas; ++cta) {
+    const bool in_subset = cta < sample_.subset_ctas;
+    std::uint64_t& warp = in_subset ? sample_.skipped_warp_instructions : sample_.beyond_subset_warp_instructions;
+    std::uint64_t& thread = in_subset ? sample_.skipped_thread_instructions : sample_.beyond_subset_thread_instructions;
     const std::unique_ptr<CtaSource> source = kernel_->open_cta(cta);
     for (std::uint32_t w = 0; w < source->num_warps(); ++w) {
       const std::unique_ptr<WarpStream> stream = source->open_warp(w);
       for (std::size_t n; (n = stream->read(batch.data(), batch.size())) > 0;) {
-        sample_.skipped_warp_instructions += n;
-        for (std::size_t i = 0; i < n; ++i)
-          sample_.skipped_thread_instructions += static_cast<std::uint64_t>(batch[i].active_lanes());
+        warp += n;
+        for (std::size_t i = 0; i < n; ++i) thread += static_cast<std::uint64_t>(batch[i].active_lanes());
       }
     }
   }
+}
+
+std::uint64_t KernelScheduler::subset_share(const KernelInfo& info) const {
+  const std::uint64_t grid = info.grid.count();
+  if (subset_of_sms_ == 0) return grid;
+  const std::uint64_t cluster = std::max<std::uint64_t>(1, info.cluster.count());
+  const std::uint64_t share = (grid * sms_.size() + subset_of_sms_ - 1) / subset_of_sms_;  // ceil(grid x fraction)
+  return std::min(grid, (share + cluster - 1) / cluster * cluster);
 }
 
 void KernelScheduler::launch_on(std::size_t s, std::uint64_t cta) {
@@ -375,7 +386,7 @@ std::string KernelScheduler::describe_state() const {
   if (waiting_for_host_) return "waiting for the host to submit kernel " + std::to_string(next_kernel_);
   if (!kernel_) return {};
   return "kernel '" + kernel_->info().name + "': " + std::to_string(next_cta_) + " of " + std::to_string(total_ctas_) +
-         " CTAs launched" + (sample_.active ? " (a sample of " + std::to_string(sample_.total_ctas) + ")" : std::string()) +
+         " CTAs launched" + (sample_.active || sample_.subset() ? " (a sample of " + std::to_string(sample_.total_ctas) + ")" : std::string()) +
          ", " + std::to_string(ctas_done_) + " finished";
 }
 

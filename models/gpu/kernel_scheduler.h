@@ -51,6 +51,10 @@ class KernelScheduler final : public Component, public ClusterDirectory {
     l2_bytes_ = l2_bytes;
   }
 
+  // SM subsetting (sim.subset; models/gpu/gpu_subset.h): these SMs stand for `gpu_sms`, and each kernel runs its
+  // share of the grid, ceil(grid x SMs / gpu_sms) CTAs (whole clusters).
+  void set_subset_of(unsigned gpu_sms) { subset_of_sms_ = gpu_sms; }
+
   // Starts replaying `trace` at the current cycle; observers are told of everything that happens.
   void start(TraceSource& trace, std::vector<RunObserver*> observers);
   bool done() const noexcept { return done_; }
@@ -83,6 +87,7 @@ class KernelScheduler final : public Component, public ClusterDirectory {
   // sim.sample: how the kernel just opened is sampled (sample_.active false: whole).
   void plan_sample(const KernelInfo& info);
   std::uint64_t wave_capacity(const KernelInfo& info) const;
+  std::uint64_t subset_share(const KernelInfo& info) const;
   // Counts what the CTAs [sample_.simulated_ctas, grid) would issue, from the trace.
   void count_skipped_instructions();
   void cta_finished_sampling(Cycle now);
@@ -102,6 +107,7 @@ class KernelScheduler final : public Component, public ClusterDirectory {
   bool sample_waves_ = false;
   std::uint32_t sample_warmup_waves_ = 0, sample_measured_waves_ = 0, sample_min_waves_ = 0;
   SamplePlan sample_;
+  unsigned subset_of_sms_ = 0;  // SM subsetting: the whole GPU's SMs (0: these SMs are the whole GPU)
   std::function<L2Footprint()> l2_footprint_;
   std::uint64_t l2_bytes_ = 0;
   L2Footprint footprint_at_start_;  // at the sampled kernel's start

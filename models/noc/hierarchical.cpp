@@ -37,7 +37,7 @@ class HierarchicalNoc final : public Interconnect {
  public:
   static Schema schema() {
     Schema s("noc", "hierarchical", "SM -> GPC -> L2-partition crossbar, with a link between the L2 partitions");
-    s.uint("gpcs", "GPCs", std::nullopt, "graphics processing clusters; SM i belongs to GPC i mod gpcs, GPC g to L2 partition g * l2.partitions / gpcs", 1, 4096);
+    s.uint("gpcs", "GPCs", std::nullopt, "graphics processing clusters; SM i belongs to GPC i mod gpcs, GPC g to L2 partition g * l2.partitions / gpcs", 1, 4096).unit_count();
     s.uint("sm_to_gpc_latency", "cycles", std::nullopt, "L2-clock cycles, one way, SM to its GPC's crossbar port", 0, 10000);
     s.uint("gpc_to_partition_latency", "cycles", std::nullopt, "L2-clock cycles, one way, GPC port to a slice of its near L2 partition", 0, 10000);
     s.uint("partition_link_latency", "cycles", std::nullopt, "L2-clock cycles, one way, across the link between two L2 partitions", 0, 10000);
@@ -45,7 +45,8 @@ class HierarchicalNoc final : public Interconnect {
     s.uint("gpc_port_bandwidth", "B/cycle", std::nullopt, "bytes per L2 cycle of each GPC's port to the L2 crossbar, per direction (the all-SM L2 streaming limit)", 1, 1 << 20);
     s.uint("slice_port_bandwidth", "B/cycle", std::nullopt, "bytes per L2 cycle of each L2 slice's crossbar port towards the SMs (read data)", 1, 1 << 20);
     s.uint("slice_input_bandwidth", "B/cycle", std::nullopt, "bytes per L2 cycle a slice takes in from the crossbar, as one flit of this width per cycle: a read request fills a flit, a write or atomic takes one flit per this many bytes of data (its header rides on the first)", 1, 1 << 20);
-    s.uint("partition_link_bandwidth", "B/cycle", std::nullopt, "bytes per L2 cycle of the link between two L2 partitions, per direction", 1, 1 << 20);
+    s.uint("partition_link_bandwidth", "B/cycle", std::nullopt, "bytes per L2 cycle of the link between two L2 partitions, per direction", 1, 1 << 20)
+        .total_over("l2.slices");  // it carries the far-homed traffic of all slices
     s.uint("control_bytes", "bytes", std::nullopt, "bytes of a request header (a read request carries only this)", 0, 256);
     return s;
   }

@@ -56,10 +56,13 @@ Schema power_schema() {
   energy("hbm_refresh", "per refresh command of one pseudo-channel");
   energy("sm_active_cycle", "per SM per SM cycle with a resident warp: clock tree, schedulers, pipeline registers");
   energy("sm_idle_cycle", "per SM per SM cycle without a resident warp (clock-gated)");
-  s.quantity("leakage", ParamType::Power, std::string("0W"), "static (leakage) power of the GPU die at reference_voltage; scales with V", 0.0, 1e5);
-  s.quantity("constant", ParamType::Power, std::string("0W"), "the board's constant power: VRM loss, fans, other parts", 0.0, 1e5);
-  s.quantity("hbm_background", ParamType::Power, std::string("0W"), "HBM stacks' and PHYs' background power (standby, clocks)", 0.0, 1e5);
-  s.quantity("cap", ParamType::Power, std::string("0W"), "board power limit (0: none)", 0.0, 1e5);
+  s.quantity("leakage", ParamType::Power, std::string("0W"), "static (leakage) power of the GPU die at reference_voltage; scales with V", 0.0, 1e5)
+      .total_over("sm.count");
+  s.quantity("constant", ParamType::Power, std::string("0W"), "the board's constant power: VRM loss, fans, other parts", 0.0, 1e5)
+      .total_over("sm.count");
+  s.quantity("hbm_background", ParamType::Power, std::string("0W"), "HBM stacks' and PHYs' background power (standby, clocks)", 0.0, 1e5)
+      .total_over("hbm.channels");
+  s.quantity("cap", ParamType::Power, std::string("0W"), "board power limit (0: none)", 0.0, 1e5).total_over("sm.count");
   s.choice("cap_mode", {"report", "boost"}, std::string("report"),
            "report: the SM runs at clocks.sm and the run says whether its power exceeds the cap; boost: the SM clock is a "
            "result, the highest step from reference_clock down at which the run's average power meets the cap (several "

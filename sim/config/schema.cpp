@@ -68,6 +68,20 @@ Schema& Schema::append(const Schema& other) {
   return *this;
 }
 
+Schema& Schema::unit_count() {
+  WARPSIM_ASSERT(!params_.empty() && params_.back().type == ParamType::UInt,
+                 section_ + ": unit_count() follows the declaration of an unsigned count");
+  params_.back().subset_scaling = kSubsetUnitCount;
+  return *this;
+}
+
+Schema& Schema::total_over(std::string count) {
+  WARPSIM_ASSERT(!params_.empty() && count.find('.') != std::string::npos,
+                 section_ + ": total_over(\"section.key\") follows a parameter's declaration");
+  params_.back().subset_scaling = std::move(count);
+  return *this;
+}
+
 Schema& Schema::add(ParamSpec p, std::optional<double> default_value) {
   const std::string what = section_ + "." + p.name;
   WARPSIM_ASSERT(!p.name.empty() && p.name.front() != '.' && p.name.back() != '.' &&

@@ -35,8 +35,15 @@ struct ParamSpec {
   double max = std::numeric_limits<double>::infinity();
   std::vector<std::string> choices;
   std::string description;
+  // How the value changes when the GPU is simulated as a fraction of itself (SM subsetting, sim.subset;
+  // models/gpu/gpu_subset.h): empty, it stays (a per-unit figure, a latency, not hardware); kSubsetUnitCount, it
+  // counts units and is divided; otherwise it is a total over the units a count names ("l2.slices": a capacity,
+  // bandwidth or power of all of them) and keeps its value per unit.
+  std::string subset_scaling;
   bool required() const noexcept { return !default_text.has_value(); }
 };
+
+inline constexpr const char* kSubsetUnitCount = "count";
 
 // The parameters of one config section (one registered component implementation).
 class Schema {
@@ -58,6 +65,11 @@ class Schema {
   // Quantities with units: default given as text ("1.98GHz"); min/max in base units (Hz, B/s, bytes).
   Schema& quantity(std::string name, ParamType type, std::optional<std::string> def, std::string desc,
                    double min = 0.0, double max = std::numeric_limits<double>::infinity());
+
+  // SM subsetting (ParamSpec::subset_scaling) of the parameter declared last: it counts units of the GPU, or it
+  // is a total over the units that `count` ("section.key" of a unit count) counts.
+  Schema& unit_count();
+  Schema& total_over(std::string count);
 
   // Adds another schema's parameters after these (a slot's shared parameters, then an implementation's own):
   // the description and implementation name become `other`'s. Asserts that no name is declared twice.

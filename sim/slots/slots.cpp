@@ -15,19 +15,19 @@ Schema noc_shared() { return Schema("noc", "", "SM-to-L2 interconnect"); }
 
 Schema l2_shared() {
   Schema s("l2", "", "L2 cache slices");
-  s.quantity("size", ParamType::Size, kRequired, "total L2 capacity over all slices", 1024, 4ull << 30);
-  s.uint("slices", "slices", kRequired, "number of L2 slices; lines are spread over them by the address map", 1, 4096);
+  s.quantity("size", ParamType::Size, kRequired, "total L2 capacity over all slices", 1024, 4ull << 30).total_over("l2.slices");
+  s.uint("slices", "slices", kRequired, "number of L2 slices; lines are spread over them by the address map", 1, 4096).unit_count();
   s.quantity("line_size", ParamType::Size, kRequired, "cache line size", 32, 4096);
   s.quantity("sector_size", ParamType::Size, kRequired, "sector size (unit of fills and of DRAM traffic)", 8, 4096);
-  s.quantity("bandwidth", ParamType::Bandwidth, kRequired, "aggregate L2 bandwidth over all slices", 1e6);
+  s.quantity("bandwidth", ParamType::Bandwidth, kRequired, "aggregate L2 bandwidth over all slices", 1e6).total_over("l2.slices");
   return s;
 }
 
 Schema hbm_shared() {
   Schema s("hbm", "", "device memory (HBM) channels");
-  s.quantity("capacity", ParamType::Size, kRequired, "device memory capacity (informative; traces are not bounds-checked against it)", 1.0);
-  s.quantity("bandwidth", ParamType::Bandwidth, kRequired, "peak DRAM bandwidth of the whole device", 1e6);
-  s.uint("channels", "channels", kRequired, "independent channels; addresses interleave across them", 1, 4096);
+  s.quantity("capacity", ParamType::Size, kRequired, "device memory capacity (informative; traces are not bounds-checked against it)", 1.0).total_over("hbm.channels");
+  s.quantity("bandwidth", ParamType::Bandwidth, kRequired, "peak DRAM bandwidth of the whole device", 1e6).total_over("hbm.channels");
+  s.uint("channels", "channels", kRequired, "independent channels; addresses interleave across them", 1, 4096).unit_count();
   s.quantity("access_granularity", ParamType::Size, kRequired, "bytes moved per access (a sector)", 1, 4096);
   s.uint("latency", "cycles", kRequired, "HBM-clock cycles an idle read adds beyond an L2 miss (controller, PHY, interconnect and, for a banked model, the DRAM core's ACT + RD of a closed bank)", 0, 100000);
   s.uint("read_queue_depth", "requests", kRequired, "reads a channel's controller holds; a full queue pushes back on the L2 slices", 1, 4096);

@@ -382,6 +382,30 @@ TEST_CASE("llm command: prefill writes TTFT, the per-kernel table and a timeline
     CHECK(contains(plan.out, "chosen ring/LL"));  // a decode step's all-reduce is a few KB: NCCL's LL protocol
   }
 
+  SECTION("a decode step runs on a quarter of the GPU by default, said so, prefill on all of it; --subset and --set "
+          "sim.subset change it") {
+    CHECK(json::number(stats, "llm.sampling.subset_divisor").value_or(0) == 1);  // prefill
+    CHECK_FALSE(contains(r.out, "subset (--subset"));
+    const CmdResult decode = run_warpsim({"llm", "--model", tiny_model(), "--phase", "decode", "--out", dir / "out3",
+                                          "--no-cache"});
+    REQUIRE(decode.exit_code == 0);
+    const std::string decode_stats = read_text(dir.path() / "out3" / "stats.json");
+    CHECK(json::number(decode_stats, "llm.sampling.subset_divisor").value_or(0) == 4);
+    CHECK(json::raw(decode_stats, "llm.sampling.exact") == "false");
+    CHECK(contains(decode.out, "subset (--subset 4)"));
+    for (const auto& [args, divisor] : {std::pair<std::vector<std::string>, int>{{"--subset", "1"}, 1},
+                                        std::pair<std::vector<std::string>, int>{{"--set", "sim.subset=2"}, 2}}) {
+      std::vector<std::string> cmd = {"llm", "--model", tiny_model(), "--phase", "decode", "--out", dir / "out3",
+                                      "--no-cache", "-q"};
+      cmd.insert(cmd.end(), args.begin(), args.end());
+      const CmdResult other = run_warpsim(cmd);
+      INFO(describe(cmd, other));
+      REQUIRE(other.exit_code == 0);
+      const std::string other_stats = read_text(dir.path() / "out3" / "stats.json");
+      CHECK(json::number(other_stats, "llm.sampling.subset_divisor").value_or(0) == divisor);
+    }
+  }
+
   SECTION("--tp on a config without link bandwidth is one error naming the key") {
     const CmdResult bad = run_warpsim({"llm", "--model", tiny_model(), "--tp", "2", "--set", "node.link_bandwidth=0B/s",
                                        "--out", dir / "out2", "--no-cache"});

@@ -27,7 +27,7 @@ class RepeatedKernel final : public TraceSource {
   std::size_t times_;
 };
 
-Config small_h100(std::vector<std::string> overrides) {
+Config launch_test_h100(std::vector<std::string> overrides) {
   overrides.insert(overrides.end(), {"sm.count=8", "l2.slices=4", "hbm.channels=4"});
   return Config::load(std::string(WARPSIM_SOURCE_DIR) + "/configs/h100_sxm.yaml", overrides, Registry::instance());
 }
@@ -49,7 +49,7 @@ std::uint64_t submitted(const Config& cfg, const std::string& key, std::size_t i
 }  // namespace
 
 TEST_CASE("Kernels shorter than the eager launch interval start one interval apart: the run is launch-bound", "[launch]") {
-  const Config cfg = small_h100({"launch.mode=eager"});
+  const Config cfg = launch_test_h100({"launch.mode=eager"});
   const RunResult r = run_gemms(cfg, 64, 4);
   REQUIRE(r.kernels.size() == 4);
   const std::uint64_t interval = submitted(cfg, "eager_us_per_kernel", 1);
@@ -73,8 +73,8 @@ TEST_CASE("Kernels shorter than the eager launch interval start one interval apa
 }
 
 TEST_CASE("A CUDA graph's shorter interval leaves less idle time than eager launches of the same kernels", "[launch]") {
-  const Config eager = small_h100({"launch.mode=eager"});
-  const Config graph = small_h100({"launch.mode=graph"});
+  const Config eager = launch_test_h100({"launch.mode=eager"});
+  const Config graph = launch_test_h100({"launch.mode=graph"});
   const RunResult e = run_gemms(eager, 64, 3), g = run_gemms(graph, 64, 3);
   REQUIRE(g.kernels.size() == 3);
   CHECK(g.launch.mode == "graph");
@@ -90,7 +90,7 @@ TEST_CASE("A CUDA graph's shorter interval leaves less idle time than eager laun
 
 TEST_CASE("Kernels longer than the launch interval hide it: they run back to back, not launch-bound", "[launch]") {
   // 0.01 us is ~18 SM cycles, far below any GEMM's duration.
-  const Config cfg = small_h100({"launch.mode=eager", "launch.eager_us_per_kernel=0.01"});
+  const Config cfg = launch_test_h100({"launch.mode=eager", "launch.eager_us_per_kernel=0.01"});
   const RunResult r = run_gemms(cfg, 128, 3);
   REQUIRE(r.kernels.size() == 3);
   for (std::size_t i = 1; i < r.kernels.size(); ++i) {

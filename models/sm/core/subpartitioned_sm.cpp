@@ -38,7 +38,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   static Schema schema() {
     Schema s("sm", "subpartitioned", "streaming multiprocessor: sub-partitions with warp schedulers, scoreboard, pipes; LSU with L1 and shared memory");
     const auto req = std::nullopt;
-    s.uint("count", "SMs", req, "number of SMs", 1, 4096);
+    s.uint("count", "SMs", req, "number of SMs", 1, 4096).unit_count();
     s.uint("subpartitions", "", req, "processing blocks per SM, each with its own scheduler and pipes", 1, 16);
     s.uint("max_warps", "warps", req, "resident warps per SM", 1, 1024);
     s.uint("max_threads", "threads", req, "resident threads per SM", 32, 65536);

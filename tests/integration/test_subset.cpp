@@ -1,0 +1,120 @@
+// SM subsetting end to end (`warpsim run --subset N`, sim.subset): a memory-bound stream and a GEMM run on half of
+// a half H100 against the same kernels on all of it, what stats.json and the summary say, determinism, and bad
+// values. The half H100 (66 SMs in 4 GPCs, 40 slices, 80 channels, and their totals) keeps the shipped GPU's
+// proportions and each run to a second or two.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "test_helpers.h"
+
+using namespace wstest;
+
+namespace {
+
+const std::vector<std::string> kHalfH100 = {"sm.count=66",     "noc.gpcs=4",          "l2.slices=40",
+                                           "hbm.channels=80",  "l2.size=25MiB",       "hbm.bandwidth=1.676TB/s",
+                                           "l2.bandwidth=8.705TB/s", "noc.partition_link_bandwidth=640"};
+
+struct SubsetRun {
+  std::string stats, out;
+};
+
+SubsetRun subset_cli_run(std::vector<std::string> workload, const std::string& subset) {
+  TempDir dir;
+  std::vector<std::string> args = {"run", "--gpu", "h100_sxm", "--subset", subset, "--driver", "plain",
+                                   "--out", dir / "out", "--no-progress"};
+  args.insert(args.end(), workload.begin(), workload.end());
+  for (const std::string& s : kHalfH100) args.insert(args.end(), {"--set", s});
+  const CmdResult r = run_warpsim(args);
+  INFO(describe(args, r));
+  REQUIRE(r.exit_code == 0);
+  return {read_text(dir.path() / "out" / "stats.json"), r.out};
+}
+
+double subset_number_at(const std::string& stats, const std::string& path) {
+  const auto v = json::number(stats, path);
+  if (!v) FAIL("stats.json has no number at " << path);
+  return *v;
+}
+
+double subset_relative(double a, double b) { return std::abs(a - b) / b; }
+
+const std::vector<std::string> kStream = {"--synth", "stream", "--synth-key", "op=copy", "--synth-key", "bytes=16MiB"};
+
+}  // namespace
+
+TEST_CASE("SM subsetting: a memory-bound stream on half the GPU, its time and traffic as on the whole", "[subset]") {
+  const SubsetRun whole = subset_cli_run(kStream, "1");
+  const SubsetRun half = subset_cli_run(kStream, "2");
+  CHECK_FALSE(json::has(whole.stats, "kernels[0].sampling"));
+  REQUIRE(json::has(half.stats, "kernels[0].sampling"));
+  CHECK(json::string(half.stats, "kernels[0].sampling.method") == "sms");
+  CHECK(json::raw(half.stats, "kernels[0].sampling.exact") == "false");
+  CHECK(subset_number_at(half.stats, "kernels[0].sampling.subset_divisor") == 2);
+  // The stream's grid is 2 CTAs per SM of the whole GPU: 132, of which the half runs 66.
+  CHECK(subset_number_at(half.stats, "kernels[0].sampling.total_ctas") == 132);
+  CHECK(subset_number_at(half.stats, "kernels[0].sampling.subset_ctas") == 66);
+  CHECK(subset_number_at(half.stats, "kernels[0].sampling.subset_factor") == 2);
+  CHECK(contains(half.out, "1/2 of the GPU"));
+  CHECK(contains(half.out, "ESTIMATE"));
+
+  const double t_whole = subset_number_at(whole.stats, "total_time_us"), t_half = subset_number_at(half.stats, "total_time_us");
+  INFO("whole " << t_whole << " us, half " << t_half << " us");
+  CHECK(subset_relative(t_half, t_whole) < 0.03);
+  // Instructions counted from the trace for the CTAs the subset left out: exactly the whole run's.
+  CHECK(subset_number_at(half.stats, "kernels[0].warp_instructions") == subset_number_at(whole.stats, "kernels[0].warp_instructions"));
+  CHECK(subset_number_at(half.stats, "kernels[0].thread_instructions") ==
+        subset_number_at(whole.stats, "kernels[0].thread_instructions"));
+  // DRAM traffic scaled to the grid: the source array read, the destination written back or left modified in the
+  // L2 (how much of it is evicted during the kernel depends on the moment the L2 fills: not compared).
+  CHECK(subset_relative(subset_number_at(half.stats, "kernels[0].dram_bytes_read"),
+                        subset_number_at(whole.stats, "kernels[0].dram_bytes_read")) < 0.02);
+  auto written = [](const std::string& stats) {
+    return subset_number_at(stats, "kernels[0].dram_bytes_written") + subset_number_at(stats, "kernels[0].l2_dirty_bytes_at_end");
+  };
+  CHECK(subset_relative(written(half.stats), written(whole.stats)) < 0.02);
+  // Energy: the work's grows with the grid, the hardware's (leakage, clocks, board) with the GPU.
+  CHECK(subset_relative(subset_number_at(half.stats, "kernels[0].energy.joules"), subset_number_at(whole.stats, "kernels[0].energy.joules")) < 0.05);
+  CHECK(subset_relative(subset_number_at(half.stats, "power.idle_w"), subset_number_at(whole.stats, "power.idle_w")) < 0.01);
+}
+
+TEST_CASE("SM subsetting: a GEMM on half the GPU within 5% of the whole, instructions and FLOPs exact", "[subset]") {
+  // 128 CTAs of 128x256 in clusters of 2: two waves on the whole GPU and on the half.
+  const std::vector<std::string> gemm = {"--gemm", "2048x2048x1024"};
+  const SubsetRun whole = subset_cli_run(gemm, "1");
+  const SubsetRun half = subset_cli_run(gemm, "2");
+  const double t_whole = subset_number_at(whole.stats, "total_time_us"), t_half = subset_number_at(half.stats, "total_time_us");
+  INFO("whole " << t_whole << " us, half " << t_half << " us");
+  CHECK(subset_relative(t_half, t_whole) < 0.05);
+  CHECK(subset_number_at(half.stats, "kernels[0].warp_instructions") == subset_number_at(whole.stats, "kernels[0].warp_instructions"));
+  CHECK(subset_number_at(half.stats, "kernels[0].flops") == subset_number_at(whole.stats, "kernels[0].flops"));
+  CHECK(subset_relative(subset_number_at(half.stats, "kernels[0].achieved_tflops"), subset_number_at(whole.stats, "kernels[0].achieved_tflops")) < 0.05);
+  // The tensor pipe's counted operations, scaled to the grid, are the whole GPU's.
+  CHECK(subset_relative(subset_number_at(half.stats, "kernels[0].counters[\"sm.tensor_flops\"]"),
+                 subset_number_at(whole.stats, "kernels[0].counters[\"sm.tensor_flops\"]")) < 0.01);
+}
+
+TEST_CASE("SM subsetting: runs are deterministic", "[subset]") {
+  const SubsetRun a = subset_cli_run(kStream, "2"), b = subset_cli_run(kStream, "2");
+  CHECK(json::without_member(a.stats, "sim") == json::without_member(b.stats, "sim"));
+}
+
+TEST_CASE("SM subsetting: a bad divisor is one error naming sim.subset", "[subset]") {
+  TempDir dir;
+  for (const char* bad : {"0", "x", "65"}) {
+    const std::vector<std::string> args = {"run", "--gemm", "64x64x64", "--subset", bad, "--out", dir / "out",
+                                           "--no-progress"};
+    const CmdResult r = run_warpsim(args);
+    INFO(describe(args, r));
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "sim.subset"));
+  }
+  // A divisor above the GPU's GPCs.
+  const std::vector<std::string> args = {"run", "--gemm", "64x64x64", "--subset", "16", "--out", dir / "out",
+                                         "--no-progress"};
+  const CmdResult r = run_warpsim(args);
+  INFO(describe(args, r));
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "noc.gpcs"));
+}
