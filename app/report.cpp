@@ -285,6 +285,7 @@ OrderedJson sampling_json(const KernelSampling& s) {
     j["subset_ctas"] = s.subset_ctas;
     j["subset_factor"] = s.subset_factor;
     j["hardware_factor"] = s.hardware_factor;
+    j["memory_factor"] = s.memory_factor;
   }
   return j;
 }
@@ -377,7 +378,7 @@ std::string results_csv(const RunResult& r) {
     if (r.kernels[0].energy) o += ",energy_j,average_power_w,peak_power_w,power_window_s";
   }
   const bool any_sampled = sampled_kernels(r) > 0;  // the columns only where a kernel was sampled
-  if (any_sampled) o += ",sampling,simulated_ctas,total_ctas,extrapolation_factor";
+  if (any_sampled) o += ",sampling,simulated_ctas,total_ctas,extrapolation_factor,subset_factor";
   o += "\n";
   for (const auto& k : r.kernels) {
     o += csv_field(r.gpu);
@@ -394,9 +395,10 @@ std::string results_csv(const RunResult& r) {
                        csv_number(e->window_s));
     if (any_sampled) {
       if (const auto& s = k.sampling)
-        o += fmt::format(",{},{},{},{}", s->method, s->simulated_ctas, s->total_ctas, csv_number(s->extrapolation_factor));
+        o += fmt::format(",{},{},{},{},{}", s->method, s->simulated_ctas, s->total_ctas,
+                         csv_number(s->extrapolation_factor), csv_number(s->subset_factor));
       else
-        o += fmt::format(",off,{},{},1", k.grid.count(), k.grid.count());
+        o += fmt::format(",off,{},{},1,1", k.grid.count(), k.grid.count());
     }
     o += "\n";
   }
@@ -434,9 +436,10 @@ std::string results_summary(const RunResult& r) {
                      k.sampling ? "  ESTIMATE (sampled)" : "");
     if (const auto& s = k.sampling; s && s->subset_divisor > 1)
       o += fmt::format("    subset      1/{} of the GPU ({:.3g} of its SMs) ran {} of the {} CTAs; counters x{:.3g} to the "
-                       "grid (instructions counted from the trace), static energy x{:.3g}\n",
+                       "grid (instructions counted from the trace), SMs' clock and static energy x{:.3g}, HBM background "
+                       "x{:.3g}\n",
                        s->subset_divisor, 1.0 / s->hardware_factor, s->subset_ctas, s->total_ctas, s->subset_factor,
-                       s->hardware_factor);
+                       s->hardware_factor, s->memory_factor);
     if (const auto& s = k.sampling; s && s->method != "sms")
       o += fmt::format("    sampled     {} of {} CTAs simulated ({:.1f} waves of {}; {} warm-up + {} measured waves), the "
                        "rest extrapolated at the measured rate: time x{:.2f} of the simulated {} cycles; counters and "

@@ -116,7 +116,9 @@ Json sampling_cache_json(const KernelSampling& s) {
           {"measured_waves", s.measured_waves}, {"window_ctas", s.window_ctas}, {"window_cycles", s.window_cycles},
           {"simulated_cycles", s.simulated_cycles}, {"extrapolated_cycles", s.extrapolated_cycles},
           {"extrapolation_factor", s.extrapolation_factor}, {"counter_factor", s.counter_factor},
-          {"instructions_exact", s.instructions_exact}};
+          {"instructions_exact", s.instructions_exact}, {"subset_divisor", s.subset_divisor},
+          {"subset_ctas", s.subset_ctas}, {"subset_factor", s.subset_factor}, {"hardware_factor", s.hardware_factor},
+          {"memory_factor", s.memory_factor}};
 }
 
 KernelSampling sampling_of(const Json& j) {
@@ -135,6 +137,11 @@ KernelSampling sampling_of(const Json& j) {
   s.extrapolation_factor = j.at("extrapolation_factor");
   s.counter_factor = j.at("counter_factor");
   s.instructions_exact = j.at("instructions_exact");
+  s.subset_divisor = j.at("subset_divisor");
+  s.subset_ctas = j.at("subset_ctas");
+  s.subset_factor = j.at("subset_factor");
+  s.hardware_factor = j.at("hardware_factor");
+  s.memory_factor = j.at("memory_factor");
   return s;
 }
 

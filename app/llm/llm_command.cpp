@@ -14,6 +14,7 @@
 #include "app/run_one.h"
 #include "app/result_set.h"
 #include "app/workload_cache.h"
+#include "models/gpu/gpu.h"
 #include "sim/core/error.h"
 
 namespace po = boost::program_options;
@@ -41,6 +42,22 @@ const char* kLlmUsage =
     "a quarter of its SMs, L2 slices and HBM channels running a quarter of the CTAs, counters and energy scaled to\n"
     "the grid). Both are marked as estimates in every output (README \"Sampling\": measured errors); --sample off\n"
     "--subset 1 simulates every CTA on the whole GPU.";
+
+// --subset auto: 1 for prefill; for decode 4, or 2 where the GPU's models reject a quarter of it (a GPU of fewer
+// GPCs than four times its L2 partitions), or 1 where they reject a half too.
+std::string auto_subset(const std::string& phase, const RunSpec& base) {
+  if (phase != "decode") return "1";
+  for (const char* divisor : {"4", "2"}) {
+    std::vector<std::string> overrides = base.overrides;
+    overrides.push_back(std::string("sim.subset=") + divisor);
+    try {
+      const Gpu probe(load_gpu_config(base.gpu, overrides));
+      return divisor;
+    } catch (const ConfigError&) {
+    }
+  }
+  return "1";
+}
 
 }  // namespace
 
@@ -97,7 +114,7 @@ int cmd_llm(int argc, char** argv) {
   for (const auto& [option, assignment] : {std::pair<std::string, std::string>{"sample", sample_override(sample_mode)},
                                            std::pair<std::string, std::string>{"subset", "sim.subset=" + subset}}) {
     if (assignment == "sim.subset=auto") {
-      base.overrides.insert(base.overrides.begin(), scenario.phase == "decode" ? "sim.subset=4" : "sim.subset=1");
+      base.overrides.insert(base.overrides.begin(), "sim.subset=" + auto_subset(scenario.phase, base));
       continue;
     }
     if (vm[option].defaulted()) base.overrides.insert(base.overrides.begin(), assignment);

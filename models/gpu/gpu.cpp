@@ -193,7 +193,7 @@ ModelMemoryEstimate estimate_model_memory(const Config& whole) {
 Gpu::Gpu(const Config& config) try : impl_(std::make_unique<Impl>(config)) {
 } catch (const ConfigError& e) {
   const unsigned divisor = config.section("sim").u32("subset");
-  if (divisor <= 1) throw;
+  if (divisor <= 1 || std::string(e.what()).rfind("sim.subset", 0) == 0) throw;  // not the cut's, or said already
   throw ConfigError(fmt::format("sim.subset {} cuts the GPU to 1/{} of itself (its values set as overrides), which the "
                                 "models reject: {}", divisor, divisor, e.what()));
 }
@@ -403,11 +403,12 @@ class ResultCollector final : public RunObserver {
     }
     KernelSampling& s = *r.sampling;
     const double f = static_cast<double>(p.total_ctas) / static_cast<double>(p.subset_ctas);
-    const double hw = 1.0 / subset_.sm_fraction;
+    const double hw = subset_.growth("sm.count");
     s.subset_divisor = subset_.divisor;
     s.subset_ctas = p.subset_ctas;
     s.subset_factor = f;
     s.hardware_factor = hw;
+    s.memory_factor = subset_.growth("hbm.channels");
     auto grow = [f](std::uint64_t v) { return static_cast<std::uint64_t>(std::llround(static_cast<double>(v) * f)); };
     const std::uint64_t warp = r.warp_instructions + p.beyond_subset_warp_instructions;
     const std::uint64_t thread = r.thread_instructions + p.beyond_subset_thread_instructions;
@@ -428,16 +429,21 @@ class ResultCollector final : public RunObserver {
     r.achieved_dram_gbps = static_cast<double>(r.dram_bytes_read + r.dram_bytes_written) / seconds / 1e9;
     r.ipc = static_cast<double>(warp) / subset_.gpu_sms / std::max<double>(1.0, static_cast<double>(r.cycles));
     for (auto& stall : r.stalls) stall.second = grow(stall.second);
-    for (SolUnit& u : r.speed_of_light.units)
-      if (u.unit_of_measure == "GB/s") {  // a whole-GPU bandwidth (L2, DRAM): the subset's share of it
-        u.achieved *= hw;
-        u.peak *= hw;
-      }
+    // The L2's and DRAM's bandwidths are the subset's share of the GPU's, by their own units' counts.
+    for (const auto& [key, count] : {std::pair<const char*, const char*>{"l2", "l2.slices"}, {"dram", "hbm.channels"}})
+      for (SolUnit& u : r.speed_of_light.units)
+        if (u.key == key) {
+          u.achieved *= subset_.growth(count);
+          u.peak *= subset_.growth(count);
+        }
     if (r.speed_of_light.tensor) {
       TensorWork& t = *r.speed_of_light.tensor;
       t.executed_flops = grow(t.executed_flops);
       if (t.useful) *t.useful /= hw;  // the whole problem's FLOPs over the subset's SMs: over the GPU's instead
     }
+    r.speed_of_light.limiter = limiter_of(r.speed_of_light.units, r.stalls);  // its evidence quotes the units
+    for (std::string& w : r.speed_of_light.warnings)
+      w = fmt::format("(of the 1/{} subset's config) {}", subset_.divisor, w);
   }
 
   // CTA residency: start recorded at launch, completed at finish (on the run's time: after sampled kernels, the
@@ -479,9 +485,10 @@ class EnergyObserver final : public RunObserver {
 };
 
 // SM subsetting: the subset's energy `e` made the whole GPU's. The energy of work (events, dynamic parts) grows by
-// `work` (the grid over the subset's CTAs); the hardware's own (SM clocks, leakage, the board's constant power, HBM
-// background) by `hardware` (the GPU's SMs over the subset's). Power windows grow with the total.
-EnergyResult whole_gpu_energy(EnergyResult e, const PowerParams& p, double work, double hardware) {
+// `work` (the grid over the subset's CTAs); the hardware's own by the GPU's units over the subset's: SM clocks,
+// leakage and the board's constant power by `hardware` (SMs), the HBM background by `memory` (HBM channels).
+// Power windows grow with the total.
+EnergyResult whole_gpu_energy(EnergyResult e, const PowerParams& p, double work, double hardware, double memory) {
   const double before = e.joules;
   e.joules = 0.0;
   for (auto& [part, joules] : e.breakdown) {
@@ -489,7 +496,7 @@ EnergyResult whole_gpu_energy(EnergyResult e, const PowerParams& p, double work,
       joules *= hardware;
     } else if (part == "hbm") {
       const double background = std::min(joules, p.hbm_background_w * e.seconds);
-      joules = (joules - background) * work + background * hardware;
+      joules = (joules - background) * work + background * memory;
     } else {
       joules *= work;
     }
@@ -518,17 +525,20 @@ EnergyResult sampled_kernel_energy(const EnergyModel& model, std::size_t index, 
     w.cycles = static_cast<std::uint64_t>(std::llround(static_cast<double>(w.cycles) * f));
     w.joules *= f;
   }
-  if (s.subset_divisor > 1) e = whole_gpu_energy(std::move(e), model.params(), s.subset_factor, s.hardware_factor);
+  if (s.subset_divisor > 1)
+    e = whole_gpu_energy(std::move(e), model.params(), s.subset_factor, s.hardware_factor, s.memory_factor);
   if (k.flops > 0 && e.joules > 0) e.flops_per_joule = static_cast<double>(k.flops) / e.joules;
   return e;
 }
 
 // Each kernel's energy, and the run's: its kernels and the launch waits between them. The run's peak power is
 // over windows laid from its start across its kernels and waits, one after another as run.seconds counts them.
-// `hardware`: the GPU's SMs over the simulated ones (SM subsetting: the idle GPU's power grows by it).
-PowerSummary summarize_power(const EnergyModel& model, RunResult& result, double hardware) {
+// `subset`: SM subsetting, whose idle GPU's power grows to the whole GPU's.
+PowerSummary summarize_power(const EnergyModel& model, RunResult& result, const GpuSubset& subset) {
+  const double hardware = subset.growth("sm.count"), memory = subset.growth("hbm.channels");
   auto idle_energy = [&](std::uint64_t cycles) {
-    return hardware == 1.0 ? model.idle_energy(cycles) : whole_gpu_energy(model.idle_energy(cycles), model.params(), 1.0, hardware);
+    return subset.active() ? whole_gpu_energy(model.idle_energy(cycles), model.params(), 1.0, hardware, memory)
+                           : model.idle_energy(cycles);
   };
   PowerSummary ps;
   const PowerParams& p = model.params();
@@ -562,7 +572,7 @@ PowerSummary summarize_power(const EnergyModel& model, RunResult& result, double
   run.window_s = p.window_s;
   run.peak_w = peak_windowed_power(timeline, model.window_cycles(), result.sm_clock_hz).value_or(run.average_w);
   if (flops > 0 && run.joules > 0) run.flops_per_joule = static_cast<double>(flops) / run.joules;
-  ps.idle_w = model.idle_power() * hardware;
+  ps.idle_w = (model.idle_power() - p.hbm_background_w) * hardware + p.hbm_background_w * memory;
   ps.cap_w = p.cap_w * hardware;
   ps.clock_policy = "configured";
   ps.sustained_clock_hz = result.sm_clock_hz;
@@ -624,7 +634,7 @@ RunResult Gpu::run(TraceSource& trace, const Driver& driver, const RunOptions& o
     result.speed_of_light.limiter.evidence = result.speed_of_light.limiter.verdict + " (in the kernels' own time)";
     result.speed_of_light.limiter.verdict = launch.verdict;
   }
-  if (g.energy) result.power = summarize_power(*g.energy, result, 1.0 / g.subset.sm_fraction);
+  if (g.energy) result.power = summarize_power(*g.energy, result, g.subset);
   result.sim.wall_s = wall;
   result.sim.warp_instructions_per_s = wall > 0 ? static_cast<double>(warp_instructions) / wall : 0.0;
   result.sim.peak_rss_mb = peak_rss_mb();

@@ -29,24 +29,26 @@ struct KernelSampling {
   std::string method = "waves";                   // "waves", "sms" (SM subsetting) or "sms+waves"
   std::uint64_t total_ctas = 0, simulated_ctas = 0;
   std::uint64_t wave_ctas = 0;                    // CTAs the GPU holds at once for the kernel
-  double waves = 0.0;                             // total_ctas / wave_ctas
+  double waves = 0.0;                             // CTAs to run (the subset's share; all: total_ctas) / wave_ctas
   std::uint32_t warmup_waves = 0, measured_waves = 0;
   std::uint64_t window_ctas = 0, window_cycles = 0;  // the measured window: CTAs completed in it, its SM cycles
   std::uint64_t simulated_cycles = 0;             // the sample's own cycles, start to its last CTA's end
   std::uint64_t extrapolated_cycles = 0;          // added for the CTAs not simulated, at the window's rate
   // cycles / simulated_cycles: how far the kernel's time is from what was simulated.
   double extrapolation_factor = 1.0;
-  // Counters (non-gauge) grew by their window's difference times counter_factor = (total - simulated CTAs) /
+  // Counters (non-gauge) grew by their window's difference times counter_factor = (CTAs to run - simulated CTAs) /
   // window_ctas; warp and thread instructions are exact instead (the CTAs not run, read from the trace).
   double counter_factor = 0.0;
   bool instructions_exact = true;
   // SM subsetting (sim.subset = subset_divisor > 1; models/gpu/gpu_subset.h): the subset ran subset_ctas of the
   // grid (the first, waves sampled among them); the counters (instructions exact) grew by subset_factor =
-  // total / subset CTAs, as did the kernel's dynamic energy; static and clock energy grew by hardware_factor = the
-  // GPU's SMs / the subset's. The per-instance statistics are the subset's units; rates and fractions stand.
+  // total / subset CTAs, as did the kernel's dynamic energy; the SMs' clock energy, leakage and the board's
+  // constant power grew by hardware_factor = the GPU's SMs / the subset's, the HBM background power by
+  // memory_factor = the GPU's HBM channels / the subset's. The per-instance statistics are the subset's units;
+  // rates and fractions stand.
   unsigned subset_divisor = 1;
   std::uint64_t subset_ctas = 0;
-  double subset_factor = 1.0, hardware_factor = 1.0;
+  double subset_factor = 1.0, hardware_factor = 1.0, memory_factor = 1.0;
   // What the simulation itself measured (not written, not cached): the energy model's inputs for the sample.
   StatReport simulated_stats;
 };

@@ -48,7 +48,7 @@ Config subset_config(const Config& full, GpuSubset& subset) {
       (spec.subset_scaling == kSubsetUnitCount ? counts : totals).push_back(p);
     }
   }
-  std::map<std::string, double> fraction;  // of each unit count: what the subset keeps
+  std::map<std::string, double>& fraction = subset.kept;
   std::vector<std::string> overrides;
   auto record = [&](const Param& p, double value) {
     const std::string text = subset_value_text(*p.spec, value);

@@ -8,6 +8,7 @@
 // simulation: README "Sampling".
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,13 @@ struct GpuSubset {
     std::string full, subset;   // the values as config text
   };
   std::vector<Scaled> scaled;  // each parameter the subset changed, in config order
+  std::map<std::string, double> kept;  // of each unit count ("l2.slices"): the subset's over the GPU's
   bool active() const noexcept { return divisor > 1; }
+  // The GPU's units of `count` per unit of the subset (1 when the GPU has no such count).
+  double growth(const std::string& count) const {
+    const auto it = kept.find(count);
+    return it == kept.end() ? 1.0 : 1.0 / it->second;
+  }
 };
 
 // The config of the subset GPU (`full` itself when sim.subset is 1), and what changed in `subset`. A subset the

@@ -137,6 +137,8 @@ const SolUnit* busiest(const std::vector<SolUnit>& units, const char* group) {
   return best;
 }
 
+}  // namespace
+
 Limiter limiter_of(const std::vector<SolUnit>& units, const std::vector<std::pair<std::string, std::uint64_t>>& stalls) {
   Limiter l;
   std::uint64_t total = 0;
@@ -172,8 +174,6 @@ Limiter limiter_of(const std::vector<SolUnit>& units, const std::vector<std::pai
   }
   return l;
 }
-
-}  // namespace
 
 const SolUnit* SpeedOfLight::compute() const { return busiest(units, "compute"); }
 const SolUnit* SpeedOfLight::memory() const { return busiest(units, "memory"); }

@@ -78,6 +78,10 @@ SpeedOfLight kernel_speed_of_light(const StatReport& stats, const Config& config
                                    std::uint64_t warp_instructions, std::uint64_t problem_flops,
                                    const std::vector<std::pair<std::string, std::uint64_t>>& stalls);
 
+// The limiter verdict of `units` (the busiest at or above kThroughputBoundFraction, else latency bound, naming the
+// warp state with most warp-cycles).
+Limiter limiter_of(const std::vector<SolUnit>& units, const std::vector<std::pair<std::string, std::uint64_t>>& stalls);
+
 // The whole run: every unit's fraction and achieved figure weighted by its kernels' cycles, warp states summed.
 struct KernelSol {
   const SpeedOfLight* sol;

@@ -393,6 +393,16 @@ TEST_CASE("llm command: prefill writes TTFT, the per-kernel table and a timeline
     CHECK(json::number(decode_stats, "llm.sampling.subset_divisor").value_or(0) == 4);
     CHECK(json::raw(decode_stats, "llm.sampling.exact") == "false");
     CHECK(contains(decode.out, "subset (--subset 4)"));
+    // Each simulated kernel says so too, through the workload cache's round trip (kernels[0] is the embedding's
+    // estimate).
+    CHECK(json::string(decode_stats, "kernels[1].name").value_or("") != "");
+    CHECK(json::number(decode_stats, "kernels[1].sampling.subset_divisor").value_or(0) == 4);
+    CHECK(json::string(decode_stats, "kernels[1].sampling.method").value_or("") == "sms");
+    // A GPU whose models reject a quarter of it (4 GPCs over 2 L2 partitions: one GPC left for two) runs on a half.
+    const CmdResult four_gpcs = run_warpsim({"llm", "--model", tiny_model(), "--phase", "decode", "--set",
+                                             "noc.gpcs=4", "--out", dir / "out4", "--no-cache", "-q"});
+    REQUIRE(four_gpcs.exit_code == 0);
+    CHECK(json::number(read_text(dir.path() / "out4" / "stats.json"), "llm.sampling.subset_divisor").value_or(0) == 2);
     for (const auto& [args, divisor] : {std::pair<std::vector<std::string>, int>{{"--subset", "1"}, 1},
                                         std::pair<std::vector<std::string>, int>{{"--set", "sim.subset=2"}, 2}}) {
       std::vector<std::string> cmd = {"llm", "--model", tiny_model(), "--phase", "decode", "--out", dir / "out3",

@@ -24,8 +24,8 @@ SubsetRun subset_cli_run(std::vector<std::string> workload, const std::string& s
   TempDir dir;
   std::vector<std::string> args = {"run", "--gpu", "h100_sxm", "--subset", subset, "--driver", "plain",
                                    "--out", dir / "out", "--no-progress"};
-  args.insert(args.end(), workload.begin(), workload.end());
   for (const std::string& s : kHalfH100) args.insert(args.end(), {"--set", s});
+  args.insert(args.end(), workload.begin(), workload.end());  // after the GPU: its --set may change it
   const CmdResult r = run_warpsim(args);
   INFO(describe(args, r));
   REQUIRE(r.exit_code == 0);
@@ -93,6 +93,59 @@ TEST_CASE("SM subsetting: a GEMM on half the GPU within 5% of the whole, instruc
   // The tensor pipe's counted operations, scaled to the grid, are the whole GPU's.
   CHECK(subset_relative(subset_number_at(half.stats, "kernels[0].counters[\"sm.tensor_flops\"]"),
                  subset_number_at(whole.stats, "kernels[0].counters[\"sm.tensor_flops\"]")) < 0.01);
+}
+
+TEST_CASE("SM subsetting composes with wave sampling: waves sampled among the subset's CTAs, instructions exact",
+          "[subset][sampling]") {
+  // An 8-SM GPU and its half: 64 CTAs of 128x256 in 2048x1024, 8 waves of 8 and 8 waves of 4 among the half's 32,
+  // sampled above 4 waves; the output (4 MiB) fits the L2 (8 MiB, 4 MiB in the half), so no warm-up is added.
+  const std::vector<std::string> gemm = {"--gemm", "2048x1024x256", "--set", "sm.count=8", "--set", "noc.gpcs=4",
+                                         "--set", "l2.slices=8", "--set", "hbm.channels=8", "--set", "l2.size=8MiB",
+                                         "--set", "sim.sample_min_waves=4"};
+  std::vector<std::string> sampled_args = gemm;
+  sampled_args.insert(sampled_args.end(), {"--sample", "waves"});
+  const SubsetRun whole = subset_cli_run(gemm, "1");
+  const SubsetRun both = subset_cli_run(sampled_args, "2");
+  REQUIRE(json::has(both.stats, "kernels[0].sampling"));
+  CHECK(json::string(both.stats, "kernels[0].sampling.method") == "sms+waves");
+  const double subset_ctas = subset_number_at(both.stats, "kernels[0].sampling.subset_ctas");
+  CHECK(subset_ctas == 32);
+  CHECK(subset_number_at(both.stats, "kernels[0].sampling.simulated_ctas") < subset_ctas);
+  CHECK(subset_number_at(both.stats, "kernels[0].sampling.extrapolation_factor") > 1.0);
+  CHECK(contains(both.out, "of 32 CTAs simulated"));
+  const double t_whole = subset_number_at(whole.stats, "total_time_us"), t_both = subset_number_at(both.stats, "total_time_us");
+  INFO("whole " << t_whole << " us, half and sampled " << t_both << " us");
+  CHECK(subset_relative(t_both, t_whole) < 0.08);
+  CHECK(subset_number_at(both.stats, "kernels[0].warp_instructions") == subset_number_at(whole.stats, "kernels[0].warp_instructions"));
+}
+
+TEST_CASE("SM subsetting: units cut by different fractions grow back by their own (a third of a B200)", "[subset]") {
+  // 148 SMs -> 49 (0.331), 256 HBM channels -> 85 (0.332), 253 L2 slices -> 84 (0.332): the DRAM peak and the idle
+  // power must come back to the whole GPU's exactly, each part by its own units.
+  auto run = [](const std::string& subset) {
+    TempDir dir;
+    const std::vector<std::string> args = {"run", "--gpu", "b200", "--subset", subset, "--driver", "plain", "--out",
+                                           dir / "out", "--no-progress", "-q", "--synth", "stream", "--synth-key",
+                                           "bytes=1MiB"};
+    const CmdResult r = run_warpsim(args);
+    INFO(describe(args, r));
+    REQUIRE(r.exit_code == 0);
+    return read_text(dir.path() / "out" / "stats.json");
+  };
+  const std::string whole = run("1"), third = run("3");
+  CHECK(subset_number_at(third, "power.idle_w") == Approx(subset_number_at(whole, "power.idle_w")).epsilon(1e-9));
+  CHECK(subset_number_at(third, "power.cap_w") == Approx(subset_number_at(whole, "power.cap_w")).epsilon(1e-9));
+  int checked = 0;
+  for (int i = 0; i < 40; ++i) {
+    const std::string unit = "kernels[0].speed_of_light.units[" + std::to_string(i) + "]";
+    const std::string key = json::string(whole, unit + ".key").value_or("");
+    if (key != "dram" && key != "l2") continue;
+    INFO(key);
+    CHECK(json::string(third, unit + ".key").value_or("") == key);
+    CHECK(subset_number_at(third, unit + ".peak") == Approx(subset_number_at(whole, unit + ".peak")).epsilon(1e-9));
+    ++checked;
+  }
+  CHECK(checked == 2);
 }
 
 TEST_CASE("SM subsetting: runs are deterministic", "[subset]") {

@@ -78,6 +78,16 @@ TEST_CASE("SM subsetting: a GPU that cannot be cut so is one error naming sim.su
     CHECK(what.find("sim.subset") != std::string::npos);
     CHECK(what.find("noc.gpcs is 8") != std::string::npos);
   }
+  // The same through the GPU's constructor: one message, not wrapped twice.
+  try {
+    Gpu gpu(subset_test_h100({"sim.subset=16"}));
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.rfind("sim.subset: noc.gpcs is 8", 0) == 0);
+    CHECK(what.find("cuts the GPU") == std::string::npos);
+  }
   // 1/8: one GPC for two L2 partitions, which the interconnect rejects when the subset GPU is built.
   try {
     Gpu gpu(subset_test_h100({"sim.subset=8"}));
