@@ -198,8 +198,8 @@ std::uint64_t KernelScheduler::wave_capacity(const KernelInfo& info) const {
 void KernelScheduler::plan_sample(const KernelInfo& info) {
   sample_ = SamplePlan{};
   sample_.total_ctas = info.grid.count();
-  sample_.subset_ctas = sample_.simulated_ctas = subset_share(info);
   sample_.wave_ctas = wave_capacity(info);
+  sample_.subset_ctas = sample_.simulated_ctas = subset_share(info);
   if (!sample_waves_ || sample_.wave_ctas == 0) return;
   const std::uint64_t wave = sample_.wave_ctas, total = sample_.subset_ctas;
   if (total <= std::uint64_t{sample_min_waves_} * wave) return;  // a few waves: simulated whole
@@ -257,10 +257,35 @@ void KernelScheduler::cta_finished_sampling(Cycle now) {
     for (RunObserver* o : observers_) o->sample_window(l, true);
 }
 
+namespace {
+
+// The first CTA (rank 0) of cluster q, clusters numbered x fastest over the grid of clusters.
+std::uint64_t cluster_first_cta(const KernelInfo& k, std::uint64_t q) {
+  const std::uint64_t clusters_x = k.grid.x / k.cluster.x, clusters_y = k.grid.y / k.cluster.y;
+  return (q % clusters_x) * k.cluster.x +
+         k.grid.x * ((q / clusters_x % clusters_y) * k.cluster.y +
+                     std::uint64_t{k.grid.y} * (q / (clusters_x * clusters_y) * k.cluster.z));
+}
+
+}  // namespace
+
 void KernelScheduler::count_skipped_instructions() {
+  // Each CTA's place in the order of dispatch: the subset's share in order, then the rest of the grid.
+  const KernelInfo& k = kernel_->info();
+  const std::uint32_t size = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, k.cluster.count()));
+  std::vector<std::uint64_t> order(sample_.total_ctas, kNotDispatched);
+  for (std::uint64_t n = 0; n < sample_.subset_ctas / size; ++n) {
+    const std::uint64_t q = grid_unit(n);
+    if (size == 1) {
+      order[q] = n;
+      continue;
+    }
+    for (std::uint32_t rank = 0; rank < size; ++rank) order[cluster_peer(k, cluster_first_cta(k, q), rank)] = n * size + rank;
+  }
   std::vector<WarpInst> batch(256);
-  for (std::uint64_t cta = sample_.simulated_ctas; cta < sample_.total_ctas; ++cta) {
-    const bool in_subset = cta < sample_.subset_ctas;
+  for (std::uint64_t cta = 0; cta < sample_.total_ctas; ++cta) {
+    if (order[cta] != kNotDispatched && order[cta] < sample_.simulated_ctas) continue;  // simulated
+    const bool in_subset = order[cta] != kNotDispatched;
     std::uint64_t& warp = in_subset ? sample_.skipped_warp_instructions : sample_.beyond_subset_warp_instructions;
     std::uint64_t& thread = in_subset ? sample_.skipped_thread_instructions : sample_.beyond_subset_thread_instructions;
     const std::unique_ptr<CtaSource> source = kernel_->open_cta(cta);
@@ -274,12 +299,30 @@ void KernelScheduler::count_skipped_instructions() {
   }
 }
 
-std::uint64_t KernelScheduler::subset_share(const KernelInfo& info) const {
-  const std::uint64_t grid = info.grid.count();
-  if (subset_of_sms_ == 0) return grid;
+std::uint64_t KernelScheduler::subset_share(const KernelInfo& info) {
+  // Units: CTAs, or clusters (CUDA: a grid is whole clusters).
   const std::uint64_t cluster = std::max<std::uint64_t>(1, info.cluster.count());
-  const std::uint64_t share = (grid * sms_.size() + subset_of_sms_ - 1) / subset_of_sms_;  // ceil(grid x fraction)
-  return std::min(grid, (share + cluster - 1) / cluster * cluster);
+  grid_units_ = info.grid.count() / cluster;
+  block_units_ = std::max<std::uint64_t>(1, sms_.size() / cluster);
+  if (subset_of_sms_ == 0) return info.grid.count();
+  // A block of one unit per subset SM at the start of each of the GPU's dispatch passes (one CTA per SM); of a
+  // partial last pass, the subset's share of it: ceil(its units x SMs / the GPU's SMs).
+  std::uint64_t blocks = 0, units = 0;
+  for (std::uint64_t start; (start = block_start(blocks)) < grid_units_; ++blocks) {
+    const std::uint64_t share = ((grid_units_ - start) * sms_.size() + subset_of_sms_ - 1) / subset_of_sms_;
+    units += std::min(block_units_, share);
+  }
+  return units * cluster;
+}
+
+std::uint64_t KernelScheduler::block_start(std::uint64_t block) const {
+  // The GPU's pass: the subset's times the GPU's SMs over the subset's.
+  return static_cast<std::uint64_t>(static_cast<unsigned __int128>(block) * block_units_ * subset_of_sms_ / sms_.size());
+}
+
+std::uint64_t KernelScheduler::grid_unit(std::uint64_t n) const {
+  if (subset_of_sms_ == 0) return n;
+  return block_start(n / block_units_) + n % block_units_;
 }
 
 void KernelScheduler::launch_on(std::size_t s, std::uint64_t cta) {
@@ -298,7 +341,7 @@ void KernelScheduler::dispatch() {
       const std::size_t s = (rr_ + i) % sms_.size();
       StreamingMultiprocessor* sm = sms_[s];
       if (!sm->can_launch()) continue;
-      launch_on(s, next_cta_);
+      launch_on(s, grid_unit(next_cta_));
       ++next_cta_;
       launched = true;
     }
@@ -311,7 +354,6 @@ void KernelScheduler::dispatch() {
 void KernelScheduler::dispatch_clusters() {
   const KernelInfo& k = kernel_->info();
   const std::uint32_t size = static_cast<std::uint32_t>(k.cluster.count());
-  const std::uint64_t clusters_x = k.grid.x / k.cluster.x, clusters_y = k.grid.y / k.cluster.y;
   auto room = [&](std::size_t s) -> std::uint32_t {
     const std::uint32_t resident = sms_[s]->resident_ctas();
     return resident < occupancy_.ctas_per_sm ? occupancy_.ctas_per_sm - resident : 0;
@@ -324,10 +366,7 @@ void KernelScheduler::dispatch_clusters() {
       std::uint64_t free_slots = 0;
       for (std::size_t s = g; s < sms_.size(); s += gpcs_) free_slots += room(s);
       if (free_slots < size) continue;
-      const std::uint64_t q = next_cta_ / size;  // cluster index
-      const std::uint64_t first = (q % clusters_x) * k.cluster.x +
-                                  k.grid.x * ((q / clusters_x % clusters_y) * k.cluster.y +
-                                              std::uint64_t{k.grid.y} * (q / (clusters_x * clusters_y) * k.cluster.z));
+      const std::uint64_t first = cluster_first_cta(k, grid_unit(next_cta_ / size));
       std::uint32_t rank = 0;
       while (rank < size)
         for (std::size_t s = g; s < sms_.size() && rank < size; s += gpcs_)

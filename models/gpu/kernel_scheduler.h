@@ -52,7 +52,7 @@ class KernelScheduler final : public Component, public ClusterDirectory {
   }
 
   // SM subsetting (sim.subset; models/gpu/gpu_subset.h): these SMs stand for `gpu_sms`, and each kernel runs its
-  // share of the grid, ceil(grid x SMs / gpu_sms) CTAs (whole clusters).
+  // share of the grid, ceil(grid x SMs / gpu_sms) CTAs (whole clusters), evenly spaced over the grid (grid_unit).
   void set_subset_of(unsigned gpu_sms) { subset_of_sms_ = gpu_sms; }
 
   // Starts replaying `trace` at the current cycle; observers are told of everything that happens.
@@ -87,8 +87,18 @@ class KernelScheduler final : public Component, public ClusterDirectory {
   // sim.sample: how the kernel just opened is sampled (sample_.active false: whole).
   void plan_sample(const KernelInfo& info);
   std::uint64_t wave_capacity(const KernelInfo& info) const;
-  std::uint64_t subset_share(const KernelInfo& info) const;
-  // Counts what the CTAs [sample_.simulated_ctas, grid) would issue, from the trace.
+  // The kernel's CTAs on a subset of the GPU (all of them on the whole GPU), in whole clusters: those the subset's
+  // SMs would receive as the first of the GPU's SMs. The GPU dispatches breadth-first, one CTA per SM per pass, so
+  // of each pass of (GPU SMs) CTAs the subset runs the first (subset SMs). So the subset's concurrent CTAs are
+  // neighbours as the GPU's are (a GEMM's tiles that share operands, a grid-stride loop's adjacent chunks), its
+  // passes step through the grid as the GPU's do, and a grid whose parts differ (torch.cat's grid.y: one input
+  // each) is sampled across all of them.
+  std::uint64_t subset_share(const KernelInfo& info);
+  // The grid's unit (CTA, or cluster when the kernel has clusters) that the subset runs n-th (n on the whole GPU).
+  std::uint64_t grid_unit(std::uint64_t n) const;
+  std::uint64_t block_start(std::uint64_t block) const;  // the grid unit where the GPU's block-th pass starts
+  // Counts what the CTAs not simulated would issue, from the trace: those of the subset's share past the sample, and
+  // the rest of the grid.
   void count_skipped_instructions();
   void cta_finished_sampling(Cycle now);
   // After the first wave: a kernel whose writes would overflow the L2 warms up until its footprint has filled it.
@@ -108,6 +118,8 @@ class KernelScheduler final : public Component, public ClusterDirectory {
   std::uint32_t sample_warmup_waves_ = 0, sample_measured_waves_ = 0, sample_min_waves_ = 0;
   SamplePlan sample_;
   unsigned subset_of_sms_ = 0;  // SM subsetting: the whole GPU's SMs (0: these SMs are the whole GPU)
+  std::uint64_t grid_units_ = 0, block_units_ = 1;  // the kernel's units (CTAs or clusters); one per subset SM
+  static constexpr std::uint64_t kNotDispatched = ~std::uint64_t{0};
   std::function<L2Footprint()> l2_footprint_;
   std::uint64_t l2_bytes_ = 0;
   L2Footprint footprint_at_start_;  // at the sampled kernel's start

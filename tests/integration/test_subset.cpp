@@ -95,6 +95,25 @@ TEST_CASE("SM subsetting: a GEMM on half the GPU within 5% of the whole, instruc
                  subset_number_at(whole.stats, "kernels[0].counters[\"sm.tensor_flops\"]")) < 0.01);
 }
 
+TEST_CASE("SM subsetting: a grid whose rows differ is sampled across them (torch.cat: one input per grid row)",
+          "[subset]") {
+  // Grid X x 2: row 0 copies a 32 KiB input (a few CTAs' work), row 1 an 8 MiB one. The half must run the first
+  // half of each row, not the grid's first half (row 0 alone: almost nothing).
+  const std::vector<std::string> cat = {"--synth", "cat", "--synth-key", "inputs=1x8x16x128,1x8x4096x128",
+                                        "--synth-key", "dim=2"};
+  const SubsetRun whole = subset_cli_run(cat, "1");
+  const SubsetRun half = subset_cli_run(cat, "2");
+  REQUIRE(contains(json::string(half.stats, "kernels[0].grid").value_or(""), "x2x1"));
+  CHECK(subset_number_at(half.stats, "kernels[0].sampling.subset_ctas") ==
+        subset_number_at(half.stats, "kernels[0].sampling.total_ctas") / 2);
+  const double t_whole = subset_number_at(whole.stats, "total_time_us"), t_half = subset_number_at(half.stats, "total_time_us");
+  INFO("whole " << t_whole << " us, half " << t_half << " us");
+  CHECK(subset_relative(t_half, t_whole) < 0.05);
+  CHECK(subset_relative(subset_number_at(half.stats, "kernels[0].dram_bytes_read"),
+                        subset_number_at(whole.stats, "kernels[0].dram_bytes_read")) < 0.05);
+  CHECK(subset_number_at(half.stats, "kernels[0].warp_instructions") == subset_number_at(whole.stats, "kernels[0].warp_instructions"));
+}
+
 TEST_CASE("SM subsetting composes with wave sampling: waves sampled among the subset's CTAs, instructions exact",
           "[subset][sampling]") {
   // An 8-SM GPU and its half: 64 CTAs of 128x256 in 2048x1024, 8 waves of 8 and 8 waves of 4 among the half's 32,
