@@ -266,20 +266,20 @@ std::string power_text(const PowerSummary& p) {
 // sim.subset: its share of CTAs ran on a subset of the GPU, counters and energy scaled to the grid).
 OrderedJson sampling_json(const KernelSampling& s) {
   OrderedJson j{{"method", s.method},
-                     {"exact", false},
-                     {"simulated_ctas", s.simulated_ctas},
-                     {"total_ctas", s.total_ctas},
-                     {"wave_ctas", s.wave_ctas},
-                     {"waves", s.waves},
-                     {"warmup_waves", s.warmup_waves},
-                     {"measured_waves", s.measured_waves},
-                     {"window_ctas", s.window_ctas},
-                     {"window_cycles", s.window_cycles},
-                     {"simulated_cycles", s.simulated_cycles},
-                     {"extrapolated_cycles", s.extrapolated_cycles},
-                     {"extrapolation_factor", s.extrapolation_factor},
-                     {"counter_factor", s.counter_factor},
-                     {"instructions_exact", s.instructions_exact}};
+                {"exact", false},
+                {"simulated_ctas", s.simulated_ctas},
+                {"total_ctas", s.total_ctas},
+                {"wave_ctas", s.wave_ctas},
+                {"waves", s.waves},
+                {"warmup_waves", s.warmup_waves},
+                {"measured_waves", s.measured_waves},
+                {"window_ctas", s.window_ctas},
+                {"window_cycles", s.window_cycles},
+                {"simulated_cycles", s.simulated_cycles},
+                {"extrapolated_cycles", s.extrapolated_cycles},
+                {"extrapolation_factor", s.extrapolation_factor},
+                {"counter_factor", s.counter_factor},
+                {"instructions_exact", s.instructions_exact}};
   if (s.subset_divisor > 1) {
     j["subset_divisor"] = s.subset_divisor;
     j["subset_ctas"] = s.subset_ctas;
@@ -444,8 +444,8 @@ std::string results_summary(const RunResult& r) {
       o += fmt::format("    sampled     {} of {} CTAs simulated ({:.1f} waves of {}; {} warm-up + {} measured waves), the "
                        "rest extrapolated at the measured rate: time x{:.2f} of the simulated {} cycles; counters and "
                        "energy extrapolated, instructions counted from the trace\n",
-                       s->simulated_ctas, s->subset_divisor > 1 ? s->subset_ctas : s->total_ctas, s->waves, s->wave_ctas, s->warmup_waves, s->measured_waves,
-                       s->extrapolation_factor, s->simulated_cycles);
+                       s->simulated_ctas, s->subset_divisor > 1 ? s->subset_ctas : s->total_ctas, s->waves, s->wave_ctas,
+                       s->warmup_waves, s->measured_waves, s->extrapolation_factor, s->simulated_cycles);
     if (k.launch_wait_cycles > 0)
       o += fmt::format("    launch      launch-bound: the GPU sat idle {:.2f} us ({} SM cycles) before it, waiting for "
                        "the host to submit it ({} launches, {:.3g} us per kernel)\n",

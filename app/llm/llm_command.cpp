@@ -109,15 +109,14 @@ int cmd_llm(int argc, char** argv) {
   po::notify(vm);
   if (model_name.empty()) throw InputError("llm: give the model, --model NAME or --model path/to/config.json");
   if (vm.count("launch")) base.overrides.push_back("launch.mode=" + launch_mode);
-  // The defaults (waves; subset auto: 4 for decode, 1 for prefill) go before --set, which may change them; an explicit --sample or --subset after,
-  // overriding --set.
-  for (const auto& [option, assignment] : {std::pair<std::string, std::string>{"sample", sample_override(sample_mode)},
-                                           std::pair<std::string, std::string>{"subset", "sim.subset=" + subset}}) {
-    if (assignment == "sim.subset=auto") {
-      base.overrides.insert(base.overrides.begin(), "sim.subset=" + auto_subset(scenario.phase, base));
-      continue;
-    }
-    if (vm[option].defaulted()) base.overrides.insert(base.overrides.begin(), assignment);
+  // The defaults (waves; subset auto) go before --set, which may change them; an explicit --sample or --subset
+  // after, overriding --set (an explicit --subset auto is the default's choice, so before).
+  const bool subset_auto = subset == "auto";
+  if (subset_auto) subset = auto_subset(scenario.phase, base);
+  for (const auto& [assignment, defaulted] :
+       {std::pair<std::string, bool>{sample_override(sample_mode), vm["sample"].defaulted()},
+        std::pair<std::string, bool>{"sim.subset=" + subset, subset_auto}}) {
+    if (defaulted) base.overrides.insert(base.overrides.begin(), assignment);
     else base.overrides.push_back(assignment);
   }
   const std::string dir = cache_option.chosen(vm);

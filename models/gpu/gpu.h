@@ -41,7 +41,7 @@ struct KernelSampling {
   double counter_factor = 0.0;
   bool instructions_exact = true;
   // SM subsetting (sim.subset = subset_divisor > 1; models/gpu/gpu_subset.h): the subset ran subset_ctas of the
-  // grid (the first, waves sampled among them); the counters (instructions exact) grew by subset_factor =
+  // grid (those its SMs would get in the GPU's dispatch passes, waves sampled among them); the counters (instructions exact) grew by subset_factor =
   // total / subset CTAs, as did the kernel's dynamic energy; the SMs' clock energy, leakage and the board's
   // constant power grew by hardware_factor = the GPU's SMs / the subset's, the HBM background power by
   // memory_factor = the GPU's HBM channels / the subset's. The per-instance statistics are the subset's units;

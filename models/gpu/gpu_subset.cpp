@@ -73,7 +73,6 @@ Config subset_config(const Config& full, GpuSubset& subset) {
     if (t.spec->type == ParamType::UInt || t.spec->type == ParamType::Size) scaled = std::max(1.0, std::round(scaled));
     record(t, scaled);
   }
-  subset.sm_fraction = fraction.count("sm.count") ? fraction.at("sm.count") : 1.0 / subset.divisor;
   const std::string name = full.files().empty() ? std::string("config") : full.files().front();
   try {
     return Config::parse(full.resolved_yaml(), fmt::format("{} (1/{} subset)", name, subset.divisor), overrides, registry);

@@ -2,9 +2,10 @@
 // slices of a chip. Every count of units a model declares (Schema::unit_count: SMs, GPCs, L2 slices, HBM channels)
 // is divided by N and rounded, and every total over units (Schema::total_over: L2 capacity and bandwidth, HBM
 // bandwidth, the link between L2 partitions, the board's static power) keeps its value per unit; per-unit figures
-// and latencies stay. A kernel of G CTAs runs its first ceil(G x subset SMs / SMs) CTAs on it (whole clusters), so
-// each unit sees the work it would see in the whole GPU: its time is the subset's, and its extensive results
-// (counters, instructions, energy) are scaled to the whole grid (models/gpu/gpu.cpp). Error against whole-GPU
+// and latencies stay. A kernel runs on it the CTAs its SMs would get in the whole GPU's dispatch passes, about
+// G x subset SMs / SMs of its G (whole clusters; KernelScheduler::subset_share), so each unit sees the work it would
+// see in the whole GPU: its time is the subset's, and its extensive results (counters, instructions, energy) are
+// scaled to the whole grid (models/gpu/gpu.cpp). Error against whole-GPU
 // simulation: README "Sampling".
 #pragma once
 
@@ -19,7 +20,6 @@ namespace warpsim {
 struct GpuSubset {
   unsigned divisor = 1;      // sim.subset
   unsigned gpu_sms = 0;      // the whole GPU's SMs (sm.count of the caller's config)
-  double sm_fraction = 1.0;  // the subset's SMs over the GPU's: the share of each kernel's CTAs it runs
   struct Scaled {
     std::string key;            // "l2.slices"
     std::string full, subset;   // the values as config text

@@ -280,7 +280,8 @@ void KernelScheduler::count_skipped_instructions() {
       order[q] = n;
       continue;
     }
-    for (std::uint32_t rank = 0; rank < size; ++rank) order[cluster_peer(k, cluster_first_cta(k, q), rank)] = n * size + rank;
+    const std::uint64_t first = cluster_first_cta(k, q);
+    for (std::uint32_t rank = 0; rank < size; ++rank) order[cluster_peer(k, first, rank)] = n * size + rank;
   }
   std::vector<WarpInst> batch(256);
   for (std::uint64_t cta = 0; cta < sample_.total_ctas; ++cta) {
@@ -424,9 +425,10 @@ void KernelScheduler::check_progress(Cycle now) {
 std::string KernelScheduler::describe_state() const {
   if (waiting_for_host_) return "waiting for the host to submit kernel " + std::to_string(next_kernel_);
   if (!kernel_) return {};
+  const std::string sample =
+      sample_.active || sample_.subset() ? " (a sample of " + std::to_string(sample_.total_ctas) + ")" : std::string();
   return "kernel '" + kernel_->info().name + "': " + std::to_string(next_cta_) + " of " + std::to_string(total_ctas_) +
-         " CTAs launched" + (sample_.active || sample_.subset() ? " (a sample of " + std::to_string(sample_.total_ctas) + ")" : std::string()) +
-         ", " + std::to_string(ctas_done_) + " finished";
+         " CTAs launched" + sample + ", " + std::to_string(ctas_done_) + " finished";
 }
 
 }  // namespace warpsim

@@ -12,17 +12,18 @@
 namespace warpsim {
 
 // CTA-wave sampling of one kernel (sim.sample = waves; models/gpu/kernel_scheduler.h): the first
-// `simulated_ctas` CTAs of the grid are simulated, the rest extrapolated at the rate measured between two CTA
+// `simulated_ctas` CTAs in dispatch order are simulated, the rest extrapolated at the rate measured between two CTA
 // completion counts. simulated_ctas leaves out a whole number of waves, so the sample ends with the kernel's own
 // last wave (full or partial) and its tail is simulated, not extrapolated.
 struct SamplePlan {
   bool active = false;               // false: the kernel is simulated whole
   std::uint64_t total_ctas = 0;      // the grid
-  // SM subsetting (sim.subset; models/gpu/gpu_subset.h): the CTAs 0 .. subset_ctas-1 that a subset of the GPU runs
-  // as its share of the grid (= total_ctas on the whole GPU). Wave sampling samples these.
+  // SM subsetting (sim.subset; models/gpu/gpu_subset.h): how many CTAs a subset of the GPU runs as its share of
+  // the grid, the first subset_ctas in its dispatch order (KernelScheduler::grid_unit; = total_ctas on the whole
+  // GPU). Wave sampling samples these.
   std::uint64_t subset_ctas = 0;
   std::uint64_t wave_ctas = 0;       // CTAs the GPU holds at once for this kernel (SMs x CTAs per SM)
-  std::uint64_t simulated_ctas = 0;  // CTAs 0 .. simulated_ctas-1 run; = subset_ctas when not sampled
+  std::uint64_t simulated_ctas = 0;  // the first simulated_ctas in dispatch order run; = subset_ctas when not sampled
   std::uint32_t warmup_waves = 0, measured_waves = 0;
   // The measured window: from the window_begin-th CTA completion to the window_end-th, while the GPU is still
   // full (CTAs keep being dispatched until after window_end completions).
@@ -31,7 +32,7 @@ struct SamplePlan {
   // The cycles the CTAs not simulated add at the window's rate (set as the kernel ends).
   Cycle extrapolated_cycles = 0;
   // Of the CTAs not simulated, read from the trace (exact): what they would have issued. skipped_*: the subset's
-  // share not simulated (simulated_ctas .. subset_ctas-1); beyond_subset_*: the rest of the grid.
+  // share not simulated (dispatch positions simulated_ctas .. subset_ctas-1); beyond_subset_*: the rest of the grid.
   std::uint64_t skipped_warp_instructions = 0, skipped_thread_instructions = 0;
   std::uint64_t beyond_subset_warp_instructions = 0, beyond_subset_thread_instructions = 0;
   bool subset() const noexcept { return subset_ctas < total_ctas; }

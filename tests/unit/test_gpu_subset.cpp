@@ -2,6 +2,7 @@
 // and the errors for a GPU that cannot be cut. The expected values are the shipped H100's, worked by hand.
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <string>
 
 #include "models/gpu/gpu.h"
@@ -15,6 +16,17 @@ namespace {
 
 Config subset_test_h100(std::vector<std::string> overrides) {
   return Config::load(std::string(WARPSIM_SOURCE_DIR) + "/configs/h100_sxm.yaml", overrides, Registry::instance());
+}
+
+// The ConfigError message `build` throws (a test failure when it throws none).
+std::string subset_config_error(const std::function<void()>& build) {
+  try {
+    build();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  FAIL("no error");
+  return "";
 }
 
 std::string subset_value_of(const GpuSubset& s, const std::string& key) {
@@ -31,7 +43,7 @@ TEST_CASE("SM subsetting: a quarter H100 keeps a quarter of every unit and each 
   const Config quarter = subset_config(full, s);
   CHECK(s.divisor == 4);
   CHECK(s.gpu_sms == 132);
-  CHECK(s.sm_fraction == 0.25);
+  CHECK(s.growth("sm.count") == 4);
   // Unit counts: 132 SMs, 8 GPCs, 80 slices, 160 pseudo-channels.
   CHECK(quarter.section("sm").u32("count") == 33);
   CHECK(quarter.section("noc").u32("gpcs") == 2);
@@ -67,35 +79,22 @@ TEST_CASE("SM subsetting: sim.subset 1 is the whole GPU, unchanged", "[subset]")
 }
 
 TEST_CASE("SM subsetting: a GPU that cannot be cut so is one error naming sim.subset and the unit", "[subset]") {
-  GpuSubset s;
   // More than the GPCs: no GPC would be left.
-  try {
+  const std::string cut = subset_config_error([] {
+    GpuSubset s;
     subset_config(subset_test_h100({"sim.subset=16"}), s);
-    FAIL("no error");
-  } catch (const ConfigError& e) {
-    const std::string what = e.what();
-    INFO(what);
-    CHECK(what.find("sim.subset") != std::string::npos);
-    CHECK(what.find("noc.gpcs is 8") != std::string::npos);
-  }
+  });
+  INFO(cut);
+  CHECK(cut.find("sim.subset") != std::string::npos);
+  CHECK(cut.find("noc.gpcs is 8") != std::string::npos);
   // The same through the GPU's constructor: one message, not wrapped twice.
-  try {
-    Gpu gpu(subset_test_h100({"sim.subset=16"}));
-    FAIL("no error");
-  } catch (const ConfigError& e) {
-    const std::string what = e.what();
-    INFO(what);
-    CHECK(what.rfind("sim.subset: noc.gpcs is 8", 0) == 0);
-    CHECK(what.find("cuts the GPU") == std::string::npos);
-  }
+  const std::string built = subset_config_error([] { Gpu gpu(subset_test_h100({"sim.subset=16"})); });
+  INFO(built);
+  CHECK(built.rfind("sim.subset: noc.gpcs is 8", 0) == 0);
+  CHECK(built.find("cuts the GPU") == std::string::npos);
   // 1/8: one GPC for two L2 partitions, which the interconnect rejects when the subset GPU is built.
-  try {
-    Gpu gpu(subset_test_h100({"sim.subset=8"}));
-    FAIL("no error");
-  } catch (const ConfigError& e) {
-    const std::string what = e.what();
-    INFO(what);
-    CHECK(what.find("sim.subset 8 cuts the GPU to 1/8") != std::string::npos);
-    CHECK(what.find("fewer GPCs than L2 partitions") != std::string::npos);
-  }
+  const std::string rejected = subset_config_error([] { Gpu gpu(subset_test_h100({"sim.subset=8"})); });
+  INFO(rejected);
+  CHECK(rejected.find("sim.subset 8 cuts the GPU to 1/8") != std::string::npos);
+  CHECK(rejected.find("fewer GPCs than L2 partitions") != std::string::npos);
 }
