@@ -25,7 +25,7 @@ namespace {
 
 const char* kLlmUsage =
     "usage: warpsim llm --model MODEL --phase prefill|decode [--batch B] [--prompt P] [--context C] [--dtype bf16|fp8]\n"
-    "                   [--tp N] [--gpu CONFIG] [--set k=v ...] [--launch eager|graph] [--plan] [--out DIR]\n"
+    "                   [--kv-dtype bf16|fp8] [--tp N] [--ep N] [--gpu CONFIG] [--set k=v ...] [--launch eager|graph] [--plan] [--out DIR]\n"
     "                   [--cache-dir DIR | --no-cache] [--sample waves|off] [--subset N|auto]\n"
     "\n"
     "Simulates one inference step of an LLM on one GPU: the kernels vLLM runs (print them with --plan), each\n"
@@ -75,7 +75,13 @@ int cmd_llm(int argc, char** argv) {
       ("prompt", po::value(&scenario.prompt)->default_value(128), "prompt tokens per sequence")
       ("context", po::value(&scenario.context)->default_value(0), "tokens in the KV cache (decode); 0: = --prompt")
       ("dtype", po::value(&scenario.dtype)->default_value("bf16"), "GEMM data type: bf16, or fp8 (sm_90 and later)")
+      ("kv-dtype", po::value(&scenario.kv_dtype)->default_value("bf16"),
+       "KV-cache data type: bf16, or fp8 (e4m3, vLLM's --kv-cache-dtype fp8: written in fp8, dequantized by the "
+       "attention kernels)")
       ("tp", po::value(&scenario.tp)->default_value(1), "tensor-parallel GPUs")
+      ("ep", po::value(&scenario.ep)->default_value(1),
+       "expert-parallel GPUs (MoE): = --tp, the experts split whole over the tensor-parallel group; or with --tp 1, "
+       "data-parallel attention ranks of --batch sequences each, tokens sent to their experts by all-to-all")
       ("gpu", po::value(&base.gpu)->default_value("h100_sxm"), "GPU config: a shipped name or a YAML path")
       ("set", po::value(&base.overrides)->composing(), "override a config value, e.g. --set hbm.bandwidth=6.7TB/s (repeatable)")
       ("launch", po::value(&launch_mode), "eager or graph (default: the config's launch.mode); = --set launch.mode=...")
@@ -127,8 +133,8 @@ int cmd_llm(int argc, char** argv) {
   if (vm.count("plan")) {
     fmt::print("{}", llm::plan_text(model, scenario, plan));
     // The collectives need the GPU's node (the config); a single GPU has none.
-    if (scenario.tp > 1)
-      fmt::print("{}", llm::collectives_text(plan, llm::peaks_of(load_gpu_config(base.gpu, base.overrides)), scenario.tp));
+    if (scenario.gpus() > 1)
+      fmt::print("{}", llm::collectives_text(plan, llm::peaks_of(load_gpu_config(base.gpu, base.overrides))));
     return 0;
   }
   std::error_code ec;

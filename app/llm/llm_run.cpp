@@ -65,6 +65,7 @@ Peaks peaks_of(const Config& config) {
   p.sm_count = sm.u32("count");
   p.sm_clock_hz = config.section("clocks").real("sm");
   p.hbm_bytes_per_s = config.section("hbm").real("bandwidth");
+  p.hbm_capacity_bytes = config.section("hbm").real("capacity");
   const double lanes = sm.u32("subpartitions") * 32.0 / sm.real("pipes.fp32.issue_interval");
   p.alu_flops_per_s = p.sm_count * lanes * 2.0 * p.sm_clock_hz;
   const std::string prefix = "tensor.flops_per_cycle.";
@@ -79,10 +80,10 @@ Peaks peaks_of(const Config& config) {
   return p;
 }
 
-Roofline roofline(const PlanEntry& e, const Peaks& p, std::uint64_t tp) {
+Roofline roofline(const PlanEntry& e, const Peaks& p) {
   if (e.kind == EntryKind::communication) {
     CollectiveEstimate c =
-        estimate_collective(p.collectives, collective_op(e.collective), e.message_bytes, static_cast<unsigned>(tp));
+        estimate_collective(p.collectives, collective_op(e.collective), e.message_bytes, static_cast<unsigned>(e.gpus));
     const double us = c.chosen.time_us;
     return {us, "communication", std::move(c)};
   }
@@ -106,7 +107,7 @@ LlmResult run_llm(const LlmModel& model, const Scenario& scenario, const std::ve
     r.entry_roofline.assign(plan.size(), Roofline{});
     r.roofline_step_us = r.nvlink_j = 0.0;
     for (std::size_t i = 0; i < plan.size(); ++i) {
-      r.entry_roofline[i] = roofline(plan[i], peaks, scenario.tp);
+      r.entry_roofline[i] = roofline(plan[i], peaks);
       r.roofline_step_us += r.entry_roofline[i].us * plan[i].count;
       if (r.entry_roofline[i].collective) r.nvlink_j += r.entry_roofline[i].collective->link_energy_j * plan[i].count;
     }
@@ -301,7 +302,10 @@ std::vector<KernelRow> kernel_rows(const std::vector<PlanEntry>& plan, const Llm
 double weights_bytes(const LlmModel& m, const Scenario& s) {
   const double gemm = m.layer_gemm_parameters();
   const double embedding_table = m.tie_word_embeddings ? 0.0 : static_cast<double>(m.vocab) * m.hidden;
-  return (gemm * (s.dtype == "fp8" ? 1.0 : 2.0) + (m.parameters() - gemm - embedding_table) * 2.0) / s.tp;
+  // Experts split whole over the expert-parallel GPUs, or each split by tensor parallelism.
+  const double experts = m.layer_expert_parameters(), gemm_bytes = s.dtype == "fp8" ? 1.0 : 2.0;
+  return ((gemm - experts) * gemm_bytes + (m.parameters() - gemm - embedding_table) * 2.0) / s.tp +
+         experts * gemm_bytes / (s.ep > 1 ? s.ep : s.tp);
 }
 
 }  // namespace
@@ -317,18 +321,20 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
                   {"vocab_size", m.vocab}, {"rope_theta", m.rope_theta}, {"tie_word_embeddings", m.tie_word_embeddings},
                   {"qkv_bias", m.qkv_bias}, {"parameters", m.parameters()}};
   llm["scenario"] = {{"phase", s.phase}, {"batch", s.batch}, {"prompt", s.prompt}, {"context", context_tokens(s)},
-                     {"dtype", s.dtype}, {"tp", s.tp}, {"launch_mode", r.run.launch.mode}};
+                     {"dtype", s.dtype}, {"kv_dtype", s.kv_dtype}, {"tp", s.tp}, {"ep", s.ep}, {"dp", s.dp()}, {"launch_mode", r.run.launch.mode}};
   const double step_ms = r.step_us / 1e3, step_s = r.step_us / 1e6;
   llm["step_ms"] = step_ms;
+  // Rates of the whole deployment: every data-parallel rank runs its own batch in the step.
+  const double ranks = static_cast<double>(s.dp());
   if (s.phase == "prefill") {
     llm["ttft_ms"] = step_ms;
-    llm["prompt_tokens_per_s"] = static_cast<double>(step_tokens(s)) / step_s;
-    llm["tokens_per_s"] = static_cast<double>(s.batch) / step_s;  // first tokens
+    llm["prompt_tokens_per_s"] = ranks * static_cast<double>(step_tokens(s)) / step_s;
+    llm["tokens_per_s"] = ranks * static_cast<double>(s.batch) / step_s;  // first tokens
   } else {
     llm["ms_per_token"] = step_ms;
-    llm["tokens_per_s"] = static_cast<double>(s.batch) / step_s;
+    llm["tokens_per_s"] = ranks * static_cast<double>(s.batch) / step_s;
   }
-  llm["tokens_per_s_per_gpu"] = llm["tokens_per_s"].get<double>() / static_cast<double>(s.tp);
+  llm["tokens_per_s_per_gpu"] = llm["tokens_per_s"].get<double>() / static_cast<double>(s.gpus());
   // Energy (models/power): the simulated kernels' own energy; the collectives' link energy (node.link_energy_per_bit,
   // "nvlink"); and the GPU's idle power (power.*, at clocks.sm) over the communication time and the launch gaps,
   // where no simulated kernel runs (a lower bound for communication: NCCL's kernels do run on a few SMs). Estimated
@@ -369,6 +375,9 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
                      {"subset_divisor", r.subset_divisor},
                      {"exact", r.sampled_workloads == 0 && r.subset_divisor == 1}};
   llm["weights_bytes_per_gpu"] = weights_bytes(m, s);
+  llm["kv_cache_bytes_per_gpu"] = kv_cache_bytes(m, s);
+  llm["hbm_capacity_bytes"] = r.peaks.hbm_capacity_bytes;
+  llm["fits_in_hbm"] = weights_bytes(m, s) + kv_cache_bytes(m, s) <= r.peaks.hbm_capacity_bytes;
   double compute_us = 0, memory_us = 0;
   for (std::size_t i = 0; i < plan.size(); ++i)
     if (plan[i].kind != EntryKind::communication)
@@ -450,19 +459,25 @@ std::string llm_timeline(const std::vector<PlanEntry>& plan, const LlmResult& r)
 }
 
 std::string llm_summary(const LlmModel& m, const Scenario& s, const std::vector<PlanEntry>& plan, const LlmResult& r) {
-  std::string o = fmt::format("warpsim llm: {} on {}, {} batch {} prompt {} context {} {} tp {} ({} launches)\n",
-                              m.name, r.run.gpu, s.phase, s.batch, s.prompt, context_tokens(s), s.dtype,
-                              s.tp, r.run.launch.mode);
-  const double step_s = r.step_us / 1e6;
+  std::string o = fmt::format("warpsim llm: {} on {}, {} batch {} prompt {} context {} {} kv {} tp {}{} ({} launches)\n",
+                              m.name, r.run.gpu, s.phase, s.batch, s.prompt, context_tokens(s), s.dtype, s.kv_dtype,
+                              s.tp, s.ep > 1 ? fmt::format(" ep {} (dp {}: batch per rank)", s.ep, s.dp()) : std::string(),
+                              r.run.launch.mode);
+  const double step_s = r.step_us / 1e6, ranks = static_cast<double>(s.dp()), gpus = static_cast<double>(s.gpus());
   if (s.phase == "prefill")
     o += fmt::format("  TTFT {:.3f} ms; {:.0f} prompt tokens/s ({:.0f} per GPU)\n", r.step_us / 1e3,
-                     step_tokens(s) / step_s, step_tokens(s) / step_s / s.tp);
+                     ranks * step_tokens(s) / step_s, ranks * step_tokens(s) / step_s / gpus);
   else
     o += fmt::format("  {:.3f} ms per output token; {:.1f} tokens/s ({:.1f} per GPU)\n", r.step_us / 1e3,
-                     s.batch / step_s, s.batch / step_s / s.tp);
+                     ranks * s.batch / step_s, ranks * s.batch / step_s / gpus);
   o += fmt::format("  roofline of the same kernels {:.3f} ms; weights {:.2f} GB per GPU read once: >= {:.3f} ms at HBM peak\n",
                    r.roofline_step_us / 1e3, weights_bytes(m, s) / 1e9,
                    weights_bytes(m, s) / r.peaks.hbm_bytes_per_s * 1e3);
+  const double held = weights_bytes(m, s) + kv_cache_bytes(m, s);
+  o += fmt::format("  memory per GPU: weights {:.2f} GB + KV cache ({}) {:.2f} GB = {:.2f} GB of {:.2f} GB HBM{}\n",
+                   weights_bytes(m, s) / 1e9, s.kv_dtype, kv_cache_bytes(m, s) / 1e9, held / 1e9,
+                   r.peaks.hbm_capacity_bytes / 1e9,
+                   held > r.peaks.hbm_capacity_bytes ? ": DOES NOT FIT (the step is simulated as if it did)" : "");
   if (r.clock_policy == "boost") {
     std::vector<std::string> tried;
     for (const auto& [hz, w] : r.step_clock_search) tried.push_back(fmt::format("{:.0f} MHz {:.0f} W", hz / 1e6, w));
@@ -508,17 +523,17 @@ std::string llm_summary(const LlmModel& m, const Scenario& s, const std::vector<
   return o;
 }
 
-std::string collectives_text(const std::vector<PlanEntry>& plan, const Peaks& peaks, std::uint64_t tp) {
+std::string collectives_text(const std::vector<PlanEntry>& plan, const Peaks& peaks) {
   std::string o;
   for (const PlanEntry& e : plan) {
     if (e.kind != EntryKind::communication || e.layer > 0) continue;
-    const Roofline roof = roofline(e, peaks, tp);
+    const Roofline roof = roofline(e, peaks);
     const CollectiveEstimate& c = *roof.collective;
     if (o.empty())
-      o = fmt::format("collectives over {} GPUs (models/node/collective.h, {} node:; bus bandwidth {:.1f} GB/s):\n",
-                      tp, peaks.gpu, peaks.collectives.bus_bytes_per_s() / 1e9);
-    o += fmt::format("  {:<28} {:<14} {:>12.0f} B  chosen {:<12} {:>9.2f} us  (", e.name, collective_op_name(c.op),
-                     c.bytes, collective_choice_text(c.chosen), c.chosen.time_us);
+      o = fmt::format("collectives (models/node/collective.h, {} node:; bus bandwidth {:.1f} GB/s):\n", peaks.gpu,
+                      peaks.collectives.bus_bytes_per_s() / 1e9);
+    o += fmt::format("  {:<28} {:<14} {:>2} GPUs {:>12.0f} B  chosen {:<12} {:>9.2f} us  (", e.name,
+                     collective_op_name(c.op), c.gpus, c.bytes, collective_choice_text(c.chosen), c.chosen.time_us);
     for (std::size_t i = 0; i < c.candidates.size(); ++i)
       o += fmt::format("{}{} {:.2f}", i ? ", " : "", collective_choice_text(c.candidates[i]), c.candidates[i].time_us);
     o += " us)\n";

@@ -20,6 +20,7 @@ namespace warpsim::llm {
 // The hardware figures the roofline and the estimates use, all from the resolved config.
 struct Peaks {
   double hbm_bytes_per_s = 0.0;     // hbm.bandwidth
+  double hbm_capacity_bytes = 0.0;  // hbm.capacity
   double alu_flops_per_s = 0.0;     // sm.count x fp32 lanes (subpartitions x 32 / pipes.fp32.issue_interval) x 2 x clocks.sm
   double sm_clock_hz = 0.0;         // clocks.sm
   double launch_us_per_kernel = 0.0;  // launch.graph_us_per_kernel or eager_us_per_kernel, as launch.mode says
@@ -41,7 +42,7 @@ struct Roofline {
   std::string bound;
   std::optional<CollectiveEstimate> collective;  // communication entries: the algorithm and protocol chosen, link bytes
 };
-Roofline roofline(const PlanEntry& e, const Peaks& peaks, std::uint64_t tp);
+Roofline roofline(const PlanEntry& e, const Peaks& peaks);
 
 // One kernel on the step's stream, in order.
 struct StepKernel {
@@ -87,7 +88,7 @@ std::string llm_stats_csv(const LlmResult& r);
 std::string llm_timeline(const std::vector<PlanEntry>& plan, const LlmResult& r);
 // The step's collectives (layer 0 and outside the layers), each with the algorithm and protocol the model chose
 // and the candidates' times; empty without communication. InputError when the config cannot estimate them.
-std::string collectives_text(const std::vector<PlanEntry>& plan, const Peaks& peaks, std::uint64_t tp);
+std::string collectives_text(const std::vector<PlanEntry>& plan, const Peaks& peaks);
 
 std::string llm_summary(const LlmModel& model, const Scenario& scenario, const std::vector<PlanEntry>& plan,
                         const LlmResult& r);

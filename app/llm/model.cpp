@@ -67,6 +67,10 @@ double LlmModel::layer_gemm_parameters() const {
   return layers * (h * qkv + heads * head_dim * h + 3.0 * h * intermediate * (moe() ? experts : 1.0));
 }
 
+double LlmModel::layer_expert_parameters() const {
+  return moe() ? layers * 3.0 * static_cast<double>(hidden) * intermediate * experts : 0.0;
+}
+
 double LlmModel::parameters() const {
   const double h = static_cast<double>(hidden);
   const double per_layer = (qkv_bias ? (heads + 2.0 * kv_heads) * head_dim : 0.0) + (moe() ? h * experts : 0.0) + 2.0 * h;

@@ -30,6 +30,8 @@ struct LlmModel {
   // Weights of the GEMMs of all layers (QKV, O, gate-up and down of the MLP or of every expert): the ones stored
   // at the GEMM data type.
   double layer_gemm_parameters() const;
+  // Of those, the experts' (gate, up and down of every expert of every layer); 0 for a dense model.
+  double layer_expert_parameters() const;
   // Every weight: the layers' GEMMs, QKV bias, routers, norms, embeddings and (untied) logits.
   double parameters() const;
 };

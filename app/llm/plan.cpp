@@ -11,7 +11,7 @@
 namespace warpsim::llm {
 namespace {
 
-constexpr double kActivationBytes = 2;  // bf16 activations, KV cache, norms' and attention's tensors
+constexpr double kActivationBytes = 2;  // bf16 activations, norms' and attention's tensors (the KV cache: --kv-dtype)
 
 std::string num(std::uint64_t v) { return std::to_string(v); }
 
@@ -83,13 +83,14 @@ struct Builder {
     add(std::move(e));
   }
 
-  void collective(const std::string& name, const std::string& op, double bytes) {
+  void collective(const std::string& name, const std::string& op, double bytes, std::uint64_t gpus) {
     PlanEntry e;
     e.name = name;
     e.kind = EntryKind::communication;
     e.collective = op;
     e.message_bytes = bytes;
-    e.shape = fmt::format("{} {:.0f} bytes", op, bytes);
+    e.gpus = gpus;
+    e.shape = fmt::format("{} {:.0f} bytes over {} GPUs", op, bytes, gpus);
     e.bytes = bytes;
     add(std::move(e));
   }
@@ -103,6 +104,13 @@ void check(bool ok, const std::string& message) {
 
 std::uint64_t context_tokens(const Scenario& s) { return s.context ? s.context : s.prompt; }
 
+double kv_cache_element_bytes(const Scenario& s) { return s.kv_dtype == "fp8" ? 1.0 : 2.0; }
+
+double kv_cache_bytes(const LlmModel& m, const Scenario& s) {
+  const double hkv = static_cast<double>(std::max<std::uint64_t>(1, m.kv_heads / s.tp));
+  return 2.0 * m.layers * s.batch * context_tokens(s) * hkv * m.head_dim * kv_cache_element_bytes(s);
+}
+
 std::uint64_t step_tokens(const Scenario& s) { return s.phase == "prefill" ? s.batch * s.prompt : s.batch; }
 
 std::string prefill_attention_for(const Config& config) {
@@ -112,9 +120,20 @@ std::string prefill_attention_for(const Config& config) {
 std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
   check(s.phase == "prefill" || s.phase == "decode", fmt::format("--phase: expected prefill or decode, got '{}'", s.phase));
   check(s.dtype == "bf16" || s.dtype == "fp8", fmt::format("--dtype: expected bf16 or fp8, got '{}'", s.dtype));
+  check(s.kv_dtype == "bf16" || s.kv_dtype == "fp8",
+        fmt::format("--kv-dtype: expected bf16 or fp8 (e4m3), got '{}'", s.kv_dtype));
   check(s.batch >= 1, "--batch: expected at least 1 sequence");
   check(s.prompt >= 1, "--prompt: expected at least 1 token");
   check(s.tp >= 1, "--tp: expected at least 1 GPU");
+  check(s.ep >= 1, "--ep: expected at least 1 GPU");
+  if (s.ep > 1) {
+    check(m.moe(), fmt::format("--ep {}: expert parallelism needs a mixture-of-experts model; {} has no experts ({})",
+                               s.ep, m.name, m.file));
+    check(m.experts % s.ep == 0, fmt::format("--ep {}: must divide the model's {} experts ({})", s.ep, m.experts, m.file));
+    check(s.ep == s.tp || s.tp == 1,
+          fmt::format("--ep {} with --tp {}: built are experts over the tensor-parallel group (--ep = --tp) and over "
+                      "data-parallel attention ranks (--tp 1)", s.ep, s.tp));
+  }
   const std::uint64_t context = context_tokens(s);
   if (s.phase == "prefill")
     check(context >= s.prompt, fmt::format("--context {}: a prefill attends to its {} prompt tokens and any cached "
@@ -151,8 +170,25 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
       e.bytes = 2.0 * kActivationBytes * T * (hq + hkv) * hd;
     }
     {
+      // vLLM's reshape_and_cache_flash: the step's new K and V rows written into their cache slots (converted to
+      // fp8 with the layer's scale for an fp8 cache), simulated as a converting copy of both: contiguous rows of
+      // kv_heads x head_dim, one per token, as the flash layout stores them.
+      const std::uint64_t elements = 2 * T * hkv * hd;
+      PlanEntry& e = b.add({});
+      e.name = "reshape_and_cache";
+      e.workload.synthesizer = "elementwise";
+      e.workload.synth_keys = {{"op", "copy"}, {"elements", num(elements)}, {"dtype", "bf16"},
+                               {"out_dtype", s.kv_dtype}, {"vec", "8"}, {"elements_per_thread", "8"}};
+      e.shape = fmt::format("tokens={} kv_heads={} head_dim={} k+v bf16 -> {} (simulated as a copy)", T, hkv, hd,
+                            s.kv_dtype);
+      e.bytes = (kActivationBytes + kv_cache_element_bytes(s)) * elements + 8.0 * T;  // + the slot mapping
+    }
+    {
       const bool prefill = s.phase == "prefill";
       const std::uint64_t sq = prefill ? s.prompt : 1;
+      // An fp8 cache is read as fp8 by the decode kernel and an fa2 prefill; the fa3 prefill reads bf16 K/V (its fp8
+      // path, which quantizes Q too and runs fp8 warpgroup MMAs, is not built).
+      const bool fp8_read = s.kv_dtype == "fp8" && (!prefill || s.prefill_attention == "fa2");
       PlanEntry& e = b.add({});
       e.name = "attention";
       e.workload.synthesizer = "attention";
@@ -160,18 +196,20 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
                                {"seqlen_q", num(sq)}, {"seqlen_kv", num(context)}, {"head_dim", num(hd)},
                                {"dtype", "bf16"}, {"variant", prefill ? s.prefill_attention : "decode"},
                                {"causal", prefill ? "true" : "false"}};
-      e.shape = fmt::format("{} batch={} heads={} kv_heads={} q={} kv={} head_dim={}{}",
+      if (fp8_read) e.workload.synth_keys["kv_dtype"] = "fp8";
+      e.shape = fmt::format("{} batch={} heads={} kv_heads={} q={} kv={} head_dim={}{}{}",
                             prefill ? s.prefill_attention : "decode paged",
-                            s.batch, hq, hkv, sq, context, hd, prefill ? " causal" : "");
+                            s.batch, hq, hkv, sq, context, hd, prefill ? " causal" : "",
+                            fp8_read ? " kv fp8" : s.kv_dtype == "fp8" ? " kv read as bf16 (fa3 fp8 not built)" : "");
       // Causal, aligned bottom right: query i sees context - sq + i + 1 keys, (context - (sq - 1) / 2) on average.
       const double keys_per_query = prefill ? static_cast<double>(context) - (sq - 1) / 2.0 : static_cast<double>(context);
       e.flops = 4.0 * s.batch * hq * hd * sq * keys_per_query;
-      e.bytes = kActivationBytes * s.batch * (2.0 * sq * hq * hd + 2.0 * context * hkv * hd);
+      e.bytes = s.batch * (kActivationBytes * 2.0 * sq * hq * hd + (fp8_read ? 1.0 : kActivationBytes) * 2.0 * context * hkv * hd);
       e.compute = "tensor";
       e.tensor_dtype = "bf16";
     }
     b.gemm("o_proj", T, h, hq * hd, s.dtype);
-    if (s.tp > 1) b.collective("attention_all_reduce", "all_reduce", activation_bytes);
+    if (s.tp > 1) b.collective("attention_all_reduce", "all_reduce", activation_bytes, s.tp);
     b.rmsnorm("post_attention_layernorm", T, h, true);
     if (!m.moe()) {
       b.gemm("gate_up_proj", T, 2 * inter, h, s.dtype);
@@ -182,23 +220,34 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
       b.gemm("router", T, E, h, "bf16");  // the gate stays unquantized (vLLM ReplicatedLinear, quant_config=None)
       b.estimate("topk_softmax", fmt::format("tokens={} experts={} top={}", T, E, k), 5.0 * T * E,
                  kActivationBytes * T * E + 8.0 * T * k);
-      // Tokens routed evenly over the experts they reach: min(E, T*k) experts, ceil(T*k / that) tokens each, one
-      // GEMM per expert (vLLM's fused_moe runs them as one grouped kernel; simulated here as per-expert calls).
-      const std::uint64_t routed = T * k, active = std::min(E, routed), per_expert = (routed + active - 1) / active;
-      b.gemm("expert_gate_up_proj", per_expert, 2 * inter, h, s.dtype, false, active);
-      b.elementwise("silu_and_mul", "mul", routed * inter);
-      b.gemm("expert_down_proj", per_expert, h, inter, s.dtype, false, active);
+      // Tokens routed evenly over the experts they reach: of the routes of every token meeting in this MoE (the
+      // data-parallel ranks' together), min(E, routes) experts get ceil(routes / that) tokens each; this GPU runs
+      // its share of those experts, one GEMM per expert (vLLM's fused_moe runs them as one grouped kernel; simulated
+      // here as per-expert calls). Under expert parallelism each GPU holds whole experts (intermediate unsplit).
+      const std::uint64_t routes = T * s.dp() * k, active = std::min(E, routes), per_expert = (routes + active - 1) / active;
+      const std::uint64_t local_active = (active + s.ep - 1) / s.ep;
+      const std::uint64_t expert_inter = s.ep > 1 ? m.intermediate : inter;
+      // The routed copies of this GPU's tokens (bf16 hidden states), sent to their experts' GPUs and back.
+      const double routed_bytes = kActivationBytes * static_cast<double>(T) * k * h;
+      if (s.dp() > 1) b.collective("moe_dispatch_all_to_all", "all_to_all", routed_bytes, s.ep);
+      b.gemm("expert_gate_up_proj", per_expert, 2 * expert_inter, h, s.dtype, false, local_active);
+      b.elementwise("silu_and_mul", "mul", local_active * per_expert * expert_inter);
+      b.gemm("expert_down_proj", per_expert, h, expert_inter, s.dtype, false, local_active);
+      if (s.dp() > 1) b.collective("moe_combine_all_to_all", "all_to_all", routed_bytes, s.ep);
+      // The weighted sum of each token's expert outputs: over the GPU's own experts' routes when the tensor-parallel
+      // group splits the experts (the all-reduce adds the rest), else over its tokens' routes.
+      const std::uint64_t routed = s.ep > 1 && s.dp() == 1 ? (T * k + s.ep - 1) / s.ep : T * k;
       b.estimate("moe_combine", fmt::format("tokens={} top={} hidden={}", T, k, h), static_cast<double>(routed) * h,
                  kActivationBytes * (static_cast<double>(routed) * h + static_cast<double>(T) * h));
     }
-    if (s.tp > 1) b.collective("mlp_all_reduce", "all_reduce", activation_bytes);
+    if (s.tp > 1) b.collective("mlp_all_reduce", "all_reduce", activation_bytes, s.tp);
     // The block's residual add is fused into the next norm: the next layer's input_layernorm, or the final norm.
   }
   b.layer = -1;
   b.rmsnorm("final_norm", T, h, true);
   // Logits of the last token of each sequence only (vLLM's logits processor selects them before lm_head).
   b.gemm("logits", s.batch, vocab, h, "bf16");
-  if (s.tp > 1) b.collective("logits_all_gather", "all_gather", kActivationBytes * s.batch * m.vocab);
+  if (s.tp > 1) b.collective("logits_all_gather", "all_gather", kActivationBytes * s.batch * m.vocab, s.tp);
   // Sampling, greedy (temperature 0) as vLLM's sampler runs it: the logits converted to fp32 (logits.float():
   // an elementwise copy, simulated as an fp32 copy: it reads 4 B per element where the conversion reads 2), then
   // an argmax over the vocabulary per sequence (PyTorch's reduce_kernel).
@@ -206,8 +255,8 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
   PlanEntry& convert = b.add({});
   convert.name = "logits_to_fp32";
   convert.workload.synthesizer = "elementwise";
-  convert.workload.synth_keys = {{"op", "copy"}, {"elements", num(logits)}, {"dtype", "fp32"}};
-  convert.shape = fmt::format("copy elements={} (bf16 -> fp32, simulated as an fp32 copy)", logits);
+  convert.workload.synth_keys = {{"op", "copy"}, {"elements", num(logits)}, {"dtype", "bf16"}, {"out_dtype", "fp32"}};
+  convert.shape = fmt::format("copy elements={} bf16 -> fp32", logits);
   convert.bytes = (kActivationBytes + 4.0) * logits;
   PlanEntry& argmax = b.add({});
   argmax.name = "greedy_sample";
@@ -220,8 +269,9 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
 }
 
 std::string plan_text(const LlmModel& m, const Scenario& s, const std::vector<PlanEntry>& plan) {
-  std::string o = fmt::format("plan: {} {} batch {} prompt {} context {} dtype {} tp {}: one step on one GPU\n",
-                              m.name, s.phase, s.batch, s.prompt, context_tokens(s), s.dtype, s.tp);
+  std::string o = fmt::format("plan: {} {} batch {} prompt {} context {} dtype {} kv-dtype {} tp {}{}: one step on one GPU\n",
+                              m.name, s.phase, s.batch, s.prompt, context_tokens(s), s.dtype, s.kv_dtype, s.tp,
+                              s.ep > 1 ? fmt::format(" ep {} (dp {})", s.ep, s.dp()) : std::string());
   o += fmt::format("  {:<28} {:<10} {:<28} {:<6} {}\n", "kernel", "layer", "synthesizer / estimate", "count", "shape");
   // The layers are alike but for the first one's unfused input norm: each layer kernel is printed once, with the
   // layers that run it.

@@ -26,7 +26,17 @@ struct Scenario {
   std::uint64_t context = 0;     // tokens in the KV cache the step attends to (with the new ones); 0: = prompt
   std::string dtype = "bf16";    // GEMM inputs: bf16, or fp8 (W8A8, e4m3; sm_90+). Attention, norms and the
                                  // activations stay bf16, the logits GEMM bf16 (vLLM keeps lm_head unquantized)
+  // The KV cache: bf16, or fp8 (e4m3, vLLM's --kv-cache-dtype fp8): written by reshape_and_cache in fp8, read by
+  // the attention kernels, which dequantize it in registers (decode; an fa2 prefill; fa3 reads bf16: not built).
+  std::string kv_dtype = "bf16";
   std::uint64_t tp = 1;          // tensor-parallel GPUs: heads, KV heads, intermediate and vocab split across them
+  // Expert parallelism (MoE): the experts split whole across `ep` GPUs (vLLM --enable-expert-parallel). ep == tp:
+  // over the tensor-parallel group, whose GPUs hold the same tokens (the MoE output joins the all-reduce); tp == 1,
+  // ep > 1: data-parallel attention, each GPU a rank of its own `batch` sequences, tokens sent to their experts' GPUs
+  // and back by all-to-all (dispatch, combine).
+  std::uint64_t ep = 1;
+  std::uint64_t dp() const { return ep > tp ? ep / tp : 1; }  // data-parallel attention ranks
+  std::uint64_t gpus() const { return tp * dp(); }
   // The prefill's attention kernel: fa2, or fa3 on a GPU that has its TMA and warpgroup MMA (vLLM's flash-attention
   // backend runs FlashAttention-3 on Hopper): prefill_attention_for(config).
   std::string prefill_attention = "fa2";
@@ -50,9 +60,10 @@ struct PlanEntry {
   double flops = 0.0, bytes = 0.0;
   std::string compute = "alu";
   std::string tensor_dtype;  // for compute == "tensor": the sm.tensor.flops_per_cycle key (bf16, fp8)
-  // Communication: the collective and the bytes each GPU contributes.
-  std::string collective;    // "all_reduce" | "all_gather"
+  // Communication: the collective, the bytes each GPU contributes and the GPUs taking part.
+  std::string collective;    // "all_reduce" | "all_gather" | "all_to_all"
   double message_bytes = 0.0;
+  std::uint64_t gpus = 1;
 };
 
 // Checks the scenario against the model (phase, sizes, tp dividing heads and intermediate) and expands it.
@@ -61,6 +72,12 @@ std::vector<PlanEntry> build_plan(const LlmModel& model, const Scenario& scenari
 
 // The tokens the step attends to: --context, or the prompt when 0.
 std::uint64_t context_tokens(const Scenario& scenario);
+
+// Bytes of one KV-cache element (bf16 2, fp8 1).
+double kv_cache_element_bytes(const Scenario& scenario);
+// Bytes of the KV cache one GPU holds for the step's sequences: K and V of every layer, batch x context tokens, its
+// share of the KV heads (replicated when tp exceeds them).
+double kv_cache_bytes(const LlmModel& model, const Scenario& scenario);
 
 // Tokens the step processes (prefill: batch x prompt; decode: batch) and tokens it produces (batch).
 std::uint64_t step_tokens(const Scenario& scenario);

@@ -60,11 +60,19 @@ CollectiveOp collective_op(const std::string& name) {
   if (name == "all_reduce" || name == "allreduce") return CollectiveOp::all_reduce;
   if (name == "all_gather" || name == "allgather") return CollectiveOp::all_gather;
   if (name == "reduce_scatter" || name == "reducescatter") return CollectiveOp::reduce_scatter;
-  throw InputError(fmt::format("unknown collective '{}': expected all_reduce, all_gather or reduce_scatter", name));
+  if (name == "all_to_all" || name == "alltoall") return CollectiveOp::all_to_all;
+  throw InputError(fmt::format("unknown collective '{}': expected all_reduce, all_gather, reduce_scatter or all_to_all",
+                               name));
 }
 
 const char* collective_op_name(CollectiveOp op) {
-  return op == CollectiveOp::all_reduce ? "all_reduce" : op == CollectiveOp::all_gather ? "all_gather" : "reduce_scatter";
+  switch (op) {
+    case CollectiveOp::all_reduce: return "all_reduce";
+    case CollectiveOp::all_gather: return "all_gather";
+    case CollectiveOp::reduce_scatter: return "reduce_scatter";
+    case CollectiveOp::all_to_all: return "all_to_all";
+  }
+  return "?";
 }
 
 CollectiveParams CollectiveParams::from(const Config& config) {
@@ -120,6 +128,17 @@ CollectiveEstimate estimate_collective(const CollectiveParams& p, CollectiveOp o
     e.candidates.push_back(CollectiveCandidate{algorithm, protocol, latency_us, algbw, latency_us + bytes / algbw * 1e6});
   };
   const double steps = op == CollectiveOp::all_reduce ? 2 * (n - 1) : n - 1;
+  if (op == CollectiveOp::all_to_all) {
+    const CollectiveParams::Protocol& simple = p.ring.back();
+    add("p2p", simple.name, simple.base_latency_us + simple.hop_latency_us, bus * simple.bandwidth_factor * n / (n - 1));
+    if (e.candidates.empty())
+      throw InputError(fmt::format("{}: node.ring.simple.bandwidth_factor is 0: an all-to-all runs on the Simple "
+                                   "protocol (see configs/h100_sxm.yaml, node:)", p.gpu));
+    e.chosen = e.candidates.front();
+    e.link_bytes = 2.0 * bytes * (n - 1) / n;  // out and in
+    e.link_energy_j = e.link_bytes * 8.0 * p.link_energy_per_bit_j;
+    return e;
+  }
   for (const CollectiveParams::Protocol& proto : p.ring)
     add("ring", proto.name, proto.base_latency_us + steps * proto.hop_latency_us,
         with_ll_ceiling(proto, bus * proto.bandwidth_factor) * n / steps);

@@ -13,9 +13,13 @@
 //   nvls  (NVLink SHARP: the NVSwitch reduces and multicasts; Simple protocol only; node.nvls.enabled): bus
 //         bandwidth B x nvls.bandwidth_fraction, algorithm bandwidth = that x nvls.algorithm_bandwidth_ratio;
 //         latency = nvls.latency_us
+//   p2p   (all-to-all only, as NCCL runs it: a group of send/recv pairs, one to every peer at once over the
+//         switch, Simple protocol): each GPU sends (n-1)/n of its buffer and receives as much, at bus bandwidth B
+//         x ring.simple.bandwidth_factor: algorithm bandwidth = that x n / (n-1) (nccl-tests' busbw/algbw for
+//         alltoall); latency = ring.simple.base_latency_us + ring.simple.hop_latency_us (one step)
 //
 // `bytes` is NCCL's nBytes: the whole buffer of an all-reduce, the whole gathered output of an all-gather, the
-// whole input of a reduce-scatter. Every figure comes from the config's node: section, with its source there.
+// whole input of a reduce-scatter, each GPU's whole send buffer of an all-to-all. Every figure comes from the config's node: section, with its source there.
 // The model is the NCCL tuning model's steady state: no per-size correction factors (NCCL's tree correction),
 // no per-channel ceilings (they do not bind at the channel counts NCCL uses on NVSwitch nodes), one node.
 //
@@ -30,10 +34,10 @@
 
 namespace warpsim {
 
-enum class CollectiveOp { all_reduce, all_gather, reduce_scatter };
+enum class CollectiveOp { all_reduce, all_gather, reduce_scatter, all_to_all };
 
-// "all_reduce", "all_gather", "reduce_scatter" (also without the underscore, as validation files write them);
-// InputError for anything else.
+// "all_reduce", "all_gather", "reduce_scatter", "all_to_all" (also without the underscores, as validation files
+// write them); InputError for anything else.
 CollectiveOp collective_op(const std::string& name);
 const char* collective_op_name(CollectiveOp op);
 
@@ -61,7 +65,7 @@ struct CollectiveParams {
 
 // One (algorithm, protocol) pair's estimate for a message.
 struct CollectiveCandidate {
-  std::string algorithm;  // "ring", "tree", "nvls"
+  std::string algorithm;  // "ring", "tree", "nvls", "p2p"
   std::string protocol;   // "LL", "LL128", "Simple"
   double latency_us = 0;
   double algorithm_bytes_per_s = 0;  // bytes / (time - latency)

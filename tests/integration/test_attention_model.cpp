@@ -64,6 +64,23 @@ TEST_CASE("attention decode is bounded by HBM bandwidth on A100 and H100", "[att
   }
 }
 
+TEST_CASE("attention decode over an fp8 KV cache is faster than over bf16, by less than the halved bytes",
+          "[attention]") {
+  // The decode problem above on H100: an fp8 cache halves the K/V bytes, the bulk of the traffic, but each k-step
+  // of each B pair adds a layout shuffle and conversions (SHFL, PRMT, F2FP) for the tensor cores' 16-bit operands.
+  const std::vector<std::string> keys{"variant=decode", "batch=8", "heads=32", "kv_heads=8", "seqlen_q=1",
+                                      "seqlen_kv=4096", "head_dim=128", "page_size=16", "dtype=bf16"};
+  std::vector<std::string> fp8_keys = keys;
+  fp8_keys.push_back("kv_dtype=fp8");
+  const AttnRun bf16 = run_attention("h100_sxm", keys), fp8 = run_attention("h100_sxm", fp8_keys);
+  // The same FLOPs: the time ratio is the inverse of the TFLOP/s ratio.
+  const double time_ratio = bf16.metric("tflops") / fp8.metric("tflops");
+  INFO("fp8 / bf16 time " << time_ratio << "; K/V at " << fp8.metric("kv_bandwidth_gbps") << " GB/s (fp8) and "
+                          << bf16.metric("kv_bandwidth_gbps") << " GB/s (bf16)");
+  CHECK(time_ratio < 0.9);
+  CHECK(time_ratio > 0.5);
+}
+
 TEST_CASE("attention fa3 forward on H100 beats fa2 on the same problem and stays under the tensor peak",
           "[attention]") {
   // 1 x 16 heads x 1024 tokens, head_dim 128, at one clock (report mode: both kernels at clocks.sm). FA3 feeds the

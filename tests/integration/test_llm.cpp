@@ -145,7 +145,8 @@ TEST_CASE("llm plan: Llama-3-8B decode is vLLM's kernel list with GEMM shapes fr
   const auto plan = llm::build_plan(m, s);
   // vLLM fuses each residual add into the RMSNorm after it (fused_add_rms_norm): the first layer's input norm has
   // no residual yet, every later norm adds the block before it.
-  const std::vector<std::string> rest = {"qkv_proj", "rotary", "attention", "o_proj", "add+post_attention_layernorm",
+  const std::vector<std::string> rest = {"qkv_proj", "rotary", "reshape_and_cache", "attention", "o_proj",
+                                         "add+post_attention_layernorm",
                                          "gate_up_proj", "silu_and_mul", "down_proj"};
   std::vector<std::string> first = {"input_layernorm"}, later = {"add+input_layernorm"};
   first.insert(first.end(), rest.begin(), rest.end());
@@ -204,6 +205,37 @@ TEST_CASE("llm plan: Llama-3-8B decode is vLLM's kernel list with GEMM shapes fr
       }
     CHECK(all_reduces == 2);
   }
+  SECTION("the step's K and V go into the cache (vLLM's reshape_and_cache), the logits to fp32 by a converting copy") {
+    const auto& cache = entry(plan, "reshape_and_cache");
+    CHECK(cache.workload.synthesizer == "elementwise");
+    CHECK(key(cache, "elements") == 2 * 4 * kv * head_dim);  // K and V of 4 new tokens
+    CHECK(cache.workload.synth_keys.at("out_dtype") == "bf16");
+    const auto& convert = entry(plan, "logits_to_fp32", -1);
+    CHECK((convert.workload.synth_keys.at("dtype") == "bf16" && convert.workload.synth_keys.at("out_dtype") == "fp32"));
+  }
+  SECTION("an fp8 KV cache: written in fp8, read as fp8 by decode and an fa2 prefill; the fa3 prefill reads bf16") {
+    s.kv_dtype = "fp8";
+    const auto fp8 = llm::build_plan(m, s);
+    CHECK(entry(fp8, "reshape_and_cache").workload.synth_keys.at("out_dtype") == "fp8");
+    const auto& a = entry(fp8, "attention");
+    CHECK(a.workload.synth_keys.at("kv_dtype") == "fp8");
+    // The roofline bytes: the K/V share halves, Q and O stay bf16.
+    const double q_o = 2.0 * 4 * heads * head_dim * 2, kv_bf16 = 2.0 * 4 * 1024 * kv * head_dim * 2;
+    CHECK(entry(plan, "attention").bytes == Approx(q_o + kv_bf16));
+    CHECK(a.bytes == Approx(q_o + kv_bf16 / 2));
+    CHECK(llm::kv_cache_bytes(m, s) == Approx(32 * kv_bf16 / 2));  // every layer's K and V at one byte
+    s.phase = "prefill";
+    s.prompt = 256;
+    s.context = 0;
+    CHECK(entry(llm::build_plan(m, s), "attention").workload.synth_keys.at("kv_dtype") == "fp8");  // fa2
+    s.prefill_attention = "fa3";
+    const auto fa3_plan = llm::build_plan(m, s);
+    const auto& fa3 = entry(fa3_plan, "attention");
+    CHECK(fa3.workload.synth_keys.count("kv_dtype") == 0);
+    CHECK(contains(fa3.shape, "read as bf16"));
+    s.kv_dtype = "int8";
+    CHECK_THROWS_WITH(llm::build_plan(m, s), Catch::Contains("--kv-dtype"));
+  }
   SECTION("prefill attends causally over the prompt, logits for the last token of each sequence") {
     s.phase = "prefill";
     s.prompt = 512;
@@ -218,6 +250,70 @@ TEST_CASE("llm plan: Llama-3-8B decode is vLLM's kernel list with GEMM shapes fr
     s.prefill_attention = "fa3";
     CHECK(entry(llm::build_plan(m, s), "attention").workload.synth_keys.at("variant") == "fa3");
     CHECK(key(entry(prefill, "logits", -1), "m") == 4);
+  }
+}
+
+TEST_CASE("llm plan: expert parallelism splits Mixtral's experts whole, data-parallel attention adds all-to-alls",
+          "[llm]") {
+  const llm::LlmModel m = llm::load_model("mixtral-8x7b");
+  const std::uint64_t hidden = 4096, inter = 14336, experts = 8, top = 2;  // Mixtral-8x7B config.json
+  llm::Scenario s;
+  s.batch = 16;
+  s.context = 512;
+  auto collectives = [](const std::vector<llm::PlanEntry>& plan, const std::string& op) {
+    std::vector<const llm::PlanEntry*> out;
+    for (const auto& e : plan)
+      if (e.layer == 0 && e.kind == llm::EntryKind::communication && e.collective == op) out.push_back(&e);
+    return out;
+  };
+  SECTION("--tp 2: every expert split in two, on both GPUs") {
+    s.tp = 2;
+    const auto plan = llm::build_plan(m, s);
+    const auto& gate_up = entry(plan, "expert_gate_up_proj");
+    CHECK((key(gate_up, "n") == 2 * inter / 2 && gate_up.count == experts));
+    CHECK(collectives(plan, "all_to_all").empty());
+  }
+  SECTION("--tp 2 --ep 2: four whole experts on each GPU; the all-reduce joins them") {
+    s.tp = 2;
+    s.ep = 2;
+    const auto plan = llm::build_plan(m, s);
+    const auto& gate_up = entry(plan, "expert_gate_up_proj");
+    CHECK(key(gate_up, "n") == 2 * inter);
+    CHECK(gate_up.count == experts / 2);
+    CHECK(key(gate_up, "m") == 16 * top / experts);  // 32 routes over 8 experts, evenly
+    CHECK(collectives(plan, "all_to_all").empty());
+    CHECK(collectives(plan, "all_reduce").size() == 2);
+    CHECK(s.gpus() == 2);
+  }
+  SECTION("--ep 8 (--tp 1): data-parallel attention, one whole expert per GPU, tokens there and back by all-to-all") {
+    s.ep = 8;
+    const auto plan = llm::build_plan(m, s);
+    CHECK(s.dp() == 8);
+    CHECK(s.gpus() == 8);
+    CHECK(key(entry(plan, "qkv_proj"), "m") == 16);  // each rank its own 16 sequences
+    const auto& gate_up = entry(plan, "expert_gate_up_proj");
+    CHECK((key(gate_up, "n") == 2 * inter && gate_up.count == 1));
+    CHECK(key(gate_up, "m") == 8 * 16 * top / experts);  // every rank's routes, spread evenly
+    const auto a2a = collectives(plan, "all_to_all");
+    REQUIRE(a2a.size() == 2);  // dispatch and combine
+    for (const auto* e : a2a) {
+      CHECK(e->gpus == 8);
+      CHECK(e->message_bytes == 16.0 * top * hidden * 2);  // the rank's routed token copies, bf16
+    }
+    CHECK(collectives(plan, "all_reduce").empty());
+    const std::string text = llm::collectives_text(plan, llm::peaks_of(load_gpu_config("h100_sxm", {})));
+    CHECK(contains(text, "all_to_all"));
+    CHECK(contains(text, "p2p/Simple"));
+  }
+  SECTION("bad combinations are one error naming the option") {
+    s.ep = 3;
+    CHECK_THROWS_WITH(llm::build_plan(m, s), Catch::Contains("--ep 3") && Catch::Contains("divide"));
+    s.ep = 4;
+    s.tp = 2;
+    CHECK_THROWS_WITH(llm::build_plan(m, s), Catch::Contains("--ep 4 with --tp 2"));
+    s.tp = 1;
+    s.ep = 2;
+    CHECK_THROWS_WITH(llm::build_plan(llm::load_model("llama-3-8b"), s), Catch::Contains("--ep 2") && Catch::Contains("no experts"));
   }
 }
 
@@ -378,7 +474,7 @@ TEST_CASE("llm command: prefill writes TTFT, the per-kernel table and a timeline
     const CmdResult plan = run_warpsim({"llm", "--model", tiny_model(), "--phase", "decode", "--tp", "2", "--plan",
                                         "--gpu", "a100_sxm"});
     REQUIRE(plan.exit_code == 0);
-    CHECK(contains(plan.out, "collectives over 2 GPUs"));
+    CHECK(contains(plan.out, " 2 GPUs"));  // each collective says over how many GPUs it runs
     CHECK(contains(plan.out, "chosen ring/LL"));  // a decode step's all-reduce is a few KB: NCCL's LL protocol
   }
 

@@ -115,3 +115,33 @@ TEST_CASE("collective: an all-gather moves half an all-reduce's steps, bad input
   CHECK_THROWS_WITH(estimate_collective(none, CollectiveOp::all_reduce, bytes, 4),
                     Catch::Matchers::Contains("node.link_bandwidth"));
 }
+
+TEST_CASE("collective: an all-to-all moves what a ring all-gather of the same bytes moves, in one step", "[collective]") {
+  // Each GPU's send buffer of an all-to-all and the gathered output of an all-gather put (n-1)/n of the bytes on
+  // each GPU's links both ways; the all-to-all sends to every peer at once (one hop of latency), the ring passes
+  // shards on n-1 times. Compared with ring/Simple (the all-gather's only candidates: ring x three protocols).
+  const CollectiveParams p = CollectiveParams::from(collective_test_config("h100_sxm"));
+  for (unsigned n : {2u, 4u, 8u}) {
+    INFO("n=" << n);
+    auto ring_simple = [&](double bytes) {
+      const CollectiveEstimate g = estimate_collective(p, CollectiveOp::all_gather, bytes, n);
+      for (const CollectiveCandidate& c : g.candidates)
+        if (c.algorithm == "ring" && c.protocol == "Simple") return c;
+      FAIL("no ring/Simple candidate");
+      return CollectiveCandidate{};
+    };
+    const double big = 8.0 * 1024 * 1024 * 1024;
+    const CollectiveEstimate a2a = estimate_collective(p, CollectiveOp::all_to_all, big, n);
+    CHECK(a2a.chosen.algorithm == "p2p");
+    CHECK(a2a.link_bytes == Approx(estimate_collective(p, CollectiveOp::all_gather, big, n).link_bytes));
+    CHECK(a2a.chosen.algorithm_bytes_per_s == Approx(ring_simple(big).algorithm_bytes_per_s));
+    // The same bandwidth term; less latency where the ring takes more than one step.
+    CHECK(a2a.chosen.time_us <= ring_simple(big).time_us);
+    if (n > 2) CHECK(a2a.chosen.latency_us < ring_simple(4096).latency_us);
+  }
+  CHECK(estimate_collective(p, CollectiveOp::all_to_all, 1 << 20, 1).chosen.time_us == 0.0);  // one GPU: nothing
+  CHECK(collective_op("alltoall") == CollectiveOp::all_to_all);
+  CHECK_THROWS_WITH(estimate_collective(CollectiveParams::from(collective_test_config("h100_sxm", {"node.ring.simple.bandwidth_factor=0"})),
+                                        CollectiveOp::all_to_all, 1 << 20, 8),
+                    Catch::Contains("node.ring.simple.bandwidth_factor"));
+}

@@ -330,6 +330,42 @@ TEST_CASE("attention decode: paged K/V read once per KV head, every page's table
   CHECK(static_cast<double>(combine.stg_bytes) == b * 8 * d * 2);
 }
 
+TEST_CASE("attention decode over an fp8 KV cache: K/V read once at one byte, converted once in shared memory, the "
+          "same MMAs", "[synth][attention]") {
+  const std::map<std::string, std::string> keys{{"variant", "decode"}, {"batch", "2"}, {"heads", "8"}, {"kv_heads", "2"},
+                                                {"seqlen_q", "1"}, {"seqlen_kv", "1024"}, {"head_dim", "128"},
+                                                {"page_size", "16"}, {"dtype", "bf16"}};
+  std::map<std::string, std::string> fp8_keys = keys;
+  fp8_keys["kv_dtype"] = "fp8";
+  auto bf16 = make(keys), fp8 = make(fp8_keys);
+  const KernelTotals a = scan(*bf16, 0), t = scan(*fp8, 0, kArrayBase + kMiB);
+  CHECK(t.info.name.find("kvfp8") != std::string::npos);
+  CHECK(t.info.grid.count() == a.info.grid.count());  // the same splits
+  // Every K and V element once, at one byte: 2 x batch x kv_heads x 1024 x 128 bytes, no 16-byte piece twice.
+  std::set<std::uint64_t> kv;
+  for (const auto& [cta, addrs] : t.ldgsts_addresses)
+    for (std::uint64_t addr : addrs)
+      if (addr < kArrayBase + 3 * kMiB) CHECK(kv.insert(addr).second);
+  CHECK(kv.size() * 16 == 2 * 2 * 2 * 1024 * 128);
+  CHECK(a.ldgsts_bytes - t.ldgsts_bytes == 2 * 2 * 2 * 1024 * 128);  // K/V bytes halve, Q's stay
+  CHECK(t.n(Opcode::HMMA) == a.n(Opcode::HMMA));
+  CHECK(t.n(Opcode::LDSM) == a.n(Opcode::LDSM));  // the MMAs read 16-bit tiles as before
+  // Each fp8 byte a CTA copies in is read from shared memory once (LDS.128 per lane) and written back at two bytes
+  // (two STS.128): the conversion work is the K/V bytes', not the warps' (every warp reads the whole tile).
+  const std::uint64_t kv_fp8_bytes = 2 * 2 * 2 * 1024 * 128;
+  CHECK((t.n(Opcode::LDS) - a.n(Opcode::LDS)) * kWarpSize * 16 == kv_fp8_bytes);
+  CHECK((t.n(Opcode::STS) - a.n(Opcode::STS)) * kWarpSize * 16 == 2 * kv_fp8_bytes);
+  // Shared memory: the 16-bit K and V tiles plus their fp8 landing tiles (64 x 128 Q, 128 x 128 K and V).
+  CHECK(a.info.shared_mem_bytes == (64 + 2 * 128) * 128 * 2);
+  CHECK(t.info.shared_mem_bytes == a.info.shared_mem_bytes + 2 * 128 * 128);
+  // What an fp8 cache is built for: decode and the fa2 forward.
+  std::map<std::string, std::string> fa3 = fp8_keys;
+  fa3["variant"] = "fa3";
+  fa3["seqlen_q"] = "128";
+  fa3["seqlen_kv"] = "128";
+  CHECK_THROWS_WITH(make(fa3, "h100_sxm"), Contains("key 'kv_dtype'") && Contains("fa3"));
+}
+
 TEST_CASE("attention decode: without KV splits batch x heads may pass 65535 (grid.y and grid.z hold them apart)",
           "[synth][attention]") {
   // 256 x 512 = 131072 CTAs of one 64-row block fill 108 x 2 slots: no split, grid (1, 256 batch, 512 heads),

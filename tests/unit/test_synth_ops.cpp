@@ -179,6 +179,29 @@ TEST_CASE("ops: elementwise data volume, grid and per-element work", "[synth][op
     CHECK(t.global_load_bytes == 2);
     CHECK(t.global_store_bytes == 2);
   }
+  SECTION("a converting copy (Tensor.to): bf16 to fp32 and to fp8, each side at its own width") {
+    const std::uint64_t n = 4 * 512;
+    const Totals f32 = synth_totals("elementwise", {{"op", "copy"}, {"elements", std::to_string(n)}, {"dtype", "bf16"},
+                                                    {"out_dtype", "fp32"}});
+    CHECK(f32.global_load_bytes == n * 2);
+    CHECK(f32.global_store_bytes == n * 4);
+    CHECK(f32.stored_addresses.size() == n / 4);  // 4-element vectors: 8 bytes in, 16 bytes out
+    CHECK(f32.n(Opcode::HADD2) * kWarpSize == n);  // widened once each, nothing packed
+    CHECK(f32.n(Opcode::FMUL) == 0);
+    const Totals f8 = synth_totals("elementwise", {{"op", "copy"}, {"elements", std::to_string(n)}, {"dtype", "bf16"},
+                                                   {"out_dtype", "fp8"}, {"vec", "8"}, {"elements_per_thread", "8"}});
+    CHECK(f8.global_load_bytes == n * 2);
+    CHECK(f8.global_store_bytes == n);
+    CHECK(f8.n(Opcode::FMUL) * kWarpSize == n / 2);  // a pack per pair, a merge per four
+    CHECK(f8.n(Opcode::LOP3) * kWarpSize == n / 4);
+    const Totals same = synth_totals("elementwise", {{"op", "copy"}, {"elements", std::to_string(n)}, {"dtype", "bf16"},
+                                                     {"out_dtype", "bf16"}});
+    CHECK(same.global_store_bytes == n * 2);
+    CHECK_THAT(synth_error("elementwise", {{"op", "add"}, {"elements", "8"}, {"out_dtype", "fp32"}}),
+               Contains("key 'out_dtype'") && Contains("only op copy"));
+    CHECK_THAT(synth_error("elementwise", {{"op", "copy"}, {"elements", "8"}, {"dtype", "bf16"}, {"out_dtype", "fp32"}, {"vec", "8"}}),
+               Contains("key 'vec'") && Contains("fp32"));
+  }
   SECTION("bad keys") {
     CHECK_THAT(synth_error("elementwise", {{"op", "tanh"}, {"elements", "8"}}), Contains("key 'op'") && Contains("gelu"));
     CHECK_THAT(synth_error("elementwise", {{"op", "relu"}, {"elements", "0"}}), Contains("key 'elements'"));

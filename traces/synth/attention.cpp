@@ -26,7 +26,7 @@ double AttnProblem::flops() const {
 
 double AttnProblem::kv_bytes() const {
   return 2.0 * static_cast<double>(batch) * static_cast<double>(seqlen_kv) * static_cast<double>(kv_heads) *
-         static_cast<double>(head_dim) * elem_bytes;
+         static_cast<double>(head_dim) * kv_elem_bytes;
 }
 
 namespace {
@@ -69,6 +69,12 @@ AttnProblem attention_problem(const SynthArgs& args) {
   p.dtype = p.dtype_name == "bf16" ? DType::BF16 : DType::F16;
   p.variant = args.text("variant");
   p.direction = args.text("direction");
+  const std::string& kv_dtype = args.text("kv_dtype");
+  p.kv_dtype_name = kv_dtype == "same" ? p.dtype_name : kv_dtype;
+  p.kv_elem_bytes = kv_dtype == "fp8" ? 1 : p.elem_bytes;
+  if (p.kv_fp8() && !(p.variant == "decode" || (p.variant == "fa2" && p.direction == "fwd")))
+    bad_key("kv_dtype", "an fp8 K/V cache is built for the decode variant and the fa2 forward, not for " + p.variant +
+                            " " + p.direction);
   p.page_size = args.u64("page_size");
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
     bad_key("head_dim", "expected 64, 128 or 256 (the head dimensions built), got " + std::to_string(p.head_dim));
@@ -91,7 +97,7 @@ AttnProblem attention_problem(const SynthArgs& args) {
   checked_array_bytes(p.variant == "decode" ? "K cache (whole pages)" : "K tensor",
                       p.variant == "decode" ? "batch x seqlen_kv (in pages of page_size) x kv_heads x head_dim"
                                             : "batch x seqlen_kv x kv_heads x head_dim",
-                      {p.batch, kv_tokens, p.kv_heads, p.head_dim, p.elem_bytes});
+                      {p.batch, kv_tokens, p.kv_heads, p.head_dim, p.kv_elem_bytes});
   if (p.variant == "decode") {
     if (p.direction != "fwd")
       bad_key("direction", "the decode variant is forward only (inference), got " + p.direction);
@@ -335,6 +341,9 @@ SynthesizerInfo attention_synthesizer() {
       .uint("head_dim", "elements", std::nullopt, "head dimension: 64, 128 or 256", 1, 1024)
       .boolean("causal", false, "causal mask (aligned to the bottom right when seqlen_q != seqlen_kv, as flash-attention)")
       .choice("dtype", {"fp16", "bf16"}, std::string("fp16"), "element type of q, k, v, o (fp32 accumulation)")
+      .choice("kv_dtype", {"same", "fp8"}, std::string("same"),
+              "element type of k and v: same (dtype), or fp8 (e4m3: an fp8 KV cache, dequantized to dtype through "
+              "shared memory before the MMAs; decode and fa2 fwd)")
       .choice("variant", {"fa2", "fa3", "decode"}, std::string("fa2"),
               "fa2: FlashAttention-2 (sm_80 kernel, also on sm_90); fa3: FlashAttention-3 (sm_90, forward); decode: "
               "split-KV over a paged cache")

@@ -28,6 +28,13 @@ struct AttnProblem {
   DType dtype = DType::F16;
   std::string dtype_name = "fp16";
   std::uint32_t elem_bytes = 2;
+  // The K/V (cache) element type: dtype, or fp8 (e4m3, one byte, with a per-tensor scale folded into the softmax
+  // scale and O), which the forward kernel dequantizes to dtype through shared memory before its MMAs
+  // (attention_fwd.h, FwdPlan::kv8_off).
+  std::string kv_dtype_name = "fp16";
+  std::uint32_t kv_elem_bytes = 2;
+  bool kv_fp8() const { return kv_elem_bytes == 1; }
+  std::string types_tag() const { return kv_fp8() ? dtype_name + "_kvfp8" : dtype_name; }  // in kernel names
   std::string variant = "fa2";    // fa2 | fa3 | decode
   std::string direction = "fwd";  // fwd | bwd | fwd_bwd
   std::uint64_t page_size = 256;  // decode: tokens per KV-cache page
@@ -38,7 +45,8 @@ struct AttnProblem {
   // backward 2.5 x forward (five matmuls instead of two); fwd_bwd 3.5 x forward.
   double forward_flops() const;
   double flops() const;  // of `direction`
-  // Bytes of K and V read once (the decode kernel's compulsory traffic): 2 * batch * seqlen_kv * kv_heads * d * size.
+  // Bytes of K and V read once (the decode kernel's compulsory traffic): 2 * batch * seqlen_kv * kv_heads * d * the
+  // K/V element size.
   double kv_bytes() const;
 };
 

@@ -145,13 +145,13 @@ std::vector<GeneratedKernelSpec> decode_kernels(const AttnProblem& p, const Conf
   P.o_fp32 = splits > 1;
   finish_forward_plan(P, config, "attention decode");
 
-  const std::uint64_t d = p.head_dim, eb = p.elem_bytes;
+  const std::uint64_t d = p.head_dim, eb = p.elem_bytes, kv_eb = p.kv_elem_bytes;
   const std::uint64_t q = arrays.add(p.batch * p.seqlen_q * p.heads * d * eb);
   const std::uint64_t cache_rows = p.batch * P.pages_per_seq * p.page_size;
-  const RowMajorMatrix k_cache{arrays.add(cache_rows * p.kv_heads * d * eb), cache_rows, p.kv_heads * d,
-                               static_cast<std::uint32_t>(eb)};
-  const RowMajorMatrix v_cache{arrays.add(cache_rows * p.kv_heads * d * eb), cache_rows, p.kv_heads * d,
-                               static_cast<std::uint32_t>(eb)};
+  const RowMajorMatrix k_cache{arrays.add(cache_rows * p.kv_heads * d * kv_eb), cache_rows, p.kv_heads * d,
+                               static_cast<std::uint32_t>(kv_eb)};
+  const RowMajorMatrix v_cache{arrays.add(cache_rows * p.kv_heads * d * kv_eb), cache_rows, p.kv_heads * d,
+                               static_cast<std::uint32_t>(kv_eb)};
   P.page_table = arrays.add(p.batch * P.pages_per_seq * 4);
   const std::uint64_t o = arrays.add(p.batch * p.seqlen_q * p.heads * d * eb);
   const std::uint64_t lse = arrays.add(p.batch * p.heads * p.seqlen_q * 4);
@@ -212,7 +212,7 @@ std::vector<GeneratedKernelSpec> decode_kernels(const AttnProblem& p, const Conf
     throw InputError(std::string("attention decode: batch x ") + (swapped ? "kv_heads" : "heads") + " (" +
                      std::to_string(p.batch * heads) + ", the grid.z of " +
                      std::to_string(splits) + " KV splits) above CUDA's grid.z limit of " + std::to_string(kMaxGridDimYZ));
-  const std::string name = "warpsim_flash_fwd_splitkv_paged_" + p.dtype_name + "_hdim" + std::to_string(d) + "_64x" +
+  const std::string name = "warpsim_flash_fwd_splitkv_paged_" + p.types_tag() + "_hdim" + std::to_string(d) + "_64x" +
                            std::to_string(P.block_n) + "_splits" + std::to_string(splits) + "_page" +
                            std::to_string(p.page_size);
   std::vector<GeneratedKernelSpec> out;

@@ -61,6 +61,7 @@ class ForwardWarp final : public TilePipelineWarp<ForwardWarp> {
     const bool first = i == 0;
     emit_async_wait(c, 0);
     emit_barrier(c);
+    emit_dequantize(c, /*value=*/false);
     emit_kv_copy(c, /*value=*/true, n);
     emit_async_commit(c);
     emit_warp_gemm(c, P.gemm_s[warp_], P.p.dtype, 0, P.r_s, frags_, P.r_sr);
@@ -75,6 +76,7 @@ class ForwardWarp final : public TilePipelineWarp<ForwardWarp> {
     }
     emit_async_wait(c, 0);
     emit_barrier(c);
+    emit_dequantize(c, /*value=*/true);
     if (n > w_.n_begin) {
       emit_kv_copy(c, /*value=*/false, n - 1);
       emit_async_commit(c);
@@ -147,7 +149,7 @@ class ForwardWarp final : public TilePipelineWarp<ForwardWarp> {
       emit_alu(c, Opcode::IADD3, gptr, {gptr});
       return;
     }
-    const std::uint32_t chunk_elems = kVecBytes / P.p.elem_bytes;
+    const std::uint32_t chunk_elems = kVecBytes / P.p.kv_elem_bytes;
     for (std::uint32_t j = 0; j < P.kv_copy.copies_per_thread; ++j) {
       const CoalescedTileCopy::Chunk at = P.kv_copy.first_chunk(j, warp_);
       const std::uint64_t token = std::uint64_t{n} * P.block_n + at.row;
@@ -170,6 +172,43 @@ class ForwardWarp final : public TilePipelineWarp<ForwardWarp> {
       emit_async_copy(c, matrix_lanes(m, row, col, P.kv_copy.lanes_per_row, chunk_elems), mask, gptr, P.r_sw);
     }
     emit_alu(c, Opcode::IADD3, gptr, {gptr});
+  }
+
+  // fp8 K/V: the CTA converts the landed fp8 tile into the 16-bit tile the MMAs read, each element once, then
+  // waits for every warp (BAR) before any reads it. Per 16-byte chunk of fp8 an LDS.128 (a thread's chunks all
+  // loaded first, as the unrolled loop is scheduled), per four elements a PRMT (emitted as LOP3) splitting them
+  // into pairs, per pair an F2FP e4m3x2 -> f16x2 (HADD2) and, for bf16, f16x2 -> two fp32 (2 HADD2) -> bf16x2 (F2FP,
+  // FMUL), each step over all of a chunk's registers before the next; then two STS.128. The per-tensor scale folds
+  // into the softmax and output scales. The fp8 tile is free for the next copy once converted, before the BAR.
+  void emit_dequantize(InstChunk& c, bool value) {
+    const FwdPlan& P = *plan_;
+    if (!P.p.kv_fp8()) return;
+    const std::uint32_t threads = P.warps * kWarpSize;
+    const std::uint64_t chunks = std::uint64_t{P.block_n} * P.p.head_dim / kVecBytes;  // of the fp8 tile
+    const std::uint64_t from = value ? P.v8_off : P.k8_off, to = value ? P.v_off : P.k_off;
+    const std::uint32_t steps_per_pair = P.p.dtype == DType::BF16 ? 4 : 1;
+    std::vector<std::uint16_t> raw;
+    for (std::uint64_t first = std::uint64_t{warp_} * kWarpSize; first < chunks; first += threads) {
+      raw.push_back(frags_.take(4));
+      emit_load(c, Opcode::LDS, MemSpace::Shared, LaneRows{from + first * kVecBytes, kVecBytes, kWarpSize, kVecBytes},
+                kFullMask, raw.back(), 4, {P.r_sr});
+    }
+    std::uint64_t first = std::uint64_t{warp_} * kWarpSize;
+    for (const std::uint16_t in : raw) {
+      const std::uint16_t out = frags_.take(8);
+      for (std::uint32_t r = 0; r < 4; ++r) emit_alu(c, Opcode::LOP3, reg(out + 2 * r), {reg(in + r)});
+      for (std::uint32_t step = 0; step < steps_per_pair; ++step)
+        for (std::uint32_t pair = 0; pair < 8; ++pair) {
+          const std::uint16_t v = reg(out + pair);
+          emit_alu(c, step == 3 ? Opcode::FMUL : Opcode::HADD2, v, {step == 0 ? reg(out + pair / 2 * 2) : v});
+        }
+      for (std::uint32_t half = 0; half < 2; ++half)
+        emit_store(c, Opcode::STS, MemSpace::Shared,
+                   LaneRows{to + (2 * first + half * kWarpSize) * kVecBytes, kVecBytes, kWarpSize, kVecBytes}, kFullMask,
+                   {reg(out + 4 * half), P.r_sr});
+      first += threads;
+    }
+    emit_barrier(c);
   }
 
   // fp32 partial output (split-KV): each lane stores its pairs of the 16x8 blocks directly (STG.64).
@@ -202,6 +241,7 @@ class ForwardWarp final : public TilePipelineWarp<ForwardWarp> {
 void finish_forward_plan(FwdPlan& P, const Config& config, const std::string& kernel) {
   const std::uint32_t d = static_cast<std::uint32_t>(P.p.head_dim);
   const std::uint32_t row_bytes = d * P.p.elem_bytes, chunks = row_bytes / kVecBytes;
+  const std::uint32_t kv_row_bytes = d * P.p.kv_elem_bytes;
   const std::uint32_t threads = P.warps * kWarpSize;
   P.mw = P.block_m / (16 * P.warps);
   // flash_fwd_kernel.h: n_masking_steps = 1 without a causal mask, else ceil(kBlockM / kBlockN), one more when
@@ -213,6 +253,12 @@ void finish_forward_plan(FwdPlan& P, const Config& config, const std::string& ke
   P.k_off = P.block_m * row_bytes;
   P.v_off = P.k_off + P.block_n * row_bytes;
   P.smem_bytes = P.v_off + P.block_n * row_bytes;
+  if (P.p.kv_fp8()) {  // the fp8 tiles the copies land in, converted into the 16-bit K and V tiles above
+    WARPSIM_ASSERT(P.block_n * kv_row_bytes % (threads * kVecBytes) == 0, "fp8 tile chunks must split over the CTA's threads");
+    P.k8_off = P.smem_bytes;
+    P.v8_off = P.k8_off + P.block_n * kv_row_bytes;
+    P.smem_bytes = P.v8_off + P.block_n * kv_row_bytes;
+  }
   const std::uint64_t limit = shared_memory_per_cta(config);
   if (P.smem_bytes > limit)
     throw InputError(kernel + ": the " + std::to_string(P.block_m) + "x" + std::to_string(P.block_n) + " tile of head_dim " +
@@ -220,7 +266,7 @@ void finish_forward_plan(FwdPlan& P, const Config& config, const std::string& ke
                      " bytes of shared memory per CTA; the GPU config's sm.shared_memory_per_cta is " +
                      std::to_string(limit));
   P.q_copy = CoalescedTileCopy(P.block_m, row_bytes, threads);
-  P.kv_copy = CoalescedTileCopy(P.block_n, row_bytes, threads);
+  P.kv_copy = CoalescedTileCopy(P.block_n, kv_row_bytes, threads);
   P.epi = StagedEpilogue::store_16bit(d);
   P.gemm_s.assign(P.warps, WarpGemm{});
   P.gemm_o.assign(P.warps, WarpGemm{});
@@ -266,9 +312,9 @@ DenseAttnTensors dense_attention_tensors(const AttnProblem& p, AttnArrays& array
   DenseAttnTensors t;
   t.q = BshdTensor{arrays.add(p.batch * p.seqlen_q * p.heads * p.head_dim * p.elem_bytes), p.batch, p.seqlen_q,
                    p.heads, p.head_dim, p.elem_bytes};
-  t.k = BshdTensor{arrays.add(p.batch * p.seqlen_kv * p.kv_heads * p.head_dim * p.elem_bytes), p.batch, p.seqlen_kv,
-                   p.kv_heads, p.head_dim, p.elem_bytes};
-  t.v = BshdTensor{arrays.add(t.k.bytes()), p.batch, p.seqlen_kv, p.kv_heads, p.head_dim, p.elem_bytes};
+  t.k = BshdTensor{arrays.add(p.batch * p.seqlen_kv * p.kv_heads * p.head_dim * p.kv_elem_bytes), p.batch, p.seqlen_kv,
+                   p.kv_heads, p.head_dim, p.kv_elem_bytes};
+  t.v = BshdTensor{arrays.add(t.k.bytes()), p.batch, p.seqlen_kv, p.kv_heads, p.head_dim, p.kv_elem_bytes};
   t.o = BshdTensor{arrays.add(t.q.bytes()), p.batch, p.seqlen_q, p.heads, p.head_dim, p.elem_bytes};
   t.lse = arrays.add(p.batch * p.heads * p.seqlen_q * 4);  // (batch, heads, seqlen_q) fp32
   return t;
@@ -336,7 +382,7 @@ std::vector<GeneratedKernelSpec> fa2_forward_kernels(const AttnProblem& p, const
     // grid (m blocks, batch, heads), x fastest
     return dense_forward_work(t, p, bm, bn, cta % m_blocks, cta / m_blocks % p.batch, cta / m_blocks / p.batch);
   };
-  const std::string name = "warpsim_flash_fwd_fa2_" + p.dtype_name + "_hdim" + std::to_string(p.head_dim) + "_" +
+  const std::string name = "warpsim_flash_fwd_fa2_" + p.types_tag() + "_hdim" + std::to_string(p.head_dim) + "_" +
                            std::to_string(P.block_m) + "x" + std::to_string(P.block_n) + "_" + std::to_string(P.warps) +
                            "w" + (p.causal ? "_causal" : "");
   std::vector<GeneratedKernelSpec> out;

@@ -47,6 +47,9 @@ struct FwdPlan {
   AttnProblem p;
   std::uint32_t block_m = 128, block_n = 64, warps = 4, mw = 2;  // mw: m16 blocks per warp (rows interleaved)
   std::uint32_t q_off = 0, k_off = 0, v_off = 0, smem_bytes = 0;
+  // fp8 K/V (p.kv_fp8()): the fp8 tiles the copies land in (K at k8_off, V at v8_off), converted by the CTA into
+  // the 16-bit tiles at k_off and v_off that the MMAs read.
+  std::uint32_t k8_off = 0, v8_off = 0;
   CoalescedTileCopy q_copy, kv_copy;
   std::vector<WarpGemm> gemm_s, gemm_o;  // per warp: S = Q K^T, O += P V
   StagedEpilogue epi;

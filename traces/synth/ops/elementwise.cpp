@@ -58,7 +58,8 @@ const OpKind& op_kind(const std::string& name) {
 
 struct ElementwisePlan {
   OpKind op;
-  OpDType type;
+  OpDType type;             // the inputs'
+  OpDType out_type;         // the output's: the input type but for a converting copy (Tensor.to(dtype))
   std::uint32_t vec = 4, per_thread = 4;  // elements per vector access, elements per thread
   std::uint32_t index_dims = 0;           // dimensions of the OffsetCalculator of a strided (broadcast) kernel
   // Integer instructions per element to turn its linear index into the operands' offsets: per dimension an
@@ -100,7 +101,12 @@ class ElementwiseWarp final : public WarpGenerator {
   // registers, so a 16-bit scalar takes a whole register; then as fp32 values, one register each).
   std::uint16_t packed(std::uint32_t input) const { return reg(p_->r_packed + input * p_->packed_regs_per_input()); }
   std::uint16_t values(std::uint32_t input) const {
-    return p_->type.is_16bit() ? reg(p_->r_values + input * p_->per_thread) : packed(input);
+    return p_->type.is_packed() ? reg(p_->r_values + input * p_->per_thread) : packed(input);
+  }
+  // The output registers of vector i (of `elems` elements a vector): packed in place over input 0's, or the fp32
+  // values themselves.
+  std::uint16_t out_regs(std::uint32_t i, std::uint32_t elems) const {
+    return p_->out_type.is_packed() ? reg(packed(0) + i * packed_regs(p_->out_type, elems)) : reg(values(0) + i * elems);
   }
   // The math on `elems` elements of each input (already in fp32 registers), result in values(0).
   // `elems` is a whole number of vectors, or one scalar (the tail).
@@ -118,7 +124,7 @@ class ElementwiseWarp final : public WarpGenerator {
         emit_math(c, p.op.per_element, v);
     }
     for (std::uint32_t i = 0; i * per_vector < elems; ++i)
-      emit_pack(c, p.type, per_vector, reg(values(0) + i * per_vector), reg(packed(0) + i * vec_regs));
+      emit_pack(c, p.out_type, per_vector, reg(values(0) + i * per_vector), out_regs(i, per_vector));
   }
   // The offsets of a strided kernel's elements: an independent integer chain per element, before its loads.
   void emit_offsets(InstChunk& c, std::uint32_t elems) {
@@ -133,7 +139,7 @@ class ElementwiseWarp final : public WarpGenerator {
     const ElementwisePlan& p = *p_;
     emit_offsets(c, p.per_thread);
     const std::uint32_t vectors = p.per_thread / p.vec, lane_bytes = p.vec * p.type.bytes;
-    const std::uint32_t vec_regs = packed_regs(p.type, p.vec);
+    const std::uint32_t vec_regs = packed_regs(p.type, p.vec), out_lane_bytes = p.vec * p.out_type.bytes;
     // Vector i of this warp: lanes on consecutive vectors, (i * 128 + warp * 32 + lane) * vec from the block start.
     const auto first = [&](std::uint32_t i) {
       return cta_ * p.block_work() + (std::uint64_t{i} * kThreads + std::uint64_t{warp_} * kWarpSize) * p.vec;
@@ -144,8 +150,8 @@ class ElementwiseWarp final : public WarpGenerator {
                   kFullMask, reg(packed(a) + i * vec_regs), vec_regs, {address(a, i * p.vec)});
     emit_elements(c, p.per_thread);
     for (std::uint32_t i = 0; i < vectors; ++i)
-      emit_store(c, Opcode::STG, MemSpace::Global, LaneRows{p.out + first(i) * p.type.bytes, lane_bytes, kWarpSize, 0},
-                 kFullMask, {reg(packed(0) + i * vec_regs), reg(p.r_addr + p.op.inputs)});
+      emit_store(c, Opcode::STG, MemSpace::Global, LaneRows{p.out + first(i) * p.out_type.bytes, out_lane_bytes, kWarpSize, 0},
+                 kFullMask, {out_regs(i, p.vec), reg(p.r_addr + p.op.inputs)});
   }
   // Unrolled policy: element threadIdx.x + j*128 of the block for j < elements_per_thread, each lane one element
   // per access.
@@ -164,8 +170,8 @@ class ElementwiseWarp final : public WarpGenerator {
         emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{p.in[a] + first * p.type.bytes, p.type.bytes, kWarpSize, 0},
                   mask, packed(a), 1, {address(a, 0)});
       emit_elements(c, 1);
-      emit_store(c, Opcode::STG, MemSpace::Global, LaneRows{p.out + first * p.type.bytes, p.type.bytes, kWarpSize, 0},
-                 mask, {packed(0), reg(p.r_addr + p.op.inputs)});
+      emit_store(c, Opcode::STG, MemSpace::Global, LaneRows{p.out + first * p.out_type.bytes, p.out_type.bytes, kWarpSize, 0},
+                 mask, {out_regs(0, 1), reg(p.r_addr + p.op.inputs)});
     }
   }
   std::uint32_t lanes_below(std::uint64_t first) const {
@@ -184,13 +190,19 @@ std::unique_ptr<TraceSource> make_elementwise(const SynthArgs& args, const Confi
   auto plan = std::make_shared<ElementwisePlan>();
   plan->op = op_kind(args.text("op"));
   plan->type = op_dtype(args);
+  const std::string& out_name = args.text("out_dtype");
+  plan->out_type = out_name == "same" ? plan->type : op_dtype_named(out_name);
+  if (plan->out_type.name != plan->type.name && plan->op.name != std::string("copy"))
+    throw InputError(fmt::format("elementwise key 'out_dtype': only op copy converts (Tensor.to); op {} writes its input "
+                                 "type {}, got out_dtype {}", plan->op.name, plan->type.name, out_name));
   plan->elements = args.u64("elements");
   plan->vec = static_cast<std::uint32_t>(args.u64("vec"));
   plan->per_thread = static_cast<std::uint32_t>(args.u64("elements_per_thread"));
   const auto power_of_two = [](std::uint32_t v) { return v != 0 && (v & (v - 1)) == 0; };
-  if (!power_of_two(plan->vec) || plan->vec * plan->type.bytes > kVecBytes)
+  const OpDType& wider = plan->out_type.bytes > plan->type.bytes ? plan->out_type : plan->type;
+  if (!power_of_two(plan->vec) || plan->vec * wider.bytes > kVecBytes)
     throw InputError(fmt::format("elementwise key 'vec': a vector access of a power of two elements up to {} bytes, got {} "
-                                 "{} elements ({} bytes)", kVecBytes, plan->vec, plan->type.name, plan->vec * plan->type.bytes));
+                                 "{} elements ({} bytes)", kVecBytes, plan->vec, wider.name, plan->vec * wider.bytes));
   if (!power_of_two(plan->per_thread) || plan->per_thread < plan->vec)
     throw InputError(fmt::format("elementwise key 'elements_per_thread': a power of two of at least vec ({}), got {}", plan->vec,
                                  plan->per_thread));
@@ -205,7 +217,7 @@ std::unique_ptr<TraceSource> make_elementwise(const SynthArgs& args, const Confi
                                  plan->block_work(), blocks));
   ArrayLayout arrays;
   for (std::uint32_t a = 0; a < plan->op.inputs; ++a) plan->in.push_back(arrays.add(plan->elements * plan->type.bytes));
-  plan->out = arrays.add(plan->elements * plan->type.bytes);
+  plan->out = arrays.add(plan->elements * plan->out_type.bytes);
   RegisterAllocator regs;
   plan->r_tid = regs.take();
   plan->r_cta = regs.take();
@@ -215,7 +227,9 @@ std::unique_ptr<TraceSource> make_elementwise(const SynthArgs& args, const Confi
   plan->r_values = regs.take(plan->op.inputs * plan->per_thread);
 
   GeneratedKernelSpec spec;
-  spec.info.name = fmt::format("warpsim_elementwise_{}_{}_vec{}x{} ({})", plan->op.name, plan->type.name, plan->vec,
+  const std::string types =
+      plan->out_type.name == plan->type.name ? plan->type.name : plan->type.name + "_to_" + plan->out_type.name;
+  spec.info.name = fmt::format("warpsim_elementwise_{}_{}_vec{}x{} ({})", plan->op.name, types, plan->vec,
                                plan->per_thread / plan->vec, plan->elements);
   spec.info.grid = Dim3{static_cast<std::uint32_t>(blocks), 1, 1};
   spec.info.block = Dim3{kThreads, 1, 1};
@@ -250,6 +264,9 @@ SynthesizerInfo elementwise_synthesizer() {
       .uint("index_dims", "dimensions", 0, "0: contiguous operands; n: a strided kernel (broadcast operands) whose "
             "per-element offsets take an n-dimensional OffsetCalculator (elementwise_kernel<128, n>, vec 1)", 0, 25);
   declare_dtype(s);
+  s.choice("out_dtype", {"same", "fp16", "bf16", "fp32", "fp8"}, "same",
+           "element type of the output: the input's, or (op copy) another: a converting copy as Tensor.to(dtype) runs "
+           "it, e.g. bf16 logits to fp32, or a KV cache written in fp8 (e4m3)");
   info.keys = s.params();
   info.factory = make_elementwise;
   return info;

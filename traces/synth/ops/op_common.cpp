@@ -8,10 +8,12 @@ Schema& declare_dtype(Schema& s) {
   return s.choice("dtype", {"fp16", "bf16", "fp32"}, "fp16", "element type of the tensors (arithmetic in fp32)");
 }
 
-OpDType op_dtype(const SynthArgs& args) {
-  const std::string& name = args.text("dtype");
+OpDType op_dtype(const SynthArgs& args) { return op_dtype_named(args.text("dtype")); }
+
+OpDType op_dtype_named(const std::string& name) {
   if (name == "fp16") return OpDType{DType::F16, 2, name};
   if (name == "bf16") return OpDType{DType::BF16, 2, name};
+  if (name == "fp8") return OpDType{DType::FP8, 1, name};
   WARPSIM_ASSERT(name == "fp32", "operator dtype choice '" + name + "' has no DType");
   return OpDType{DType::F32, 4, name};
 }
@@ -25,14 +27,21 @@ void emit_math(InstChunk& c, const MathCost& cost, std::uint16_t value) {
 }
 
 void emit_unpack(InstChunk& c, const OpDType& t, std::uint32_t elems, std::uint16_t packed, std::uint16_t values) {
-  if (!t.is_16bit()) return;
-  for (std::uint32_t e = 0; e < elems; ++e) emit_alu(c, Opcode::HADD2, reg(values + e), {reg(packed + e / 2)});
+  if (!t.is_packed()) return;
+  const std::uint32_t per_reg = 4 / t.bytes;
+  if (t.bytes == 1)  // fp8 pairs to f16x2, into the value registers the next step widens in place
+    for (std::uint32_t e = 0; e < elems; e += 2) emit_alu(c, Opcode::HADD2, reg(values + e), {reg(packed + e / per_reg)});
+  for (std::uint32_t e = 0; e < elems; ++e)
+    emit_alu(c, Opcode::HADD2, reg(values + e), {t.bytes == 1 ? reg(values + e / 2 * 2) : reg(packed + e / per_reg)});
 }
 
 void emit_pack(InstChunk& c, const OpDType& t, std::uint32_t elems, std::uint16_t values, std::uint16_t packed) {
-  if (!t.is_16bit()) return;
-  for (std::uint32_t e = 0; e + 1 < elems + 1; e += 2)
-    emit_alu(c, Opcode::FMUL, reg(packed + e / 2), {reg(values + e), reg(values + (e + 1 < elems ? e + 1 : e))});
+  if (!t.is_packed()) return;
+  const std::uint32_t per_reg = 4 / t.bytes;
+  for (std::uint32_t e = 0; e < elems; e += 2)
+    emit_alu(c, Opcode::FMUL, reg(packed + e / per_reg), {reg(values + e), reg(values + (e + 1 < elems ? e + 1 : e))});
+  if (t.bytes == 1)
+    for (std::uint32_t e = 0; e < elems; e += 4) emit_alu(c, Opcode::LOP3, reg(packed + e / per_reg), {reg(packed + e / per_reg)});
 }
 
 bool PhasedWarp::generate(InstChunk& c) {
