@@ -308,6 +308,12 @@ double weights_bytes(const LlmModel& m, const Scenario& s) {
          experts * gemm_bytes / (s.ep > 1 ? s.ep : s.tp);
 }
 
+// Every weight a GPU holds: those read each step and an untied embedding table (vocabulary-parallel: its 1/tp).
+double weights_held_bytes(const LlmModel& m, const Scenario& s) {
+  const double embedding_table = m.tie_word_embeddings ? 0.0 : static_cast<double>(m.vocab) * m.hidden;
+  return weights_bytes(m, s) + embedding_table * 2.0 / s.tp;
+}
+
 }  // namespace
 
 std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vector<PlanEntry>& plan,
@@ -375,9 +381,11 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
                      {"subset_divisor", r.subset_divisor},
                      {"exact", r.sampled_workloads == 0 && r.subset_divisor == 1}};
   llm["weights_bytes_per_gpu"] = weights_bytes(m, s);
+  llm["weights_held_bytes_per_gpu"] = weights_held_bytes(m, s);
   llm["kv_cache_bytes_per_gpu"] = kv_cache_bytes(m, s);
   llm["hbm_capacity_bytes"] = r.peaks.hbm_capacity_bytes;
-  llm["fits_in_hbm"] = weights_bytes(m, s) + kv_cache_bytes(m, s) <= r.peaks.hbm_capacity_bytes;
+  // Weights and KV cache only: activations, the CUDA context and vLLM's gpu_memory_utilization headroom not counted.
+  llm["fits_in_hbm"] = weights_held_bytes(m, s) + kv_cache_bytes(m, s) <= r.peaks.hbm_capacity_bytes;
   double compute_us = 0, memory_us = 0;
   for (std::size_t i = 0; i < plan.size(); ++i)
     if (plan[i].kind != EntryKind::communication)
@@ -473,9 +481,10 @@ std::string llm_summary(const LlmModel& m, const Scenario& s, const std::vector<
   o += fmt::format("  roofline of the same kernels {:.3f} ms; weights {:.2f} GB per GPU read once: >= {:.3f} ms at HBM peak\n",
                    r.roofline_step_us / 1e3, weights_bytes(m, s) / 1e9,
                    weights_bytes(m, s) / r.peaks.hbm_bytes_per_s * 1e3);
-  const double held = weights_bytes(m, s) + kv_cache_bytes(m, s);
-  o += fmt::format("  memory per GPU: weights {:.2f} GB + KV cache ({}) {:.2f} GB = {:.2f} GB of {:.2f} GB HBM{}\n",
-                   weights_bytes(m, s) / 1e9, s.kv_dtype, kv_cache_bytes(m, s) / 1e9, held / 1e9,
+  const double held = weights_held_bytes(m, s) + kv_cache_bytes(m, s);
+  o += fmt::format("  memory per GPU: weights {:.2f} GB + KV cache ({}) {:.2f} GB = {:.2f} GB of {:.2f} GB HBM{} "
+                   "(activations and headroom not counted)\n",
+                   weights_held_bytes(m, s) / 1e9, s.kv_dtype, kv_cache_bytes(m, s) / 1e9, held / 1e9,
                    r.peaks.hbm_capacity_bytes / 1e9,
                    held > r.peaks.hbm_capacity_bytes ? ": DOES NOT FIT (the step is simulated as if it did)" : "");
   if (r.clock_policy == "boost") {

@@ -231,7 +231,7 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
       const double routed_bytes = kActivationBytes * static_cast<double>(T) * k * h;
       if (s.dp() > 1) b.collective("moe_dispatch_all_to_all", "all_to_all", routed_bytes, s.ep);
       b.gemm("expert_gate_up_proj", per_expert, 2 * expert_inter, h, s.dtype, false, local_active);
-      b.elementwise("silu_and_mul", "mul", local_active * per_expert * expert_inter);
+      b.elementwise("silu_and_mul", "mul", (routes + s.ep - 1) / s.ep * expert_inter);  // this GPU's share of the routes
       b.gemm("expert_down_proj", per_expert, h, expert_inter, s.dtype, false, local_active);
       if (s.dp() > 1) b.collective("moe_combine_all_to_all", "all_to_all", routed_bytes, s.ep);
       // The weighted sum of each token's expert outputs: over the GPU's own experts' routes when the tensor-parallel
@@ -248,9 +248,8 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
   // Logits of the last token of each sequence only (vLLM's logits processor selects them before lm_head).
   b.gemm("logits", s.batch, vocab, h, "bf16");
   if (s.tp > 1) b.collective("logits_all_gather", "all_gather", kActivationBytes * s.batch * m.vocab, s.tp);
-  // Sampling, greedy (temperature 0) as vLLM's sampler runs it: the logits converted to fp32 (logits.float():
-  // an elementwise copy, simulated as an fp32 copy: it reads 4 B per element where the conversion reads 2), then
-  // an argmax over the vocabulary per sequence (PyTorch's reduce_kernel).
+  // Sampling, greedy (temperature 0) as vLLM's sampler runs it: the logits converted to fp32 (logits.float(): a
+  // converting elementwise copy, bf16 in and fp32 out), then an argmax over the vocabulary per sequence (PyTorch's reduce_kernel).
   const std::uint64_t logits = s.batch * m.vocab;
   PlanEntry& convert = b.add({});
   convert.name = "logits_to_fp32";

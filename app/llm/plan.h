@@ -27,7 +27,8 @@ struct Scenario {
   std::string dtype = "bf16";    // GEMM inputs: bf16, or fp8 (W8A8, e4m3; sm_90+). Attention, norms and the
                                  // activations stay bf16, the logits GEMM bf16 (vLLM keeps lm_head unquantized)
   // The KV cache: bf16, or fp8 (e4m3, vLLM's --kv-cache-dtype fp8): written by reshape_and_cache in fp8, read by
-  // the attention kernels, which dequantize it in registers (decode; an fa2 prefill; fa3 reads bf16: not built).
+  // the attention kernels, which dequantize it through shared memory (decode; an fa2 prefill; fa3 reads bf16: not
+  // built).
   std::string kv_dtype = "bf16";
   std::uint64_t tp = 1;          // tensor-parallel GPUs: heads, KV heads, intermediate and vocab split across them
   // Expert parallelism (MoE): the experts split whole across `ep` GPUs (vLLM --enable-expert-parallel). ep == tp:

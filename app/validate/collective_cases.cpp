@@ -54,7 +54,8 @@ CaseResult run_collective_case(const ReferenceCase& c, const ValidateOptions& op
 }  // namespace
 
 bool is_collective_kind(const std::string& kind) {
-  for (const char* k : {"allreduce", "allgather", "reducescatter", "all_reduce", "all_gather", "reduce_scatter"})
+  for (const char* k : {"allreduce", "allgather", "reducescatter", "alltoall", "all_reduce", "all_gather", "reduce_scatter",
+                        "all_to_all"})
     if (kind == k) return true;
   return false;
 }

@@ -66,8 +66,8 @@ TEST_CASE("attention decode is bounded by HBM bandwidth on A100 and H100", "[att
 
 TEST_CASE("attention decode over an fp8 KV cache is faster than over bf16, by less than the halved bytes",
           "[attention]") {
-  // The decode problem above on H100: an fp8 cache halves the K/V bytes, the bulk of the traffic, but each k-step
-  // of each B pair adds a layout shuffle and conversions (SHFL, PRMT, F2FP) for the tensor cores' 16-bit operands.
+  // The decode problem above on H100: an fp8 cache halves the K/V bytes, the bulk of the traffic, but each CTA
+  // converts every K/V tile to 16 bits through shared memory (LDS, PRMT, F2FP chain, STS, a barrier) before its MMAs.
   const std::vector<std::string> keys{"variant=decode", "batch=8", "heads=32", "kv_heads=8", "seqlen_q=1",
                                       "seqlen_kv=4096", "head_dim=128", "page_size=16", "dtype=bf16"};
   std::vector<std::string> fp8_keys = keys;

@@ -474,7 +474,7 @@ TEST_CASE("llm command: prefill writes TTFT, the per-kernel table and a timeline
     const CmdResult plan = run_warpsim({"llm", "--model", tiny_model(), "--phase", "decode", "--tp", "2", "--plan",
                                         "--gpu", "a100_sxm"});
     REQUIRE(plan.exit_code == 0);
-    CHECK(contains(plan.out, " 2 GPUs"));  // each collective says over how many GPUs it runs
+    CHECK(contains(plan.out, "all_reduce      2 GPUs"));  // each collective says over how many GPUs it runs
     CHECK(contains(plan.out, "chosen ring/LL"));  // a decode step's all-reduce is a few KB: NCCL's LL protocol
   }
 

@@ -119,8 +119,8 @@ TEST_CASE("collective: an all-gather moves half an all-reduce's steps, bad input
 TEST_CASE("collective: an all-to-all moves what a ring all-gather of the same bytes moves, in one step", "[collective]") {
   // Each GPU's send buffer of an all-to-all and the gathered output of an all-gather put (n-1)/n of the bytes on
   // each GPU's links both ways; the all-to-all sends to every peer at once (one hop of latency), the ring passes
-  // shards on n-1 times. Compared with ring/Simple (the all-gather's only candidates: ring x three protocols).
-  const CollectiveParams p = CollectiveParams::from(collective_test_config("h100_sxm"));
+  // shards on n-1 times. Compared with ring/Simple (NVLS off: the all-gather's candidates are ring x three protocols).
+  const CollectiveParams p = CollectiveParams::from(collective_test_config("h100_sxm", {"node.nvls.enabled=false"}));
   for (unsigned n : {2u, 4u, 8u}) {
     INFO("n=" << n);
     auto ring_simple = [&](double bytes) {

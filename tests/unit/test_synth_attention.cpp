@@ -366,6 +366,24 @@ TEST_CASE("attention decode over an fp8 KV cache: K/V read once at one byte, con
   CHECK_THROWS_WITH(make(fa3, "h100_sxm"), Contains("key 'kv_dtype'") && Contains("fa3"));
 }
 
+TEST_CASE("attention fa2 forward over fp8 K/V: each query block's CTA copies and converts its head's K/V at one byte",
+          "[synth][attention]") {
+  // 2 heads x 256 tokens, head_dim 64: 128-row query blocks (2 per head), 128-key blocks; K/V of a head 2 x 256 x 64.
+  const std::map<std::string, std::string> keys{{"batch", "1"}, {"heads", "2"}, {"seqlen_q", "256"}, {"head_dim", "64"},
+                                                {"dtype", "bf16"}};
+  std::map<std::string, std::string> fp8_keys = keys;
+  fp8_keys["kv_dtype"] = "fp8";
+  auto bf16 = make(keys), fp8 = make(fp8_keys);
+  const KernelTotals a = scan(*bf16, 0), t = scan(*fp8, 0);
+  const std::uint64_t kv_fp8_bytes = 2 * 2 * 256 * 64, reads = 2;  // each head's K/V read by its 2 query blocks
+  CHECK(a.ldgsts_bytes - t.ldgsts_bytes == kv_fp8_bytes * reads);
+  CHECK((t.n(Opcode::LDS) - a.n(Opcode::LDS)) * kWarpSize * 16 == kv_fp8_bytes * reads);
+  CHECK(t.n(Opcode::HMMA) == a.n(Opcode::HMMA));
+  // sm_80 has no e4m3 conversion: its sequence is longer than sm_90's for the same tiles.
+  const KernelTotals h = scan(*make(fp8_keys, "h100_sxm"), 0);
+  CHECK(t.n(Opcode::SHF) > h.n(Opcode::SHF));
+}
+
 TEST_CASE("attention decode: without KV splits batch x heads may pass 65535 (grid.y and grid.z hold them apart)",
           "[synth][attention]") {
   // 256 x 512 = 131072 CTAs of one 64-row block fill 108 x 2 slots: no split, grid (1, 256 batch, 512 heads),

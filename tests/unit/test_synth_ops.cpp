@@ -194,6 +194,12 @@ TEST_CASE("ops: elementwise data volume, grid and per-element work", "[synth][op
     CHECK(f8.global_store_bytes == n);
     CHECK(f8.n(Opcode::FMUL) * kWarpSize == n / 2);  // a pack per pair, a merge per four
     CHECK(f8.n(Opcode::LOP3) * kWarpSize == n / 4);
+    // A ragged end takes the scalar tail at each side's width.
+    const Totals ragged = synth_totals("elementwise", {{"op", "copy"}, {"elements", std::to_string(n + 5)}, {"dtype", "bf16"},
+                                                       {"out_dtype", "fp32"}});
+    CHECK(ragged.global_load_bytes == (n + 5) * 2);
+    CHECK(ragged.global_store_bytes == (n + 5) * 4);
+    CHECK(ragged.stored_addresses.size() == n / 4 + 5);
     const Totals same = synth_totals("elementwise", {{"op", "copy"}, {"elements", std::to_string(n)}, {"dtype", "bf16"},
                                                      {"out_dtype", "bf16"}});
     CHECK(same.global_store_bytes == n * 2);

@@ -177,7 +177,8 @@ class ForwardWarp final : public TilePipelineWarp<ForwardWarp> {
   // fp8 K/V: the CTA converts the landed fp8 tile into the 16-bit tile the MMAs read, each element once, then
   // waits for every warp (BAR) before any reads it. Per 16-byte chunk of fp8 an LDS.128 (a thread's chunks all
   // loaded first, as the unrolled loop is scheduled), per four elements a PRMT (emitted as LOP3) splitting them
-  // into pairs, per pair an F2FP e4m3x2 -> f16x2 (HADD2) and, for bf16, f16x2 -> two fp32 (2 HADD2) -> bf16x2 (F2FP,
+  // into pairs, per pair an F2FP e4m3x2 -> f16x2 (HADD2; sm_80, without that instruction: LOP3 and SHF placing the
+  // bits, then the HADD2 standing for the exponent-bias HMUL2) and, for bf16, f16x2 -> two fp32 (2 HADD2) -> bf16x2 (F2FP,
   // FMUL), each step over all of a chunk's registers before the next; then two STS.128. The per-tensor scale folds
   // into the softmax and output scales. The fp8 tile is free for the next copy once converted, before the BAR.
   void emit_dequantize(InstChunk& c, bool value) {
@@ -197,6 +198,10 @@ class ForwardWarp final : public TilePipelineWarp<ForwardWarp> {
     for (const std::uint16_t in : raw) {
       const std::uint16_t out = frags_.take(8);
       for (std::uint32_t r = 0; r < 4; ++r) emit_alu(c, Opcode::LOP3, reg(out + 2 * r), {reg(in + r)});
+      if (!P.fp8_convert_instruction)  // sm_80: the pair's sign/exponent/mantissa bits moved into f16 places
+        for (const Opcode op : {Opcode::LOP3, Opcode::SHF})
+          for (std::uint32_t pair = 0; pair < 8; ++pair)
+            emit_alu(c, op, reg(out + pair), {reg(out + pair / 2 * 2)});
       for (std::uint32_t step = 0; step < steps_per_pair; ++step)
         for (std::uint32_t pair = 0; pair < 8; ++pair) {
           const std::uint16_t v = reg(out + pair);
@@ -255,6 +260,8 @@ void finish_forward_plan(FwdPlan& P, const Config& config, const std::string& ke
   P.smem_bytes = P.v_off + P.block_n * row_bytes;
   if (P.p.kv_fp8()) {  // the fp8 tiles the copies land in, converted into the 16-bit K and V tiles above
     WARPSIM_ASSERT(P.block_n * kv_row_bytes % (threads * kVecBytes) == 0, "fp8 tile chunks must split over the CTA's threads");
+    const std::string arch = config.section("gpu").str("arch");  // "sm_80", "sm_90", ...
+    P.fp8_convert_instruction = arch.rfind("sm_", 0) == 0 && std::stoi(arch.substr(3)) >= 89;
     P.k8_off = P.smem_bytes;
     P.v8_off = P.k8_off + P.block_n * kv_row_bytes;
     P.smem_bytes = P.v8_off + P.block_n * kv_row_bytes;

@@ -50,6 +50,7 @@ struct FwdPlan {
   // fp8 K/V (p.kv_fp8()): the fp8 tiles the copies land in (K at k8_off, V at v8_off), converted by the CTA into
   // the 16-bit tiles at k_off and v_off that the MMAs read.
   std::uint32_t k8_off = 0, v8_off = 0;
+  bool fp8_convert_instruction = false;  // sm_89+: cvt e4m3x2 -> f16x2 in one instruction (else a software sequence)
   CoalescedTileCopy q_copy, kv_copy;
   std::vector<WarpGemm> gemm_s, gemm_o;  // per warp: S = Q K^T, O += P V
   StagedEpilogue epi;

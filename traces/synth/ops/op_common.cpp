@@ -40,8 +40,8 @@ void emit_pack(InstChunk& c, const OpDType& t, std::uint32_t elems, std::uint16_
   const std::uint32_t per_reg = 4 / t.bytes;
   for (std::uint32_t e = 0; e < elems; e += 2)
     emit_alu(c, Opcode::FMUL, reg(packed + e / per_reg), {reg(values + e), reg(values + (e + 1 < elems ? e + 1 : e))});
-  if (t.bytes == 1)
-    for (std::uint32_t e = 0; e < elems; e += 4) emit_alu(c, Opcode::LOP3, reg(packed + e / per_reg), {reg(packed + e / per_reg)});
+  if (t.bytes == 1)  // two pairs merged into a register (none to merge for a lone pair)
+    for (std::uint32_t e = 0; e + 2 < elems; e += 4) emit_alu(c, Opcode::LOP3, reg(packed + e / per_reg), {reg(packed + e / per_reg)});
 }
 
 bool PhasedWarp::generate(InstChunk& c) {
