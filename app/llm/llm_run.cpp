@@ -299,19 +299,21 @@ std::vector<KernelRow> kernel_rows(const std::vector<PlanEntry>& plan, const Llm
 
 // Every GPU reads its 1/tp share of the weights once per step: the layers' GEMM weights at the GEMM type, the rest
 // (logits, norms, routers, biases) in bf16; an untied embedding table is only looked up (a few rows), not read.
+double untied_embedding_parameters(const LlmModel& m) {
+  return m.tie_word_embeddings ? 0.0 : static_cast<double>(m.vocab) * m.hidden;
+}
+
 double weights_bytes(const LlmModel& m, const Scenario& s) {
   const double gemm = m.layer_gemm_parameters();
-  const double embedding_table = m.tie_word_embeddings ? 0.0 : static_cast<double>(m.vocab) * m.hidden;
   // Experts split whole over the expert-parallel GPUs, or each split by tensor parallelism.
-  const double experts = m.layer_expert_parameters(), gemm_bytes = s.dtype == "fp8" ? 1.0 : 2.0;
-  return ((gemm - experts) * gemm_bytes + (m.parameters() - gemm - embedding_table) * 2.0) / s.tp +
+  const double experts = m.layer_expert_parameters(), gemm_bytes = element_bytes(s.dtype);
+  return ((gemm - experts) * gemm_bytes + (m.parameters() - gemm - untied_embedding_parameters(m)) * 2.0) / s.tp +
          experts * gemm_bytes / (s.ep > 1 ? s.ep : s.tp);
 }
 
 // Every weight a GPU holds: those read each step and an untied embedding table (vocabulary-parallel: its 1/tp).
 double weights_held_bytes(const LlmModel& m, const Scenario& s) {
-  const double embedding_table = m.tie_word_embeddings ? 0.0 : static_cast<double>(m.vocab) * m.hidden;
-  return weights_bytes(m, s) + embedding_table * 2.0 / s.tp;
+  return weights_bytes(m, s) + untied_embedding_parameters(m) * 2.0 / s.tp;
 }
 
 }  // namespace

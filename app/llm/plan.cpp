@@ -35,7 +35,7 @@ struct Builder {
     if (bias) e.workload.synth_keys["epilogue"] = "bias";
     e.shape = fmt::format("m={} n={} k={}{}", m, n, k, bias ? " +bias" : "");
     e.count = count;
-    const double in = dtype == "fp8" ? 1.0 : 2.0;
+    const double in = element_bytes(dtype);
     e.flops = 2.0 * m * n * k;
     e.bytes = in * (static_cast<double>(m) * k + static_cast<double>(k) * n) + kActivationBytes * m * n +
               (bias ? kActivationBytes * n : 0.0);
@@ -104,11 +104,11 @@ void check(bool ok, const std::string& message) {
 
 std::uint64_t context_tokens(const Scenario& s) { return s.context ? s.context : s.prompt; }
 
-double kv_cache_element_bytes(const Scenario& s) { return s.kv_dtype == "fp8" ? 1.0 : 2.0; }
+double element_bytes(const std::string& dtype) { return dtype == "fp8" ? 1.0 : 2.0; }
 
 double kv_cache_bytes(const LlmModel& m, const Scenario& s) {
   const double hkv = static_cast<double>(std::max<std::uint64_t>(1, m.kv_heads / s.tp));
-  return 2.0 * m.layers * s.batch * context_tokens(s) * hkv * m.head_dim * kv_cache_element_bytes(s);
+  return 2.0 * m.layers * s.batch * context_tokens(s) * hkv * m.head_dim * element_bytes(s.kv_dtype);
 }
 
 std::uint64_t step_tokens(const Scenario& s) { return s.phase == "prefill" ? s.batch * s.prompt : s.batch; }
@@ -181,7 +181,7 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
                                {"out_dtype", s.kv_dtype}, {"vec", "8"}, {"elements_per_thread", "8"}};
       e.shape = fmt::format("tokens={} kv_heads={} head_dim={} k+v bf16 -> {} (simulated as a copy)", T, hkv, hd,
                             s.kv_dtype);
-      e.bytes = (kActivationBytes + kv_cache_element_bytes(s)) * elements + 8.0 * T;  // + the slot mapping
+      e.bytes = (kActivationBytes + element_bytes(s.kv_dtype)) * elements + 8.0 * T;  // + the slot mapping
     }
     {
       const bool prefill = s.phase == "prefill";
@@ -204,7 +204,7 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
       // Causal, aligned bottom right: query i sees context - sq + i + 1 keys, (context - (sq - 1) / 2) on average.
       const double keys_per_query = prefill ? static_cast<double>(context) - (sq - 1) / 2.0 : static_cast<double>(context);
       e.flops = 4.0 * s.batch * hq * hd * sq * keys_per_query;
-      e.bytes = s.batch * (kActivationBytes * 2.0 * sq * hq * hd + (fp8_read ? 1.0 : kActivationBytes) * 2.0 * context * hkv * hd);
+      e.bytes = s.batch * (kActivationBytes * 2.0 * sq * hq * hd + (fp8_read ? element_bytes("fp8") : kActivationBytes) * 2.0 * context * hkv * hd);
       e.compute = "tensor";
       e.tensor_dtype = "bf16";
     }

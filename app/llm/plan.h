@@ -74,8 +74,8 @@ std::vector<PlanEntry> build_plan(const LlmModel& model, const Scenario& scenari
 // The tokens the step attends to: --context, or the prompt when 0.
 std::uint64_t context_tokens(const Scenario& scenario);
 
-// Bytes of one KV-cache element (bf16 2, fp8 1).
-double kv_cache_element_bytes(const Scenario& scenario);
+// Bytes of one element of a scenario data type (--dtype, --kv-dtype): bf16 2, fp8 1.
+double element_bytes(const std::string& dtype);
 // Bytes of the KV cache one GPU holds for the step's sequences: K and V of every layer, batch x context tokens, its
 // share of the KV heads (replicated when tp exceeds them).
 double kv_cache_bytes(const LlmModel& model, const Scenario& scenario);

@@ -13,6 +13,7 @@
 #include "sim/config/config.h"
 #include "sim/core/types.h"
 #include "sim/core/error.h"
+#include "sim/trace/retarget.h"
 #include "traces/synth/attention.h"
 #include "traces/synth/attention_fwd.h"
 #include "traces/synth/row_reduction.h"
@@ -260,8 +261,7 @@ void finish_forward_plan(FwdPlan& P, const Config& config, const std::string& ke
   P.smem_bytes = P.v_off + P.block_n * row_bytes;
   if (P.p.kv_fp8()) {  // the fp8 tiles the copies land in, converted into the 16-bit K and V tiles above
     WARPSIM_ASSERT(P.block_n * kv_row_bytes % (threads * kVecBytes) == 0, "fp8 tile chunks must split over the CTA's threads");
-    const std::string arch = config.section("gpu").str("arch");  // "sm_80", "sm_90", ...
-    P.fp8_convert_instruction = arch.rfind("sm_", 0) == 0 && std::stoi(arch.substr(3)) >= 89;
+    P.fp8_convert_instruction = sm_version(config.section("gpu").str("arch")) >= 89;
     P.k8_off = P.smem_bytes;
     P.v8_off = P.k8_off + P.block_n * kv_row_bytes;
     P.smem_bytes = P.v8_off + P.block_n * kv_row_bytes;

@@ -27,12 +27,8 @@ void emit_math(InstChunk& c, const MathCost& cost, std::uint16_t value) {
 }
 
 void emit_unpack(InstChunk& c, const OpDType& t, std::uint32_t elems, std::uint16_t packed, std::uint16_t values) {
-  if (!t.is_packed()) return;
-  const std::uint32_t per_reg = 4 / t.bytes;
-  if (t.bytes == 1)  // fp8 pairs to f16x2, into the value registers the next step widens in place
-    for (std::uint32_t e = 0; e < elems; e += 2) emit_alu(c, Opcode::HADD2, reg(values + e), {reg(packed + e / per_reg)});
-  for (std::uint32_t e = 0; e < elems; ++e)
-    emit_alu(c, Opcode::HADD2, reg(values + e), {t.bytes == 1 ? reg(values + e / 2 * 2) : reg(packed + e / per_reg)});
+  if (!t.is_16bit()) return;  // inputs are fp16, bf16 or fp32 (fp8 is an output type only)
+  for (std::uint32_t e = 0; e < elems; ++e) emit_alu(c, Opcode::HADD2, reg(values + e), {reg(packed + e / 2)});
 }
 
 void emit_pack(InstChunk& c, const OpDType& t, std::uint32_t elems, std::uint16_t values, std::uint16_t packed) {

@@ -27,7 +27,7 @@ struct OpDType {
 // The `dtype` key every operator declares: fp16 | bf16 | fp32, default fp16.
 Schema& declare_dtype(Schema& s);
 OpDType op_dtype(const SynthArgs& args);
-// fp16 | bf16 | fp32 | fp8 (e4m3: a storage type only, which a cast copy writes or reads).
+// fp16 | bf16 | fp32 | fp8 (e4m3: a storage type only, which a converting copy writes).
 OpDType op_dtype_named(const std::string& name);
 
 // Arrays of a kernel, one after another from kOpArrayBase, each starting on a 1 MiB boundary (as the GEMM's).
@@ -68,10 +68,9 @@ inline constexpr MathCost fp32_ops(std::uint32_t n) { return {n, 0, 0}; }
 void emit_math(InstChunk& c, const MathCost& cost, std::uint16_t value);
 
 // Conversions of 16-bit storage to and from fp32: HADD2.F32 per element in (the ISA's HADD2), F2FP.PACK per pair of
-// elements out (counted as an FMUL on the fp32 pipe, as the GEMM epilogue does). None for fp32. fp8 (e4m3) in: one
-// F2FP.F16.E4M3.UNPACK_B per pair of elements to f16x2 (counted as an HADD2), then HADD2.F32 per element; out: one
-// F2FP.SATFINITE.E4M3.F32.PACK_AB per pair (an FMUL, as above) and a PRMT per four elements merging two pairs into
-// one register (a LOP3 on the integer pipe).
+// elements out (counted as an FMUL on the fp32 pipe, as the GEMM epilogue does). None for fp32. fp8 (e4m3), out
+// only: one F2FP.SATFINITE.E4M3.F32.PACK_AB per pair (an FMUL, as above) and a PRMT per four elements merging two
+// pairs into one register (a LOP3 on the integer pipe).
 // `packed` = first of the elems*bytes/4 registers holding the loaded vector, `values` = first of `elems` fp32 registers.
 void emit_unpack(InstChunk& c, const OpDType& t, std::uint32_t elems, std::uint16_t packed, std::uint16_t values);
 void emit_pack(InstChunk& c, const OpDType& t, std::uint32_t elems, std::uint16_t values, std::uint16_t packed);
