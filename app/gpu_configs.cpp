@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
+#include <set>
 
 #include "sim/core/error.h"
 #include "sim/registry/registry.h"
@@ -77,7 +79,12 @@ std::string resolve_gpu_config(const std::string& name_or_path) {
 Config load_gpu_config(const std::string& name_or_path, const std::vector<std::string>& overrides) {
   const std::string file = resolve_gpu_config(name_or_path);
   Config config = Config::load(file, overrides, Registry::instance(), config_dirs());
-  spdlog::info("GPU config {}", fmt::join(config.files(), " <- "));
+  // Once per file chain: an LLM step or a validation loads the same config for every kernel.
+  static std::mutex logged_mutex;
+  static std::set<std::string> logged;
+  const std::string chain = fmt::format("{}", fmt::join(config.files(), " <- "));
+  const std::lock_guard<std::mutex> lock(logged_mutex);
+  if (logged.insert(chain).second) spdlog::info("GPU config {}", chain);
   return config;
 }
 

@@ -360,9 +360,14 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
     const double idle_gaps_j = r.peaks.idle_w * r.launch_wait_us * 1e-6;
     const double total_j = kernel_joules + r.nvlink_j + idle_communication_j + idle_gaps_j;
     covered_us += r.communication_us + r.launch_wait_us;
+    // One GPU's energy; every GPU of the deployment spends the same (each simulated alike), and the step's tokens
+    // are those of every data-parallel rank.
+    const double deployment_j = total_j * static_cast<double>(s.gpus());
     llm["energy_j"] = total_j;
+    llm["energy_j_all_gpus"] = deployment_j;
     llm["energy_covers_us"] = covered_us;
-    llm["energy_per_token_j"] = total_j / static_cast<double>(s.phase == "prefill" ? step_tokens(s) : s.batch);
+    llm["energy_per_token_j"] =
+        deployment_j / (ranks * static_cast<double>(s.phase == "prefill" ? step_tokens(s) : s.batch));
     llm["average_power_w"] = covered_us > 0 ? total_j / (covered_us * 1e-6) : 0.0;
     llm["energy_breakdown_j"] = {{"kernels", kernel_joules}, {"nvlink", r.nvlink_j},
                                  {"idle_during_communication", idle_communication_j},

@@ -121,7 +121,9 @@ Job read_job(const fs::path& job_dir) {
 // sweeps never share (or collide in) a cache directory.
 std::string run_llm_step(const Job& job) {
   const llm::LlmModel model = llm::load_model(job.llm_model);
-  const llm::Scenario scenario = llm_scenario(job.llm_scenario);
+  llm::Scenario scenario = llm_scenario(job.llm_scenario);
+  // As warpsim llm: the prefill's attention kernel is the one vLLM runs on this candidate (fa3 where it has TMA).
+  scenario.prefill_attention = llm::prefill_attention_for(load_gpu_config(job.spec.gpu, job.spec.overrides));
   const std::vector<llm::PlanEntry> plan = llm::build_plan(model, scenario);
   WorkloadCache cache("");
   const llm::LlmResult result = llm::run_llm(model, scenario, plan, job.spec, cache);

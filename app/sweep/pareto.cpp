@@ -41,10 +41,20 @@ std::vector<std::string> known_columns(const std::vector<RunResults>& runs) {
 
 }  // namespace
 
+bool higher_is_better(const std::string& column) {
+  auto ends_with = [&](const std::string& suffix) {
+    return column.size() >= suffix.size() && column.compare(column.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  for (const char* rate : {"per_s", "per_s_per_gpu", "tflops", "gbps", "flops_per_j", "hit_rate", "ipc", "occupancy"})
+    if (ends_with(rate)) return true;
+  return false;
+}
+
 ParetoResult pareto(const std::vector<RunResults>& runs, const std::string& cost, const std::string& metric) {
   ParetoResult r;
   r.cost = cost;
   r.metric = metric;
+  r.metric_higher_is_better = higher_is_better(metric);
   const std::vector<std::string> known = known_columns(runs);
   if (known.empty()) {
     std::vector<std::string> dirs;
@@ -76,13 +86,15 @@ ParetoResult pareto(const std::vector<RunResults>& runs, const std::string& cost
     }
     r.workloads[j.workload].points.push_back(std::move(p));
   }
+  // Ranked as "lower is better": a rate's metric negated.
+  const double sign = r.metric_higher_is_better ? -1.0 : 1.0;
   for (ParetoWorkload& w : r.workloads) {
-    std::stable_sort(w.points.begin(), w.points.end(), [](const ParetoPoint& a, const ParetoPoint& b) {
-      return std::tie(a.cost, a.metric, a.candidate) < std::tie(b.cost, b.metric, b.candidate);
+    std::stable_sort(w.points.begin(), w.points.end(), [sign](const ParetoPoint& a, const ParetoPoint& b) {
+      return std::make_tuple(a.cost, sign * a.metric, a.candidate) < std::make_tuple(b.cost, sign * b.metric, b.candidate);
     });
     for (ParetoPoint& p : w.points)
       for (const ParetoPoint& q : w.points)
-        if (q.cost <= p.cost && q.metric <= p.metric && (q.cost < p.cost || q.metric < p.metric)) {
+        if (q.cost <= p.cost && sign * q.metric <= sign * p.metric && (q.cost < p.cost || sign * q.metric < sign * p.metric)) {
           p.on_frontier = false;
           p.dominated_by = q.candidate;
           break;
@@ -92,7 +104,8 @@ ParetoResult pareto(const std::vector<RunResults>& runs, const std::string& cost
 }
 
 std::string pareto_table(const ParetoResult& r) {
-  std::string out = fmt::format("cost {} against {} (lower is better for both); * on the Pareto frontier\n", r.cost, r.metric);
+  std::string out = fmt::format("cost {} against {} ({}); * on the Pareto frontier\n", r.cost, r.metric,
+                                r.metric_higher_is_better ? "lower cost and higher metric are better" : "lower is better for both");
   for (const ParetoWorkload& w : r.workloads) {
     std::size_t width = 9;
     for (const ParetoPoint& p : w.points) width = std::max(width, p.candidate.size());

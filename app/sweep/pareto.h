@@ -1,7 +1,8 @@
 // `warpsim sweep pareto RUN_DIR...`: per workload, each candidate's cost (a design-point parameter such as
-// sm.count, or a power column of the energy model) against a metric where lower is better (by default the job's
-// time), and which candidates are on the Pareto frontier: no other candidate is at least as good on both and
-// better on one. Equal points dominate neither (both stay on the frontier).
+// sm.count, or a power column of the energy model) against a metric (by default the job's time), and which
+// candidates are on the Pareto frontier: no other candidate is at least as good on both and better on one. Equal
+// points dominate neither (both stay on the frontier). Lower cost is better; so is a lower metric, unless the metric
+// is a rate (higher_is_better: llm.tokens_per_s, achieved TFLOP/s, a hit rate, ...).
 #pragma once
 
 #include <string>
@@ -27,8 +28,13 @@ struct ParetoWorkload {
   std::vector<ParetoPoint> points;  // by cost, then metric, then candidate
 };
 
+// Whether a larger value of `column` is the better one: rates and efficiencies, by name (ending in per_s,
+// per_s_per_gpu, tflops, gbps, flops_per_j, hit_rate, ipc or occupancy). Times, energies and costs: lower is better.
+bool higher_is_better(const std::string& column);
+
 struct ParetoResult {
   std::string cost, metric;
+  bool metric_higher_is_better = false;
   std::vector<ParetoWorkload> workloads;  // first-seen order over the runs
   std::size_t jobs_without_results = 0;
 };

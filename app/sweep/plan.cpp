@@ -37,12 +37,18 @@ llm::Scenario llm_scenario(const std::map<std::string, std::string>& keys) {
       s.phase = value;
     } else if (key == "dtype") {
       s.dtype = value;
+    } else if (key == "kv_dtype") {
+      s.kv_dtype = value;
     } else {
       double number = 0;
       std::string error;
       if (!parse_quantity(value, ParamType::UInt, number, error))
         throw InputError(fmt::format("{}: expected a whole number, got '{}'", key, value));
-      std::uint64_t& field = key == "batch" ? s.batch : key == "prompt" ? s.prompt : key == "context" ? s.context : s.tp;
+      std::uint64_t& field = key == "batch"     ? s.batch
+                             : key == "prompt"  ? s.prompt
+                             : key == "context" ? s.context
+                             : key == "ep"      ? s.ep
+                                                : s.tp;
       field = static_cast<std::uint64_t>(number);
     }
   }
@@ -213,7 +219,8 @@ void expand_llm(const WorkloadEntry& w, const std::string& context, std::vector<
       const llm::Scenario scenario = llm_scenario(p.llm_scenario);
       llm::build_plan(model, scenario);  // the scenario's own checks (a batch of 0, fp8 on an old GPU, ...)
       p.params = {{"model", model.name}, {"phase", scenario.phase}, {"batch", scenario.batch}, {"prompt", scenario.prompt},
-                  {"context", scenario.context}, {"dtype", scenario.dtype}, {"tp", scenario.tp}};
+                  {"context", scenario.context}, {"dtype", scenario.dtype}, {"kv_dtype", scenario.kv_dtype},
+                  {"tp", scenario.tp}, {"ep", scenario.ep}};
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}: {}", context, e.what()));
     }

@@ -74,6 +74,12 @@ std::vector<std::pair<std::string, json>> job_columns(const JobResult& job) {
     out.emplace_back("sm_clock_hz", p->value("sustained_sm_clock_hz", json()));
     out.emplace_back("over_power_cap", p->value("over_cap", false) ? 1 : 0);
   }
+  // An LLM step's own figures (warpsim llm's stats.json "llm"): its numbers, booleans as 1 or 0.
+  if (const auto l = s.find("llm"); l != s.end() && l->is_object())
+    for (const auto& [key, value] : l->items()) {
+      if (value.is_number()) out.emplace_back("llm." + key, value);
+      else if (value.is_boolean()) out.emplace_back("llm." + key, value.get<bool>() ? 1 : 0);
+    }
   return out;
 }
 

@@ -35,7 +35,9 @@ RunResults load_run_results(const std::string& run_dir);
 // The columns one job gives every row of its kernels, in this order: job_total_cycles, job_total_time_us, wall_s,
 // then the run's power section (stats.json "power") when the GPU models energy: job_energy_j,
 // job_average_power_w, job_peak_kernel_power_w, idle_power_w, power_cap_w, clock_policy (configured, pinned or
-// boost: how the clock was decided), sm_clock_hz (the clock the run held), over_power_cap (1 or 0).
+// boost: how the clock was decided), sm_clock_hz (the clock the run held), over_power_cap (1 or 0); and for an LLM
+// step, the numbers of its stats.json "llm" section as llm.<key> (llm.step_ms, llm.tokens_per_s,
+// llm.energy_per_token_j, llm.fits_in_hbm as 1 or 0, ...).
 std::vector<std::pair<std::string, nlohmann::json>> job_columns(const JobResult& job);
 
 // A kernel's headline stats, in stats.json's order: its numbers, utilization.*, stalls.*,

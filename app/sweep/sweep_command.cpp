@@ -244,7 +244,7 @@ int sweep_pareto(int argc, char** argv) {
   desc.add_options()("cost", po::value(&cost)->default_value(sweep::kDefaultParetoCost),
                      "the cost column: a numeric design-point parameter (sm.count, hbm.bandwidth, ...) or a job column "
                      "(job_energy_j, job_average_power_w, job_peak_kernel_power_w, ...)")
-      ("metric", po::value(&metric)->default_value(sweep::kDefaultParetoMetric), "the metric column (lower is better)")
+      ("metric", po::value(&metric)->default_value(sweep::kDefaultParetoMetric), "the metric column (lower is better, or higher for a rate: llm.tokens_per_s, ...)")
       ("out,o", po::value(&csv), "also write the table as CSV to this file")
       ("svg-dir", po::value(&svg_dir), "also write a plot per workload (pareto_<n>.svg) into this directory");
   po::variables_map vm;

@@ -24,6 +24,8 @@ using namespace warpsim;
 namespace {
 
 std::string tiny_model() { return (source_dir() / "tests" / "data" / "llm" / "tiny_llama.json").string(); }
+// Four experts, two per token: Mixtral's shape at tiny_llama's size.
+std::string tiny_moe_model() { return (source_dir() / "tests" / "data" / "llm" / "tiny_mixtral.json").string(); }
 
 // The entries of layer 0, by name, in order.
 std::vector<std::string> layer_names(const std::vector<llm::PlanEntry>& plan, int layer) {
@@ -517,6 +519,63 @@ TEST_CASE("llm command: prefill writes TTFT, the per-kernel table and a timeline
                                        "--out", dir / "out2", "--no-cache"});
     CHECK(bad.exit_code == 2);
     CHECK(contains(bad.err, "node.link_bandwidth"));
+  }
+}
+
+TEST_CASE("llm command: data-parallel ranks multiply tokens/s, energy per token is the deployment's, and a step "
+          "that does not fit in HBM says so", "[llm]") {
+  TempDir dir;
+  auto step = [&](const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> cmd = {"llm", "--phase", "decode", "--batch", "4", "--context", "256", "--out",
+                                    dir / name, "--cache-dir", dir / "cache", "-q"};
+    cmd.insert(cmd.end(), extra.begin(), extra.end());
+    const CmdResult r = run_warpsim(cmd);
+    INFO(describe(cmd, r));
+    REQUIRE(r.exit_code == 0);
+    return read_text(dir.path() / name / "stats.json");
+  };
+  auto number = [](const std::string& stats, const std::string& key) {
+    const auto v = json::number(stats, key);
+    INFO(key);
+    REQUIRE(v.has_value());
+    return *v;
+  };
+  SECTION("--ep 4 (--tp 1): four ranks of 4 sequences each, so about four times one GPU's tokens/s") {
+    const std::string one = step("ep1", {"--model", tiny_moe_model()});
+    const std::string four = step("ep4", {"--model", tiny_moe_model(), "--ep", "4"});
+    CHECK(number(four, "llm.scenario.dp") == 4);
+    const double ratio = number(four, "llm.tokens_per_s") / number(one, "llm.tokens_per_s");
+    CHECK(ratio > 3.0);  // all-to-alls and 4x the routed tokens per expert GEMM make the step a little longer
+    CHECK(ratio < 4.0);
+    CHECK(number(four, "llm.tokens_per_s_per_gpu") == Approx(number(four, "llm.tokens_per_s") / 4));
+    // Per token, a rank spends about what one GPU alone does: a quarter of the experts, each with 4x the tokens.
+    const double energy_ratio = number(four, "llm.energy_per_token_j") / number(one, "llm.energy_per_token_j");
+    CHECK(energy_ratio > 0.5);
+    CHECK(energy_ratio < 1.5);
+  }
+  SECTION("--tp 2: the energy per token counts both GPUs, so it does not fall below one GPU's") {
+    const std::string one = step("tp1", {"--model", tiny_model()});
+    const std::string two = step("tp2", {"--model", tiny_model(), "--tp", "2"});
+    CHECK(number(two, "llm.energy_j_all_gpus") == Approx(2 * number(two, "llm.energy_j")));
+    // The tiny model's kernels are latency-bound: at tp 2 each GPU takes about as long per kernel as one GPU alone
+    // and idles through the all-reduces, so two GPUs spend more than twice one's energy per token (2.9x here). One
+    // GPU's share alone (energy_j / tokens, as before) would be half of that.
+    const double energy_ratio = number(two, "llm.energy_per_token_j") / number(one, "llm.energy_per_token_j");
+    CHECK(energy_ratio > 2.0);
+    CHECK(energy_ratio < 4.0);
+  }
+  SECTION("weights and KV cache beyond hbm.capacity: fits_in_hbm false and the summary says so") {
+    const std::string fits = step("fits", {"--model", tiny_model()});
+    CHECK(json::raw(fits, "llm.fits_in_hbm") == "true");
+    const double held = number(fits, "llm.weights_held_bytes_per_gpu") + number(fits, "llm.kv_cache_bytes_per_gpu");
+    std::vector<std::string> cmd = {"llm", "--model", tiny_model(), "--phase", "decode", "--batch", "4", "--context",
+                                    "256", "--out", dir / "small", "--cache-dir", dir / "cache",
+                                    "--set", fmt::format("hbm.capacity={}B", static_cast<std::uint64_t>(held / 2))};
+    const CmdResult small = run_warpsim(cmd);
+    INFO(describe(cmd, small));
+    REQUIRE(small.exit_code == 0);
+    CHECK(json::raw(read_text(dir.path() / "small" / "stats.json"), "llm.fits_in_hbm") == "false");
+    CHECK(contains(small.out, "DOES NOT FIT"));
   }
 }
 

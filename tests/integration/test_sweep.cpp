@@ -32,6 +32,32 @@ std::vector<std::string> split(const std::string& line, char sep) {
 
 fs::file_time_type mtime(const fs::path& p) { return fs::last_write_time(p); }
 
+// sweep collect's CSV: its header, and each job's last row (cells in the header's order) by job name.
+struct CollectedCsv {
+  std::vector<std::string> header;
+  std::map<std::string, std::vector<std::string>> rows;
+  std::size_t column(const std::string& name) const {
+    const auto it = std::find(header.begin(), header.end(), name);
+    INFO(name);
+    REQUIRE(it != header.end());
+    return static_cast<std::size_t>(it - header.begin());
+  }
+};
+
+CollectedCsv read_collected(const std::string& file) {
+  CollectedCsv c;
+  std::istringstream lines(read_text(file));
+  std::string line;
+  std::getline(lines, line);
+  c.header = split(line, ',');
+  const std::size_t job = c.column("job");
+  while (std::getline(lines, line)) {
+    const auto cells = split(line, ',');
+    c.rows[cells.at(job)] = cells;
+  }
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("sweep: plan, an interrupted run, resubmit and collect lose nothing and rerun nothing", "[sweep]") {
@@ -80,22 +106,10 @@ TEST_CASE("sweep: plan, an interrupted run, resubmit and collect lose nothing an
   const std::string csv = dir / "results.csv";
   r = run_warpsim({"sweep", "collect", run, "-o", csv});
   REQUIRE(r.exit_code == 0);
-  std::istringstream lines(read_text(csv));
-  std::string line;
-  std::getline(lines, line);
-  const std::vector<std::string> header = split(line, ',');
-  const auto column = [&](const std::string& name) {
-    const auto it = std::find(header.begin(), header.end(), name);
-    REQUIRE(it != header.end());
-    return static_cast<std::size_t>(it - header.begin());
-  };
-  const std::size_t job = column("job"), sms = column("sm.count"), m = column("workload.m"), cycles = column("cycles"),
-                    alias = column("alias_of");
-  std::map<std::string, std::vector<std::string>> rows;
-  while (std::getline(lines, line)) {
-    const auto cells = split(line, ',');
-    rows[cells[job]] = cells;
-  }
+  const CollectedCsv collected = read_collected(csv);
+  const std::size_t sms = collected.column("sm.count"), m = collected.column("workload.m"),
+                    cycles = collected.column("cycles"), alias = collected.column("alias_of");
+  const auto& rows = collected.rows;
   REQUIRE(rows.size() == 6);  // one kernel per job; aliases too
   for (const auto& [name, cells] : rows) {
     INFO(name);
@@ -139,6 +153,53 @@ TEST_CASE("sweep: SIGTERM stops a job as unfinished, without results that look c
   CHECK_FALSE(fs::exists(job / "running"));
   const CmdResult r = run_warpsim({"sweep", "status", run});
   CHECK(contains(r.out, "1 unfinished"));
+}
+
+TEST_CASE("sweep: an LLM step sweeps kv_dtype and ep as warpsim llm's options; its figures are job columns, and "
+          "pareto ranks tokens/s higher-is-better", "[sweep][llm]") {
+  TempDir dir;
+  const std::string spec = dir / "llm.yaml", run = dir / "run";
+  const std::string model = (source_dir() / "tests" / "data" / "llm" / "tiny_mixtral.json").string();
+  // slow_big: more SMs at half the clock, so slower and costlier in SMs.
+  write_text(spec, "name: moe\nbase: " + shipped_config("h100_sxm") +
+                       "\ncandidates:\n  h100: {}\n  slow_big: {set: {sm.count: 144, clocks.sm: 0.915 GHz}}\n"
+                       "workloads:\n  - llm: " + model +
+                       "\n    name: moe\n    phase: decode\n    batch: 4\n    context: 256\n    kv_dtype: fp8\n    ep: [1, 4]\n");
+  CmdResult r = run_warpsim({"sweep", "plan", spec, "-o", run});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  r = run_warpsim({"sweep", "submit", run, "--backend", "local", "-j", "2"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "4 done, 0 failed"));
+  for (const char* ep : {"1", "4"}) {
+    const std::string job = std::string("h100__moe_ep") + ep;
+    INFO(job);
+    const std::string stats = read_text(fs::path(run) / "jobs" / job / "stats.json");
+    CHECK(json::string(stats, "llm.scenario.kv_dtype").value_or("") == "fp8");
+    CHECK(json::number(stats, "llm.scenario.ep").value_or(0) == std::stod(ep));
+  }
+  const std::string csv = dir / "results.csv";
+  REQUIRE(run_warpsim({"sweep", "collect", run, "-o", csv}).exit_code == 0);
+  const CollectedCsv collected = read_collected(csv);
+  const std::size_t tokens = collected.column("llm.tokens_per_s"), fits = collected.column("llm.fits_in_hbm");
+  const auto& rows = collected.rows;
+  REQUIRE(rows.size() == 4);
+  for (const auto& [name, cells] : rows) {
+    INFO(name);
+    CHECK(cells[fits] == "1");
+    const std::string stats = read_text(fs::path(run) / "jobs" / name / "stats.json");
+    CHECK(std::stod(cells[tokens]) == Approx(json::number(stats, "llm.tokens_per_s").value_or(-1)).epsilon(1e-12));
+  }
+  r = run_warpsim({"sweep", "pareto", run, "--cost", "sm.count", "--metric", "llm.tokens_per_s"});
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "higher metric are better"));
+  // Fewer tokens/s from more SMs: slow_big is dominated in both workloads (lower-is-better would keep it).
+  std::size_t dominated = 0;
+  for (std::size_t at = r.out.find("dominated by h100"); at != std::string::npos; at = r.out.find("dominated by h100", at + 1))
+    ++dominated;
+  CHECK(dominated == 2);
 }
 
 TEST_CASE("sweep: a bad spec is one error naming the file and the key", "[sweep][bad-input]") {
