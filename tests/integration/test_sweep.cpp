@@ -155,7 +155,7 @@ TEST_CASE("sweep: SIGTERM stops a job as unfinished, without results that look c
   CHECK(contains(r.out, "1 unfinished"));
 }
 
-TEST_CASE("sweep: an LLM step sweeps kv_dtype and ep as warpsim llm's options; its figures are job columns, and "
+TEST_CASE("sweep: an LLM step sweeps kv_dtype and ep as warpsim llm's options, its figures are job columns, and "
           "pareto ranks tokens/s higher-is-better", "[sweep][llm]") {
   TempDir dir;
   const std::string spec = dir / "llm.yaml", run = dir / "run";

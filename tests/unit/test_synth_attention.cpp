@@ -38,6 +38,8 @@ struct KernelTotals {
   std::uint64_t ldgsts_bytes = 0, ldg_bytes = 0, stg_bytes = 0, red_lanes = 0;
   std::map<std::uint64_t, std::set<std::uint64_t>> ldgsts_addresses;  // per CTA, lane addresses >= address_floor
   std::set<std::uint64_t> ldg_addresses;
+  std::map<std::uint64_t, std::uint32_t> red_adds;  // lane address -> atomic adds to it
+  std::uint32_t red_max_lines = 0;                  // most 128-byte lines one RED touches
   std::uint64_t ldgsts_bytes_above_floor = 0;
   double hgmma_flops = 0;                     // each warp's HGMMA is a quarter of its warpgroup's m x n x k
   std::uint64_t tma_bytes = 0, tma_landed_bytes = 0, expect_tx_bytes = 0;
@@ -74,7 +76,16 @@ KernelTotals scan(TraceSource& trace, std::size_t kernel_index, std::uint64_t ad
               if (in.active_mask >> l & 1u) t.ldg_addresses.insert(in.lane_address(l));
           }
           if (in.op == Opcode::STG) t.stg_bytes += bytes;
-          if (in.op == Opcode::RED) t.red_lanes += in.active_lanes();
+          if (in.op == Opcode::RED) {
+            t.red_lanes += in.active_lanes();
+            std::set<std::uint64_t> lines;
+            for (int l = 0; l < kWarpSize; ++l)
+              if (in.active_mask >> l & 1u) {
+                ++t.red_adds[in.lane_address(l)];
+                lines.insert(in.lane_address(l) / 128);
+              }
+            t.red_max_lines = std::max(t.red_max_lines, static_cast<std::uint32_t>(lines.size()));
+          }
           if (in.op == Opcode::HGMMA) t.hgmma_flops += 2.0 * in.mma.m * in.mma.n * in.mma.k / 4;
           if (in.op == Opcode::UTMALDG) {  // aux rows of group_stride bytes, landing in every CTA of its mask
             const std::uint64_t bytes = std::uint64_t{in.aux} * static_cast<std::uint64_t>(in.group_stride);
@@ -278,6 +289,11 @@ TEST_CASE("attention fa2 backward: three kernels, 2.5x the forward MMAs, dQ redu
   // KV block.
   CHECK(main.info.grid.count() == 4);
   CHECK(static_cast<double>(main.red_lanes) == 2 * b * h * s * d);
+  // Each RED is one coalesced 128-byte line (flash-attention's atomic-add partition: a warp's 32 threads on 32
+  // consecutive floats), and every dQaccum element is added to once per KV block.
+  CHECK(main.red_max_lines == 1);
+  CHECK(static_cast<double>(main.red_adds.size()) == b * h * s * d);
+  CHECK(std::all_of(main.red_adds.begin(), main.red_adds.end(), [](const auto& a) { return a.second == 2; }));
   CHECK(main.every_warp_ends_with_exit);
   // Conversion: dQaccum (fp32) in, dQ (16-bit) out.
   CHECK(static_cast<double>(convert.ldg_bytes) == b * h * s * d * 4);

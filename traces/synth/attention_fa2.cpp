@@ -663,28 +663,33 @@ class BackwardWarp final : public TilePipelineWarp<BackwardWarp> {
         }
   }
 
-  // dQaccum += dQ: one RED.ADD.F32 per accumulator register (atomicAdd per element, as flash-attention's
-  // backward): lanes on rows l/4 (+8), columns 2*(l%4) + (e%2).
+  // dQaccum += dQ: one RED.ADD.F32 per accumulator register (atomicAdd per element), addressed as flash-attention's
+  // GmemTiledCopydQaccumAtomicAdd partitions the tile: threads (warps x 32) over (rows, columns) with stride (32, 1),
+  // one value each, so a warp's k-th RED covers 32 consecutive floats (one 128-byte line) of row
+  // warp + warps x (k mod rows/warps), columns 32 x (k div rows/warps). The registers pair with those addresses by
+  // index, not by their place in the MMA tile: dQaccum holds the tile permuted, and the conversion kernel reads it
+  // back through the same partition.
   void emit_dq_reduction(InstChunk& c, std::uint32_t m) {
     const BwdPlan& P = *plan_;
     const WarpGemm& g = P.gemm_dq[warp_];
-    const std::uint32_t atom_n = P.t.warps / P.t.atom_dq;
     const RowMajorMatrix dq{P.dq_accum + std::uint64_t{b_} * P.p.seqlen_q * P.p.heads * P.p.head_dim * 4, P.p.seqlen_q,
                             P.p.heads * P.p.head_dim, 4};
+    const std::uint32_t row_steps = P.t.block_m / P.t.warps;
+    std::uint32_t k = 0;
     for (std::uint32_t mi = 0; mi < g.m_blocks; ++mi)
       for (std::uint32_t ni = 0; ni < g.n_blocks(); ++ni)
-        for (std::uint32_t e = 0; e < kMmaAccRegs; ++e) {
-          const std::uint64_t row = std::uint64_t{m} * P.t.block_m + (warp_ % P.t.atom_dq) * 16 + mi * 16 * P.t.atom_dq + (e / 2) * 8;
-          const std::uint64_t col = q_col() + (warp_ / P.t.atom_dq) * 16 + (ni / 2) * 16 * atom_n + (ni % 2) * 8 + e % 2;
-          const std::uint32_t mask = row_mask(row, P.p.seqlen_q);
-          if (mask == 0) {
+        for (std::uint32_t e = 0; e < kMmaAccRegs; ++e, ++k) {
+          const std::uint64_t row = std::uint64_t{m} * P.t.block_m + warp_ + P.t.warps * (k % row_steps);
+          const std::uint64_t col = q_col() + kWarpSize * (k / row_steps);
+          if (row >= P.p.seqlen_q) {
             c.skip();
             continue;
           }
-          WarpInst& red = emit_store(c, Opcode::RED, MemSpace::Global, LaneRows{dq.address(row, col), 4, 4, dq.pitch()},
-                                     mask, {reg(g.acc_block(P.r_dq, mi, ni) + e), P.r_ptr});
-          red.stride = 8;  // lane l % 4 holds columns 2*(l%4): 8 bytes apart
+          emit_store(c, Opcode::RED, MemSpace::Global, LaneRows{dq.address(row, col), 4}, kFullMask,
+                     {reg(g.acc_block(P.r_dq, mi, ni) + e), P.r_ptr});
         }
+    if (std::uint64_t{k} * kWarpSize * P.t.warps != std::uint64_t{P.t.block_m} * P.p.head_dim)
+      throw std::logic_error("fa2 backward: dQ accumulator registers do not cover the dQaccum tile");
   }
 
   std::shared_ptr<const BwdPlan> plan_;
