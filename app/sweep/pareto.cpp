@@ -10,6 +10,7 @@
 #include "app/sweep/svg_chart.h"
 #include "sim/config/config.h"
 #include "sim/core/error.h"
+#include "sim/core/text.h"
 
 using nlohmann::json;
 
@@ -42,11 +43,8 @@ std::vector<std::string> known_columns(const std::vector<RunResults>& runs) {
 }  // namespace
 
 bool higher_is_better(const std::string& column) {
-  auto ends_with = [&](const std::string& suffix) {
-    return column.size() >= suffix.size() && column.compare(column.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
   for (const char* rate : {"per_s", "per_s_per_gpu", "tflops", "gbps", "flops_per_j", "hit_rate", "ipc", "occupancy"})
-    if (ends_with(rate)) return true;
+    if (text::ends_with(column, rate)) return true;
   return false;
 }
 

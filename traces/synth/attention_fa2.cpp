@@ -688,8 +688,6 @@ class BackwardWarp final : public TilePipelineWarp<BackwardWarp> {
           emit_store(c, Opcode::RED, MemSpace::Global, LaneRows{dq.address(row, col), 4}, kFullMask,
                      {reg(g.acc_block(P.r_dq, mi, ni) + e), P.r_ptr});
         }
-    if (std::uint64_t{k} * kWarpSize * P.t.warps != std::uint64_t{P.t.block_m} * P.p.head_dim)
-      throw std::logic_error("fa2 backward: dQ accumulator registers do not cover the dQaccum tile");
   }
 
   std::shared_ptr<const BwdPlan> plan_;
@@ -773,6 +771,9 @@ std::vector<GeneratedKernelSpec> fa2_backward_kernels(const AttnProblem& p, cons
   P.r_dp = regs.take(P.gemm_dp[0].acc_regs());
   P.r_dq = P.r_s;
   const std::uint32_t dq_regs = P.gemm_dq[0].acc_regs();
+  // The dQ atomics pair accumulator registers with the atomic-add partition's addresses by index (emit_dq_reduction).
+  WARPSIM_ASSERT(std::uint64_t{dq_regs} * kWarpSize * W == std::uint64_t{M} * d,
+                 "dQ accumulator registers must cover the dQaccum tile");
   if (dq_regs > 2 * P.gemm_dp[0].acc_regs()) regs.take(dq_regs - 2 * P.gemm_dp[0].acc_regs());
   P.r_lse = regs.take(P.sdp_rows());
   P.r_d = regs.take(P.sdp_rows());
