@@ -214,6 +214,15 @@ struct GemmPlan {
   // Epilogue (shared): passes of 16 rows through a warp-private padded staging buffer (epilogue.h).
   StagedEpilogue epi;
 
+  // Stream-K (multistage only): the decomposition, where the CTAs sharing a tile meet (a partial tile per stream-K
+  // tile: the accumulators of every thread, striped in 16-byte vectors, and an arrival counter per tile).
+  bool stream_k = false;
+  GemmStreamK sk;
+  std::uint64_t sk_partials = 0, sk_flags = 0;
+  std::uint32_t sk_partial_bytes = 0;  // one tile's partial sums: tile_m x tile_n fp32
+  std::uint64_t partial_tile(std::uint64_t tile) const { return sk_partials + (tile - sk.dp_tiles) * sk_partial_bytes; }
+  std::uint64_t tile_flag(std::uint64_t tile) const { return sk_flags + (tile - sk.dp_tiles) * 4; }
+
   // Register ids.
   std::uint16_t r_acc = 0, r_afrag = 0, r_bfrag = 0;
   std::uint16_t r_tid = 0, r_cta_x = 0, r_cta_y = 0, r_lin = 0, r_tile_m = 0, r_tile_n = 0;
@@ -253,6 +262,14 @@ struct GemmPlan {
     w.b_row0 = std::uint64_t{tile.n} * t.tile_n;
     w.kt_begin = static_cast<std::uint32_t>(split * k_tiles / split_k);
     w.kt_end = static_cast<std::uint32_t>((split + 1) * k_tiles / split_k);
+    return w;
+  }
+  // Stream-K: tile `tile` (linear over the batch, rasterised as the CTAs of a data-parallel grid) over k-tiles
+  // [kt_begin, kt_end).
+  CtaWork tile_work(std::uint64_t tile, std::uint32_t kt_begin, std::uint32_t kt_end) const {
+    CtaWork w = cta_work(tile);  // without split-K, CTA i computes linear tile i
+    w.kt_begin = kt_begin;
+    w.kt_end = kt_end;
     return w;
   }
   // Matrix `batch` of a strided batch: the next one starts where the previous one ends.
@@ -322,7 +339,9 @@ bool gemm_uses_tma(const GemmProblem& p, const GemmTiling& t, const GemmLimits& 
          2 * t.stages <= kMbarriers;
 }
 
-std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, const std::string& arch, bool tma) {
+// `stream_k_slots`: the CTAs a stream-K grid keeps resident (unused without stream-K).
+std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, const std::string& arch, bool tma,
+                                    std::uint64_t stream_k_slots) {
   auto plan = std::make_shared<GemmPlan>();
   GemmPlan& P = *plan;
   P.p = p;
@@ -405,6 +424,17 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.epi.fusion.bias_reg = regs.take(P.epi.bias_regs());
   P.reg_ids_used = regs.used();
 
+  if (t.stream_k) {
+    P.stream_k = true;
+    P.sk = gemm_stream_k(p.batch * P.tiles, P.k_tiles, stream_k_slots, std::max<std::uint32_t>(2, t.stages));
+    P.sk_partial_bytes = t.tile_m * t.tile_n * kWorkspaceBytes;
+    // The partial tiles after C (and the bias vector of a fused epilogue), the arrival counters after them.
+    const std::uint64_t c_end = P.epi.fusion.bias ? P.epi.fusion.bias_vector.base + p.n * P.epi.fusion.bias_vector.elem_bytes
+                                                  : P.c.base + p.batch * p.m * p.n * P.c.elem_bytes;
+    P.sk_partials = round_up(c_end, kMatrixAlign);
+    P.sk_flags = round_up(P.sk_partials + P.sk.sk_tiles * P.sk_partial_bytes, kMatrixAlign);
+  }
+
   if (!P.warp_specialized) {
     P.ldsm_frags = std::max(P.n_mi, P.n_ni / 2);
     P.ldsm.resize(std::size_t{t.warps} * 2 * P.ldsm_frags * P.k_steps);
@@ -447,12 +477,14 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   name << "warpsim_gemm_" << dtype_tag(p.dtype) << "_tn_" << t.tile_m << 'x' << t.tile_n << 'x' << t.tile_k << "_s"
        << t.stages << '_' << arch_tag(arch);
   if (P.split_k > 1) name << "_splitk" << P.split_k;
+  if (P.stream_k) name << "_streamk" << P.sk.sk_ctas;
   if (p.epilogue != GemmEpilogue::None) name << '_' << gemm_epilogue_name(p.epilogue);
   name << " (";
   if (p.batch > 1) name << p.batch << 'x';
   name << p.m << 'x' << p.n << 'x' << p.k << ')';
   info.name = name.str();
-  info.grid = Dim3{P.tiles_n, P.tiles_m, static_cast<std::uint32_t>(p.batch * P.split_k)};
+  info.grid = P.stream_k ? Dim3{static_cast<std::uint32_t>(P.sk.ctas()), 1, 1}
+                         : Dim3{P.tiles_n, P.tiles_m, static_cast<std::uint32_t>(p.batch * P.split_k)};
   info.cluster = Dim3{P.cluster_m, 1, 1};
   info.block = Dim3{t.warps * kWarpSize, 1, 1};
   info.registers_per_thread = kernel_registers(t);
@@ -508,8 +540,10 @@ void emit_operand_copy(InstChunk& c, const GemmPlan& P, Operand op, const RowMaj
 // What every generated GEMM warp knows: the plan, its warp index, its CTA's output tile and k-tiles.
 struct GemmWarpContext {
   GemmWarpContext(std::shared_ptr<const GemmPlan> plan_in, std::uint64_t cta_id, std::uint32_t warp_in)
-      : plan(std::move(plan_in)), warp(warp_in), cluster_rank(plan->cluster_rank(cta_id)) {
-    const GemmPlan::CtaWork work = plan->cta_work(cta_id);
+      : GemmWarpContext(plan_in, plan_in->cta_work(cta_id), warp_in, plan_in->cluster_rank(cta_id)) {}
+  GemmWarpContext(std::shared_ptr<const GemmPlan> plan_in, const GemmPlan::CtaWork& work, std::uint32_t warp_in,
+                  std::uint32_t cluster_rank_in = 0)
+      : plan(std::move(plan_in)), warp(warp_in), cluster_rank(cluster_rank_in) {
     a = work.a;
     b = work.b;
     c = work.c;
@@ -556,14 +590,39 @@ struct GemmWarpContext {
 //     HMMA n_mi x n_ni (serpentine), the LDGSTS refilling stage (kt+stages-1) % stages spread among them
 //     at s == k_steps-2: LDGDEPBAR; DEPBAR stages-2; BAR  (so the last step's LDSM may read the next stage)
 //   loop tail; epilogue; EXIT
+//
+// Stream-K runs this pipeline once per tile segment of a CTA (StreamKWarp): the first segment runs the setup, a
+// later one waits at a CTA barrier (the last segment's epilogue staging overlaps the stages it will fill) and
+// computes its tile's coordinates; the epilogue stores C or meets the tile's other CTAs (GemmSegment::Fixup).
+struct GemmSegment {
+  enum class Fixup {
+    None,        // the tile's whole k-range: the epilogue stores C
+    Store,       // the tile's first k-tiles: store the partial sums into the tile's workspace, arrive
+    Accumulate,  // a middle part: wait for the CTAs before, add the partial sums into the workspace, arrive
+    Finish,      // the tile's last k-tiles: wait, add the workspace into the accumulators, store C
+  };
+  bool first = true, last = true;  // first: runs the setup; last: ends with EXIT
+  Fixup fixup = Fixup::None;
+  std::uint64_t partials = 0, flag = 0;  // the tile's partial sums and arrival counter (Fixup != None)
+};
+
 class MultistageWarp final : public TilePipelineWarp<MultistageWarp> {
  public:
   MultistageWarp(std::shared_ptr<const GemmPlan> plan, std::uint64_t cta_id, std::uint32_t warp)
-      : MultistageWarp(GemmWarpContext(std::move(plan), cta_id, warp)) {}
+      : MultistageWarp(GemmWarpContext(std::move(plan), cta_id, warp), GemmSegment{}) {}
+  MultistageWarp(std::shared_ptr<const GemmPlan> plan, const GemmPlan::CtaWork& work, std::uint32_t warp,
+                 GemmSegment segment)
+      : MultistageWarp(GemmWarpContext(std::move(plan), work, warp), segment) {}
 
   void emit_prologue(InstChunk& c) {
     const GemmPlan& P = *g_.plan;
-    emit_setup(c, P);
+    if (segment_.first) {
+      emit_setup(c, P);
+    } else {
+      emit_barrier(c, 0);
+      for (std::uint16_t r : {P.r_tile_m, P.r_tile_n, P.r_gptr_a, P.r_gptr_b}) emit_alu(c, Opcode::IMAD, r, {P.r_lin});
+      emit_alu(c, Opcode::MOV, P.r_count, {});
+    }
     g_.emit_prologue_fills(c);
     emit_async_wait(c, P.t.stages - 2);
     emit_barrier(c, 0);
@@ -572,13 +631,25 @@ class MultistageWarp final : public TilePipelineWarp<MultistageWarp> {
   void emit_iteration(InstChunk& c, std::uint32_t kt);
   void emit_epilogue(InstChunk& c) {
     const GemmPlan& P = *g_.plan;
-    emit_staged_epilogue(c, P.epi, MmaAccumulatorTile{P.r_acc, P.n_mi, P.n_ni}, g_.c, g_.a_row0 + warp_row0_,
-                         g_.b_row0 + warp_col0_, g_.warp * P.epi.staging_bytes(), P.r_epi, P.r_cptr);
-    c.emit(Opcode::EXIT);
+    using Fixup = GemmSegment::Fixup;
+    if (segment_.fixup == Fixup::Accumulate || segment_.fixup == Fixup::Finish) {
+      emit_wait_for_peers(c);
+      emit_add_partials(c, segment_.fixup == Fixup::Accumulate);
+    } else if (segment_.fixup == Fixup::Store) {
+      for (std::uint32_t v = 0; v < partial_vectors(); ++v)
+        emit_store(c, Opcode::STG, MemSpace::Global, partial_lanes(v), kFullMask, {acc_vector(v), P.r_cptr});
+    }
+    if (segment_.fixup == Fixup::Store || segment_.fixup == Fixup::Accumulate)
+      emit_arrive(c);
+    else
+      emit_staged_epilogue(c, P.epi, MmaAccumulatorTile{P.r_acc, P.n_mi, P.n_ni}, g_.c, g_.a_row0 + warp_row0_,
+                           g_.b_row0 + warp_col0_, g_.warp * P.epi.staging_bytes(), P.r_epi, P.r_cptr);
+    if (segment_.last) c.emit(Opcode::EXIT);
   }
 
  private:
-  explicit MultistageWarp(GemmWarpContext g) : TilePipelineWarp(g.k_tiles), g_(std::move(g)) {
+  MultistageWarp(GemmWarpContext g, GemmSegment segment)
+      : TilePipelineWarp(g.k_tiles), g_(std::move(g)), segment_(segment) {
     const GemmPlan& P = *g_.plan;
     warp_row0_ = (g_.warp % P.warps_m) * P.warp_tile_m;
     warp_col0_ = (g_.warp / P.warps_m) * P.warp_tile_n;
@@ -608,8 +679,106 @@ class MultistageWarp final : public TilePipelineWarp<MultistageWarp> {
                        P.r_smem_r);
   }
 
+  // ---- stream-K fixup (CUTLASS's stream-K "share" and "acquire" of accumulators through the workspace) ----
+  // The partial tile holds every thread's accumulators striped over the CTA in 16-byte vectors: thread t's vector
+  // v (its MMA block v, 4 fp32) at (v x threads + t) x 16, so each warp-wide access covers 512 contiguous bytes.
+  std::uint32_t partial_vectors() const { return g_.plan->n_mi * g_.plan->n_ni; }
+  std::uint16_t acc_vector(std::uint32_t v) const { return static_cast<std::uint16_t>(g_.plan->r_acc + v * kMmaAccRegs); }
+  LaneRows partial_lanes(std::uint32_t v) const {
+    const std::uint64_t threads = std::uint64_t{g_.plan->t.warps} * kWarpSize;
+    return LaneRows{segment_.partials + (v * threads + std::uint64_t{g_.warp} * kWarpSize) * kVecBytes, kVecBytes};
+  }
+  // Thread 0 reads the tile's arrival counter (the real kernel spins on it until the CTAs before have arrived;
+  // one read here, see README "Stream-K"), then the CTA synchronises.
+  void emit_wait_for_peers(InstChunk& c) {
+    const GemmPlan& P = *g_.plan;
+    if (g_.warp == 0) {
+      emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{segment_.flag, 4}, 1u, P.r_count, 1, {P.r_cptr});
+      emit_alu(c, Opcode::ISETP, kPredGuard, {P.r_count});
+    } else {
+      c.skip(2);
+    }
+    emit_barrier(c, 0);
+  }
+  // Every thread has stored its part: thread 0 increments the tile's arrival counter.
+  void emit_arrive(InstChunk& c) {
+    const GemmPlan& P = *g_.plan;
+    emit_barrier(c, 0);
+    if (g_.warp == 0)
+      emit_store(c, Opcode::RED, MemSpace::Global, LaneRows{segment_.flag, 4}, 1u, {P.r_count, P.r_cptr});
+    else
+      c.skip();
+  }
+  std::uint16_t loaded(std::uint32_t slot) const { return static_cast<std::uint16_t>(afrag(0, 0) + slot * kMmaARegs); }
+  // Adds the tile's partial sums into the accumulators (and, `store_back`, stores the sums for the CTAs after),
+  // loading as many vectors ahead as the fragment registers (free after the main loop) hold.
+  void emit_add_partials(InstChunk& c, bool store_back) {
+    const GemmPlan& P = *g_.plan;
+    const Opcode add = P.p.dtype == DType::I8 ? Opcode::IADD3 : Opcode::FADD;
+    const std::uint32_t in_flight = kFragBuffers * P.n_mi;  // 4-register groups among the A fragments
+    const std::uint32_t vectors = partial_vectors();
+    for (std::uint32_t first = 0; first < vectors; first += in_flight) {
+      const std::uint32_t end = std::min(vectors, first + in_flight);
+      for (std::uint32_t v = first; v < end; ++v)
+        emit_load(c, Opcode::LDG, MemSpace::Global, partial_lanes(v), kFullMask, loaded(v - first), kMmaARegs, {P.r_cptr});
+      for (std::uint32_t v = first; v < end; ++v) {
+        for (std::uint32_t e = 0; e < kMmaAccRegs; ++e)
+          emit_alu(c, add, reg(acc_vector(v) + e), {reg(acc_vector(v) + e), reg(loaded(v - first) + e)});
+        if (store_back)
+          emit_store(c, Opcode::STG, MemSpace::Global, partial_lanes(v), kFullMask, {acc_vector(v), P.r_cptr});
+      }
+    }
+  }
+
   GemmWarpContext g_;
+  GemmSegment segment_;
   std::uint32_t warp_row0_ = 0, warp_col0_ = 0;  // warp tile origin in the CTA tile
+};
+
+// A stream-K CTA's warp: the multistage pipeline once per segment of its share (GemmStreamK::segments), each
+// segment's code from the tile loop's start (after the setup).
+class StreamKWarp final : public WarpGenerator {
+ public:
+  StreamKWarp(std::shared_ptr<const GemmPlan> plan, std::uint64_t cta, std::uint32_t warp)
+      : plan_(std::move(plan)), warp_(warp), segments_(plan_->sk.segments(cta)) {
+    WARPSIM_ASSERT(!segments_.empty(), "a stream-K CTA without work");
+  }
+
+  bool generate(InstChunk& c) override {
+    for (;;) {
+      if (current_ && current_->generate(c)) return true;
+      if (next_ == segments_.size()) return false;
+      if (next_ > 0) c.set_pc(kSetupInsts * kInstBytes);
+      current_ = std::make_unique<MultistageWarp>(plan_, work(next_), warp_, role(next_));
+      ++next_;
+    }
+  }
+
+ private:
+  GemmPlan::CtaWork work(std::size_t i) const {
+    const GemmStreamK::Segment& s = segments_[i];
+    return plan_->tile_work(s.tile, s.kt_begin, s.kt_end);
+  }
+  GemmSegment role(std::size_t i) const {
+    const GemmStreamK::Segment& s = segments_[i];
+    GemmSegment g;
+    g.first = i == 0;
+    g.last = i + 1 == segments_.size();
+    const bool started = s.kt_begin == 0, finished = s.kt_end == plan_->k_tiles;
+    using Fixup = GemmSegment::Fixup;
+    g.fixup = started && finished ? Fixup::None : started ? Fixup::Store : finished ? Fixup::Finish : Fixup::Accumulate;
+    if (g.fixup != Fixup::None) {
+      g.partials = plan_->partial_tile(s.tile);
+      g.flag = plan_->tile_flag(s.tile);
+    }
+    return g;
+  }
+
+  std::shared_ptr<const GemmPlan> plan_;
+  std::uint32_t warp_;
+  std::vector<GemmStreamK::Segment> segments_;
+  std::size_t next_ = 0;
+  std::unique_ptr<MultistageWarp> current_;
 };
 
 void MultistageWarp::emit_iteration(InstChunk& c, std::uint32_t kt) {
@@ -883,6 +1052,49 @@ GemmTileIndex gemm_cta_tile(std::uint64_t cta_id, std::uint32_t tiles_m, std::ui
                        static_cast<std::uint32_t>(local / group_rows)};
 }
 
+GemmStreamK gemm_stream_k(std::uint64_t tiles, std::uint32_t k_tiles, std::uint64_t slots,
+                          std::uint32_t min_iterations) {
+  WARPSIM_ASSERT(tiles >= 1 && k_tiles >= 1 && slots >= 1 && min_iterations >= 1, "empty stream-K problem");
+  GemmStreamK d;
+  d.tiles = tiles;
+  d.k_tiles = k_tiles;
+  const std::uint64_t full_waves = tiles / slots, partial = tiles % slots;
+  if (partial == 0) {  // whole waves: nothing to balance
+    d.dp_tiles = tiles;
+    return d;
+  }
+  d.sk_tiles = full_waves >= 2 ? slots + partial : tiles;
+  d.dp_tiles = tiles - d.sk_tiles;
+  d.sk_ctas = std::max<std::uint64_t>(1, std::min(slots, d.iterations() / min_iterations));
+  return d;
+}
+
+std::uint64_t GemmStreamK::iteration_begin(std::uint64_t cta) const {
+  const std::uint64_t base = iterations() / sk_ctas, extra = iterations() % sk_ctas;
+  return cta * base + std::min(cta, extra);
+}
+
+std::uint64_t GemmStreamK::cta_of_iteration(std::uint64_t iteration) const {
+  const std::uint64_t base = iterations() / sk_ctas, extra = iterations() % sk_ctas;
+  const std::uint64_t long_end = extra * (base + 1);  // the first `extra` CTAs take one more
+  return iteration < long_end ? iteration / (base + 1) : extra + (iteration - long_end) / base;
+}
+
+std::vector<GemmStreamK::Segment> GemmStreamK::segments(std::uint64_t cta) const {
+  WARPSIM_ASSERT(cta < ctas(), "CTA beyond the stream-K grid");
+  if (cta >= sk_ctas) return {Segment{cta - sk_ctas, 0, k_tiles}};
+  std::vector<Segment> out;
+  const std::uint64_t first = iteration_begin(cta);
+  for (std::uint64_t g = iteration_begin(cta + 1); g > first;) {
+    const std::uint64_t tile = (g - 1) / k_tiles, tile_start = tile * k_tiles;
+    const std::uint64_t begin = std::max(first, tile_start);
+    out.push_back(Segment{dp_tiles + tile, static_cast<std::uint32_t>(begin - tile_start),
+                          static_cast<std::uint32_t>(g - tile_start)});
+    g = begin;
+  }
+  return out;
+}
+
 bool gemm_supports_arch(const std::string& arch) { return is_ampere_arch(arch) || is_hopper_arch(arch); }
 
 std::uint32_t gemm_input_bytes(DType dtype) {
@@ -974,6 +1186,15 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
 
 namespace {
 
+// CTAs per SM, as far as the limits tell (the per-SM shared memory is taken as the per-CTA limit: H100 and A100
+// have 1 KiB more per SM, which their CTAs reserve).
+std::uint64_t estimated_ctas_per_sm(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
+  const std::uint64_t smem = shared_mem_bytes(p, t);
+  const std::uint64_t regs = std::uint64_t{kernel_registers(t)} * t.warps * kWarpSize;
+  if (smem == 0 || regs == 0 || limits.shared_mem_per_cta == 0 || limits.registers_per_sm == 0) return 1;
+  return std::max<std::uint64_t>(1, std::min(limits.shared_mem_per_cta / smem, limits.registers_per_sm / regs));
+}
+
 // Split-K choice (README.md, "Tiling heuristic"). Estimated time of a split s, in k-tile times of one CTA:
 // waves(s) * (ceil(k_tiles / s) + stages), where a wave is sm_count * ctas_per_sm CTAs and `stages` k-tiles stand
 // for the pipeline fill and the epilogue every CTA pays. Candidates: no split, and every split that fills each
@@ -992,14 +1213,7 @@ std::uint32_t choose_split_k(const GemmProblem& p, const GemmTiling& t, const Ge
   const std::uint64_t s_max = std::min<std::uint64_t>(k_tiles / min_k_tiles, kMaxGridDimYZ / p.batch);
   if (s_max < 2) return 1;
 
-  // CTAs per SM, as far as the limits tell (the per-SM shared memory is taken as the per-CTA limit: H100 and A100
-  // have 1 KiB more per SM, which their CTAs reserve).
-  std::uint64_t ctas_per_sm = 1;
-  const std::uint64_t smem = std::uint64_t{t.stages} * (t.tile_m + t.tile_n) * t.tile_k * elem_bytes(p.dtype);
-  const std::uint64_t regs = std::uint64_t{kernel_registers(t)} * t.warps * kWarpSize;
-  if (smem > 0 && regs > 0 && limits.shared_mem_per_cta > 0 && limits.registers_per_sm > 0)
-    ctas_per_sm = std::max<std::uint64_t>(1, std::min(limits.shared_mem_per_cta / smem, limits.registers_per_sm / regs));
-  const std::uint64_t slots = std::uint64_t{limits.sm_count} * ctas_per_sm;
+  const std::uint64_t slots = std::uint64_t{limits.sm_count} * estimated_ctas_per_sm(p, t, limits);
   auto tensor_steps = [&](std::uint64_t s) { return ceil_div(tiles * s, slots) * (ceil_div(k_tiles, s) + t.stages); };
   // With the GPU's rates known, the estimate is a time: the tensor work above (k-tile steps of one CTA at the
   // tensor cores' rate) or the DRAM traffic, whichever is longer, plus the reduction kernel. A split adds
@@ -1107,6 +1321,17 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
   if (t.stages < 2) return "GEMM pipeline needs at least 2 stages";
   if (t.swizzle_group == 0) return "GEMM swizzle_group must be at least 1";
   if (t.split_k == 0) return "GEMM split_k must be at least 1";
+  if (t.stream_k) {
+    if (t.warpgroup_mma)
+      return "GEMM stream-K is generated for the sm_80 multistage (mma.sync) structure only, not the warp-specialised "
+             "sm_90 kernels";
+    if (t.split_k > 1) return "GEMM stream-K and split-K exclude each other (stream-K splits the k-tiles of the tiles it shares)";
+    if (p.dtype == DType::F64) return "fp64 GEMM runs without stream-K (its partial sums are fp32)";
+    if (limits.sm_count == 0 && t.stream_k_ctas == 0)
+      return "GEMM stream-K needs the GPU's SM count (or stream_k_ctas) to size its grid";
+    if (p.batch * ceil_div(p.m, t.tile_m) * ceil_div(p.n, t.tile_n) > 0x7fffffffull)
+      return "GEMM stream-K grid too large (batch x output tiles must be below 2^31)";
+  }
   if (t.tile_k % mma_k != 0)
     return "GEMM tile_k=" + std::to_string(t.tile_k) + " must be a multiple of " + std::to_string(mma_k);
   if (t.tile_k * eb % kVecBytes != 0)
@@ -1288,10 +1513,17 @@ std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const G
   const std::string problem_error = validate_gemm(problem, tiling, limits);
   if (!problem_error.empty()) throw InputError("GEMM synthesizer: " + problem_error);
 
-  std::shared_ptr<const GemmPlan> plan = make_plan(problem, tiling, arch, gemm_uses_tma(problem, tiling, limits));
+  const std::uint64_t stream_k_slots =
+      tiling.stream_k_ctas ? tiling.stream_k_ctas : limits.sm_count * estimated_ctas_per_sm(problem, tiling, limits);
+  std::shared_ptr<const GemmPlan> plan =
+      make_plan(problem, tiling, arch, gemm_uses_tma(problem, tiling, limits), stream_k_slots);
   GeneratedKernelSpec spec;
   spec.info = plan->info;
-  if (plan->warp_specialized) {
+  if (plan->stream_k) {
+    spec.make_warp = [plan](std::uint64_t cta, std::uint32_t warp) -> std::unique_ptr<WarpGenerator> {
+      return std::make_unique<StreamKWarp>(plan, cta, warp);
+    };
+  } else if (plan->warp_specialized) {
     spec.make_warp = [plan](std::uint64_t cta, std::uint32_t warp) -> std::unique_ptr<WarpGenerator> {
       return std::make_unique<WarpSpecializedWarp>(plan, cta, warp);
     };

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sim/trace/source.h"
 
@@ -66,7 +67,42 @@ struct GemmTiling {
   // each loading 1/cluster_m of it with one TMA multicast into every CTA's shared memory. Taken where the M and
   // N tile counts and the swizzle group are multiples of it, else 1 (no cluster).
   std::uint32_t cluster_m = 1;
+  // Stream-K (sm_80 multistage structure; README.md, "Stream-K"): a persistent grid shares the MAC iterations
+  // (output tile x k-tile) of the tiles that do not fill whole waves evenly among `stream_k_ctas` CTAs (0 = one
+  // per CTA slot of the GPU: sm_count x CTAs per SM), as CUTLASS's stream-K + data-parallel hybrid; the other
+  // tiles run one CTA each. CTAs sharing a tile sum their fp32 partial tiles through a workspace.
+  bool stream_k = false;
+  std::uint32_t stream_k_ctas = 0;
 };
+
+// The stream-K decomposition of `tiles` output tiles of `k_tiles` k-tiles each over `slots` resident CTAs
+// (CUTLASS's hybrid): with at least two waves, the last full wave and the partial one are shared (stream-K
+// tiles, the last ones in rasterisation order) and the earlier ones run data-parallel; with fewer, every tile is
+// shared. No partial wave: data-parallel only. The shared iterations, tile-major, are split into `sk_ctas`
+// contiguous ranges whose sizes differ by at most one; each CTA keeps at least `min_iterations` (the pipeline
+// fills), so sk_ctas = min(slots, iterations / min_iterations). CTAs 0..sk_ctas-1 are the stream-K CTAs, then one
+// CTA per data-parallel tile.
+struct GemmStreamK {
+  std::uint64_t tiles = 0, sk_tiles = 0, dp_tiles = 0, sk_ctas = 0;
+  std::uint32_t k_tiles = 0;
+  std::uint64_t iterations() const { return sk_tiles * k_tiles; }
+  std::uint64_t ctas() const { return sk_ctas + dp_tiles; }
+  // First shared iteration of stream-K CTA `cta` (cta = sk_ctas gives the end).
+  std::uint64_t iteration_begin(std::uint64_t cta) const;
+  // The stream-K CTA whose range holds shared iteration `iteration`.
+  std::uint64_t cta_of_iteration(std::uint64_t iteration) const;
+  // One tile's part of a CTA's range: tile (linear, rasterised) and its k-tiles [kt_begin, kt_end).
+  struct Segment {
+    std::uint64_t tile = 0;
+    std::uint32_t kt_begin = 0, kt_end = 0;
+  };
+  // What CTA `cta` computes, in the order it does: a stream-K CTA walks its range backwards (its last tile
+  // first), so that a tile's first CTA stores its partial sums before the CTA finishing that tile needs them; a
+  // data-parallel CTA computes its whole tile.
+  std::vector<Segment> segments(std::uint64_t cta) const;
+};
+GemmStreamK gemm_stream_k(std::uint64_t tiles, std::uint32_t k_tiles, std::uint64_t slots,
+                          std::uint32_t min_iterations);
 
 // Resource limits of the target GPU that a kernel must respect, taken from its config (`sm` section:
 // shared_memory_per_cta, registers, max_registers_per_thread, count).

@@ -33,6 +33,11 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
   GemmTiling tiling = default_gemm_tiling(arch, problem.dtype, problem, limits);
   tiling.mainloop = choice.mainloop;
   if (choice.cluster_m) tiling.cluster_m = choice.cluster_m;
+  if (choice.stream_k) {  // stream-K balances the tiles itself: no split unless one is asked for (an error)
+    tiling.stream_k = true;
+    tiling.stream_k_ctas = choice.stream_k_ctas;
+    tiling.split_k = 1;
+  }
   if (choice.split_k) tiling.split_k = choice.split_k;
   return make_gemm_trace(problem, tiling, arch, limits);
 }
@@ -73,6 +78,14 @@ SynthesizerInfo gemm_synthesizer() {
                         "adds (as cuBLASLt's CUBLASLT_ALGO_CONFIG_SPLITK_NUM); 0 = the tiling heuristic's choice "
                         "(README.md, 'Tiling heuristic')",
                         0, synth::kMaxGridDimYZ)
+                  .choice("decomposition", {"data_parallel", "stream_k"}, "data_parallel",
+                          "how output tiles map to CTAs: data_parallel (one CTA per tile, split-K as the split_k key "
+                          "says) or stream_k (sm_80: a persistent grid shares the MAC iterations of the tiles past "
+                          "the whole waves evenly, as CUTLASS's stream-K + data-parallel hybrid; README.md, "
+                          "'Stream-K')")
+                  .uint("stream_k_ctas", "CTAs", 0,
+                        "stream_k: CTAs sharing the stream-K tiles (0 = one per CTA slot: sm.count x CTAs per SM)",
+                        0, 0x7fffffffull)
                   .params();
   info.factory = [](const SynthArgs& args, const Config& config) {
     GemmProblem problem;
@@ -92,6 +105,8 @@ SynthesizerInfo gemm_synthesizer() {
     choice.mainloop = args.text("mainloop") == "ldgsts" ? GemmTiling::Mainloop::Ldgsts : GemmTiling::Mainloop::Tma;
     choice.cluster_m = static_cast<std::uint32_t>(args.u64("cluster_m"));
     choice.split_k = static_cast<std::uint32_t>(args.u64("split_k"));
+    choice.stream_k = args.text("decomposition") == "stream_k";
+    choice.stream_k_ctas = static_cast<std::uint32_t>(args.u64("stream_k_ctas"));
     return make_gemm_for_gpu(problem, config, choice);
   };
   return info;

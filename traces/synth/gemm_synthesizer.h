@@ -10,12 +10,15 @@
 
 namespace warpsim {
 
-// The synthesizer's main-loop keys (`mainloop`, `cluster_m`): the TMA main loop with the default cluster unless
+// The synthesizer's main-loop and decomposition keys (`mainloop`, `cluster_m`, `split_k`, `decomposition`,
+// `stream_k_ctas`): the TMA main loop with the default cluster unless
 // asked otherwise (cluster_m 0 = the tiling's default).
 struct GemmMainloopChoice {
   GemmTiling::Mainloop mainloop = GemmTiling::Mainloop::Tma;
   std::uint32_t cluster_m = 0;
   std::uint32_t split_k = 0;  // 0: the tiling heuristic's choice; otherwise K splits as a cuBLASLt algo's splitK
+  bool stream_k = false;      // stream-K decomposition (no split-K then); GemmTiling::stream_k
+  std::uint32_t stream_k_ctas = 0;
 };
 
 // The shape-aware default tiling for the config's `gpu.arch`, validated against its `sm` limits (shared memory

@@ -1,0 +1,261 @@
+// Stream-K GEMM decomposition (traces/synth/gemm.h GemmStreamK, README.md "Stream-K"): the schedule worked out
+// by hand on small cases, its invariants over many shapes, and the generated kernel walked access by access.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/core/types.h"
+#include "sim/trace/inst.h"
+#include "tests/unit/gemm_test_layout.h"
+#include "traces/synth/gemm.h"
+#include "traces/synth/generated.h"
+
+using namespace warpsim;
+
+namespace stream_k_test {
+
+using Segment = GemmStreamK::Segment;
+
+bool same(const std::vector<Segment>& a, const std::vector<Segment>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].tile != b[i].tile || a[i].kt_begin != b[i].kt_begin || a[i].kt_end != b[i].kt_end) return false;
+  return true;
+}
+
+}  // namespace stream_k_test
+
+using namespace stream_k_test;
+
+TEST_CASE("stream-K schedule: a small case by hand", "[synth][gemm][streamk]") {
+  // 10 tiles of 8 k-tiles on 4 slots: 2 full waves and 2 tiles more. The last full wave and the partial one (6
+  // tiles: 4..9) are shared, tiles 0..3 run data-parallel. 6 x 8 = 48 iterations over 4 CTAs: 12 each.
+  const GemmStreamK d = gemm_stream_k(10, 8, 4, 2);
+  CHECK(d.dp_tiles == 4);
+  CHECK(d.sk_tiles == 6);
+  CHECK(d.sk_ctas == 4);
+  CHECK(d.ctas() == 8);
+  // CTA 0: iterations 0..11 = tile 4 whole, tile 5's k-tiles 0..3; walked backwards.
+  CHECK(same(d.segments(0), {{5, 0, 4}, {4, 0, 8}}));
+  // CTA 1: 12..23 = tile 5's k-tiles 4..7 (it finishes tile 5, last), tile 6 whole (first).
+  CHECK(same(d.segments(1), {{6, 0, 8}, {5, 4, 8}}));
+  CHECK(same(d.segments(2), {{8, 0, 4}, {7, 0, 8}}));
+  CHECK(same(d.segments(3), {{9, 0, 8}, {8, 4, 8}}));
+  for (std::uint64_t c = 4; c < 8; ++c) CHECK(same(d.segments(c), {{c - 4, 0, 8}}));
+  CHECK(d.cta_of_iteration(0) == 0);
+  CHECK(d.cta_of_iteration(12) == 1);
+  CHECK(d.cta_of_iteration(47) == 3);
+
+  // Uneven shares: 3 tiles of 5 k-tiles on 4 slots, fewer tiles than slots: all shared, 15 iterations -> 4, 4, 4, 3.
+  const GemmStreamK u = gemm_stream_k(3, 5, 4, 1);
+  CHECK(u.dp_tiles == 0);
+  CHECK(u.sk_ctas == 4);
+  CHECK(same(u.segments(0), {{0, 0, 4}}));
+  CHECK(same(u.segments(1), {{1, 0, 3}, {0, 4, 5}}));
+  CHECK(same(u.segments(2), {{2, 0, 2}, {1, 3, 5}}));
+  CHECK(same(u.segments(3), {{2, 2, 5}}));
+
+  // Whole waves: nothing to share.
+  const GemmStreamK w = gemm_stream_k(8, 8, 4, 2);
+  CHECK(w.sk_tiles == 0);
+  CHECK(w.ctas() == 8);
+  // Short K: each CTA keeps at least min_iterations (3 tiles x 4 k-tiles = 12 iterations, >= 4 each: 3 CTAs).
+  const GemmStreamK s = gemm_stream_k(3, 4, 8, 4);
+  CHECK(s.sk_ctas == 3);
+}
+
+TEST_CASE("stream-K schedule: every shared iteration once, balanced, fixup order", "[synth][gemm][streamk]") {
+  std::uint64_t cases = 0;
+  for (std::uint64_t tiles : {1u, 2u, 5u, 7u, 16u, 17u, 33u, 100u, 217u, 433u})
+    for (std::uint32_t k_tiles : {1u, 2u, 3u, 8u, 13u, 64u})
+      for (std::uint64_t slots : {1u, 4u, 16u, 108u, 216u})
+        for (std::uint32_t min_it : {1u, 4u}) {
+          ++cases;
+          const GemmStreamK d = gemm_stream_k(tiles, k_tiles, slots, min_it);
+          INFO("tiles " << tiles << " k_tiles " << k_tiles << " slots " << slots << " min " << min_it);
+          REQUIRE(d.sk_tiles + d.dp_tiles == tiles);
+          if (tiles % slots == 0) CHECK(d.sk_tiles == 0);
+          // Iterations covered: (tile, kt) -> times.
+          std::map<std::pair<std::uint64_t, std::uint32_t>, int> covered;
+          std::uint64_t min_share = ~0ull, max_share = 0;
+          // Per shared tile: its CTAs, and which of them stores first / finishes.
+          std::map<std::uint64_t, int> peers;
+          for (std::uint64_t c = 0; c < d.ctas(); ++c) {
+            const auto segs = d.segments(c);
+            REQUIRE(!segs.empty());
+            std::uint64_t share = 0;
+            for (std::size_t i = 0; i < segs.size(); ++i) {
+              const Segment& s = segs[i];
+              REQUIRE(s.kt_begin < s.kt_end);
+              REQUIRE(s.kt_end <= k_tiles);
+              REQUIRE(s.tile < tiles);
+              for (std::uint32_t kt = s.kt_begin; kt < s.kt_end; ++kt) ++covered[{s.tile, kt}];
+              share += s.kt_end - s.kt_begin;
+              const bool started = s.kt_begin == 0, finished = s.kt_end == k_tiles;
+              if (c >= d.sk_ctas) CHECK((started && finished));
+              // A tile's first part is stored before anything else the CTA does; the part that finishes a tile
+              // (and needs the others' sums) is the CTA's last.
+              if (started && !finished) CHECK(i == 0);
+              if (finished && !started) CHECK(i + 1 == segs.size());
+              if (!(started && finished)) ++peers[s.tile];
+            }
+            if (c < d.sk_ctas) {
+              min_share = std::min(min_share, share);
+              max_share = std::max(max_share, share);
+              CHECK(share >= std::min<std::uint64_t>(min_it, d.iterations()));
+            }
+          }
+          CHECK(covered.size() == tiles * k_tiles);
+          for (const auto& [at, n] : covered) CHECK(n == 1);
+          if (d.sk_ctas > 0) CHECK(max_share - min_share <= 1);
+          CHECK(d.sk_ctas <= slots);
+          for (const auto& [tile, n] : peers) CHECK(n >= 2);
+        }
+  CHECK(cases == 600);
+}
+
+namespace stream_k_test {
+
+// Everything the stream-K kernel's warps do to global memory, per byte region, and the MMA work.
+struct Walk {
+  std::uint64_t mma_flops = 0;
+  std::map<std::uint64_t, std::uint32_t> a_chunks, b_chunks;  // 16-byte chunk -> LDGSTS lanes
+  std::vector<std::uint32_t> c_bytes;                          // bytes of C stored, per byte
+  std::map<std::uint64_t, std::uint64_t> partial_stored, partial_loaded;  // tile -> bytes
+  std::map<std::uint64_t, std::uint64_t> flag_red, flag_ldg;             // tile -> instructions
+  bool bars_equal = true;
+};
+
+}  // namespace stream_k_test
+
+TEST_CASE("stream-K kernel (sm_80): each MAC once, C stored once, partial tiles through the workspace",
+          "[synth][gemm][streamk]") {
+  // 512 x 384 x 512 bf16 in 128x128x32 tiles: 4 x 3 = 12 tiles of 16 k-tiles; 5 stream-K slots: 2 full waves and
+  // 2 tiles more, so tiles 5..11 are shared by 5 CTAs (112 iterations: 23, 23, 22, 22, 22) and tiles 0..4 run one
+  // CTA each.
+  GemmProblem p{512, 384, 512, DType::BF16};
+  GemmTiling t = default_gemm_tiling("sm_80", DType::BF16);
+  t.stream_k = true;
+  t.stream_k_ctas = 5;
+  REQUIRE(t.tile_m == 128);
+  REQUIRE(t.tile_n == 128);
+  REQUIRE(t.tile_k == 32);
+  const GemmLimits limits = test::kA100Limits;
+  auto trace = make_gemm_trace(p, t, "sm_80", limits);
+  REQUIRE(trace->num_kernels() == 1);
+  auto kernel = trace->open_kernel(0);
+  const KernelInfo& info = kernel->info();
+  CHECK(info.grid == Dim3{10, 1, 1});
+  CHECK(info.name.find("_streamk5 (") != std::string::npos);
+  CHECK(info.flops == 2 * p.m * p.n * p.k);
+
+  // Layout by hand: A at kA, B and C each 1 MiB aligned after the previous; the partial tiles (128 x 128 fp32 =
+  // 64 KiB per shared tile) after C, the arrival counters after them.
+  const std::uint64_t a_end = test::kA + p.m * p.k * 2;
+  const std::uint64_t b_base = test::align_mib(a_end), b_end = b_base + p.n * p.k * 2;
+  const std::uint64_t c_base = test::align_mib(b_end), c_end = c_base + p.m * p.n * 2;
+  const std::uint64_t partials = test::align_mib(c_end), partial_bytes = 128 * 128 * 4;
+  const std::uint64_t flags = test::align_mib(partials + 7 * partial_bytes);
+  // Peers per shared tile (tile 5 + j), from the shares 23, 23, 22, 22, 22 over 7 x 16 iterations:
+  // CTA ranges [0,23) [23,46) [46,68) [68,90) [90,112); tile j covers [16j, 16j+16).
+  std::map<std::uint64_t, std::uint64_t> peers;
+  const std::uint64_t bounds[] = {0, 23, 46, 68, 90, 112};
+  for (std::uint64_t j = 0; j < 7; ++j)
+    for (int c = 0; c < 5; ++c)
+      peers[5 + j] += bounds[c] < 16 * j + 16 && bounds[c + 1] > 16 * j;
+
+  Walk r;
+  r.c_bytes.assign(c_end - c_base, 0);
+  std::vector<WarpInst> buf(64);
+  for (std::uint64_t cta = 0; cta < info.grid.count(); ++cta) {
+    auto cs = kernel->open_cta(cta);
+    REQUIRE(cs->num_warps() == 4);
+    std::vector<std::uint64_t> bars;
+    for (std::uint32_t w = 0; w < 4; ++w) {
+      auto ws = cs->open_warp(w);
+      std::uint64_t bar = 0;
+      WarpInst last{};
+      for (std::size_t n; (n = ws->read(buf.data(), buf.size())) > 0;) {
+        for (std::size_t i = 0; i < n; ++i) {
+          const WarpInst& in = buf[i];
+          REQUIRE(check_inst(in) == "");
+          last = in;
+          if (in.op == Opcode::BAR) ++bar;
+          if (in.op == Opcode::HMMA) r.mma_flops += 2ull * in.mma.m * in.mma.n * in.mma.k;
+          if (!in.is_memory() || in.space != MemSpace::Global) continue;
+          for (int l = 0; l < 32; ++l) {
+            if (!(in.active_mask >> l & 1)) continue;
+            const std::uint64_t addr = in.lane_address(l), bytes = in.access_bytes;
+            if (in.op == Opcode::LDGSTS && addr >= test::kA && addr < a_end) {
+              ++r.a_chunks[addr];
+            } else if (in.op == Opcode::LDGSTS && addr >= b_base && addr < b_end) {
+              ++r.b_chunks[addr];
+            } else if (in.op == Opcode::STG && addr >= c_base && addr + bytes <= c_end) {
+              for (std::uint64_t b = 0; b < bytes; ++b) ++r.c_bytes[addr - c_base + b];
+            } else if (addr >= partials && addr + bytes <= partials + 7 * partial_bytes) {
+              const std::uint64_t tile = 5 + (addr - partials) / partial_bytes;
+              if (in.op == Opcode::STG) r.partial_stored[tile] += bytes;
+              else if (in.op == Opcode::LDG) r.partial_loaded[tile] += bytes;
+              else FAIL("unexpected access to the partial tiles, opcode " << static_cast<int>(in.op));
+            } else if (addr >= flags && addr < flags + 7 * 4 && bytes == 4) {
+              const std::uint64_t tile = 5 + (addr - flags) / 4;
+              if (in.op == Opcode::RED) ++r.flag_red[tile];
+              else if (in.op == Opcode::LDG) ++r.flag_ldg[tile];
+              else FAIL("unexpected access to the arrival counters, opcode " << static_cast<int>(in.op));
+            } else {
+              FAIL("global access outside A, B, C and the workspace: cta " << cta << " warp " << w << " opcode "
+                                                                           << static_cast<int>(in.op) << " addr " << addr);
+            }
+          }
+        }
+      }
+      CHECK(last.op == Opcode::EXIT);
+      bars.push_back(bar);
+    }
+    for (std::uint64_t b : bars) r.bars_equal = r.bars_equal && b == bars.front();
+  }
+  CHECK(r.bars_equal);
+  CHECK(r.mma_flops == 2 * p.m * p.n * p.k);  // every (tile, k-tile) computed once, whoever computes it
+  // Every chunk of A is read once per N tile and of B once per M tile, as in the data-parallel grid.
+  CHECK(r.a_chunks.size() == p.m * p.k * 2 / 16);
+  for (const auto& [a, n] : r.a_chunks) CHECK(n == 3);
+  CHECK(r.b_chunks.size() == p.n * p.k * 2 / 16);
+  for (const auto& [b, n] : r.b_chunks) CHECK(n == 4);
+  std::uint64_t c_bad = 0;
+  for (auto v : r.c_bytes) c_bad += v != 1;
+  CHECK(c_bad == 0);  // each output element stored once, by the CTA finishing its tile
+  // A tile shared by n CTAs: n - 1 partial tiles stored (the first, and each middle one's running sum), n - 1
+  // loaded (each middle CTA and the finishing one read the sum so far), n - 1 arrivals and n - 1 waits. A shared
+  // tile that one CTA's range holds whole (tile 5: iterations 0..15 of CTA 0's 0..22) needs none.
+  CHECK(peers[5] == 1);
+  CHECK(peers[6] == 2);
+  for (const auto& [tile, n] : peers) {
+    INFO("tile " << tile << " computed by " << n << " CTAs");
+    CHECK(r.partial_stored[tile] == (n - 1) * partial_bytes);
+    CHECK(r.partial_loaded[tile] == (n - 1) * partial_bytes);
+    CHECK(r.flag_red[tile] == n - 1);
+    CHECK(r.flag_ldg[tile] == n - 1);
+  }
+}
+
+TEST_CASE("stream-K validation", "[synth][gemm][streamk]") {
+  GemmProblem p{512, 512, 512, DType::BF16};
+  GemmTiling t = default_gemm_tiling("sm_80", DType::BF16);
+  t.stream_k = true;
+  t.split_k = 2;
+  CHECK_THAT(validate_gemm(p, t, test::kA100Limits), Catch::Contains("exclude each other"));
+  t.split_k = 1;
+  CHECK_THAT(validate_gemm(p, t, test::kA100Limits), Catch::Contains("SM count"));  // no sm_count, no stream_k_ctas
+  t.stream_k_ctas = 8;
+  CHECK(validate_gemm(p, t, test::kA100Limits).empty());
+  GemmTiling h = default_gemm_tiling("sm_90", DType::BF16);
+  h.stream_k = true;
+  h.stream_k_ctas = 8;
+  CHECK_THAT(validate_gemm(p, h, test::kH100Limits), Catch::Contains("sm_80 multistage"));
+}
