@@ -148,8 +148,8 @@ TEST_CASE("stream-K kernel (sm_80): each MAC once, C stored once, partial tiles 
   REQUIRE(t.tile_k == 32);
   const GemmLimits limits = test::kA100Limits;
   auto trace = make_gemm_trace(p, t, "sm_80", limits);
-  REQUIRE(trace->num_kernels() == 1);
-  auto kernel = trace->open_kernel(0);
+  REQUIRE(trace->num_kernels() == 2);  // the arrival counters' memset, the GEMM
+  auto kernel = trace->open_kernel(1);
   const KernelInfo& info = kernel->info();
   CHECK(info.grid == Dim3{10, 1, 1});
   CHECK(info.name.find("_streamk5 (") != std::string::npos);
@@ -221,6 +221,27 @@ TEST_CASE("stream-K kernel (sm_80): each MAC once, C stored once, partial tiles 
     for (std::uint64_t b : bars) r.bars_equal = r.bars_equal && b == bars.front();
   }
   CHECK(r.bars_equal);
+  // The memset before the GEMM zeroes exactly the 7 counters.
+  {
+    auto zero = trace->open_kernel(0);
+    CHECK(zero->info().name.find("warpsim_gemm_streamk_zero") == 0);
+    std::set<std::uint64_t> zeroed;
+    for (std::uint64_t cta = 0; cta < zero->info().grid.count(); ++cta) {
+      auto cs = zero->open_cta(cta);
+      for (std::uint32_t w = 0; w < cs->num_warps(); ++w) {
+        auto ws = cs->open_warp(w);
+        for (std::size_t n; (n = ws->read(buf.data(), buf.size())) > 0;)
+          for (std::size_t i = 0; i < n; ++i)
+            if (buf[i].op == Opcode::STG)
+              for (int l = 0; l < 32; ++l)
+                if (buf[i].active_mask >> l & 1)
+                  for (std::uint64_t b = 0; b < buf[i].access_bytes; b += 4) zeroed.insert(buf[i].lane_address(l) + b);
+      }
+    }
+    CHECK(zeroed.size() == 7);
+    CHECK(*zeroed.begin() == flags);
+    CHECK(*zeroed.rbegin() == flags + 6 * 4);
+  }
   CHECK(r.mma_flops == 2 * p.m * p.n * p.k);  // every (tile, k-tile) computed once, whoever computes it
   // Every chunk of A is read once per N tile and of B once per M tile, as in the data-parallel grid.
   CHECK(r.a_chunks.size() == p.m * p.k * 2 / 16);
@@ -254,6 +275,11 @@ TEST_CASE("stream-K validation", "[synth][gemm][streamk]") {
   CHECK_THAT(validate_gemm(p, t, test::kA100Limits), Catch::Contains("SM count"));  // no sm_count, no stream_k_ctas
   t.stream_k_ctas = 8;
   CHECK(validate_gemm(p, t, test::kA100Limits).empty());
+  // Whole waves (16 tiles on 8 slots): nothing to share, the data-parallel kernel as it is.
+  auto whole = make_gemm_trace(p, t, "sm_80", test::kA100Limits);
+  REQUIRE(whole->num_kernels() == 1);
+  CHECK(whole->open_kernel(0)->info().grid == Dim3{4, 4, 1});
+  CHECK(whole->open_kernel(0)->info().name.find("streamk") == std::string::npos);
   GemmTiling h = default_gemm_tiling("sm_90", DType::BF16);
   h.stream_k = true;
   h.stream_k_ctas = 8;

@@ -58,6 +58,7 @@ constexpr std::uint32_t kSetupInsts = 12;
 constexpr std::uint32_t kRoleDispatchInsts = 2;  // warp-specialised: ISETP + BRA to the consumer branch
 constexpr std::uint32_t kPrologueIntInsts = 3;   // per prologue stage: advance A, B pointers, smem write slot
 constexpr std::uint32_t kLoopTailInsts = 3;      // IADD3 counter, ISETP, BRA
+constexpr std::uint32_t kNextTileInsts = 6;      // stream-K, a segment after the first: BAR, 4 IMAD, MOV
 // TMA producer warp per k-tile: mbarrier wait (empty), arrive.expect_tx (full), UTMALDG A, UTMALDG B.
 constexpr std::uint32_t kTmaProducerInsts = 4;
 constexpr std::uint32_t kEpilogueBarrierInsts = 2;  // the producer branch's end: BAR, EXIT
@@ -425,8 +426,8 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.reg_ids_used = regs.used();
 
   if (t.stream_k) {
-    P.stream_k = true;
     P.sk = gemm_stream_k(p.batch * P.tiles, P.k_tiles, stream_k_slots, std::max<std::uint32_t>(2, t.stages));
+    P.stream_k = P.sk.sk_tiles > 0;  // whole waves: the data-parallel kernel as it is
     P.sk_partial_bytes = t.tile_m * t.tile_n * kWorkspaceBytes;
     // The partial tiles after C (and the bias vector of a fused epilogue), the arrival counters after them.
     const std::uint64_t c_end = P.epi.fusion.bias ? P.epi.fusion.bias_vector.base + p.n * P.epi.fusion.bias_vector.elem_bytes
@@ -618,6 +619,7 @@ class MultistageWarp final : public TilePipelineWarp<MultistageWarp> {
     const GemmPlan& P = *g_.plan;
     if (segment_.first) {
       emit_setup(c, P);
+      if (P.stream_k) c.skip(kNextTileInsts);  // the tile loop's code starts at the same place in every segment
     } else {
       emit_barrier(c, 0);
       for (std::uint16_t r : {P.r_tile_m, P.r_tile_n, P.r_gptr_a, P.r_gptr_b}) emit_alu(c, Opcode::IMAD, r, {P.r_lin});
@@ -748,7 +750,7 @@ class StreamKWarp final : public WarpGenerator {
     for (;;) {
       if (current_ && current_->generate(c)) return true;
       if (next_ == segments_.size()) return false;
-      if (next_ > 0) c.set_pc(kSetupInsts * kInstBytes);
+      if (next_ > 0) c.set_pc(kSetupInsts * kInstBytes);  // the next-tile code, then the tile loop
       current_ = std::make_unique<MultistageWarp>(plan_, work(next_), warp_, role(next_));
       ++next_;
     }
@@ -1329,8 +1331,8 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
     if (p.dtype == DType::F64) return "fp64 GEMM runs without stream-K (its partial sums are fp32)";
     if (limits.sm_count == 0 && t.stream_k_ctas == 0)
       return "GEMM stream-K needs the GPU's SM count (or stream_k_ctas) to size its grid";
-    if (p.batch * ceil_div(p.m, t.tile_m) * ceil_div(p.n, t.tile_n) > 0x7fffffffull)
-      return "GEMM stream-K grid too large (batch x output tiles must be below 2^31)";
+    if (p.batch * ceil_div(p.m, t.tile_m) * ceil_div(p.n, t.tile_n) + t.stream_k_ctas > 0x7fffffffull)
+      return "GEMM stream-K grid too large (batch x output tiles + stream_k_ctas must be below 2^31)";
   }
   if (t.tile_k % mma_k != 0)
     return "GEMM tile_k=" + std::to_string(t.tile_k) + " must be a multiple of " + std::to_string(mma_k);
@@ -1547,6 +1549,14 @@ std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const G
   // The C a helper kernel writes: after the workspace (1 MiB aligned).
   const std::uint64_t workspace_bytes = (plan->parallel_split_k ? plan->split_k : 1) * elements * kWorkspaceBytes;
   const std::uint64_t c_after_workspace = round_up(plan->c.base + workspace_bytes, kMatrixAlign);
+  auto zero_pass = [](std::uint64_t dst, std::uint64_t words) {  // a memset of `words` 4-byte words
+    FlatPass zero;
+    zero.dst = dst;
+    zero.elements = words;
+    zero.elems = gemm_access_bytes(words * kWorkspaceBytes) / kWorkspaceBytes;
+    zero.dst_elem_bytes = kWorkspaceBytes;
+    return zero;
+  };
   auto output_pass = [&](std::uint32_t sources) {
     FlatPass pass;
     pass.sources = sources;
@@ -1559,19 +1569,20 @@ std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const G
     pass.add = problem.dtype == DType::I8 ? Opcode::IADD3 : Opcode::FADD;
     return pass;
   };
-  if (plan->split_k == 1) {
+  if (plan->stream_k) {
+    // The arrival counters start at zero on every launch (CUTLASS zeroes its stream-K barrier workspace before each
+    // run): a memset of 4 bytes per shared tile.
+    kernels.push_back(
+        make_flat_pass_kernel(zero_pass(plan->sk_flags, plan->sk.sk_tiles), "warpsim_gemm_streamk_zero (" + shape.str() + ")", arch));
+    kernels.push_back(std::move(spec));
+  } else if (plan->split_k == 1) {
     kernels.push_back(std::move(spec));
   } else if (plan->parallel_split_k) {
     kernels.push_back(std::move(spec));
     kernels.push_back(make_flat_pass_kernel(
         output_pass(plan->split_k), "warpsim_gemm_splitk_reduce_" + out_tag + " (" + shape.str() + ")", arch));
   } else {
-    FlatPass zero;
-    zero.dst = plan->c.base;
-    zero.elements = elements;
-    zero.elems = gemm_access_bytes(elements * kWorkspaceBytes) / kWorkspaceBytes;
-    zero.dst_elem_bytes = kWorkspaceBytes;
-    kernels.push_back(make_flat_pass_kernel(zero, "warpsim_gemm_splitk_zero (" + shape.str() + ")", arch));
+    kernels.push_back(make_flat_pass_kernel(zero_pass(plan->c.base, elements), "warpsim_gemm_splitk_zero (" + shape.str() + ")", arch));
     kernels.push_back(std::move(spec));
     if (out_bytes != kWorkspaceBytes)  // 16-bit C: convert the fp32 workspace into it
       kernels.push_back(make_flat_pass_kernel(

@@ -67,10 +67,11 @@ struct GemmTiling {
   // each loading 1/cluster_m of it with one TMA multicast into every CTA's shared memory. Taken where the M and
   // N tile counts and the swizzle group are multiples of it, else 1 (no cluster).
   std::uint32_t cluster_m = 1;
-  // Stream-K (sm_80 multistage structure; README.md, "Stream-K"): a persistent grid shares the MAC iterations
-  // (output tile x k-tile) of the tiles that do not fill whole waves evenly among `stream_k_ctas` CTAs (0 = one
-  // per CTA slot of the GPU: sm_count x CTAs per SM), as CUTLASS's stream-K + data-parallel hybrid; the other
-  // tiles run one CTA each. CTAs sharing a tile sum their fp32 partial tiles through a workspace.
+  // Stream-K (sm_80 multistage structure; README.md, "Stream-K"): the MAC iterations (output tile x k-tile) of
+  // the tiles that do not fill whole waves are shared evenly among the CTA slots, as CUTLASS's stream-K +
+  // data-parallel hybrid; the other tiles run one CTA each. CTAs sharing a tile sum their fp32 partial tiles through
+  // a workspace. `stream_k_ctas`: the slots (the wave size, so also which tiles are shared); 0 = sm_count x CTAs
+  // per SM. With whole waves the kernel is the data-parallel one.
   bool stream_k = false;
   std::uint32_t stream_k_ctas = 0;
 };
@@ -144,8 +145,9 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype, const GemmP
 std::string validate_gemm(const GemmProblem& problem, const GemmTiling& tiling, const GemmLimits& limits);
 
 // The GEMM kernel alone (split_k = 1); with split-K, Parallel: the GEMM and the reduction kernel; Atomic: the
-// zeroing kernel, the GEMM and, for a 16-bit C, the conversion kernel. Throws InputError when the arch is unknown, does not match the tiling's structure, or
-// validate_gemm against `limits` fails.
+// zeroing kernel, the GEMM and, for a 16-bit C, the conversion kernel; stream-K sharing tiles: the zeroing of its
+// arrival counters and the GEMM. Throws InputError when the arch is unknown, does not match the tiling's
+// structure, or validate_gemm against `limits` fails.
 std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const GemmTiling& tiling,
                                              const std::string& arch, const GemmLimits& limits);
 

@@ -84,7 +84,8 @@ SynthesizerInfo gemm_synthesizer() {
                           "the whole waves evenly, as CUTLASS's stream-K + data-parallel hybrid; README.md, "
                           "'Stream-K')")
                   .uint("stream_k_ctas", "CTAs", 0,
-                        "stream_k: CTAs sharing the stream-K tiles (0 = one per CTA slot: sm.count x CTAs per SM)",
+                        "stream_k: the CTA slots it balances over, which sets the wave size (so which tiles are "
+                        "shared) and the stream-K grid (0 = sm.count x CTAs per SM)",
                         0, 0x7fffffffull)
                   .params();
   info.factory = [](const SynthArgs& args, const Config& config) {
