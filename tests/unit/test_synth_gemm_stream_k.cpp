@@ -12,6 +12,7 @@
 
 #include "sim/core/types.h"
 #include "sim/trace/inst.h"
+#include "tests/unit/cta_instructions.h"
 #include "tests/unit/gemm_test_layout.h"
 #include "traces/synth/gemm.h"
 #include "traces/synth/generated.h"
@@ -226,18 +227,13 @@ TEST_CASE("stream-K kernel (sm_80): each MAC once, C stored once, partial tiles 
     auto zero = trace->open_kernel(0);
     CHECK(zero->info().name.find("warpsim_gemm_streamk_zero") == 0);
     std::set<std::uint64_t> zeroed;
-    for (std::uint64_t cta = 0; cta < zero->info().grid.count(); ++cta) {
-      auto cs = zero->open_cta(cta);
-      for (std::uint32_t w = 0; w < cs->num_warps(); ++w) {
-        auto ws = cs->open_warp(w);
-        for (std::size_t n; (n = ws->read(buf.data(), buf.size())) > 0;)
-          for (std::size_t i = 0; i < n; ++i)
-            if (buf[i].op == Opcode::STG)
-              for (int l = 0; l < 32; ++l)
-                if (buf[i].active_mask >> l & 1)
-                  for (std::uint64_t b = 0; b < buf[i].access_bytes; b += 4) zeroed.insert(buf[i].lane_address(l) + b);
-      }
-    }
+    for (std::uint64_t cta = 0; cta < zero->info().grid.count(); ++cta)
+      test::for_each_cta_instruction(*zero, cta, [&](const WarpInst& in) {
+        if (in.op != Opcode::STG) return;
+        for (int l = 0; l < 32; ++l)
+          if (in.active_mask >> l & 1)
+            for (std::uint64_t b = 0; b < in.access_bytes; b += 4) zeroed.insert(in.lane_address(l) + b);
+      });
     CHECK(zeroed.size() == 7);
     CHECK(*zeroed.begin() == flags);
     CHECK(*zeroed.rbegin() == flags + 6 * 4);

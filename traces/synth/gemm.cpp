@@ -217,8 +217,8 @@ struct GemmPlan {
 
   // Stream-K (multistage only): the decomposition, where the CTAs sharing a tile meet (a partial tile per stream-K
   // tile: the accumulators of every thread, striped in 16-byte vectors, and an arrival counter per tile).
-  bool stream_k = false;
-  GemmStreamK sk;
+  GemmStreamK sk;  // all zero without stream-K
+  bool stream_k() const { return sk.sk_tiles > 0; }  // some tile is shared (whole waves: the data-parallel kernel)
   std::uint64_t sk_partials = 0, sk_flags = 0;
   std::uint32_t sk_partial_bytes = 0;  // one tile's partial sums: tile_m x tile_n fp32
   std::uint64_t partial_tile(std::uint64_t tile) const { return sk_partials + (tile - sk.dp_tiles) * sk_partial_bytes; }
@@ -311,6 +311,15 @@ std::uint32_t shared_mem_bytes(const GemmProblem& p, const GemmTiling& t) {  // 
   return static_cast<std::uint32_t>(std::uint64_t{t.stages} * (t.tile_m + t.tile_n) * t.tile_k * elem_bytes(p.dtype));
 }
 
+// CTAs per SM, as far as the limits tell (the per-SM shared memory is taken as the per-CTA limit: H100 and A100
+// have 1 KiB more per SM, which their CTAs reserve).
+std::uint64_t estimated_ctas_per_sm(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
+  const std::uint64_t smem = shared_mem_bytes(p, t);
+  const std::uint64_t regs = std::uint64_t{kernel_registers(t)} * t.warps * kWarpSize;
+  if (smem == 0 || regs == 0 || limits.shared_mem_per_cta == 0 || limits.registers_per_sm == 0) return 1;
+  return std::max<std::uint64_t>(1, std::min(limits.shared_mem_per_cta / smem, limits.registers_per_sm / regs));
+}
+
 std::string arch_tag(const std::string& arch) {
   std::string s;
   for (char c : arch)
@@ -340,9 +349,8 @@ bool gemm_uses_tma(const GemmProblem& p, const GemmTiling& t, const GemmLimits& 
          2 * t.stages <= kMbarriers;
 }
 
-// `stream_k_slots`: the CTAs a stream-K grid keeps resident (unused without stream-K).
 std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, const std::string& arch, bool tma,
-                                    std::uint64_t stream_k_slots) {
+                                    const GemmLimits& limits) {
   auto plan = std::make_shared<GemmPlan>();
   GemmPlan& P = *plan;
   P.p = p;
@@ -426,8 +434,9 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.reg_ids_used = regs.used();
 
   if (t.stream_k) {
-    P.sk = gemm_stream_k(p.batch * P.tiles, P.k_tiles, stream_k_slots, std::max<std::uint32_t>(2, t.stages));
-    P.stream_k = P.sk.sk_tiles > 0;  // whole waves: the data-parallel kernel as it is
+    // The CTAs kept resident: the wave stream-K balances over.
+    const std::uint64_t slots = t.stream_k_ctas ? t.stream_k_ctas : limits.sm_count * estimated_ctas_per_sm(p, t, limits);
+    P.sk = gemm_stream_k(p.batch * P.tiles, P.k_tiles, slots, std::max<std::uint32_t>(2, t.stages));
     P.sk_partial_bytes = t.tile_m * t.tile_n * kWorkspaceBytes;
     // The partial tiles after C (and the bias vector of a fused epilogue), the arrival counters after them.
     const std::uint64_t c_end = P.epi.fusion.bias ? P.epi.fusion.bias_vector.base + p.n * P.epi.fusion.bias_vector.elem_bytes
@@ -478,13 +487,13 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   name << "warpsim_gemm_" << dtype_tag(p.dtype) << "_tn_" << t.tile_m << 'x' << t.tile_n << 'x' << t.tile_k << "_s"
        << t.stages << '_' << arch_tag(arch);
   if (P.split_k > 1) name << "_splitk" << P.split_k;
-  if (P.stream_k) name << "_streamk" << P.sk.sk_ctas;
+  if (P.stream_k()) name << "_streamk" << P.sk.sk_ctas;
   if (p.epilogue != GemmEpilogue::None) name << '_' << gemm_epilogue_name(p.epilogue);
   name << " (";
   if (p.batch > 1) name << p.batch << 'x';
   name << p.m << 'x' << p.n << 'x' << p.k << ')';
   info.name = name.str();
-  info.grid = P.stream_k ? Dim3{static_cast<std::uint32_t>(P.sk.ctas()), 1, 1}
+  info.grid = P.stream_k() ? Dim3{static_cast<std::uint32_t>(P.sk.ctas()), 1, 1}
                          : Dim3{P.tiles_n, P.tiles_m, static_cast<std::uint32_t>(p.batch * P.split_k)};
   info.cluster = Dim3{P.cluster_m, 1, 1};
   info.block = Dim3{t.warps * kWarpSize, 1, 1};
@@ -619,7 +628,7 @@ class MultistageWarp final : public TilePipelineWarp<MultistageWarp> {
     const GemmPlan& P = *g_.plan;
     if (segment_.first) {
       emit_setup(c, P);
-      if (P.stream_k) c.skip(kNextTileInsts);  // the tile loop's code starts at the same place in every segment
+      if (P.stream_k()) c.skip(kNextTileInsts);  // the tile loop's code starts at the same place in every segment
     } else {
       emit_barrier(c, 0);
       for (std::uint16_t r : {P.r_tile_m, P.r_tile_n, P.r_gptr_a, P.r_gptr_b}) emit_alu(c, Opcode::IMAD, r, {P.r_lin});
@@ -633,19 +642,25 @@ class MultistageWarp final : public TilePipelineWarp<MultistageWarp> {
   void emit_iteration(InstChunk& c, std::uint32_t kt);
   void emit_epilogue(InstChunk& c) {
     const GemmPlan& P = *g_.plan;
-    using Fixup = GemmSegment::Fixup;
-    if (segment_.fixup == Fixup::Accumulate || segment_.fixup == Fixup::Finish) {
-      emit_wait_for_peers(c);
-      emit_add_partials(c, segment_.fixup == Fixup::Accumulate);
-    } else if (segment_.fixup == Fixup::Store) {
-      for (std::uint32_t v = 0; v < partial_vectors(); ++v)
-        emit_store(c, Opcode::STG, MemSpace::Global, partial_lanes(v), kFullMask, {acc_vector(v), P.r_cptr});
+    switch (segment_.fixup) {
+      case GemmSegment::Fixup::Store:
+        for (std::uint32_t v = 0; v < partial_vectors(); ++v) emit_store_partial(c, v);
+        emit_arrive(c);
+        break;
+      case GemmSegment::Fixup::Accumulate:
+        emit_wait_for_peers(c);
+        emit_add_partials(c, true);
+        emit_arrive(c);
+        break;
+      case GemmSegment::Fixup::Finish:
+        emit_wait_for_peers(c);
+        emit_add_partials(c, false);
+        [[fallthrough]];
+      case GemmSegment::Fixup::None:
+        emit_staged_epilogue(c, P.epi, MmaAccumulatorTile{P.r_acc, P.n_mi, P.n_ni}, g_.c, g_.a_row0 + warp_row0_,
+                             g_.b_row0 + warp_col0_, g_.warp * P.epi.staging_bytes(), P.r_epi, P.r_cptr);
+        break;
     }
-    if (segment_.fixup == Fixup::Store || segment_.fixup == Fixup::Accumulate)
-      emit_arrive(c);
-    else
-      emit_staged_epilogue(c, P.epi, MmaAccumulatorTile{P.r_acc, P.n_mi, P.n_ni}, g_.c, g_.a_row0 + warp_row0_,
-                           g_.b_row0 + warp_col0_, g_.warp * P.epi.staging_bytes(), P.r_epi, P.r_cptr);
     if (segment_.last) c.emit(Opcode::EXIT);
   }
 
@@ -690,6 +705,9 @@ class MultistageWarp final : public TilePipelineWarp<MultistageWarp> {
     const std::uint64_t threads = std::uint64_t{g_.plan->t.warps} * kWarpSize;
     return LaneRows{segment_.partials + (v * threads + std::uint64_t{g_.warp} * kWarpSize) * kVecBytes, kVecBytes};
   }
+  void emit_store_partial(InstChunk& c, std::uint32_t v) {
+    emit_store(c, Opcode::STG, MemSpace::Global, partial_lanes(v), kFullMask, {acc_vector(v), g_.plan->r_cptr});
+  }
   // Thread 0 reads the tile's arrival counter (the real kernel spins on it until the CTAs before have arrived;
   // one read here, see README "Stream-K"), then the CTA synchronises.
   void emit_wait_for_peers(InstChunk& c) {
@@ -726,8 +744,7 @@ class MultistageWarp final : public TilePipelineWarp<MultistageWarp> {
       for (std::uint32_t v = first; v < end; ++v) {
         for (std::uint32_t e = 0; e < kMmaAccRegs; ++e)
           emit_alu(c, add, reg(acc_vector(v) + e), {reg(acc_vector(v) + e), reg(loaded(v - first) + e)});
-        if (store_back)
-          emit_store(c, Opcode::STG, MemSpace::Global, partial_lanes(v), kFullMask, {acc_vector(v), P.r_cptr});
+        if (store_back) emit_store_partial(c, v);
       }
     }
   }
@@ -1188,15 +1205,6 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
 
 namespace {
 
-// CTAs per SM, as far as the limits tell (the per-SM shared memory is taken as the per-CTA limit: H100 and A100
-// have 1 KiB more per SM, which their CTAs reserve).
-std::uint64_t estimated_ctas_per_sm(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
-  const std::uint64_t smem = shared_mem_bytes(p, t);
-  const std::uint64_t regs = std::uint64_t{kernel_registers(t)} * t.warps * kWarpSize;
-  if (smem == 0 || regs == 0 || limits.shared_mem_per_cta == 0 || limits.registers_per_sm == 0) return 1;
-  return std::max<std::uint64_t>(1, std::min(limits.shared_mem_per_cta / smem, limits.registers_per_sm / regs));
-}
-
 // Split-K choice (README.md, "Tiling heuristic"). Estimated time of a split s, in k-tile times of one CTA:
 // waves(s) * (ceil(k_tiles / s) + stages), where a wave is sm_count * ctas_per_sm CTAs and `stages` k-tiles stand
 // for the pipeline fill and the epilogue every CTA pays. Candidates: no split, and every split that fills each
@@ -1515,13 +1523,10 @@ std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const G
   const std::string problem_error = validate_gemm(problem, tiling, limits);
   if (!problem_error.empty()) throw InputError("GEMM synthesizer: " + problem_error);
 
-  const std::uint64_t stream_k_slots =
-      tiling.stream_k_ctas ? tiling.stream_k_ctas : limits.sm_count * estimated_ctas_per_sm(problem, tiling, limits);
-  std::shared_ptr<const GemmPlan> plan =
-      make_plan(problem, tiling, arch, gemm_uses_tma(problem, tiling, limits), stream_k_slots);
+  std::shared_ptr<const GemmPlan> plan = make_plan(problem, tiling, arch, gemm_uses_tma(problem, tiling, limits), limits);
   GeneratedKernelSpec spec;
   spec.info = plan->info;
-  if (plan->stream_k) {
+  if (plan->stream_k()) {
     spec.make_warp = [plan](std::uint64_t cta, std::uint32_t warp) -> std::unique_ptr<WarpGenerator> {
       return std::make_unique<StreamKWarp>(plan, cta, warp);
     };
@@ -1569,7 +1574,7 @@ std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const G
     pass.add = problem.dtype == DType::I8 ? Opcode::IADD3 : Opcode::FADD;
     return pass;
   };
-  if (plan->stream_k) {
+  if (plan->stream_k()) {
     // The arrival counters start at zero on every launch (CUTLASS zeroes its stream-K barrier workspace before each
     // run): a memset of 4 bytes per shared tile.
     kernels.push_back(
