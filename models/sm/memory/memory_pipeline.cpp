@@ -321,7 +321,8 @@ Schema smem_schema() {
   s.uint("bandwidth", "B/cycle", req,
          "bytes per SM cycle of the shared-memory data path: one wavefront (banks x bank_bytes) takes "
          "banks x bank_bytes / bandwidth cycles", 1, 4096);
-  s.uint("banks", "banks", req, "shared-memory banks: successive bank_bytes words map to successive banks", 1, 1024);
+  s.uint("banks", "banks", req, "shared-memory banks: successive bank_bytes words map to successive banks", 1,
+         kMaxSharedBanks);
   s.uint("bank_bytes", "bytes", 4,
          "width of one bank: 4 bytes (CUDA C++ Programming Guide, shared memory of compute capability 5.x and later)",
          4, 8);

@@ -24,6 +24,8 @@
 
 namespace warpsim {
 
+inline constexpr std::uint32_t kMaxSharedBanks = 1024;  // the most smem.banks a config may give
+
 struct SharedBankGeometry {
   std::uint32_t banks = 32;      // smem.banks
   std::uint32_t bank_bytes = 4;  // smem.bank_bytes
