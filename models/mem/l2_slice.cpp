@@ -164,7 +164,8 @@ class SectoredL2Slice final : public L2Slice {
   // the hit latency once, on the way to the SM (so a far hit costs a near hit plus the link's round trip, and
   // every answer of a slice to the SMs leaves hit_latency after its data port: in the order it is sent).
   void respond(const MemRequest& req, Cycle now) {
-    if (req.op == MemOp::Atomic) writeback(cache_.fill(req.line_addr, req.sector_mask, /*dirty=*/true), now);
+    if (req.op == MemOp::Atomic)
+      writeback(cache_.fill(req.line_addr, req.sector_mask, /*dirty=*/true, req.priority), now);
     const bool to_copy_slice = req.copy_slice != MemRequest::kNoSlice && req.op == MemOp::Read;
     const double done = use_data_port(now, req.bytes) + (to_copy_slice ? 0.0 : static_cast<double>(hit_latency_));
     noc_.send_response(req, domain().time_of(static_cast<Cycle>(std::ceil(done))));
@@ -188,7 +189,7 @@ class SectoredL2Slice final : public L2Slice {
       counters_.write_sectors += sectors(req);
       notify_access(req, req.sector_mask, now);
       const double written = use_data_port(now, req.bytes) + static_cast<double>(hit_latency_);
-      writeback(cache_.fill(req.line_addr, req.sector_mask, /*dirty=*/true), now);
+      writeback(cache_.fill(req.line_addr, req.sector_mask, /*dirty=*/true, req.priority), now);
       noc_.send_response(req, domain().time_of(static_cast<Cycle>(std::ceil(written))));  // the ack
       return;
     }
@@ -196,7 +197,7 @@ class SectoredL2Slice final : public L2Slice {
       copies_.insert(req.line_addr) |= std::uint64_t{1} << partitions_.of(req.copy_slice);
     counters_.read_sectors += sectors(req);  // atomics too: they read the line
     if (req.op == MemOp::Atomic) counters_.atomic_sectors += sectors(req);
-    const std::uint32_t hit = cache_.lookup(req.line_addr, req.sector_mask);
+    const std::uint32_t hit = cache_.lookup(req.line_addr, req.sector_mask, req.priority);
     const std::uint32_t missing = req.sector_mask & ~hit;
     if (!missing) {
       count_read_hits(req, hit, 0, now);
@@ -240,7 +241,7 @@ class SectoredL2Slice final : public L2Slice {
   void fill(const MemRequest& resp, Cycle now) {
     Mshr* mshr = mshrs_.find(resp.line_addr);
     if (!mshr) return;
-    writeback(cache_.fill(resp.line_addr, resp.sector_mask, false), now);
+    writeback(cache_.fill(resp.line_addr, resp.sector_mask, false, resp.priority), now);
     Mshr& m = *mshr;
     // Answer every waiting read whose sectors have all arrived.
     auto& w = m.waiting;

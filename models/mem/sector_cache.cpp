@@ -28,22 +28,23 @@ std::int64_t SectorCache::find(std::uint64_t line_addr) const {
   return -1;
 }
 
-std::uint32_t SectorCache::lookup(std::uint64_t line_addr, std::uint32_t sector_mask) {
+std::uint32_t SectorCache::lookup(std::uint64_t line_addr, std::uint32_t sector_mask, EvictPriority priority) {
   if (!enabled()) return 0;
   const std::int64_t i = find(line_addr);
   if (i < 0) return 0;
   WayState& way = state_[static_cast<std::size_t>(i)];
   const std::uint32_t hit = way.valid & sector_mask;
-  if (hit) way.last_use = ++use_clock_;
+  if (hit) way.last_use = use_rank(priority);
   return hit;
 }
 
-SectorCache::Eviction SectorCache::fill(std::uint64_t line_addr, std::uint32_t sector_mask, bool dirty) {
+SectorCache::Eviction SectorCache::fill(std::uint64_t line_addr, std::uint32_t sector_mask, bool dirty,
+                                        EvictPriority priority) {
   Eviction ev;
   if (!enabled()) return ev;
   std::int64_t i = find(line_addr);
   if (i < 0) {
-    // Victim: an empty way if there is one, else the least recently used.
+    // Victim: an empty way if there is one, else the lowest rank (priority, then least recently used).
     const std::size_t base = static_cast<std::size_t>(set_of(line_addr)) * assoc_;
     std::size_t victim = base;
     for (std::size_t w = base; w < base + assoc_; ++w) {
@@ -69,7 +70,7 @@ SectorCache::Eviction SectorCache::fill(std::uint64_t line_addr, std::uint32_t s
     dirty_sectors_ += static_cast<std::uint64_t>(__builtin_popcount(sector_mask & ~way.dirty));
     way.dirty |= sector_mask;
   }
-  way.last_use = ++use_clock_;
+  way.last_use = use_rank(priority);
   return ev;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "sim/core/types.h"
+#include "sim/slots/mem_request.h"
 
 namespace warpsim {
 
@@ -26,10 +27,10 @@ class L1Cache {
   // Start of a kernel: L1 shares its SRAM with shared memory and keeps what the resident CTAs leave; the
   // contents are dropped.
   virtual void begin_kernel(std::uint64_t shared_memory_in_use) = 0;
-  // Sectors of `sector_mask` present.
-  virtual std::uint32_t lookup(std::uint64_t line_addr, std::uint32_t sector_mask) = 0;
-  // Sectors arrived from L2 (clean).
-  virtual void fill(std::uint64_t line_addr, std::uint32_t sector_mask) = 0;
+  // Sectors of `sector_mask` present; a hit gives the line the access's eviction priority.
+  virtual std::uint32_t lookup(std::uint64_t line_addr, std::uint32_t sector_mask, EvictPriority priority) = 0;
+  // Sectors arrived from L2 (clean), allocated at the missing access's eviction priority.
+  virtual void fill(std::uint64_t line_addr, std::uint32_t sector_mask, EvictPriority priority) = 0;
   // A store went past L1 (write-through, no allocate): drop stale sectors.
   virtual void invalidate(std::uint64_t line_addr, std::uint32_t sector_mask) = 0;
 

@@ -2,6 +2,7 @@
 #include "sim/trace/inst.h"
 
 #include <cstddef>
+#include <iterator>
 #include <string>
 
 namespace warpsim {
@@ -130,6 +131,17 @@ bool parse_dtype(std::string_view name, DType& out) noexcept { return parse_by_n
 std::string_view mem_space_name(MemSpace s) noexcept { return name_at(kMemSpaceNames, static_cast<std::size_t>(s)); }
 
 namespace {
+constexpr std::string_view kCacheOpNames[] = {"default", "evict_first", "evict_last", "no_allocate", "bypass"};
+static_assert(std::size(kCacheOpNames) == static_cast<std::size_t>(CacheOp::Count));
+}  // namespace
+
+std::string_view cache_op_name(CacheOp c) noexcept { return name_at(kCacheOpNames, static_cast<std::size_t>(c)); }
+
+bool parse_cache_op(std::string_view name, CacheOp& out) noexcept { return parse_by_name(kCacheOpNames, name, out); }
+
+std::vector<std::string> cache_op_names() { return {std::begin(kCacheOpNames), std::end(kCacheOpNames)}; }
+
+namespace {
 
 bool is_tensor_dtype(DType t) {
   switch (t) {
@@ -214,12 +226,19 @@ std::string check_inst(const WarpInst& in) {
                                          : std::string(mem_space_name(info.space))) +
            ")";
   }
+  // Also predicated off: the trace format stores at most kMaxAccessBytes.
+  if (in.space != MemSpace::None && (in.access_bytes > kMaxAccessBytes || (in.active_mask != 0 && in.access_bytes < 1)))
+    return std::string(info.name) + " access size " + std::to_string(in.access_bytes) +
+           " bytes per lane out of range (expected 1.." + std::to_string(kMaxAccessBytes) + ")";
   if (in.space != MemSpace::None && in.active_mask != 0) {
-    if (in.access_bytes < 1 || in.access_bytes > kMaxAccessBytes)
-      return std::string(info.name) + " access size " + std::to_string(in.access_bytes) +
-             " bytes per lane out of range (expected 1.." + std::to_string(kMaxAccessBytes) + ")";
     if (in.addr_mode == AddrMode::None) return std::string(info.name) + " with active lanes but no address mode";
   }
+  if (in.cache >= CacheOp::Count)
+    return "cache operator " + std::to_string(static_cast<unsigned>(in.cache)) + " out of range (expected 0.." +
+           std::to_string(static_cast<unsigned>(CacheOp::Count) - 1) + ")";
+  if (in.cache != CacheOp::Default && in.space != MemSpace::Global)
+    return std::string(info.name) + " with cache operator " + std::string(cache_op_name(in.cache)) +
+           " (expected default: cache operators apply to global memory)";
   if (in.addr_mode == AddrMode::Strided2D && (in.group < 1 || in.group > kWarpSize))
     return "Strided2D lane group " + std::to_string(in.group) + " out of range (expected 1.." +
            std::to_string(kWarpSize) + ")";

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace warpsim {
 
@@ -77,6 +78,17 @@ enum class DType : std::uint8_t { None, F16, BF16, FP8, TF32, F32, F64, I8 };
 // The types a tensor core takes (every DType but None and F32), in the order configs list their rates.
 inline constexpr DType kTensorDTypes[] = {DType::F16, DType::BF16, DType::TF32, DType::FP8, DType::I8, DType::F64};
 
+// Cache operator of a global load or store: the PTX cache operators and L1 eviction priorities as the SASS
+// modifiers of LDG/STG show them (traces/FORMAT.md, "Cache operators"). L1 and L2 keep a priority per line.
+enum class CacheOp : std::uint8_t {
+  Default,     // ld.ca / st.wb: allocated in L1 (loads) and L2 at normal priority
+  EvictFirst,  // ld.cs/st.cs, L1::evict_first, ld.lu (SASS .EF, .LU): allocated, the first lines evicted
+  EvictLast,   // L1::evict_last (SASS .EL): allocated, evicted only after normal and evict-first lines
+  NoAllocate,  // L1::no_allocate (SASS .NA): served by L1 on a hit, not allocated there on a miss
+  Bypass,      // ld.cg/.cv and gpu/sys-scope strong loads (SASS .STRONG.GPU/.SYS): not looked up in L1
+  Count
+};
+
 inline constexpr std::uint16_t kNoReg = 0xffff;
 inline constexpr int kMaxDst = 4;
 inline constexpr int kMaxSrc = 4;
@@ -108,6 +120,7 @@ struct WarpInst {
   AddrMode addr_mode = AddrMode::None;
   std::uint8_t access_bytes = 0;   // bytes per lane (1..16)
   std::uint8_t group = 0;          // Strided2D lanes per group; BAR, BAR_ARV: warps the barrier expects
+  CacheOp cache = CacheOp::Default;  // global loads and stores (format 1.5)
   std::uint64_t base = 0;
   std::int32_t stride = 0;
   std::int32_t group_stride = 0;
@@ -161,6 +174,9 @@ bool parse_op_class(std::string_view name, OpClass& out) noexcept;
 std::string_view dtype_name(DType t) noexcept;
 bool parse_dtype(std::string_view name, DType& out) noexcept;
 std::string_view mem_space_name(MemSpace s) noexcept;
+std::string_view cache_op_name(CacheOp c) noexcept;  // "default", "evict_first", ... (the native text format's)
+bool parse_cache_op(std::string_view name, CacheOp& out) noexcept;
+std::vector<std::string> cache_op_names();  // every CacheOp's name, in order
 
 // Semantic validity of one record (traces/FORMAT.md, "Validity"): what the simulator relies on beyond what the
 // file format can represent. Returns "" when the record is valid, otherwise a message naming the first problem

@@ -210,8 +210,11 @@ std::uint8_t low_bits(unsigned n) { return static_cast<std::uint8_t>((1u << n) -
 
 bool has_memory_fields(const WarpInst& i) {
   return i.space != MemSpace::None || i.addr_mode != AddrMode::None || i.access_bytes != 0 || i.group != 0 ||
-         i.base != 0 || i.stride != 0 || i.group_stride != 0;
+         i.base != 0 || i.stride != 0 || i.group_stride != 0 || i.cache != CacheOp::Default;
 }
+// The memory section's access byte: bytes per lane in its low bits, the cache operator above them.
+constexpr unsigned kAccessBytesBits = 5;
+static_assert(kMaxAccessBytes < (1u << kAccessBytesBits) && static_cast<unsigned>(CacheOp::Count) <= 8);
 
 // Appends one record. Returns nullptr, or what makes the record unrepresentable.
 const char* encode_inst(Bytes& out, const WarpInst& inst, const std::int32_t* deltas, WarpCodecState& st) {
@@ -264,7 +267,8 @@ const char* encode_inst(Bytes& out, const WarpInst& inst, const std::int32_t* de
     if (inst.group != 0) desc |= kMemGroup;
     if (inst.group_stride != 0) desc |= kMemGroupStride;
     out.push_back(desc);
-    out.push_back(inst.access_bytes);
+    // Bits 0-4: bytes per lane (at most 16), bits 5-7: the cache operator (1.5; 0 = default, as before).
+    out.push_back(static_cast<std::uint8_t>(inst.access_bytes | static_cast<unsigned>(inst.cache) << kAccessBytesBits));
     // Bases of successive accesses are usually close: store the (wrapping) difference.
     put_zigzag(out, static_cast<std::int64_t>(inst.base - st.prev_base));
     st.prev_base = inst.base;
@@ -345,7 +349,14 @@ void decode_inst(Cursor& in, WarpInst& inst, std::array<std::int32_t, kWarpSize>
                   std::to_string(static_cast<int>(MemSpace::Const)) + ")", at);
     inst.space = static_cast<MemSpace>(space);
     inst.addr_mode = static_cast<AddrMode>(mode);  // 2 bits: every value is a valid mode
-    inst.access_bytes = in.byte("access size");
+    const std::size_t access_at = in.pos();
+    const std::uint8_t access = in.byte("access size");
+    inst.access_bytes = access & ((1u << kAccessBytesBits) - 1);
+    const unsigned cache = access >> kAccessBytesBits;
+    if (cache >= static_cast<unsigned>(CacheOp::Count))
+      in.fail("cache operator " + std::to_string(cache) + " out of range (expected <= " +
+                  std::to_string(static_cast<unsigned>(CacheOp::Count) - 1) + ")", access_at);
+    inst.cache = static_cast<CacheOp>(cache);
     inst.base = st.prev_base + static_cast<std::uint64_t>(unzigzag(in.varint("base address delta")));
     st.prev_base = inst.base;
     if (desc & kMemGroup) inst.group = in.byte("lane group");

@@ -68,6 +68,11 @@ TEST_CASE("pointer_chase latencies are the configured latencies on each level's 
     const double refresh_wait = trfc_ns * trfc_ns / trefi_ns * 1e-9 * sm;
     CHECK(metric(dram, "latency_cycles") >= dram_path);
     CHECK(metric(dram, "latency_cycles") <= (dram_path + refresh_wait) * 1.03);
+    // ld.global.cg (cache operator bypass) over the L1-sized footprint: L1 is not looked up, every load is an L2
+    // hit (measured on H100: 291.5 cycles against 32.7 with ld.ca, validation case h100m.lat.l2.cg.16KiB).
+    const MicrobenchRun cg = run_microbench(gpu, "pointer_chase", {"footprint=16KiB", "steps=4096", "cache_op=bypass"});
+    CHECK(metric(cg, "latency_cycles") >= l2_path);
+    CHECK(metric(cg, "latency_cycles") <= l2_path * 1.03);
     // Shared memory: smem.latency (plus the LSU hop).
     const MicrobenchRun smem = run_microbench(gpu, "pointer_chase", {"footprint=4KiB", "space=shared", "steps=4096"});
     const double smem_latency = config_number(cfg, "smem.latency");

@@ -389,3 +389,42 @@ TEST_CASE("accelsim trace: named barriers with a thread count and BAR.ARV", "[ac
   const std::string file = (dir / "kernel-1.traceg").string();
   CHECK_THROWS_WITH(AccelSimTrace(file), Contains(file + ":") && Contains("BAR.ARV: immediate 1 is not a thread count"));
 }
+
+TEST_CASE("accelsim trace: LDG/STG cache-operator modifiers become the records' cache operators", "[accelsim][cache_op]") {
+  TempDir dir;
+  const std::string text = header(5, 90, "(1,1,1)") +
+                           "#BEGIN_TB\n\nthread block = 0,0,0\n\nwarp = 0\ninsts = 10\n"
+                           "0000 ffffffff 1 R2 LDG.E.EF.64 1 R4 8 1 0x7f0000001000 8 0\n"
+                           "0010 ffffffff 1 R6 LDG.E.LU 1 R4 4 1 0x7f0000002000 4 0\n"
+                           "0020 ffffffff 1 R8 LDG.E.EL.128 1 R4 16 1 0x7f0000003000 16 0\n"
+                           "0030 ffffffff 1 R12 LDG.E.NA 1 R4 4 1 0x7f0000004000 4 0\n"
+                           "0040 ffffffff 1 R14 LDG.E.STRONG.GPU 1 R4 4 1 0x7f0000005000 4 0\n"
+                           "0050 ffffffff 1 R16 LDG.E.64.STRONG.SYS 1 R4 8 1 0x7f0000006000 8 0\n"
+                           "0060 ffffffff 1 R18 LDG.E.STRONG.SM 1 R4 4 1 0x7f0000007000 4 0\n"
+                           "0070 ffffffff 1 R20 LDG.E.CONSTANT 1 R4 4 1 0x7f0000008000 4 0\n"
+                           "0080 ffffffff 0 STG.E.EF 2 R4 R6 4 1 0x7f0000009000 4 0\n"
+                           "0090 ffffffff 0 EXIT 0 0 0\n\n#END_TB\n";
+  write_file(dir / "kernel-1.traceg", text);
+  AccelSimTrace trace((dir / "kernel-1.traceg").string());
+  const auto w = read_warp(*trace.open_kernel(0), 0, 0);
+  REQUIRE(w.size() == 10);
+  const CacheOp expected[] = {CacheOp::EvictFirst, CacheOp::EvictFirst, CacheOp::EvictLast, CacheOp::NoAllocate,
+                              CacheOp::Bypass,     CacheOp::Bypass,     CacheOp::Default,   CacheOp::Default,
+                              CacheOp::EvictFirst, CacheOp::Default};
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    INFO("instruction " << i << " " << opcode_info(w[i].op).name);
+    CHECK(w[i].cache == expected[i]);
+  }
+  CHECK(w[2].access_bytes == 16);  // the width modifier is still read beside the cache operator
+  CHECK(w[5].access_bytes == 8);
+  // Written back as Accel-Sim and read again: the same operators.
+  write_accelsim_trace((dir / "out").string(), trace);
+  AccelSimTrace copy((dir / "out" / "kernelslist.g").string());
+  const auto c = read_warp(*copy.open_kernel(0), 0, 0);
+  REQUIRE(c.size() == w.size());
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    INFO("instruction " << i);
+    CHECK(c[i].cache == w[i].cache);
+    CHECK(c[i].access_bytes == w[i].access_bytes);
+  }
+}

@@ -1382,8 +1382,8 @@ class UncachedL1 final : public L1Cache {
     geometry_ = Geometry{l1.u32("line_size"), l1.u32("sector_size"), l1.u64("hit_latency"), l1.u32("bandwidth"), l1.u32("mshrs")};
   }
   void begin_kernel(std::uint64_t) override {}
-  std::uint32_t lookup(std::uint64_t, std::uint32_t) override { return 0; }
-  void fill(std::uint64_t, std::uint32_t) override {}
+  std::uint32_t lookup(std::uint64_t, std::uint32_t, EvictPriority) override { return 0; }
+  void fill(std::uint64_t, std::uint32_t, EvictPriority) override {}
   void invalidate(std::uint64_t, std::uint32_t) override {}
 };
 
@@ -1915,4 +1915,77 @@ TEST_CASE("instruction fetch: impossible cache geometries are one clear error na
   } catch (const ConfigError& e) {
     CHECK_THAT(e.what(), Contains("sm.icache.line_size") && Contains("power of two"));
   }
+}
+
+// ==== cache operators (WarpInst::cache, trace format 1.5): what a global load leaves in L1 ==========================
+
+namespace cache_ops {
+
+WarpInst hinted_ldg(std::uint16_t dst, std::uint64_t addr, CacheOp op) {
+  WarpInst in = ldg(dst, addr);
+  in.cache = op;
+  return in;
+}
+
+}  // namespace cache_ops
+
+TEST_CASE("cache operators: bypassing and non-allocating loads leave L1 alone, default ones fill it", "[sm][e2e][mem][cache_op]") {
+  using cache_ops::hinted_ldg;
+  const Config cfg = small_h100();
+  // A line loaded twice, the second time once the first load's data is back.
+  auto twice = [&](CacheOp first, CacheOp second) {
+    return run_warps(cfg, {{hinted_ldg(5, 0x20000, first), ffma(6, 5, 2, 3), hinted_ldg(7, 0x20000, second),
+                            ffma(8, 7, 2, 3)}});
+  };
+  const KernelResult plain = twice(CacheOp::Default, CacheOp::Default);
+  CHECK(plain.l1_hit_rate == 0.5);  // the second load hits the line the first allocated
+  // .STRONG.GPU first: not looked up, not allocated; the second (plain) load misses L1 and hits L2.
+  const KernelResult bypass_first = twice(CacheOp::Bypass, CacheOp::Default);
+  CHECK(bypass_first.l1_hit_rate == 0.0);  // 1 sector looked up (the second load's), no hit
+  CHECK(bypass_first.cycles > plain.cycles + 100);  // an L2 round trip instead of an L1 hit
+  CHECK(bypass_first.dram_bytes_read == plain.dram_bytes_read);  // L2 kept the line
+  CHECK(total(bypass_first, "sm.global_l1_bypass_instructions") == 1);
+  // .STRONG.GPU second: the line is in L1, yet the load reads L2 (L1 is not coherent at gpu scope).
+  const KernelResult bypass_second = twice(CacheOp::Default, CacheOp::Bypass);
+  CHECK(bypass_second.l1_hit_rate == 0.0);
+  CHECK(bypass_second.cycles > plain.cycles + 100);
+  // .NA first: looked up (a miss) but not allocated, so the second misses too; .NA second hits what is there.
+  const KernelResult na_first = twice(CacheOp::NoAllocate, CacheOp::Default);
+  CHECK(na_first.l1_hit_rate == 0.0);  // 2 sectors looked up, none hit
+  CHECK(na_first.cycles > plain.cycles + 100);
+  CHECK(total(na_first, "sm.global_no_allocate_instructions") == 1);
+  const KernelResult na_second = twice(CacheOp::Default, CacheOp::NoAllocate);
+  CHECK(na_second.l1_hit_rate == 0.5);
+  CHECK(na_second.cycles == plain.cycles);
+  // Evict-first and evict-last loads allocate like plain ones.
+  CHECK(twice(CacheOp::EvictFirst, CacheOp::Default).l1_hit_rate == 0.5);
+  CHECK(twice(CacheOp::EvictLast, CacheOp::Default).l1_hit_rate == 0.5);
+}
+
+TEST_CASE("cache operators: an L1 set evicts evict-first lines before the LRU one, evict-last lines after it", "[sm][e2e][mem][cache_op]") {
+  using cache_ops::hinted_ldg;
+  // No shared memory in use (not even the CTA's reserve), so that L1 is the whole unified SRAM.
+  const Config cfg = small_h100({"sm.cta_reserved_shared_memory=0B"});
+  const Params& l1 = cfg.section("l1");
+  const std::uint64_t line = l1.u64("line_size"), ways = l1.u64("assoc");
+  const std::uint64_t set_stride = l1.u64("unified_size") / line / ways * line;  // lines this far apart share a set
+  // Fill one set with `ways` lines (line 0 first: the least recently used), then one more line, then line 0 again.
+  // Each load waits for the previous one's data, so the set sees them in this order.
+  auto run = [&](CacheOp line0, CacheOp line1) {
+    std::vector<WarpInst> w;
+    for (std::uint64_t i = 0; i <= ways; ++i) {
+      w.push_back(hinted_ldg(5, 0x100000 + i * set_stride, i == 0 ? line0 : i == 1 ? line1 : CacheOp::Default));
+      w.push_back(ffma(6, 5, 2, 3));
+    }
+    w.push_back(hinted_ldg(5, 0x100000, CacheOp::Default));
+    w.push_back(ffma(6, 5, 2, 3));
+    return run_warps(cfg, {w});
+  };
+  const double lookups = static_cast<double>(ways + 2);
+  // LRU: the extra line evicts line 0, whose reload misses.
+  CHECK(run(CacheOp::Default, CacheOp::Default).l1_hit_rate == 0.0);
+  // Line 1 loaded evict-first goes instead: line 0 is still there.
+  CHECK(run(CacheOp::Default, CacheOp::EvictFirst).l1_hit_rate == Approx(1 / lookups));
+  // Line 0 loaded evict-last outlives the normal lines: line 1 (now the LRU normal line) goes.
+  CHECK(run(CacheOp::EvictLast, CacheOp::Default).l1_hit_rate == Approx(1 / lookups));
 }

@@ -88,6 +88,12 @@ TEST_CASE("microbenchmark keys are validated with one clear error", "[synth][mic
              Catch::Contains("global | shared"));
   CHECK_THAT(error_of([&] { make("pointer_chase", Keys{{"footprint", "1GiB"}, {"space", "shared"}}, h100); }),
              Catch::Contains("sm.shared_memory_per_cta"));
+  CHECK_THAT(error_of([&] { make("pointer_chase", Keys{{"footprint", "4KiB"}, {"cache_op", "cg"}}, h100); }),
+             Catch::Contains("default | evict_first | evict_last | no_allocate | bypass"));
+  CHECK_THAT(error_of([&] {
+               make("pointer_chase", Keys{{"footprint", "4KiB"}, {"space", "shared"}, {"cache_op", "bypass"}}, h100);
+             }),
+             Catch::Contains("bypass applies to global loads, not to space shared"));
   CHECK_THAT(error_of([&] { make("stream", Keys{{"op", "add"}}, h100); }), Catch::Contains("triad"));
   CHECK_THAT(error_of([&] { make("stream", Keys{{"threads", "100"}}, h100); }), Catch::Contains("multiple of the warp"));
   CHECK_THAT(error_of([&] { make("stream", Keys{{"threads", "1024"}, {"bytes", "1000B"}}, h100); }),
@@ -216,6 +222,14 @@ TEST_CASE("pointer_chase: one lane, each load addressed by the previous one's re
   CHECK(std::find(chase[0]->src.begin(), chase[0]->src.begin() + chase[0]->num_src, warm[0]->dst[0]) !=
         chase[0]->src.begin() + chase[0]->num_src);
   CHECK(insts.back().op == Opcode::EXIT);
+
+  // cache_op: every global load of the chase (warm-up and timed) carries it; by default none does.
+  for (const WarpInst& in : insts) CHECK(in.cache == CacheOp::Default);
+  auto cg = make("pointer_chase", {{"footprint", "1KiB"}, {"stride", "256B"}, {"steps", "10"}, {"cache_op", "bypass"}},
+                 config);
+  int bypassing = 0;
+  for (const WarpInst& in : warp_insts(*cg->open_kernel(0), 0, 0)) bypassing += in.op == Opcode::LDG && in.cache == CacheOp::Bypass;
+  CHECK(bypassing == 11);
 
   // Beyond L2 nothing can be resident: no warm-up.
   auto big = make("pointer_chase", {{"footprint", "1GiB"}, {"steps", "4"}}, config);

@@ -107,6 +107,9 @@ void add_random_inst(Rng& rng, Opcode op, AddrMode mode, std::uint64_t& pc, InMe
     inst.space = info.space;
     inst.addr_mode = mode;
     inst.access_bytes = static_cast<std::uint8_t>(1u << rng.below(5));
+    // Format 1.5: a cache operator on global accesses.
+    if (inst.space == MemSpace::Global && rng.percent(30))
+      inst.cache = static_cast<CacheOp>(rng.below(static_cast<std::uint64_t>(CacheOp::Count)));
     inst.base = rng.percent(50) ? 0x7f0000000000ull + rng.below(1 << 20) * 16 : rng.next();
     if (mode == AddrMode::Strided || mode == AddrMode::Strided2D || rng.percent(10)) inst.stride = rng.any_i32();
     if (mode == AddrMode::Strided2D || rng.percent(10)) {
@@ -275,6 +278,7 @@ std::string field_diff(const WarpInst& a, const WarpInst& b) {
   check(a.base == b.base, "base");
   check(a.stride == b.stride, "stride");
   check(a.group_stride == b.group_stride, "group_stride");
+  check(a.cache == b.cache, "cache");
   check(a.mma.m == b.mma.m && a.mma.n == b.mma.n && a.mma.k == b.mma.k, "mma");
   check(a.aux == b.aux, "aux");
   return d;
@@ -999,6 +1003,19 @@ std::vector<InvalidCase> invalid_cases() {
   i.access_bytes = 17;
   add("access size above 16", i, "LDG access size 17 bytes per lane out of range (expected 1..16)");
   i = valid_ldg();
+  i.active_mask = 0;
+  i.access_bytes = 40;  // predicated off, yet the format stores at most 16 (bits 5-7 hold the cache operator)
+  add("access size above 16, predicated off", i, "LDG access size 40 bytes per lane out of range (expected 1..16)");
+  i = valid_ldg();
+  i.cache = CacheOp::Count;
+  add("cache operator out of range", i, "cache operator 5 out of range (expected 0..4)");
+  i = valid_ldg();
+  i.op = Opcode::LDS;
+  i.space = MemSpace::Shared;
+  i.cache = CacheOp::EvictFirst;
+  add("cache operator on shared memory", i,
+      "LDS with cache operator evict_first (expected default: cache operators apply to global memory)");
+  i = valid_ldg();
   i.addr_mode = AddrMode::None;
   add("memory access without an address mode", i, "LDG with active lanes but no address mode");
   i = valid_ldg();
@@ -1309,7 +1326,13 @@ TEST_CASE("the trace reader rejects invalid records and kernels", "[trace][valid
   expect_error(one_warp_file(1, {kFFMA, 0x20, 1, 4, 0}), "FFMA in memory space global (expected none");
   expect_error(one_warp_file(1, {kLDS, 0x20, global_strided, 4, 0}), "LDS in memory space global (expected shared)");
   expect_error(one_warp_file(1, {kLDG, 0x20, global_strided, 0, 0}), "LDG access size 0 bytes per lane");
-  expect_error(one_warp_file(1, {kLDG, 0x20, global_strided, 32, 0}), "LDG access size 32 bytes per lane");
+  expect_error(one_warp_file(1, {kLDG, 0x20, global_strided, 17, 0}), "LDG access size 17 bytes per lane");
+  // The access byte's bits 5-7 are the cache operator (1.5): 5 and above are unknown; 0x20 | 0 is evict_first on
+  // a zero access size, a shared load with a cache operator is refused.
+  expect_error(one_warp_file(1, {kLDG, 0x20, global_strided, 5 << 5 | 4, 0}), "cache operator 5 out of range");
+  expect_error(one_warp_file(1, {kLDG, 0x20, global_strided, 1 << 5, 0}), "LDG access size 0 bytes per lane");
+  expect_error(one_warp_file(1, {kLDS, 0x20, 2 | (1 << 3), 4 << 5 | 4, 0}),
+               "LDS with cache operator bypass (expected default: cache operators apply to global memory)");
   expect_error(one_warp_file(1, {kLDG, 0x20, 1, 4, 0}), "LDG with active lanes but no address mode");
   expect_error(one_warp_file(1, {kLDG, 0x20, global_2d, 4, 0}), "Strided2D lane group 0 out of range");
   expect_error(one_warp_file(1, {kLDG, 0x20, global_2d | 0x40, 4, 0, 33}), "Strided2D lane group 33 out of range");
@@ -1324,6 +1347,14 @@ TEST_CASE("the trace reader rejects invalid records and kernels", "[trace][valid
   CHECK_NOTHROW(read_all(one_warp_file(1, {kFFMA, 0x02, 0x01, 0xff, 0x01})));  // RZ = 255
   CHECK_NOTHROW(read_all(one_warp_file(1, {kLDG, 0x28, 0, 0, 0, 0, 1, 0, 0})));  // no active lane, no mode
   CHECK_NOTHROW(read_all(one_warp_file(1, {kLDG, 0x20, global_2d | 0x40, 16, 0, 32})));
+  {  // access byte 4 << 5 | 16: a 16-byte load past L1
+    write_file(path, one_warp_file(1, {kLDG, 0x20, global_strided, 4 << 5 | 16, 0}));
+    TraceFileReader reader(path);
+    std::array<WarpInst, 2> buf;
+    REQUIRE(reader.open_kernel(0)->open_cta(0)->open_warp(0)->read(buf.data(), buf.size()) == 1);
+    CHECK(buf[0].cache == CacheOp::Bypass);
+    CHECK(buf[0].access_bytes == 16);
+  }
   CHECK_NOTHROW(read_all(one_warp_file(1, {kHGMMA, 0x50, bf16, 64, 0x80, 0x01, 16})));
 
   // Kernel info and warp counts.

@@ -1,5 +1,5 @@
-// Sectored L1 (implementation `sectored` of slot `l1`): set-associative with LRU, sector-granular fills, sized
-// per kernel by what shared memory leaves of the unified SRAM.
+// Sectored L1 (implementation `sectored` of slot `l1`): set-associative with LRU within eviction priorities,
+// sector-granular fills, sized per kernel by what shared memory leaves of the unified SRAM.
 #include <optional>
 #include <string>
 
@@ -51,8 +51,12 @@ class SectoredL1 final : public L1Cache {
     const std::uint64_t size = unified_size_ > shared_memory_in_use ? unified_size_ - shared_memory_in_use : 0;
     tags_ = SectorCache(size, geometry_.line_bytes, geometry_.sector_bytes, assoc_);
   }
-  std::uint32_t lookup(std::uint64_t line_addr, std::uint32_t sector_mask) override { return tags_.lookup(line_addr, sector_mask); }
-  void fill(std::uint64_t line_addr, std::uint32_t sector_mask) override { tags_.fill(line_addr, sector_mask, false); }
+  std::uint32_t lookup(std::uint64_t line_addr, std::uint32_t sector_mask, EvictPriority priority) override {
+    return tags_.lookup(line_addr, sector_mask, priority);
+  }
+  void fill(std::uint64_t line_addr, std::uint32_t sector_mask, EvictPriority priority) override {
+    tags_.fill(line_addr, sector_mask, false, priority);
+  }
   void invalidate(std::uint64_t line_addr, std::uint32_t sector_mask) override { tags_.invalidate(line_addr, sector_mask); }
 
  private:

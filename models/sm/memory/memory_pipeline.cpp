@@ -9,6 +9,18 @@
 
 namespace warpsim {
 
+namespace {
+// The eviction priority of a cache operator's lines (ld.cs and ld.lu stream: first to go; the others keep normal
+// priority where they allocate).
+EvictPriority eviction_priority(CacheOp op) {
+  switch (op) {
+    case CacheOp::EvictFirst: return EvictPriority::First;
+    case CacheOp::EvictLast: return EvictPriority::Last;
+    default: return EvictPriority::Normal;
+  }
+}
+}  // namespace
+
 MemoryPipeline::MemoryPipeline(Component& sm, BuildContext& ctx, const Params& sm_params, unsigned index,
                                MemoryPipelineClient& client)
     : sm_(sm),
@@ -55,6 +67,16 @@ void MemoryPipeline::add_stats(StatGroup& g) const {
       .add("l1_read_sectors", "sectors", "global-load sectors looked up in L1", l1_read_sectors_)
       .add("l1_hit_sectors", "sectors", "global-load sectors that hit in L1", l1_hit_sectors_)
       .add("l2_requests", "requests", "line requests sent to L2", l2_requests_)
+      .add("global_evict_first_instructions", "instructions",
+           "global loads and stores with an evict-first cache operator (.EF, .LU; ld.cs)",
+           cache_op_instructions_[static_cast<std::size_t>(CacheOp::EvictFirst)])
+      .add("global_evict_last_instructions", "instructions", "global loads and stores with L1::evict_last (.EL)",
+           cache_op_instructions_[static_cast<std::size_t>(CacheOp::EvictLast)])
+      .add("global_no_allocate_instructions", "instructions", "global loads with L1::no_allocate (.NA): no L1 fill",
+           cache_op_instructions_[static_cast<std::size_t>(CacheOp::NoAllocate)])
+      .add("global_l1_bypass_instructions", "instructions",
+           "global loads past L1 by their cache operator (ld.cg/.cv, .STRONG.GPU/.SYS)",
+           cache_op_instructions_[static_cast<std::size_t>(CacheOp::Bypass)])
       .add("smem_requests_ld", "requests", "shared-memory load instructions (LDS, LDSM) executed", smem_requests_ld_)
       .add("smem_requests_st", "requests", "shared-memory store instructions (STS) executed", smem_requests_st_)
       .add("smem_wavefronts_ld", "wavefronts",
@@ -103,10 +125,11 @@ MemKind MemoryPipeline::issue(std::uint32_t warp_slot, const WarpInst& in, std::
   r.lines.clear();
   r.dst = in.dst;
   r.shared_bytes = 0;
-  r.cacheable = true;
+  r.l1_lookup = r.l1_allocate = true;
+  r.priority = eviction_priority(in.cache);
   if (async_copy_ && async_copy_->handles(in)) {  // completed by the engine through copy_done()
     r.kind = in.op == Opcode::LDGSTS ? MemKind::AsyncCopy : MemKind::BulkCopy;
-    r.cacheable = false;
+    r.l1_lookup = r.l1_allocate = false;
     r.group = async_group;
     r.remaining = 1;
     async_copy_->start(in, id, warp_slot, now, *this);
@@ -125,14 +148,17 @@ MemKind MemoryPipeline::issue(std::uint32_t warp_slot, const WarpInst& in, std::
     r.remaining = static_cast<std::uint32_t>(r.lines.size());
     if (in.op == Opcode::LDGSTS) {
       r.kind = MemKind::AsyncCopy;
-      r.cacheable = false;  // cp.async.cg bypasses L1, as CUTLASS uses it for 16-byte copies
+      r.l1_lookup = r.l1_allocate = false;  // cp.async.cg bypasses L1, as CUTLASS uses it for 16-byte copies
       r.group = async_group;
     } else if (in.op == Opcode::ATOMG) {
       r.kind = MemKind::Atomic;
-      r.cacheable = false;  // performed at L2
+      r.l1_lookup = r.l1_allocate = false;  // performed at L2
     } else {
       r.kind = store ? MemKind::Store : MemKind::Load;
+      r.l1_lookup = in.cache != CacheOp::Bypass;  // ld.cg/.cv and gpu-scope strong loads read L2 (L1 is not coherent)
+      r.l1_allocate = r.l1_lookup && in.cache != CacheOp::NoAllocate;
     }
+    ++cache_op_instructions_[static_cast<std::size_t>(in.cache)];
   }
   const MemKind kind = r.kind;
   if (r.remaining == 0) {  // no active lanes: nothing to wait for
@@ -188,21 +214,22 @@ void MemoryPipeline::lsu_step(Cycle now) {
     const Cycle busy = std::max<Cycle>(1, (line.bytes + l1g_.bandwidth - 1) / l1g_.bandwidth);
     if (r.kind == MemKind::Store) {
       l1_->invalidate(line.line_addr, line.sector_mask);
-      send_to_l2(line, MemOp::Write, t, id);  // completes when L2 acknowledges it
+      send_to_l2(line, MemOp::Write, t, id, r.priority);  // completes when L2 acknowledges it
     } else {
-      const std::uint32_t hit = r.cacheable ? l1_->lookup(line.line_addr, line.sector_mask) : 0;
+      const std::uint32_t hit = r.l1_lookup ? l1_->lookup(line.line_addr, line.sector_mask, r.priority) : 0;
       const std::uint32_t missing = line.sector_mask & ~hit;
       if (!missing) {
         complete_at(id, t + l1g_.hit_latency);
-      } else if (!r.cacheable) {
-        // L1-bypassing copy or atomic: no merging by line, the response finds its instruction by id.
+      } else if (!r.l1_allocate) {
+        // L1-bypassing copy, atomic or non-allocating load: no merging by line, the response finds its instruction
+        // by id.
         if (outstanding_misses(now) >= l1g_.mshrs) {
           block_lsu(now, t);
           return;
         }
         ++bypass_in_flight_;
         send_to_l2(LineAccess{line.line_addr, missing, 0}, r.kind == MemKind::Atomic ? MemOp::Atomic : MemOp::Read, t,
-                   id, /*bypass_l1=*/true);
+                   id, r.priority, /*bypass_l1=*/true);
       } else {
         Miss* miss = misses_.find(line.line_addr);
         if (!miss) {
@@ -211,16 +238,17 @@ void MemoryPipeline::lsu_step(Cycle now) {
             return;
           }
           miss = &misses_.insert(line.line_addr);
+          miss->priority = r.priority;
         }
         Miss& m = *miss;
         m.waiters.emplace_back(id, missing);
         const std::uint32_t fetch = missing & ~m.requested;
         if (fetch) {
           m.requested |= fetch;
-          send_to_l2(LineAccess{line.line_addr, fetch, 0}, MemOp::Read, t, 0);
+          send_to_l2(LineAccess{line.line_addr, fetch, 0}, MemOp::Read, t, 0, m.priority);
         }
       }
-      if (r.cacheable) {  // counted once the line has gone through, not each time it waited for an MSHR
+      if (r.l1_lookup) {  // counted once the line has gone through, not each time it waited for an MSHR
         l1_read_sectors_ += static_cast<std::uint64_t>(__builtin_popcount(line.sector_mask));
         l1_hit_sectors_ += static_cast<std::uint64_t>(__builtin_popcount(hit));
       }
@@ -250,7 +278,8 @@ inline std::size_t MemoryPipeline::outstanding_misses(Cycle now) {
   return misses_.size() + bypass_in_flight_;
 }
 
-inline void MemoryPipeline::send_to_l2(const LineAccess& line, MemOp op, Cycle when, std::uint32_t record, bool bypass_l1) {
+inline void MemoryPipeline::send_to_l2(const LineAccess& line, MemOp op, Cycle when, std::uint32_t record,
+                                       EvictPriority priority, bool bypass_l1) {
   MemRequest req;
   req.line_addr = line.line_addr;
   req.sector_mask = line.sector_mask;
@@ -259,6 +288,7 @@ inline void MemoryPipeline::send_to_l2(const LineAccess& line, MemOp op, Cycle w
   req.sm = static_cast<std::uint16_t>(index_);
   req.id = record;
   req.bypass_l1 = bypass_l1;
+  req.priority = priority;
   req.slice = static_cast<std::uint16_t>(address_map_.slice_of(line.line_addr));
   ++l2_requests_;
   noc_.send_request(req, sm_.domain().time_of(when));
@@ -273,7 +303,7 @@ void MemoryPipeline::on_response(const MemRequest& resp, Cycle now) {
   Miss* miss = misses_.find(resp.line_addr);
   if (!miss) return;
   Miss& m = *miss;
-  l1_->fill(resp.line_addr, resp.sector_mask);
+  l1_->fill(resp.line_addr, resp.sector_mask, m.priority);
   m.requested &= ~resp.sector_mask;
   auto& ws = m.waiters;
   for (auto& waiter : ws) waiter.second &= ~resp.sector_mask;

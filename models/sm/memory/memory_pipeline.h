@@ -53,7 +53,11 @@ struct MemRecord {
   std::size_t next_line = 0;
   std::uint32_t shared_bytes = 0;
   SharedWavefronts shared;  // shared-memory wavefronts (computed at issue: Deltas addresses live for the batch only)
-  bool cacheable = true;
+  // Global accesses, from the kind and the cache operator: looked up in L1; missed sectors merged by line in the
+  // MSHRs and allocated in L1 (else sent past it, tracked by record); the lines' eviction priority in L1 and L2.
+  bool l1_lookup = true;
+  bool l1_allocate = true;
+  EvictPriority priority = EvictPriority::Normal;
 };
 
 // What the pipeline needs from the SM core.
@@ -123,8 +127,9 @@ class MemoryPipeline final : private AsyncCopyCompletions {
     std::uint32_t record;
     bool operator>(const Completion& o) const { return cycle != o.cycle ? cycle > o.cycle : record > o.record; }
   };
-  struct Miss {  // a missed line of L1 (cacheable loads), merging the requests for it
+  struct Miss {  // a missed line of L1 (allocating loads), merging the requests for it
     std::uint32_t requested = 0;
+    EvictPriority priority = EvictPriority::Normal;  // the first missing access's: the line's when it is filled
     // (record, sectors it still needs): nearly always one or two, kept inline in the table entry
     boost::container::small_vector<std::pair<std::uint32_t, std::uint32_t>, 2> waiters;
   };
@@ -135,7 +140,8 @@ class MemoryPipeline final : private AsyncCopyCompletions {
   void lsu_step(Cycle now);
   inline void pop_lsu(Cycle now, Cycle busy);
   inline std::size_t outstanding_misses(Cycle now);
-  inline void send_to_l2(const LineAccess& line, MemOp op, Cycle when, std::uint32_t record, bool bypass_l1 = false);
+  inline void send_to_l2(const LineAccess& line, MemOp op, Cycle when, std::uint32_t record, EvictPriority priority,
+                         bool bypass_l1 = false);
   void on_response(const MemRequest& resp, Cycle now);
   inline void block_lsu(Cycle now, Cycle t);
   inline void unblock_lsu(Cycle now);
@@ -171,6 +177,7 @@ class MemoryPipeline final : private AsyncCopyCompletions {
   std::priority_queue<Cycle, std::vector<Cycle>, std::greater<Cycle>> bypass_arrivals_;
   FlatMap64<Miss> misses_;            // L1 MSHRs by line address
   std::size_t bypass_in_flight_ = 0;  // L1-bypassing line requests in flight (they hold an MSHR too)
+  std::array<std::uint64_t, static_cast<std::size_t>(CacheOp::Count)> cache_op_instructions_{};  // global accesses
   std::uint64_t lsu_busy_cycles_ = 0, l1_bytes_ = 0, shared_bytes_ = 0, l1_read_sectors_ = 0, l1_hit_sectors_ = 0,
                 l2_requests_ = 0;
   // Nsight Compute's l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st} and

@@ -97,6 +97,22 @@ bool parse_mma_shape(std::string_view tok, MmaShape& out) {
   return true;
 }
 
+// The cache operator an LDG/STG's modifiers spell: .EF (ld.cs, L1::evict_first) and .LU (ld.lu) evict first,
+// .EL (L1::evict_last) last, .NA (L1::no_allocate) reads L1 without allocating, and a gpu- or system-scope strong
+// access (.STRONG.GPU, .STRONG.SYS: ld.relaxed/acquire/volatile, ld.cg) goes past L1, which is not coherent at that
+// scope. .STRONG.SM/.CTA and .CONSTANT (ld.global.nc) are cached as plain loads.
+CacheOp cache_op_of_modifiers(const std::vector<std::string_view>& mods) {
+  CacheOp op = CacheOp::Default;
+  for (std::size_t i = 0; i < mods.size(); ++i) {
+    if (mods[i] == "EF" || mods[i] == "LU") op = CacheOp::EvictFirst;
+    else if (mods[i] == "EL") op = CacheOp::EvictLast;
+    else if (mods[i] == "NA") op = CacheOp::NoAllocate;
+    else if (mods[i] == "STRONG" && i + 1 < mods.size() && (mods[i + 1] == "GPU" || mods[i + 1] == "SYS"))
+      return CacheOp::Bypass;
+  }
+  return op;
+}
+
 // Operand-type modifiers of MMAs: the warpsim type and the bytes of one element.
 bool mma_type(std::string_view tok, DType& type, int& bytes) {
   if (tok == "F16") { type = DType::F16; bytes = 2; return true; }
@@ -123,6 +139,7 @@ struct LineDecoder::Resolved {
   bool sparse = false;
   int acc_regs = 1;               // registers an MMA writes per thread (up to kMaxDst)
   int ldsm_matrices = 4;          // LDSM .1/.2/.4
+  CacheOp cache = CacheOp::Default;  // LDG/STG: from the cache-operator modifiers
 };
 
 LineDecoder::LineDecoder(const KernelHeader& header, const SassOpcodeTable& table, std::string file)
@@ -160,6 +177,7 @@ const LineDecoder::Resolved& LineDecoder::resolve(std::string_view opcode, std::
       const std::string_view last = mods.empty() ? std::string_view() : mods.back();
       r->ldsm_matrices = last == "1" ? 1 : last == "2" ? 2 : 4;
     }
+    if (e.op == Opcode::LDG || e.op == Opcode::STG) r->cache = cache_op_of_modifiers(mods);
   }
   if (e.op_class == OpClass::Tensor) {
     bool shaped = false;
@@ -322,6 +340,7 @@ void LineDecoder::decode(std::string_view line, std::uint64_t line_no, bool last
     if (!width && mem_width >= 1 && mem_width <= kMaxAccessBytes) width = static_cast<std::uint8_t>(mem_width);
     if (!width) width = e.width;
     out.access_bytes = width;
+    out.cache = r.cache;
     if (!opcode_info(e.op).is_store && e.op != Opcode::LDSM && e.op != Opcode::LDGSTS && num_dst == 1 &&
         dst[0] != kRegZero && width > 4) {
       out.num_dst = static_cast<std::uint8_t>(std::min<int>({(width + 3) / 4, kMaxDst, kRegZero - dst[0]}));

@@ -49,13 +49,24 @@ const char* mma_type_name(DType t) {
   }
 }
 
+// The SASS modifier that spells a cache operator (the reader's cache_op_of_modifiers reads it back).
+const char* cache_op_modifier(CacheOp op) {
+  switch (op) {
+    case CacheOp::EvictFirst: return ".EF";
+    case CacheOp::EvictLast: return ".EL";
+    case CacheOp::NoAllocate: return ".NA";
+    case CacheOp::Bypass: return ".STRONG.GPU";
+    default: return "";
+  }
+}
+
 }  // namespace
 
 std::string sass_opcode_of(const WarpInst& in) {
   const std::string w = width_suffix(in.access_bytes);
   switch (in.op) {
-    case Opcode::LDG: return "LDG.E" + w;
-    case Opcode::STG: return "STG.E" + w;
+    case Opcode::LDG: return "LDG.E" + std::string(cache_op_modifier(in.cache)) + w;
+    case Opcode::STG: return "STG.E" + std::string(cache_op_modifier(in.cache)) + w;
     case Opcode::LDL: return "LDL" + w;
     case Opcode::STL: return "STL" + w;
     case Opcode::LDS: return "LDS" + w;

@@ -28,6 +28,7 @@ constexpr std::uint16_t kWarmRegs = 32;
 
 struct ChasePlan {
   bool shared = false;
+  CacheOp cache = CacheOp::Default;  // of the global loads (ld.ca, ld.cg, ...)
   std::uint64_t base = 0, stride = 0, positions = 0, steps = 0;
   bool warm_up = false;
   std::uint16_t last_warm_reg = kWarmReg;  // destination of the last warm-up load
@@ -49,6 +50,7 @@ StepProgram chase_program(std::shared_ptr<const ChasePlan> p) {
         WarpInst& warm = emit_load(c, Opcode::LDG, MemSpace::Global,
                                    LaneRows{p->base + first * p->stride, kChaseBytes, kWarpSize, 0}, mask, reg(kWarmReg + i % kWarmRegs), 1, {kChaseReg});
         warm.stride = static_cast<std::int32_t>(p->stride);  // lane i on chase position first + i
+        warm.cache = p->cache;
       }
     WARPSIM_ASSERT(c.pc() == loop_pc, "pointer_chase: prologue length");
   };
@@ -57,6 +59,7 @@ StepProgram chase_program(std::shared_ptr<const ChasePlan> p) {
     c.set_pc(loop_pc);
     const std::uint64_t address = p->base + (s % p->positions) * p->stride;
     WarpInst& inst = emit_load(c, load, space, LaneRows{address, kChaseBytes, kWarpSize, 0}, 1u, kChaseReg, 1, {kChaseReg});
+    inst.cache = p->cache;
     if (s == 0 && p->warm_up) set_src(inst, {kChaseReg, p->last_warm_reg});  // the timed pass starts after the warm-up
     emit_loop_tail(c, kCounterReg, kLoopPred);
   };
@@ -69,6 +72,11 @@ std::unique_ptr<TraceSource> make_pointer_chase(const SynthArgs& args, const Con
   plan->stride = args.u64("stride");
   plan->steps = args.u64("steps");
   plan->shared = args.text("space") == "shared";
+  const bool parsed = parse_cache_op(args.text("cache_op"), plan->cache);
+  WARPSIM_ASSERT(parsed, "pointer_chase cache_op choice '" + args.text("cache_op") + "' has no CacheOp");
+  if (plan->shared && plan->cache != CacheOp::Default)
+    throw InputError(fmt::format("pointer_chase key 'cache_op': {} applies to global loads, not to space shared",
+                                 args.text("cache_op")));
   if (plan->stride % kChaseBytes)
     throw InputError(fmt::format("pointer_chase key 'stride': {} B is not a multiple of the {}-byte chase element",
                                  plan->stride, kChaseBytes));
@@ -77,7 +85,8 @@ std::unique_ptr<TraceSource> make_pointer_chase(const SynthArgs& args, const Con
                                  footprint, plan->stride));
   plan->positions = footprint / plan->stride;
   KernelInfo info;
-  info.name = fmt::format("warpsim_pointer_chase_{}_{}B_stride{}B", args.text("space"), footprint, plan->stride);
+  info.name = fmt::format("warpsim_pointer_chase_{}_{}B_stride{}B{}", args.text("space"), footprint, plan->stride,
+                          plan->cache == CacheOp::Default ? "" : "_" + args.text("cache_op"));
   info.block.x = kWarpSize;
   info.target_arch = config.section("gpu").str("arch");
   info.registers_per_thread = kWarmReg + kWarmRegs;
@@ -115,6 +124,9 @@ SynthesizerInfo pointer_chase_synthesizer() {
                         "timed dependent loads; the warm-up and launch are amortised over them (README: residual)", 1, 1ull << 28)
                   .choice("space", {"global", "shared"}, std::string("global"),
                           "global (LDG through L1/L2/DRAM) or shared (LDS; footprint <= sm.shared_memory_per_cta)")
+                  .choice("cache_op", cache_op_names(), std::string(cache_op_name(CacheOp::Default)),
+                          "cache operator of the global loads (traces/FORMAT.md, \"Cache operators\"): bypass is "
+                          "ld.global.cg, so a footprint that fits L1 times L2 hits")
                   .params();
   info.factory = make_pointer_chase;
   info.metrics = {{"latency_cycles", "cycles", "SM cycles per dependent load (kernel cycles / steps)"},
