@@ -709,11 +709,13 @@ class MultistageWarp final : public TilePipelineWarp<MultistageWarp> {
     emit_store(c, Opcode::STG, MemSpace::Global, partial_lanes(v), kFullMask, {acc_vector(v), g_.plan->r_cptr});
   }
   // Thread 0 reads the tile's arrival counter (the real kernel spins on it until the CTAs before have arrived;
-  // one read here, see README "Stream-K"), then the CTA synchronises.
+  // one read here, see README "Stream-K"), then the CTA synchronises. CUTLASS's barrier reads it with
+  // ld.global.acquire.gpu (LDG.E.STRONG.GPU): past L1, which other SMs' arrivals do not update.
   void emit_wait_for_peers(InstChunk& c) {
     const GemmPlan& P = *g_.plan;
     if (g_.warp == 0) {
-      emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{segment_.flag, 4}, 1u, P.r_count, 1, {P.r_cptr});
+      emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{segment_.flag, 4}, 1u, P.r_count, 1, {P.r_cptr}).cache =
+          CacheOp::Bypass;
       emit_alu(c, Opcode::ISETP, kPredGuard, {P.r_count});
     } else {
       c.skip(2);
