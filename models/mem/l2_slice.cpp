@@ -147,6 +147,7 @@ class SectoredL2Slice final : public L2Slice {
   };
   struct Mshr {
     std::uint32_t requested = 0;  // sectors asked from DRAM
+    EvictPriority priority = EvictPriority::Normal;  // the latest missing access's: the line's when it is filled
     boost::container::small_vector<Waiter, 2> waiting;  // reads to answer on fill
   };
 
@@ -205,6 +206,7 @@ class SectoredL2Slice final : public L2Slice {
       return;
     }
     Mshr& m = mshrs_.insert(req.line_addr);
+    m.priority = req.priority;
     count_read_hits(req, hit, missing & m.requested, now);  // sectors an earlier miss already asked DRAM for
     m.waiting.push_back(Waiter{req, missing});
     const std::uint32_t to_fetch = missing & ~m.requested;
@@ -241,7 +243,7 @@ class SectoredL2Slice final : public L2Slice {
   void fill(const MemRequest& resp, Cycle now) {
     Mshr* mshr = mshrs_.find(resp.line_addr);
     if (!mshr) return;
-    writeback(cache_.fill(resp.line_addr, resp.sector_mask, false, resp.priority), now);
+    writeback(cache_.fill(resp.line_addr, resp.sector_mask, false, mshr->priority), now);
     Mshr& m = *mshr;
     // Answer every waiting read whose sectors have all arrived.
     auto& w = m.waiting;

@@ -226,19 +226,18 @@ std::string check_inst(const WarpInst& in) {
                                          : std::string(mem_space_name(info.space))) +
            ")";
   }
-  // Also predicated off: the trace format stores at most kMaxAccessBytes.
-  if (in.space != MemSpace::None && (in.access_bytes > kMaxAccessBytes || (in.active_mask != 0 && in.access_bytes < 1)))
-    return std::string(info.name) + " access size " + std::to_string(in.access_bytes) +
-           " bytes per lane out of range (expected 1.." + std::to_string(kMaxAccessBytes) + ")";
   if (in.space != MemSpace::None && in.active_mask != 0) {
+    if (in.access_bytes < 1 || in.access_bytes > kMaxAccessBytes)
+      return std::string(info.name) + " access size " + std::to_string(in.access_bytes) +
+             " bytes per lane out of range (expected 1.." + std::to_string(kMaxAccessBytes) + ")";
     if (in.addr_mode == AddrMode::None) return std::string(info.name) + " with active lanes but no address mode";
   }
   if (in.cache >= CacheOp::Count)
     return "cache operator " + std::to_string(static_cast<unsigned>(in.cache)) + " out of range (expected 0.." +
            std::to_string(static_cast<unsigned>(CacheOp::Count) - 1) + ")";
-  if (in.cache != CacheOp::Default && in.space != MemSpace::Global)
+  if (in.cache != CacheOp::Default && in.op != Opcode::LDG && in.op != Opcode::STG)
     return std::string(info.name) + " with cache operator " + std::string(cache_op_name(in.cache)) +
-           " (expected default: cache operators apply to global memory)";
+           " (expected default: cache operators apply to LDG and STG)";
   if (in.addr_mode == AddrMode::Strided2D && (in.group < 1 || in.group > kWarpSize))
     return "Strided2D lane group " + std::to_string(in.group) + " out of range (expected 1.." +
            std::to_string(kWarpSize) + ")";

@@ -192,6 +192,7 @@ class Cursor {
 
 // Per-warp context of the delta encodings; starts at zero at the beginning of every warp stream.
 struct WarpCodecState {
+  std::uint16_t minor = kTraceFormatMinor;  // the file's minor version (what the access byte holds)
   std::uint64_t expected_pc = 0;
   std::uint64_t prev_base = 0;
   bool exited = false;  // an EXIT was seen: the simulator ends the warp there, so nothing may follow it
@@ -212,8 +213,9 @@ bool has_memory_fields(const WarpInst& i) {
   return i.space != MemSpace::None || i.addr_mode != AddrMode::None || i.access_bytes != 0 || i.group != 0 ||
          i.base != 0 || i.stride != 0 || i.group_stride != 0 || i.cache != CacheOp::Default;
 }
-// The memory section's access byte: bytes per lane in its low bits, the cache operator above them.
+// The memory section's access byte: bytes per lane in its low bits, the cache operator above them (from 1.5).
 constexpr unsigned kAccessBytesBits = 5;
+constexpr std::uint16_t kCacheOpMinor = 5;
 static_assert(kMaxAccessBytes < (1u << kAccessBytesBits) && static_cast<unsigned>(CacheOp::Count) <= 8);
 
 // Appends one record. Returns nullptr, or what makes the record unrepresentable.
@@ -224,6 +226,8 @@ const char* encode_inst(Bytes& out, const WarpInst& inst, const std::int32_t* de
   if (inst.addr_mode > AddrMode::Deltas) return "address mode out of range";
   if (inst.num_dst > kMaxDst || inst.num_src > kMaxSrc) return "more than 4 destination or source registers";
   if (inst.addr_mode == AddrMode::Deltas && deltas == nullptr) return "Deltas-mode record without lane offsets";
+  if (inst.access_bytes >> kAccessBytesBits)
+    return "access size above 31 bytes per lane (predicated off): format 1.5 stores it in 5 bits";
 
   put_varint(out, static_cast<std::uint64_t>(inst.op));
   const std::size_t flags_pos = out.size();
@@ -349,14 +353,12 @@ void decode_inst(Cursor& in, WarpInst& inst, std::array<std::int32_t, kWarpSize>
                   std::to_string(static_cast<int>(MemSpace::Const)) + ")", at);
     inst.space = static_cast<MemSpace>(space);
     inst.addr_mode = static_cast<AddrMode>(mode);  // 2 bits: every value is a valid mode
-    const std::size_t access_at = in.pos();
+    // Before 1.5 the whole byte is the access size (a record without active lanes could hold any); check_inst
+    // judges both fields.
     const std::uint8_t access = in.byte("access size");
-    inst.access_bytes = access & ((1u << kAccessBytesBits) - 1);
-    const unsigned cache = access >> kAccessBytesBits;
-    if (cache >= static_cast<unsigned>(CacheOp::Count))
-      in.fail("cache operator " + std::to_string(cache) + " out of range (expected <= " +
-                  std::to_string(static_cast<unsigned>(CacheOp::Count) - 1) + ")", access_at);
-    inst.cache = static_cast<CacheOp>(cache);
+    const bool packed = st.minor >= kCacheOpMinor;
+    inst.access_bytes = packed ? access & ((1u << kAccessBytesBits) - 1) : access;
+    inst.cache = packed ? static_cast<CacheOp>(access >> kAccessBytesBits) : CacheOp::Default;
     inst.base = st.prev_base + static_cast<std::uint64_t>(unzigzag(in.varint("base address delta")));
     st.prev_base = inst.base;
     if (desc & kMemGroup) inst.group = in.byte("lane group");
@@ -826,9 +828,12 @@ using SharedBytes = std::shared_ptr<const Bytes>;
 
 class FileWarpStream final : public WarpStream {
  public:
-  FileWarpStream(SharedBytes block, std::size_t begin, std::size_t end, std::uint32_t count, std::string where)
+  FileWarpStream(SharedBytes block, std::size_t begin, std::size_t end, std::uint32_t count, std::uint16_t minor,
+                 std::string where)
       : block_(std::move(block)), in_(block_->data(), begin, end, std::move(where), "decompressed CTA block"),
-        remaining_(count) {}
+        remaining_(count) {
+    state_.minor = minor;
+  }
 
   std::size_t read(WarpInst* out, std::size_t max) override {
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(max, remaining_));
@@ -878,8 +883,8 @@ class FileCtaSource final : public CtaSource {
   struct Warp {
     std::uint32_t begin, end, count;
   };
-  FileCtaSource(SharedBytes block, std::vector<Warp> warps, std::string where)
-      : block_(std::move(block)), warps_(std::move(warps)), where_(std::move(where)) {}
+  FileCtaSource(SharedBytes block, std::vector<Warp> warps, std::uint16_t minor, std::string where)
+      : block_(std::move(block)), warps_(std::move(warps)), minor_(minor), where_(std::move(where)) {}
 
   std::uint32_t num_warps() const override { return static_cast<std::uint32_t>(warps_.size()); }
   std::unique_ptr<WarpStream> open_warp(std::uint32_t warp) override {
@@ -887,12 +892,14 @@ class FileCtaSource final : public CtaSource {
       throw TraceError(where_ + ": warp " + std::to_string(warp) + " out of range (CTA has " +
                        std::to_string(warps_.size()) + " warps)");
     const Warp& w = warps_[warp];
-    return std::make_unique<FileWarpStream>(block_, w.begin, w.end, w.count, where_ + ", warp " + std::to_string(warp));
+    return std::make_unique<FileWarpStream>(block_, w.begin, w.end, w.count, minor_,
+                                            where_ + ", warp " + std::to_string(warp));
   }
 
  private:
   SharedBytes block_;
   std::vector<Warp> warps_;
+  std::uint16_t minor_;
   std::string where_;
 };
 
@@ -968,7 +975,7 @@ class FileKernelSource final : public KernelSource {
       in.fail(std::to_string(num_warps) + " warps, but a block of " + std::to_string(info_.block.count()) +
                   " threads has " + std::to_string(info_.warps_per_cta()),
               0);
-    return std::make_unique<FileCtaSource>(std::move(block), std::move(warps), cta_where);
+    return std::make_unique<FileCtaSource>(std::move(block), std::move(warps), file_->minor, cta_where);
   }
 
  private:

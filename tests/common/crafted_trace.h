@@ -121,9 +121,10 @@ inline Bytes build_file(const CraftedFile& f) {
   return finish();
 }
 
-// A one-CTA, one-warp file whose warp holds `count` records encoded as `records`.
-inline Bytes one_warp_file(std::uint32_t count, const Bytes& records) {
+// A one-CTA, one-warp file of version 1.`minor` whose warp holds `count` records encoded as `records`.
+inline Bytes one_warp_file(std::uint32_t count, const Bytes& records, std::uint16_t minor = 0) {
   CraftedFile f;
+  f.minor = minor;
   f.ctas.push_back(cta_payload({{count, records}}));
   return build_file(f);
 }

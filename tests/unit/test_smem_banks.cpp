@@ -193,20 +193,21 @@ TEST_CASE("wavefronts equal a word-by-word count for random accesses, widths and
   // Addresses drawn from small windows (many conflicts and broadcasts), aligned and misaligned, with random lane
   // masks, for every width and LDSM matrix count, on power-of-two and other bank counts, 4- and 8-byte banks.
   std::mt19937_64 rng(20261125);
-  const SharedBankGeometry geometries[] = {{32, 4}, {32, 8}, {16, 4}, {64, 4}, {24, 4}, {20, 8}};
-  const std::uint32_t widths[] = {1, 2, 4, 8, 16};
+  const SharedBankGeometry geometries[] = {{32, 4}, {32, 8}, {16, 4},   {64, 4}, {24, 4},
+                                           {20, 8}, {6, 4},  {5, 8},    {1, 4},  {1024, 8}};
+  const std::uint32_t widths[] = {1, 2, 3, 4, 8, 12, 16};
   int cases = 0;
   for (const SharedBankGeometry& g : geometries)
     for (int round = 0; round < 400; ++round) {
       std::array<std::int32_t, kWarpSize> deltas{};
-      const bool ldsm = round % 5 == 0;
-      const std::uint32_t width = ldsm ? 16 : widths[round % 5];
+      const bool ldsm = round % 8 == 7;
+      const std::uint32_t width = ldsm ? 16 : widths[round % 7];
       const std::uint32_t window = 64u << (round % 6);  // 64 B .. 2 KiB
       const std::uint32_t align = round % 3 == 0 ? 1 : width;
       for (auto& d : deltas) d = static_cast<std::int32_t>(rng() % window / align * align);
       WarpInst in = with_deltas(ldsm ? Opcode::LDSM : (round % 2 ? Opcode::LDS : Opcode::STS), width, deltas,
-                                ldsm ? static_cast<std::uint8_t>(1u << (round / 5 % 3)) : 0);
-      in.base = 4096 * (1 + rng() % 8) + (round % 7 == 0 ? rng() % 16 : 0);
+                                ldsm ? static_cast<std::uint8_t>(1u << (round / 8 % 3)) : 0);
+      in.base = 4096 * (1 + rng() % 8) + (round % 5 == 0 ? rng() % 16 : 0);
       in.active_mask = round % 4 == 0 ? static_cast<std::uint32_t>(rng()) : ~0u;
       const SharedWavefronts fast = shared_wavefronts(in, g), slow = smem_reference::by_words(in, g);
       INFO("banks " << g.banks << " x " << g.bank_bytes << " B, " << opcode_info(in.op).name << " width " << width
@@ -215,5 +216,5 @@ TEST_CASE("wavefronts equal a word-by-word count for random accesses, widths and
       CHECK(fast.ideal == slow.ideal);
       ++cases;
     }
-  CHECK(cases == 2400);
+  CHECK(cases == 4000);
 }

@@ -107,8 +107,8 @@ void add_random_inst(Rng& rng, Opcode op, AddrMode mode, std::uint64_t& pc, InMe
     inst.space = info.space;
     inst.addr_mode = mode;
     inst.access_bytes = static_cast<std::uint8_t>(1u << rng.below(5));
-    // Format 1.5: a cache operator on global accesses.
-    if (inst.space == MemSpace::Global && rng.percent(30))
+    // Format 1.5: a cache operator on global loads and stores.
+    if ((op == Opcode::LDG || op == Opcode::STG) && rng.percent(30))
       inst.cache = static_cast<CacheOp>(rng.below(static_cast<std::uint64_t>(CacheOp::Count)));
     inst.base = rng.percent(50) ? 0x7f0000000000ull + rng.below(1 << 20) * 16 : rng.next();
     if (mode == AddrMode::Strided || mode == AddrMode::Strided2D || rng.percent(10)) inst.stride = rng.any_i32();
@@ -1003,10 +1003,6 @@ std::vector<InvalidCase> invalid_cases() {
   i.access_bytes = 17;
   add("access size above 16", i, "LDG access size 17 bytes per lane out of range (expected 1..16)");
   i = valid_ldg();
-  i.active_mask = 0;
-  i.access_bytes = 40;  // predicated off, yet the format stores at most 16 (bits 5-7 hold the cache operator)
-  add("access size above 16, predicated off", i, "LDG access size 40 bytes per lane out of range (expected 1..16)");
-  i = valid_ldg();
   i.cache = CacheOp::Count;
   add("cache operator out of range", i, "cache operator 5 out of range (expected 0..4)");
   i = valid_ldg();
@@ -1014,7 +1010,11 @@ std::vector<InvalidCase> invalid_cases() {
   i.space = MemSpace::Shared;
   i.cache = CacheOp::EvictFirst;
   add("cache operator on shared memory", i,
-      "LDS with cache operator evict_first (expected default: cache operators apply to global memory)");
+      "LDS with cache operator evict_first (expected default: cache operators apply to LDG and STG)");
+  i = valid_ldg();
+  i.op = Opcode::RED;
+  i.cache = CacheOp::Bypass;
+  add("cache operator on a reduction", i, "RED with cache operator bypass (expected default: cache operators apply to LDG and STG)");
   i = valid_ldg();
   i.addr_mode = AddrMode::None;
   add("memory access without an address mode", i, "LDG with active lanes but no address mode");
@@ -1293,6 +1293,16 @@ TEST_CASE("the trace writer refuses invalid records and kernels", "[trace][valid
     REQUIRE_THROWS_WITH(w.add_cta(std::vector<InMemoryKernel::Warp>(1)),
                         Contains("kernel 0 ('w'), CTA 0: 1 warps, but a block of 64 threads has 2"));
   }
+  {  // Valid (predicated off: any access size), but 1.5 keeps the size in 5 bits of the access byte.
+    WarpInst off = valid_ldg();
+    off.active_mask = 0;
+    off.access_bytes = 40;
+    REQUIRE(check_inst(off).empty());
+    const InMemoryKernel k = one_warp_kernel("k", {off});
+    TraceWriter w(path);
+    w.begin_kernel(k.info);
+    REQUIRE_THROWS_WITH(w.add_cta(k.ctas[0]), Contains("access size above 31 bytes per lane"));
+  }
 }
 
 TEST_CASE("the trace reader rejects invalid records and kernels", "[trace][validity][file]") {
@@ -1327,12 +1337,14 @@ TEST_CASE("the trace reader rejects invalid records and kernels", "[trace][valid
   expect_error(one_warp_file(1, {kLDS, 0x20, global_strided, 4, 0}), "LDS in memory space global (expected shared)");
   expect_error(one_warp_file(1, {kLDG, 0x20, global_strided, 0, 0}), "LDG access size 0 bytes per lane");
   expect_error(one_warp_file(1, {kLDG, 0x20, global_strided, 17, 0}), "LDG access size 17 bytes per lane");
-  // The access byte's bits 5-7 are the cache operator (1.5): 5 and above are unknown; 0x20 | 0 is evict_first on
-  // a zero access size, a shared load with a cache operator is refused.
-  expect_error(one_warp_file(1, {kLDG, 0x20, global_strided, 5 << 5 | 4, 0}), "cache operator 5 out of range");
-  expect_error(one_warp_file(1, {kLDG, 0x20, global_strided, 1 << 5, 0}), "LDG access size 0 bytes per lane");
-  expect_error(one_warp_file(1, {kLDS, 0x20, 2 | (1 << 3), 4 << 5 | 4, 0}),
-               "LDS with cache operator bypass (expected default: cache operators apply to global memory)");
+  // From 1.5 the access byte's bits 5-7 are the cache operator: 5 and above are unknown; 0x20 | 0 is evict_first
+  // on a zero access size; a shared load with a cache operator is refused.
+  expect_error(one_warp_file(1, {kLDG, 0x20, global_strided, 5 << 5 | 4, 0}, 5), "cache operator 5 out of range");
+  expect_error(one_warp_file(1, {kLDG, 0x20, global_strided, 1 << 5, 0}, 5), "LDG access size 0 bytes per lane");
+  expect_error(one_warp_file(1, {kLDS, 0x20, 2 | (1 << 3), 4 << 5 | 4, 0}, 5),
+               "LDS with cache operator bypass (expected default: cache operators apply to LDG and STG)");
+  // Before 1.5 the whole byte is the access size.
+  expect_error(one_warp_file(1, {kLDG, 0x20, global_strided, 4 << 5 | 16, 0}, 4), "LDG access size 144 bytes per lane");
   expect_error(one_warp_file(1, {kLDG, 0x20, 1, 4, 0}), "LDG with active lanes but no address mode");
   expect_error(one_warp_file(1, {kLDG, 0x20, global_2d, 4, 0}), "Strided2D lane group 0 out of range");
   expect_error(one_warp_file(1, {kLDG, 0x20, global_2d | 0x40, 4, 0, 33}), "Strided2D lane group 33 out of range");
@@ -1347,13 +1359,23 @@ TEST_CASE("the trace reader rejects invalid records and kernels", "[trace][valid
   CHECK_NOTHROW(read_all(one_warp_file(1, {kFFMA, 0x02, 0x01, 0xff, 0x01})));  // RZ = 255
   CHECK_NOTHROW(read_all(one_warp_file(1, {kLDG, 0x28, 0, 0, 0, 0, 1, 0, 0})));  // no active lane, no mode
   CHECK_NOTHROW(read_all(one_warp_file(1, {kLDG, 0x20, global_2d | 0x40, 16, 0, 32})));
-  {  // access byte 4 << 5 | 16: a 16-byte load past L1
-    write_file(path, one_warp_file(1, {kLDG, 0x20, global_strided, 4 << 5 | 16, 0}));
+  auto first_record = [&](const Bytes& file) {
+    write_file(path, file);
     TraceFileReader reader(path);
     std::array<WarpInst, 2> buf;
     REQUIRE(reader.open_kernel(0)->open_cta(0)->open_warp(0)->read(buf.data(), buf.size()) == 1);
-    CHECK(buf[0].cache == CacheOp::Bypass);
-    CHECK(buf[0].access_bytes == 16);
+    return buf[0];
+  };
+  {  // 1.5, access byte 4 << 5 | 16: a 16-byte load past L1
+    const WarpInst hinted = first_record(one_warp_file(1, {kLDG, 0x20, global_strided, 4 << 5 | 16, 0}, 5));
+    CHECK(hinted.cache == CacheOp::Bypass);
+    CHECK(hinted.access_bytes == 16);
+  }
+  {  // 1.4: a predicated-off load may carry any access size, 40 here, and keeps it
+    const WarpInst off = first_record(one_warp_file(1, {kLDG, 0x28, 0, 0, 0, 0, global_strided, 40, 0}, 4));
+    CHECK(off.active_mask == 0);
+    CHECK(off.access_bytes == 40);
+    CHECK(off.cache == CacheOp::Default);
   }
   CHECK_NOTHROW(read_all(one_warp_file(1, {kHGMMA, 0x50, bf16, 64, 0x80, 0x01, 16})));
 

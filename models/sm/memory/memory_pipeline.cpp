@@ -68,14 +68,15 @@ void MemoryPipeline::add_stats(StatGroup& g) const {
       .add("l1_hit_sectors", "sectors", "global-load sectors that hit in L1", l1_hit_sectors_)
       .add("l2_requests", "requests", "line requests sent to L2", l2_requests_)
       .add("global_evict_first_instructions", "instructions",
-           "global loads and stores with an evict-first cache operator (.EF, .LU; ld.cs)",
+           "LDG/STG with an evict-first cache operator (.EF, .LU; ld.cs): evicted first in L1 and L2",
            cache_op_instructions_[static_cast<std::size_t>(CacheOp::EvictFirst)])
-      .add("global_evict_last_instructions", "instructions", "global loads and stores with L1::evict_last (.EL)",
+      .add("global_evict_last_instructions", "instructions", "LDG/STG with L1::evict_last (.EL): evicted last in L1",
            cache_op_instructions_[static_cast<std::size_t>(CacheOp::EvictLast)])
-      .add("global_no_allocate_instructions", "instructions", "global loads with L1::no_allocate (.NA): no L1 fill",
+      .add("global_no_allocate_instructions", "instructions",
+           "LDG/STG with L1::no_allocate (.NA): loads look L1 up but do not fill it",
            cache_op_instructions_[static_cast<std::size_t>(CacheOp::NoAllocate)])
       .add("global_l1_bypass_instructions", "instructions",
-           "global loads past L1 by their cache operator (ld.cg/.cv, .STRONG.GPU/.SYS)",
+           "LDG/STG whose cache operator goes past L1 (ld.cg/.cv, .STRONG.GPU/.SYS)",
            cache_op_instructions_[static_cast<std::size_t>(CacheOp::Bypass)])
       .add("smem_requests_ld", "requests", "shared-memory load instructions (LDS, LDSM) executed", smem_requests_ld_)
       .add("smem_requests_st", "requests", "shared-memory store instructions (STS) executed", smem_requests_st_)
@@ -238,9 +239,9 @@ void MemoryPipeline::lsu_step(Cycle now) {
             return;
           }
           miss = &misses_.insert(line.line_addr);
-          miss->priority = r.priority;
         }
         Miss& m = *miss;
+        m.priority = r.priority;  // the latest access's: the line's when it is filled
         m.waiters.emplace_back(id, missing);
         const std::uint32_t fetch = missing & ~m.requested;
         if (fetch) {
@@ -288,7 +289,9 @@ inline void MemoryPipeline::send_to_l2(const LineAccess& line, MemOp op, Cycle w
   req.sm = static_cast<std::uint16_t>(index_);
   req.id = record;
   req.bypass_l1 = bypass_l1;
-  req.priority = priority;
+  // ld.cs (evict-first) applies to L1 and L2; L1::evict_last is an L1 policy (PTX ISA, "Cache Operators" and
+  // "Cache Eviction Priority Hints"): L2 keeps such lines at normal priority.
+  req.priority = priority == EvictPriority::Last ? EvictPriority::Normal : priority;
   req.slice = static_cast<std::uint16_t>(address_map_.slice_of(line.line_addr));
   ++l2_requests_;
   noc_.send_request(req, sm_.domain().time_of(when));
