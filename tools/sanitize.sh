@@ -9,8 +9,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v clang++ > /dev/null || { echo "sanitize.sh: clang++ is needed (tools/deps.sh installs it)"; exit 2; }
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-      -DWARPSIM_SANITIZE=ON -DWARPSIM_FUZZ=ON -DWARPSIM_TESTS=ON -DWARPSIM_UNITY_BUILD=ON > /dev/null
+# Line tables only: the sanitizers' stack traces keep their files and lines, and the build (most of this script's
+# time) takes ~20% less CPU than with full debug information.
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
+      -DCMAKE_CXX_COMPILER=clang++ -DWARPSIM_SANITIZE=ON -DWARPSIM_FUZZ=ON -DWARPSIM_TESTS=ON -DWARPSIM_UNITY_BUILD=ON > /dev/null
 cmake --build build-asan -j"$(nproc)"
 # Every finding is fatal; UBSan's reports abort too.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

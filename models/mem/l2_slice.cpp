@@ -148,7 +148,7 @@ class SectoredL2Slice final : public L2Slice {
   struct Mshr {
     std::uint32_t requested = 0;  // sectors asked from DRAM
     EvictPriority priority = EvictPriority::Normal;  // the latest missing access's: the line's when it is filled
-    boost::container::small_vector<Waiter, 2> waiting;  // reads to answer on fill
+    boost::container::small_vector<Waiter, 4> waiting;  // reads to answer on fill
   };
 
   std::uint32_t sectors(const MemRequest& r) const { return static_cast<std::uint32_t>(__builtin_popcount(r.sector_mask)); }
@@ -247,10 +247,14 @@ class SectoredL2Slice final : public L2Slice {
     Mshr& m = *mshr;
     // Answer every waiting read whose sectors have all arrived.
     auto& w = m.waiting;
-    for (Waiter& x : w) x.missing &= ~resp.sector_mask;
-    auto done = std::stable_partition(w.begin(), w.end(), [](const Waiter& x) { return x.missing != 0; });
-    for (auto x = done; x != w.end(); ++x) respond(x->req, now);
-    w.erase(done, w.end());
+    // In arrival order; those still missing sectors keep theirs (no temporary buffer, as a stable partition takes).
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      w[i].missing &= ~resp.sector_mask;
+      if (w[i].missing == 0) respond(w[i].req, now);
+      else if (kept++ != i) w[kept - 1] = w[i];
+    }
+    w.erase(w.begin() + static_cast<std::ptrdiff_t>(kept), w.end());
     m.requested &= ~resp.sector_mask;
     if (w.empty()) {
       mshrs_.erase(resp.line_addr);

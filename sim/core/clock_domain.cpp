@@ -38,8 +38,9 @@ Cycle ClockDomain::cycle_at_or_before(TimeFs t) const noexcept {
 }
 
 Cycle ClockDomain::cycle_at_or_after(TimeFs t) const noexcept {
-  const Cycle c = cycle_at_or_before(t);
-  return time_of(c) == t ? c : c + 1;
+  // Smallest c with floor(c * num / den) >= t  <=>  c * num >= t * den  <=>  c = ceil(t * den / num): one division.
+  const unsigned __int128 x = static_cast<unsigned __int128>(t) * period_den_ + (period_num_ - 1);
+  return (x >> 64) == 0 ? static_cast<std::uint64_t>(x) / period_num_ : static_cast<Cycle>(x / period_num_);
 }
 
 void ClockDomain::schedule(Component* c, Cycle cycle) {

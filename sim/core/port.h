@@ -14,7 +14,6 @@
 
 #include <cstdint>
 #include <algorithm>
-#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -22,6 +21,7 @@
 #include "sim/core/component.h"
 #include "sim/core/error.h"
 #include "sim/core/probe.h"
+#include "sim/core/ring_queue.h"
 
 namespace warpsim {
 
@@ -130,7 +130,7 @@ class Port {
   std::size_t capacity_;
   Component* sender_ = nullptr;
   Component* receiver_ = nullptr;
-  std::deque<Entry> queue_;
+  RingQueue<Entry> queue_;
   std::function<bool(const T&, Cycle)> on_send_;
   std::vector<Component*> waiting_senders_;
   ProbePoint<PortEvent<T>> sent_probe_, received_probe_;

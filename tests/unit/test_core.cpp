@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <random>
 
 #include <algorithm>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -17,6 +19,7 @@
 #include "sim/core/clock_domain.h"
 #include "sim/core/component.h"
 #include "sim/core/port.h"
+#include "sim/core/ring_queue.h"
 #include "sim/core/simulation.h"
 #include "sim/core/timing_wheel.h"
 #include "sim/core/types.h"
@@ -721,4 +724,57 @@ TEST_CASE("simulation: run stops when finished() says so, and next_time is the e
   CHECK(pa.ticks == std::vector<Cycle>{10, 11, 12, 13, 14});
   CHECK(pb.ticks == std::vector<Cycle>{14});
   CHECK(a.next_cycle() == 15);
+}
+
+TEST_CASE("clock domain: cycle_at_or_after is the first cycle starting at or after a time, at random times", "[core][clock]") {
+  // Against the definition through time_of (exact): time_of(c) >= t > time_of(c - 1), for odd frequencies,
+  // times near cycle edges and times large enough that t x den leaves 64 bits.
+  std::mt19937_64 rng(7);
+  for (double hz : {1.83e9, 2.619e9, 1e9, 1.41e9, 1.755e9, 3.3e8, 999999937.0}) {
+    ClockDomain d("d", hz);
+    for (int i = 0; i < 2000; ++i) {
+      const Cycle edge = rng() % (i % 2 ? 1000000000000000ull : 1000000ull);
+      const TimeFs t = d.time_of(edge) + (rng() % 3) - 1 + (edge == 0 ? 1 : 0);
+      const Cycle c = d.cycle_at_or_after(t);
+      CAPTURE(hz, t, c);
+      CHECK(d.time_of(c) >= t);
+      if (c > 0) CHECK(d.time_of(c - 1) < t);
+    }
+  }
+}
+
+TEST_CASE("ring queue: first in, first out across wrap-around and growth, against std::deque", "[core]") {
+  // Random pushes and pops (more pushes than pops, so it grows while its contents wrap around the ring's end),
+  // compared element by element, front, back and iteration order, with std::deque.
+  std::mt19937_64 rng(11);
+  RingQueue<std::uint64_t> ring;
+  std::deque<std::uint64_t> ref;
+  for (int step = 0; step < 20000; ++step) {
+    if (rng() % 5 < 3 || ref.empty()) {
+      const std::uint64_t v = rng();
+      ring.push_back(v);
+      ref.push_back(v);
+    } else {
+      REQUIRE(ring.front() == ref.front());
+      ring.pop_front();
+      ref.pop_front();
+    }
+    REQUIRE(ring.size() == ref.size());
+    if (!ref.empty()) {
+      REQUIRE(ring.back() == ref.back());
+      REQUIRE(ring[ref.size() / 2] == ref[ref.size() / 2]);
+    }
+    if (step % 997 == 0) REQUIRE(std::equal(ring.begin(), ring.end(), ref.begin(), ref.end()));
+  }
+  ring.clear();
+  CHECK(ring.empty());
+  ring.push_back(5);
+  CHECK(ring.front() == 5);
+  // Elements that own memory are released when popped.
+  RingQueue<std::shared_ptr<int>> owners;
+  auto p = std::make_shared<int>(1);
+  owners.push_back(p);
+  CHECK(p.use_count() == 2);
+  owners.pop_front();
+  CHECK(p.use_count() == 1);
 }

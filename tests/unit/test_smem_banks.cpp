@@ -218,3 +218,52 @@ TEST_CASE("wavefronts equal a word-by-word count for random accesses, widths and
     }
   CHECK(cases == 4000);
 }
+
+TEST_CASE("remembered wavefront counts equal fresh ones when a few patterns recur at many bases", "[smem]") {
+  // shared_wavefronts keeps each address pattern's count keyed by the base modulo the bank row: bases a row apart
+  // must meet the remembered count, bases that differ otherwise (alignment, bank offset) must not, and neither must
+  // patterns that differ in a lane mask, a stride, a delta, a width, an LDSM matrix count or the bank geometry.
+  std::mt19937_64 rng(20261126);
+  std::array<std::array<std::int32_t, kWarpSize>, 3> delta_sets{};
+  for (auto& set : delta_sets)
+    for (auto& d : set) d = static_cast<std::int32_t>(rng() % 512 / 4 * 4);
+  auto pattern = [&](int p) {
+    WarpInst in;
+    in.space = MemSpace::Shared;
+    in.op = p % 5 == 4 ? Opcode::LDSM : (p % 2 ? Opcode::LDS : Opcode::STS);
+    in.access_bytes = static_cast<std::uint8_t>(std::array<int, 4>{4, 8, 16, 2}[p % 4]);
+    in.num_dst = static_cast<std::uint8_t>(1u << (p % 3));
+    switch (p % 3) {
+      case 0:
+        in.addr_mode = AddrMode::Strided;
+        in.stride = static_cast<std::int32_t>(in.access_bytes) * (1 + p % 4);
+        break;
+      case 1:
+        in.addr_mode = AddrMode::Strided2D;
+        in.group = static_cast<std::uint8_t>(4u << (p % 2));
+        in.stride = 8 * (p % 3);
+        in.group_stride = 128 + 16 * (p % 5);
+        break;
+      default:
+        in.addr_mode = AddrMode::Deltas;
+        in.deltas = delta_sets[static_cast<std::size_t>(p) % delta_sets.size()].data();
+    }
+    return in;
+  };
+  const SharedBankGeometry geometries[] = {{32, 4}, {32, 8}, {24, 4}, {5, 8}};
+  int checked = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const SharedBankGeometry& g = geometries[rng() % 4];
+    WarpInst in = pattern(static_cast<int>(rng() % 15));
+    in.base = g.row_bytes() * (rng() % 64) + (rng() % 3 == 0 ? rng() % 16 : 0);
+    in.active_mask = rng() % 4 == 0 ? static_cast<std::uint32_t>(rng()) : ~0u;
+    const SharedWavefronts remembered = shared_wavefronts(in, g), fresh = count_shared_wavefronts(in, g),
+                           by_words = smem_reference::by_words(in, g);
+    INFO("round " << round << ": banks " << g.banks << " x " << g.bank_bytes << ", base " << in.base);
+    CHECK(remembered.wavefronts == fresh.wavefronts);
+    CHECK(remembered.ideal == fresh.ideal);
+    CHECK(fresh.wavefronts == by_words.wavefronts);
+    ++checked;
+  }
+  CHECK(checked == 3000);
+}

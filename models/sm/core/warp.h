@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <vector>
 
 #include "models/sm/exec/pipes.h"
 #include "models/sm/stall_reason.h"
+#include "sim/core/ring_queue.h"
 #include "sim/core/types.h"
 #include "sim/trace/inst.h"
 #include "sim/trace/source.h"
@@ -48,12 +48,12 @@ struct Warp {
   // cp.async groups: LDGSTS instructions still in flight per committed group, oldest first, plus the open group
   std::uint32_t open_group = 0;
   std::uint64_t groups_retired = 0;  // sequence number of groups.front()
-  std::deque<std::uint32_t> groups;
+  RingQueue<std::uint32_t> groups;
   // Bulk copies of the copy engine (UTMALDG) in flight: completed on mbarriers, in no cp.async group; EXIT drains them.
   std::uint32_t bulk_copies_in_flight = 0;
   // wgmma groups: completion cycle of each committed group still executing, oldest first (they complete in order:
   // one in-order tensor pipe per sub-partition), and of the HGMMAs issued since the last commit.
-  std::deque<Cycle> wgmma_groups;
+  RingQueue<Cycle> wgmma_groups;
   Cycle wgmma_open_done = 0;
   std::unique_ptr<WarpStream> stream;
   std::array<WarpInst, kFetchBatch> buf{};

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <queue>
 #include <string>
@@ -27,6 +26,7 @@
 #include "sim/core/component.h"
 #include "sim/core/flat_map.h"
 #include "sim/core/port.h"
+#include "sim/core/ring_queue.h"
 #include "sim/stats/stats.h"
 #include "sim/trace/inst.h"
 
@@ -166,7 +166,7 @@ class MemoryPipeline final : private AsyncCopyCompletions {
   std::uint32_t smem_bandwidth_ = 0;
   SharedBankGeometry smem_banks_;
   Port<MemRequest> responses_;
-  std::deque<std::uint32_t> queue_;  // records waiting for the LSU, in issue order
+  RingQueue<std::uint32_t> queue_;  // records waiting for the LSU, in issue order
   std::size_t queued_ = 0;           // queue_.size(), asked at every scheduling decision
   Cycle lsu_next_ = kSleep;
   bool lsu_blocked_ = false;

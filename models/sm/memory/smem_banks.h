@@ -42,7 +42,11 @@ struct SharedWavefronts {
 std::uint32_t shared_phase_lanes(const WarpInst& in, const SharedBankGeometry& g);
 // Lanes whose addresses the instruction uses: all 32, or 8 per matrix of an LDSM (num_dst matrices: 1, 2 or 4).
 std::uint32_t shared_addressed_lanes(const WarpInst& in);
-// Wavefronts of one shared-memory instruction (LDS, STS, LDSM) over its active lanes' addresses.
+// Wavefronts of one shared-memory instruction (LDS, STS, LDSM) over its active lanes' addresses. Remembered per
+// address pattern (a small per-thread table): a kernel issues the same few patterns at many bases, and the count
+// depends on the base only modulo the bank row, so a repeat costs a key comparison instead of a pass over the lanes.
 SharedWavefronts shared_wavefronts(const WarpInst& in, const SharedBankGeometry& g);
+// The same count, computed afresh (what the table remembers; tests compare the two).
+SharedWavefronts count_shared_wavefronts(const WarpInst& in, const SharedBankGeometry& g);
 
 }  // namespace warpsim

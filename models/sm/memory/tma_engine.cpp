@@ -14,11 +14,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <deque>
 #include <string>
 #include <vector>
 
 #include "models/sm/memory/coalescer.h"
+#include "sim/core/ring_queue.h"
 #include "sim/registry/registry.h"
 #include "sim/slots/async_copy.h"
 #include "sim/slots/build_context.h"
@@ -264,7 +264,7 @@ class TmaEngine final : public AsyncCopyEngine {
   std::uint64_t smem_row_bytes_ = 0, smem_wavefronts_ = 0;
   AsyncCopyCompletions* done_ = nullptr;
   std::vector<Copy> copies_in_flight_;
-  std::deque<Line> pending_;
+  RingQueue<Line> pending_;
   std::uint32_t outstanding_ = 0, active_copies_ = 0;
   double next_issue_ = 0, issue_time_ = 0;
   Cycle busy_since_ = 0;
