@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <random>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -239,6 +240,47 @@ TEST_CASE("coalesce: stride 128 B touches 32 lines, one sector each", "[sm][coal
   REQUIRE(out.size() == 32);
   CHECK(out[0].line_addr == 0x100000 + 31 * 128);
   CHECK(out[31].line_addr == 0x100000);
+}
+
+TEST_CASE("coalesce: remembered patterns give what the lanes give, at every base and for every mode", "[sm][coalesce]") {
+  // coalesce() remembers each address pattern keyed by the base modulo the line: recurring patterns at bases a
+  // line apart must meet the remembered lines, shifted; bases at other offsets, other masks, strides, deltas,
+  // widths and line or sector sizes must not. Negative strides and deltas put lines below the base's line.
+  std::mt19937_64 rng(20261125);
+  std::array<std::array<std::int32_t, kWarpSize>, 3> delta_sets{};
+  for (auto& set : delta_sets)
+    for (auto& d : set) d = static_cast<std::int32_t>(rng() % 2048) - 512;
+  std::vector<LineAccess> remembered, fresh;
+  for (int round = 0; round < 4000; ++round) {
+    const int p = static_cast<int>(rng() % 12);
+    WarpInst in = mem_inst(Opcode::LDG, 0, 4, static_cast<std::uint8_t>(std::array<int, 4>{4, 8, 16, 2}[p % 4]));
+    switch (p % 3) {
+      case 0:
+        in.stride = std::array<std::int32_t, 4>{4, -16, 128, 0}[p % 4];
+        break;
+      case 1:
+        in.addr_mode = AddrMode::Strided2D;
+        in.group = static_cast<std::uint8_t>(4u << (p % 2));
+        in.stride = 16;
+        in.group_stride = p % 4 ? 256 : -4096;
+        break;
+      default:
+        in.addr_mode = AddrMode::Deltas;
+        in.deltas = delta_sets[static_cast<std::size_t>(p) % delta_sets.size()].data();
+    }
+    const std::uint32_t line = rng() % 5 == 0 ? 64 : 128, sector = rng() % 7 == 0 ? 16 : 32;
+    in.base = (1u << 20) + line * (rng() % 256) + (rng() % 3 == 0 ? rng() % line : 0);
+    in.active_mask = rng() % 4 == 0 ? static_cast<std::uint32_t>(rng()) : ~0u;
+    coalesce(in, line, sector, remembered);
+    coalesce_lanes(in, line, sector, fresh);
+    INFO("round " << round << ", pattern " << p << ", base " << in.base << ", line " << line << ", sector " << sector);
+    REQUIRE(remembered.size() == fresh.size());
+    for (std::size_t i = 0; i < fresh.size(); ++i) {
+      CHECK(remembered[i].line_addr == fresh[i].line_addr);
+      CHECK(remembered[i].sector_mask == fresh[i].sector_mask);
+      CHECK(remembered[i].bytes == fresh[i].bytes);
+    }
+  }
 }
 
 TEST_CASE("coalesce: the last line of the 64-bit address space is one line, not a wrap to 0", "[sm][coalesce]") {

@@ -1,10 +1,14 @@
 // LSU address coalescing (see coalescer.h): lanes to lines and sector masks, in order of first touch.
 #include "models/sm/memory/coalescer.h"
 
+#include <array>
+
+#include "models/sm/memory/lane_pattern.h"
+
 namespace warpsim {
 
-void coalesce(const WarpInst& inst, std::uint32_t line_bytes, std::uint32_t sector_bytes,
-              std::vector<LineAccess>& out) {
+void coalesce_lanes(const WarpInst& inst, std::uint32_t line_bytes, std::uint32_t sector_bytes,
+                    std::vector<LineAccess>& out) {
   out.clear();
   // Power-of-two sizes (checked where they are configured): masks and shifts instead of divisions.
   const std::uint64_t line_mask = line_bytes - 1;
@@ -43,6 +47,47 @@ void coalesce(const WarpInst& inst, std::uint32_t line_bytes, std::uint32_t sect
       touch(a + first_bytes, end, width - first_bytes);
     }
   }
+}
+
+namespace {
+
+// Shifting every lane's address by a multiple of the line size shifts every line touched by it and keeps each
+// lane's offset in its line: the same sectors, bytes and order of first touch. The remembered lines are kept
+// relative to the base rounded down to a line.
+struct CoalesceMemoEntry {
+  bool valid = false;
+  std::uint32_t line_bytes = 0, sector_bytes = 0;
+  LanePattern pattern;
+  std::vector<LineAccess> lines;  // line_addr relative to the base's line
+};
+
+constexpr std::size_t kCoalesceMemoEntries = 1024;  // direct-mapped
+
+}  // namespace
+
+void coalesce(const WarpInst& inst, std::uint32_t line_bytes, std::uint32_t sector_bytes,
+              std::vector<LineAccess>& out) {
+  LanePattern pattern;
+  const std::uint32_t width = inst.access_bytes ? inst.access_bytes : 4;
+  if (inst.addr_mode == AddrMode::None || line_bytes == 0 || !pattern.capture(inst, kWarpSize, width, line_bytes)) {
+    coalesce_lanes(inst, line_bytes, sector_bytes, out);
+    return;
+  }
+  static thread_local std::array<CoalesceMemoEntry, kCoalesceMemoEntries> memo;
+  CoalesceMemoEntry& e = memo[(pattern.hash ^ line_bytes * 0x9e3779b97f4a7c15ull) % kCoalesceMemoEntries];
+  const std::uint64_t base_line = inst.base - pattern.base_in_period;
+  if (!(e.valid && e.line_bytes == line_bytes && e.sector_bytes == sector_bytes && e.pattern == pattern)) {
+    coalesce_lanes(inst, line_bytes, sector_bytes, out);
+    e.valid = true;
+    e.line_bytes = line_bytes;
+    e.sector_bytes = sector_bytes;
+    e.pattern = pattern;
+    e.lines = out;
+    for (LineAccess& l : e.lines) l.line_addr -= base_line;  // wraps for lines below the base's: undone on use
+    return;
+  }
+  out = e.lines;
+  for (LineAccess& l : out) l.line_addr += base_line;
 }
 
 }  // namespace warpsim

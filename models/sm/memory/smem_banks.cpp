@@ -3,7 +3,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
+
+#include "models/sm/memory/lane_pattern.h"
 
 namespace warpsim {
 
@@ -100,18 +101,14 @@ SharedWavefronts count_shared_wavefronts(const WarpInst& in, const SharedBankGeo
 
 namespace {
 
-// What the count depends on. Shifting every lane's address by a multiple of the bank row (banks x bank_bytes)
-// shifts every counting unit by a multiple of the unit banks (the row is a multiple of the unit: of bank_bytes, and
-// of the access width whenever whole accesses are the unit) and keeps each lane's alignment to its width, so the
-// banks, broadcasts and conflicts stay the same: the base enters only modulo the row. Only the fields of the
-// instruction's address mode are kept (the others stay zero), and of its deltas only the addressed lanes'.
+// Shifting every lane's address by a multiple of the bank row (banks x bank_bytes) shifts every counting unit by a
+// multiple of the unit banks (the row is a multiple of the unit: of bank_bytes, and of the access width whenever
+// whole accesses are the unit) and keeps each lane's alignment to its width, so the banks, broadcasts and
+// conflicts stay the same: the base enters only modulo the row.
 struct WavefrontMemoEntry {
   bool valid = false;
-  std::uint8_t bank_bytes = 0, addr_mode = 0, group = 0, width = 0, lanes = 0;
-  std::uint32_t banks = 0, active_mask = 0;
-  std::int32_t stride = 0, group_stride = 0;
-  std::uint64_t base_in_row = 0;
-  std::array<std::int32_t, kWarpSize> deltas;
+  std::uint32_t banks = 0, bank_bytes = 0;
+  LanePattern pattern;
   SharedWavefronts result;
 };
 
@@ -122,73 +119,16 @@ constexpr std::size_t kWavefrontMemoEntries = 1024;  // direct-mapped: a GEMM ha
 SharedWavefronts shared_wavefronts(const WarpInst& in, const SharedBankGeometry& g) {
   if (in.addr_mode == AddrMode::None) return {};
   const std::uint32_t width = in.op == Opcode::LDSM ? kLdsmRowBytes : std::max<std::uint32_t>(in.access_bytes, 1);
-  const std::uint32_t lanes = shared_addressed_lanes(in);
-  // The range of the lanes' offsets (a bound for Strided2D): the shift argument above holds only while no
-  // address wraps around zero, so patterns whose addresses could are counted afresh every time.
-  std::int64_t lo = 0, hi = 0;
-  std::uint64_t h = (std::uint64_t{width} << 8 | lanes) * 0x9e3779b97f4a7c15ull;
-  std::int32_t stride = 0, group_stride = 0;
-  std::uint8_t group = 0;
-  switch (in.addr_mode) {
-    case AddrMode::Strided:
-      stride = in.stride;
-      lo = std::min<std::int64_t>(0, std::int64_t{stride} * (lanes - 1));
-      hi = std::max<std::int64_t>(0, std::int64_t{stride} * (lanes - 1));
-      h = (h ^ static_cast<std::uint32_t>(stride)) * 0x100000001b3ull;
-      break;
-    case AddrMode::Strided2D: {
-      if (in.group == 0) return count_shared_wavefronts(in, g);
-      stride = in.stride;
-      group_stride = in.group_stride;
-      group = in.group;
-      const std::int64_t across = std::int64_t{stride} * (std::min<std::uint32_t>(group, lanes) - 1),
-                         down = std::int64_t{group_stride} * ((lanes - 1) / group);
-      lo = std::min<std::int64_t>(0, across) + std::min<std::int64_t>(0, down);
-      hi = std::max<std::int64_t>(0, across) + std::max<std::int64_t>(0, down);
-      h = (h ^ (std::uint64_t{group} << 32 | static_cast<std::uint32_t>(stride))) * 0x100000001b3ull;
-      h = (h ^ static_cast<std::uint32_t>(group_stride)) * 0x100000001b3ull;
-      break;
-    }
-    case AddrMode::Deltas:
-      for (std::uint32_t lane = 0; lane < lanes; ++lane) {
-        const std::int32_t d = in.deltas[lane];
-        lo = std::min<std::int64_t>(lo, d);
-        hi = std::max<std::int64_t>(hi, d);
-        h = (h ^ static_cast<std::uint32_t>(d)) * 0x100000001b3ull;
-      }
-      break;
-    case AddrMode::None:
-      break;
-  }
-  constexpr std::int64_t kLimit = std::int64_t{1} << 62;
-  if (g.banks == 0 || in.base >= std::uint64_t{kLimit} || static_cast<std::int64_t>(in.base) + lo < 0 ||
-      static_cast<std::int64_t>(in.base) + hi + width >= kLimit)
+  LanePattern pattern;
+  if (g.row_bytes() == 0 || !pattern.capture(in, shared_addressed_lanes(in), width, g.row_bytes()))
     return count_shared_wavefronts(in, g);
-  const std::uint64_t base_in_row = in.base % g.row_bytes();
-  h = (h ^ base_in_row) * 0x100000001b3ull;
-  h = (h ^ in.active_mask) * 0x100000001b3ull;
-  h = (h ^ (std::uint64_t{g.banks} << 8 | g.bank_bytes)) * 0x100000001b3ull;
   static thread_local std::array<WavefrontMemoEntry, kWavefrontMemoEntries> memo;
-  WavefrontMemoEntry& e = memo[(h ^ h >> 29) % kWavefrontMemoEntries];
-  const auto addr_mode = static_cast<std::uint8_t>(in.addr_mode);
-  const bool deltas = in.addr_mode == AddrMode::Deltas;
-  if (e.valid && e.base_in_row == base_in_row && e.active_mask == in.active_mask && e.width == width &&
-      e.lanes == lanes && e.addr_mode == addr_mode && e.stride == stride && e.group_stride == group_stride &&
-      e.group == group && e.banks == g.banks && e.bank_bytes == g.bank_bytes &&
-      (!deltas || std::memcmp(e.deltas.data(), in.deltas, lanes * sizeof(std::int32_t)) == 0))
-    return e.result;
+  WavefrontMemoEntry& e = memo[(pattern.hash ^ g.banks * 0x9e3779b97f4a7c15ull) % kWavefrontMemoEntries];
+  if (e.valid && e.banks == g.banks && e.bank_bytes == g.bank_bytes && e.pattern == pattern) return e.result;
   e.valid = true;
-  e.bank_bytes = static_cast<std::uint8_t>(g.bank_bytes);
-  e.addr_mode = addr_mode;
-  e.group = group;
-  e.width = static_cast<std::uint8_t>(width);
-  e.lanes = static_cast<std::uint8_t>(lanes);
   e.banks = g.banks;
-  e.active_mask = in.active_mask;
-  e.stride = stride;
-  e.group_stride = group_stride;
-  e.base_in_row = base_in_row;
-  if (deltas) std::memcpy(e.deltas.data(), in.deltas, lanes * sizeof(std::int32_t));
+  e.bank_bytes = g.bank_bytes;
+  e.pattern = pattern;
   e.result = count_shared_wavefronts(in, g);
   return e.result;
 }
