@@ -10,9 +10,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v clang++ > /dev/null || { echo "sanitize.sh: clang++ is needed (tools/deps.sh installs it)"; exit 2; }
 # Line tables only: the sanitizers' stack traces keep their files and lines, and the build (most of this script's
-# time) takes ~20% less CPU than with full debug information.
+# time) takes ~20% less CPU than with full debug information. The test sources at -O0: a third of their compile
+# time at -O2 under the sanitizers, for a slower run of the unit tests (the libraries stay at -O2, but the linker
+# may keep the test objects' -O0 copies of inline functions): 12.3 instead of 13.8 minutes in all.
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
-      -DCMAKE_CXX_COMPILER=clang++ -DWARPSIM_SANITIZE=ON -DWARPSIM_FUZZ=ON -DWARPSIM_TESTS=ON -DWARPSIM_UNITY_BUILD=ON > /dev/null
+      -DWARPSIM_TEST_COMPILE_OPTIONS=-O0 -DCMAKE_CXX_COMPILER=clang++ -DWARPSIM_SANITIZE=ON -DWARPSIM_FUZZ=ON -DWARPSIM_TESTS=ON -DWARPSIM_UNITY_BUILD=ON > /dev/null
 cmake --build build-asan -j"$(nproc)"
 # Every finding is fatal; UBSan's reports abort too.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

@@ -80,7 +80,7 @@ TEST_CASE("power: a kernel's energy is its counted events times the configured e
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const std::string stats = read_text(dir.path() / "out" / "stats.json");
-  double tensor = 0, hbm = 0, leakage = 0, total = 0, expected_total = 0, time_s = 0;
+  double tensor = 0, hbm = 0, leakage = 0, total = 0, expected_total = 0;
   for (int i = 0; json::has(stats, "kernels[" + std::to_string(i) + "]"); ++i) {
     const std::string k = "kernels[" + std::to_string(i) + "]";
     const double seconds = num(stats, k + ".time_us") * 1e-6;
@@ -90,7 +90,6 @@ TEST_CASE("power: a kernel's energy is its counted events times the configured e
     tensor += num(stats, k + ".energy.breakdown_j.tensor");
     hbm += read_bursts * 1e-9;
     leakage += 100.0 * seconds;
-    time_s += seconds;
     total += num(stats, k + ".energy.joules");
     CHECK(num(stats, k + ".energy.average_w") == Approx(num(stats, k + ".energy.joules") / seconds).epsilon(1e-9));
   }

@@ -17,7 +17,7 @@ struct LanePattern {
   std::uint32_t active_mask = 0;
   std::int32_t stride = 0, group_stride = 0;  // of the address mode's fields only (the others stay zero)
   std::uint8_t addr_mode = 0, group = 0, lanes = 0, width = 0;
-  std::array<std::int32_t, kWarpSize> deltas;  // Deltas mode: the first `lanes`
+  std::array<std::int32_t, kWarpSize> deltas{};  // Deltas mode: the first `lanes` (the rest stay zero)
 
   // The pattern of `in`'s first `lanes` lanes, accesses of `width` bytes, with the base modulo `period` (> 0).
   // False when it cannot stand for the instruction at another base: an address could wrap around zero, where the
