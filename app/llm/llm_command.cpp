@@ -25,7 +25,7 @@ namespace {
 
 const char* kLlmUsage =
     "usage: warpsim llm --model MODEL --phase prefill|decode [--batch B] [--prompt P] [--context C] [--dtype bf16|fp8]\n"
-    "                   [--kv-dtype bf16|fp8] [--tp N] [--ep N] [--gpu CONFIG] [--set k=v ...] [--launch eager|graph] [--plan] [--out DIR]\n"
+    "                   [--kv-dtype bf16|fp8] [--tp N] [--ep N] [--moe-skew S] [--gpu CONFIG] [--set k=v ...] [--launch eager|graph] [--plan] [--out DIR]\n"
     "                   [--cache-dir DIR | --no-cache] [--sample waves|off] [--subset N|auto]\n"
     "\n"
     "Simulates one inference step of an LLM on one GPU: the kernels vLLM runs (print them with --plan), each\n"
@@ -82,6 +82,10 @@ int cmd_llm(int argc, char** argv) {
       ("ep", po::value(&scenario.ep)->default_value(1),
        "expert-parallel GPUs (MoE): = --tp, the experts split whole over the tensor-parallel group; or with --tp 1, "
        "data-parallel attention ranks of --batch sequences each, tokens sent to their experts by all-to-all")
+      ("moe-skew", po::value(&scenario.moe_skew)->default_value(0.0),
+       "MoE routing skew: 0, tokens spread evenly over the experts; s > 0, expert loads follow a Zipf law of exponent "
+       "s (the i-th most loaded getting (i+1)^-s of the routes, relatively; s = 1 over 8 experts: the hottest at 2.9x "
+       "the mean), the experts dealt round-robin to the --ep GPUs and the busiest one simulated")
       ("gpu", po::value(&base.gpu)->default_value("h100_sxm"), "GPU config: a shipped name or a YAML path")
       ("set", po::value(&base.overrides)->composing(), "override a config value, e.g. --set hbm.bandwidth=6.7TB/s (repeatable)")
       ("launch", po::value(&launch_mode), "eager or graph (default: the config's launch.mode); = --set launch.mode=...")

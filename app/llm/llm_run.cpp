@@ -329,7 +329,7 @@ std::string llm_stats_json(const LlmModel& m, const Scenario& s, const std::vect
                   {"vocab_size", m.vocab}, {"rope_theta", m.rope_theta}, {"tie_word_embeddings", m.tie_word_embeddings},
                   {"qkv_bias", m.qkv_bias}, {"parameters", m.parameters()}};
   llm["scenario"] = {{"phase", s.phase}, {"batch", s.batch}, {"prompt", s.prompt}, {"context", context_tokens(s)},
-                     {"dtype", s.dtype}, {"kv_dtype", s.kv_dtype}, {"tp", s.tp}, {"ep", s.ep}, {"dp", s.dp()}, {"launch_mode", r.run.launch.mode}};
+                     {"dtype", s.dtype}, {"kv_dtype", s.kv_dtype}, {"tp", s.tp}, {"ep", s.ep}, {"dp", s.dp()}, {"moe_skew", s.moe_skew}, {"launch_mode", r.run.launch.mode}};
   const double step_ms = r.step_us / 1e3, step_s = r.step_us / 1e6;
   llm["step_ms"] = step_ms;
   // Rates of the whole deployment: every data-parallel rank runs its own batch in the step.
@@ -474,9 +474,10 @@ std::string llm_timeline(const std::vector<PlanEntry>& plan, const LlmResult& r)
 }
 
 std::string llm_summary(const LlmModel& m, const Scenario& s, const std::vector<PlanEntry>& plan, const LlmResult& r) {
-  std::string o = fmt::format("warpsim llm: {} on {}, {} batch {} prompt {} context {} {} kv {} tp {}{} ({} launches)\n",
+  std::string o = fmt::format("warpsim llm: {} on {}, {} batch {} prompt {} context {} {} kv {} tp {}{}{} ({} launches)\n",
                               m.name, r.run.gpu, s.phase, s.batch, s.prompt, context_tokens(s), s.dtype, s.kv_dtype,
                               s.tp, s.ep > 1 ? fmt::format(" ep {} (dp {}: batch per rank)", s.ep, s.dp()) : std::string(),
+                              s.moe_skew > 0 ? fmt::format(" moe-skew {:g}", s.moe_skew) : std::string(),
                               r.run.launch.mode);
   const double step_s = r.step_us / 1e6, ranks = static_cast<double>(s.dp()), gpus = static_cast<double>(s.gpus());
   if (s.phase == "prefill")

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <map>
 
 #include "sim/core/error.h"
@@ -117,6 +119,66 @@ std::string prefill_attention_for(const Config& config) {
   return synth::attn::fa3_supported(config) ? "fa3" : "fa2";
 }
 
+ExpertLoad expert_load(std::uint64_t routes, std::uint64_t tokens, std::uint64_t experts, std::uint64_t ep,
+                       double skew) {
+  ExpertLoad load;
+  if (routes == 0 || experts == 0) return load;
+  if (skew == 0.0) {
+    // Of the routes, min(experts, routes) experts get ceil(routes / that) tokens each; this GPU holds its share
+    // of them and its share of the routes.
+    const std::uint64_t active = std::min(experts, routes), per_expert = (routes + active - 1) / active;
+    load.gemms.push_back({per_expert, (active + ep - 1) / ep});
+    load.routes = (routes + ep - 1) / ep;
+    return load;
+  }
+  // Zipf shares, water-filled under the cap of one route per token: the capped experts take `tokens` each and the
+  // rest is shared again among the others, until no share exceeds the cap (routes <= tokens x experts: it ends).
+  std::vector<double> share(experts, 0.0);
+  std::vector<bool> capped(experts, false);
+  for (bool again = true; again;) {
+    again = false;
+    double left = static_cast<double>(routes), weights = 0.0;
+    for (std::uint64_t i = 0; i < experts; ++i) {
+      if (capped[i]) left -= static_cast<double>(tokens);
+      else weights += std::pow(static_cast<double>(i + 1), -skew);
+    }
+    for (std::uint64_t i = 0; i < experts; ++i) {
+      if (capped[i]) continue;
+      share[i] = left * std::pow(static_cast<double>(i + 1), -skew) / weights;
+      if (share[i] > static_cast<double>(tokens)) {
+        capped[i] = again = true;
+        share[i] = static_cast<double>(tokens);
+      }
+    }
+  }
+  // Whole tokens: the floors, then the routes left over one each to the largest remainders (the lower rank first
+  // on ties), never above the cap.
+  std::vector<std::uint64_t> count(experts);
+  std::uint64_t given = 0;
+  for (std::uint64_t i = 0; i < experts; ++i) given += count[i] = std::min<std::uint64_t>(tokens, static_cast<std::uint64_t>(share[i]));
+  std::vector<std::uint64_t> order(experts);
+  for (std::uint64_t i = 0; i < experts; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::uint64_t a, std::uint64_t b) {
+    return share[a] - std::floor(share[a]) > share[b] - std::floor(share[b]);
+  });
+  for (std::size_t pass = 0; given < routes && pass < 2; ++pass)
+    for (std::uint64_t i : order)
+      if (given < routes && count[i] < tokens) {
+        ++count[i];
+        ++given;
+      }
+  // The experts ranked by load are dealt round-robin to the expert-parallel GPUs (the placement that spreads hot
+  // experts best when experts stay whole); the step waits for the busiest GPU, the one holding the hottest expert.
+  std::map<std::uint64_t, std::uint64_t, std::greater<>> by_tokens;
+  for (std::uint64_t i = 0; i < experts; i += ep)
+    if (count[i] > 0) {
+      ++by_tokens[count[i]];
+      load.routes += count[i];
+    }
+  for (const auto& [m, n] : by_tokens) load.gemms.push_back({m, n});
+  return load;
+}
+
 std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
   check(s.phase == "prefill" || s.phase == "decode", fmt::format("--phase: expected prefill or decode, got '{}'", s.phase));
   check(s.dtype == "bf16" || s.dtype == "fp8", fmt::format("--dtype: expected bf16 or fp8, got '{}'", s.dtype));
@@ -126,6 +188,11 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
   check(s.prompt >= 1, "--prompt: expected at least 1 token");
   check(s.tp >= 1, "--tp: expected at least 1 GPU");
   check(s.ep >= 1, "--ep: expected at least 1 GPU");
+  check(std::isfinite(s.moe_skew) && s.moe_skew >= 0.0,
+        fmt::format("--moe-skew: expected a Zipf exponent >= 0 (0: even routing), got {}", s.moe_skew));
+  check(s.moe_skew == 0.0 || m.moe(),
+        fmt::format("--moe-skew {}: routing skew needs a mixture-of-experts model; {} has no experts ({})", s.moe_skew,
+                    m.name, m.file));
   if (s.ep > 1) {
     check(m.moe(), fmt::format("--ep {}: expert parallelism needs a mixture-of-experts model; {} has no experts ({})",
                                s.ep, m.name, m.file));
@@ -220,23 +287,30 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
       b.gemm("router", T, E, h, "bf16");  // the gate stays unquantized (vLLM ReplicatedLinear, quant_config=None)
       b.estimate("topk_softmax", fmt::format("tokens={} experts={} top={}", T, E, k), 5.0 * T * E,
                  kActivationBytes * T * E + 8.0 * T * k);
-      // Tokens routed evenly over the experts they reach: of the routes of every token meeting in this MoE (the
-      // data-parallel ranks' together), min(E, routes) experts get ceil(routes / that) tokens each; this GPU runs
-      // its share of those experts, one GEMM per expert (vLLM's fused_moe runs them as one grouped kernel; simulated
-      // here as per-expert calls). Under expert parallelism each GPU holds whole experts (intermediate unsplit).
-      const std::uint64_t routes = T * s.dp() * k, active = std::min(E, routes), per_expert = (routes + active - 1) / active;
-      const std::uint64_t local_active = (active + s.ep - 1) / s.ep;
+      // The routes of every token meeting in this MoE (the data-parallel ranks' together) spread over the experts
+      // (expert_load: evenly, or Zipf-skewed by --moe-skew); this GPU runs its experts, one GEMM per expert (vLLM's
+      // fused_moe runs them as one grouped kernel; simulated here as per-expert calls, those of equal tokens as one
+      // entry). Under expert parallelism each GPU holds whole experts (intermediate unsplit).
+      const std::uint64_t routes = T * s.dp() * k;
+      const ExpertLoad load = expert_load(routes, T * s.dp(), E, s.ep, s.moe_skew);
       const std::uint64_t expert_inter = s.ep > 1 ? m.intermediate : inter;
-      // The routed copies of this GPU's tokens (bf16 hidden states), sent to their experts' GPUs and back.
-      const double routed_bytes = kActivationBytes * static_cast<double>(T) * k * h;
+      // The routed copies of this GPU's tokens (bf16 hidden states), sent to their experts' GPUs and back; the
+      // busiest GPU receives its experts' routes, more than it sends when the routing is skewed.
+      const double routed_bytes = kActivationBytes * static_cast<double>(std::max(T * k, load.routes)) * h;
       if (s.dp() > 1) b.collective("moe_dispatch_all_to_all", "all_to_all", routed_bytes, s.ep);
-      b.gemm("expert_gate_up_proj", per_expert, 2 * expert_inter, h, s.dtype, false, local_active);
-      b.elementwise("silu_and_mul", "mul", (routes + s.ep - 1) / s.ep * expert_inter);  // this GPU's share of the routes
-      b.gemm("expert_down_proj", per_expert, h, expert_inter, s.dtype, false, local_active);
+      // Entries of one name per layer: a skewed load's groups of equal tokens are named by their tokens.
+      auto expert_gemm = [&](const std::string& name, std::uint64_t tokens, std::uint64_t n, std::uint64_t kk,
+                             std::uint64_t count) {
+        b.gemm(load.gemms.size() > 1 || s.moe_skew > 0.0 ? fmt::format("{}.{}tok", name, tokens) : name, tokens, n,
+               kk, s.dtype, false, count);
+      };
+      for (const auto& [tokens, count] : load.gemms) expert_gemm("expert_gate_up_proj", tokens, 2 * expert_inter, h, count);
+      b.elementwise("silu_and_mul", "mul", load.routes * expert_inter);  // this GPU's routes
+      for (const auto& [tokens, count] : load.gemms) expert_gemm("expert_down_proj", tokens, h, expert_inter, count);
       if (s.dp() > 1) b.collective("moe_combine_all_to_all", "all_to_all", routed_bytes, s.ep);
       // The weighted sum of each token's expert outputs: over the GPU's own experts' routes when the tensor-parallel
       // group splits the experts (the all-reduce adds the rest), else over its tokens' routes.
-      const std::uint64_t routed = s.ep > 1 && s.dp() == 1 ? (T * k + s.ep - 1) / s.ep : T * k;
+      const std::uint64_t routed = s.ep > 1 && s.dp() == 1 ? load.routes : T * k;
       b.estimate("moe_combine", fmt::format("tokens={} top={} hidden={}", T, k, h), static_cast<double>(routed) * h,
                  kActivationBytes * (static_cast<double>(routed) * h + static_cast<double>(T) * h));
     }
@@ -268,9 +342,10 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
 }
 
 std::string plan_text(const LlmModel& m, const Scenario& s, const std::vector<PlanEntry>& plan) {
-  std::string o = fmt::format("plan: {} {} batch {} prompt {} context {} dtype {} kv-dtype {} tp {}{}: one step on one GPU\n",
+  std::string o = fmt::format("plan: {} {} batch {} prompt {} context {} dtype {} kv-dtype {} tp {}{}{}: one step on one GPU\n",
                               m.name, s.phase, s.batch, s.prompt, context_tokens(s), s.dtype, s.kv_dtype, s.tp,
-                              s.ep > 1 ? fmt::format(" ep {} (dp {})", s.ep, s.dp()) : std::string());
+                              s.ep > 1 ? fmt::format(" ep {} (dp {})", s.ep, s.dp()) : std::string(),
+                              s.moe_skew > 0 ? fmt::format(" moe-skew {:g} (the busiest GPU)", s.moe_skew) : std::string());
   o += fmt::format("  {:<28} {:<10} {:<28} {:<6} {}\n", "kernel", "layer", "synthesizer / estimate", "count", "shape");
   // The layers are alike but for the first one's unfused input norm: each layer kernel is printed once, with the
   // layers that run it.

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/llm/model.h"
@@ -36,6 +37,11 @@ struct Scenario {
   // ep > 1: data-parallel attention, each GPU a rank of its own `batch` sequences, tokens sent to their experts' GPUs
   // and back by all-to-all (dispatch, combine).
   std::uint64_t ep = 1;
+  // How unevenly the router spreads the routes over the experts (MoE): 0, every expert reached gets the same
+  // tokens; s > 0, the experts' loads follow a Zipf law, the i-th most loaded getting routes x (i+1)^-s / sum_j
+  // (j+1)^-s (at most one route per token: a token's top-k experts differ); s = 1 over 8 experts puts the hottest
+  // at 2.9x the mean. The exponent is the user's: no router statistics are shipped.
+  double moe_skew = 0.0;
   std::uint64_t dp() const { return ep > tp ? ep / tp : 1; }  // data-parallel attention ranks
   std::uint64_t gpus() const { return tp * dp(); }
   // The prefill's attention kernel: fa2, or fa3 on a GPU that has its TMA and warpgroup MMA (vLLM's flash-attention
@@ -66,6 +72,15 @@ struct PlanEntry {
   double message_bytes = 0.0;
   std::uint64_t gpus = 1;
 };
+
+// The tokens each of this GPU's experts gets (Scenario::moe_skew): `routes` routes of `tokens` tokens over
+// `experts` experts, dealt whole to `ep` GPUs; the busiest GPU's experts as (tokens, experts with that many) groups,
+// most tokens first, and its routes.
+struct ExpertLoad {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> gemms;
+  std::uint64_t routes = 0;
+};
+ExpertLoad expert_load(std::uint64_t routes, std::uint64_t tokens, std::uint64_t experts, std::uint64_t ep, double skew);
 
 // Checks the scenario against the model (phase, sizes, tp dividing heads and intermediate) and expands it.
 // Throws InputError naming the option.

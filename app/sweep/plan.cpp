@@ -39,6 +39,12 @@ llm::Scenario llm_scenario(const std::map<std::string, std::string>& keys) {
       s.dtype = value;
     } else if (key == "kv_dtype") {
       s.kv_dtype = value;
+    } else if (key == "moe_skew") {
+      double number = 0;
+      std::string error;
+      if (!parse_quantity(value, ParamType::Real, number, error))
+        throw InputError(fmt::format("moe_skew: expected a number, got '{}'", value));
+      s.moe_skew = number;
     } else {
       double number = 0;
       std::string error;
@@ -220,7 +226,7 @@ void expand_llm(const WorkloadEntry& w, const std::string& context, std::vector<
       llm::build_plan(model, scenario);  // the scenario's own checks (a batch of 0, fp8 on an old GPU, ...)
       p.params = {{"model", model.name}, {"phase", scenario.phase}, {"batch", scenario.batch}, {"prompt", scenario.prompt},
                   {"context", scenario.context}, {"dtype", scenario.dtype}, {"kv_dtype", scenario.kv_dtype},
-                  {"tp", scenario.tp}, {"ep", scenario.ep}};
+                  {"tp", scenario.tp}, {"ep", scenario.ep}, {"moe_skew", scenario.moe_skew}};
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}: {}", context, e.what()));
     }

@@ -251,8 +251,9 @@ WorkloadEntry read_workload(const SpecReader& r, const TreeNode& node, std::size
     // A path (not a preset name) is relative to the spec.
     if (w.llm.find('/') != std::string::npos || (w.llm.size() > 5 && w.llm.substr(w.llm.size() - 5) == ".json"))
       w.llm = r.relative_path(w.llm);
-    r.check_keys(node, {"llm", "name", "phase", "batch", "prompt", "context", "dtype", "kv_dtype", "tp", "ep"}, context,
-                 "llm, name and the scenario's phase, batch, prompt, context, dtype, kv_dtype, tp, ep (warpsim llm --help)");
+    r.check_keys(node, {"llm", "name", "phase", "batch", "prompt", "context", "dtype", "kv_dtype", "tp", "ep", "moe_skew"},
+                 context, "llm, name and the scenario's phase, batch, prompt, context, dtype, kv_dtype, tp, ep, moe_skew "
+                 "(warpsim llm --help)");
     for (const TreeEntry& e : node.entries)
       if (e.key != "llm" && e.key != "name") w.keys.emplace_back(e.key, r.value_list(e.value, context + "." + e.key));
   }

@@ -319,6 +319,85 @@ TEST_CASE("llm plan: expert parallelism splits Mixtral's experts whole, data-par
   }
 }
 
+TEST_CASE("llm plan: skewed MoE routing (--moe-skew) loads the experts by a Zipf law, capped at one route per token, "
+          "and the busiest expert-parallel GPU is the one planned", "[llm][moe]") {
+  // Zipf exponent 1 over 8 experts: expert i gets routes x (1/(i+1)) / H_8, H_8 = 2.7179; the hottest 2.94x the mean.
+  const double h8 = 1 + 1 / 2.0 + 1 / 3.0 + 1 / 4.0 + 1 / 5.0 + 1 / 6.0 + 1 / 7.0 + 1 / 8.0;
+  auto total = [](const llm::ExpertLoad& l) {
+    std::uint64_t n = 0;
+    for (const auto& [tokens, experts] : l.gemms) n += tokens * experts;
+    return n;
+  };
+  SECTION("one GPU: every route placed, loads falling as 1/rank") {
+    const llm::ExpertLoad l = llm::expert_load(1024, 512, 8, 1, 1.0);
+    CHECK(total(l) == 1024);
+    CHECK(l.routes == 1024);
+    REQUIRE(l.gemms.size() == 8);  // eight different loads, most first
+    CHECK(std::abs(static_cast<double>(l.gemms.front().first) - 1024 / h8) <= 1.0);  // 376.8
+    CHECK(std::abs(static_cast<double>(l.gemms.back().first) - 1024 / h8 / 8) <= 1.0);  // 47.1
+    for (std::size_t i = 1; i < l.gemms.size(); ++i) CHECK(l.gemms[i].first < l.gemms[i - 1].first);
+  }
+  SECTION("a steep skew is capped at one route per token, the rest spread over the others") {
+    const llm::ExpertLoad l = llm::expert_load(64 * 2, 64, 8, 1, 4.0);  // top-2 of 64 tokens
+    CHECK(total(l) == 128);
+    CHECK(l.gemms.front().first == 64);  // every token reaches the hottest expert, no more
+    for (const auto& g : l.gemms) CHECK(g.first <= 64);
+  }
+  SECTION("no skew is the even split: ceil(routes / experts reached) tokens on each") {
+    const llm::ExpertLoad l = llm::expert_load(36, 18, 8, 2, 0.0);
+    REQUIRE(l.gemms.size() == 1);
+    CHECK(l.gemms.front().first == 5);   // ceil(36 / 8)
+    CHECK(l.gemms.front().second == 4);  // 8 experts over 2 GPUs
+    CHECK(l.routes == 18);
+  }
+  SECTION("Mixtral decode, --ep 8: the GPU of the hottest expert, its all-to-all carrying what it receives") {
+    const llm::LlmModel m = llm::load_model("mixtral-8x7b");
+    const std::uint64_t hidden = 4096, inter = 14336, top = 2;  // Mixtral-8x7B config.json
+    llm::Scenario s;
+    s.batch = 16;
+    s.context = 512;
+    s.ep = 8;
+    const std::uint64_t even = 8 * 16 * top / 8;  // 32 tokens per expert without skew
+    s.moe_skew = 1.0;
+    const auto plan = llm::build_plan(m, s);
+    const double hottest = 8.0 * 16 * top / h8;  // 94.2 of the 256 routes
+    std::uint64_t tokens = 0;
+    for (const auto& e : plan)
+      if (e.layer == 0 && e.name.rfind("expert_gate_up_proj", 0) == 0) {
+        CHECK(e.count == 1);  // one whole expert on this GPU
+        CHECK(key(e, "n") == 2 * inter);
+        tokens = key(e, "m");
+        CHECK(e.name == fmt::format("expert_gate_up_proj.{}tok", tokens));
+      }
+    CHECK(std::abs(static_cast<double>(tokens) - hottest) <= 1.0);
+    CHECK(tokens > 2 * even);
+    CHECK(key(entry(plan, fmt::format("expert_down_proj.{}tok", tokens)), "k") == inter);
+    CHECK(key(entry(plan, "silu_and_mul"), "elements") == tokens * inter);
+    for (const auto& e : plan)
+      if (e.layer == 0 && e.kind == llm::EntryKind::communication && e.collective == "all_to_all")
+        CHECK(e.message_bytes == static_cast<double>(tokens) * hidden * 2);  // receives more than its 32 routes
+  }
+  SECTION("warpsim llm --moe-skew: the plan says so and lists the busiest GPU's expert loads") {
+    const CmdResult r = run_warpsim({"llm", "--model", "mixtral-8x7b", "--batch", "16", "--ep", "8", "--moe-skew", "1",
+                                     "--plan"});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(contains(r.out, "moe-skew 1 (the busiest GPU)"));
+    CHECK(contains(r.out, "expert_gate_up_proj.94tok"));
+    const CmdResult bad = run_warpsim({"llm", "--model", "mixtral-8x7b", "--moe-skew", "-1", "--plan"});
+    CHECK(bad.exit_code == 2);
+    CHECK(contains(bad.err, "--moe-skew"));
+  }
+  SECTION("bad values are one error naming the option") {
+    llm::Scenario s;
+    s.moe_skew = -0.5;
+    CHECK_THROWS_WITH(llm::build_plan(llm::load_model("mixtral-8x7b"), s), Catch::Contains("--moe-skew"));
+    s.moe_skew = 1.0;
+    CHECK_THROWS_WITH(llm::build_plan(llm::load_model("llama-3-8b"), s),
+                      Catch::Contains("--moe-skew 1") && Catch::Contains("no experts"));
+  }
+}
+
 TEST_CASE("llm run: each distinct kernel is simulated once, a second run reads the disk cache and is identical, and "
           "decode takes at least the weights' bytes over the HBM bandwidth", "[llm]") {
   TempDir dir;
