@@ -52,6 +52,7 @@ KernelScheduler::KernelScheduler(BuildContext& ctx, std::vector<StreamingMultipr
   const Params& noc = ctx.config.section("noc");
   if (noc.has("gpcs")) gpcs_ = std::max(1u, noc.u32("gpcs"));
   ctx.publish<ClusterDirectory>("clusters", {this});
+  ctx.publish<GridSync>("grid_sync", {&grid_sync_});
   for (auto* sm : sms_)
     sm->on_cta_done([this](unsigned sm_index, std::uint64_t cta) {
       ++ctas_done_;
@@ -175,6 +176,7 @@ bool KernelScheduler::open_next_kernel(Cycle) {
       return false;
     }
   }
+  grid_sync_.clear();
   for (auto* sm : sms_) sm->begin_kernel(info, occupancy_);
   plan_sample(info);
   total_ctas_ = sample_.simulated_ctas;

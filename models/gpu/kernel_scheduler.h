@@ -24,6 +24,7 @@
 
 #include "models/gpu/run_observer.h"
 #include "sim/slots/cluster.h"
+#include "sim/slots/grid_sync.h"
 #include "sim/slots/sm.h"
 #include "sim/core/component.h"
 #include "sim/trace/source.h"
@@ -53,7 +54,11 @@ class KernelScheduler final : public Component, public ClusterDirectory {
 
   // SM subsetting (sim.subset; models/gpu/gpu_subset.h): these SMs stand for `gpu_sms`, and each kernel runs its
   // share of the grid, ceil(grid x SMs / gpu_sms) CTAs (whole clusters), evenly spaced over the grid (grid_unit).
-  void set_subset_of(unsigned gpu_sms) { subset_of_sms_ = gpu_sms; }
+  // Grid-wide semaphores are off then (sim/slots/grid_sync.h): a wait may count on CTAs the subset does not run.
+  void set_subset_of(unsigned gpu_sms) {
+    subset_of_sms_ = gpu_sms;
+    grid_sync_.set_enabled(gpu_sms == 0);
+  }
 
   // Starts replaying `trace` at the current cycle; observers are told of everything that happens.
   void start(TraceSource& trace, std::vector<RunObserver*> observers);
@@ -118,6 +123,7 @@ class KernelScheduler final : public Component, public ClusterDirectory {
   std::uint32_t sample_warmup_waves_ = 0, sample_measured_waves_ = 0, sample_min_waves_ = 0;
   SamplePlan sample_;
   unsigned subset_of_sms_ = 0;  // SM subsetting: the whole GPU's SMs (0: these SMs are the whole GPU)
+  GridSync grid_sync_;          // the running kernel's semaphore arrivals (slot "grid_sync")
   std::uint64_t grid_units_ = 0, block_units_ = 1;  // the kernel's units (CTAs or clusters); one per subset SM
   static constexpr std::uint64_t kNotDispatched = ~std::uint64_t{0};
   std::function<L2Footprint()> l2_footprint_;

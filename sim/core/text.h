@@ -2,6 +2,8 @@
 // their own copy).
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace warpsim::text {
@@ -15,6 +17,16 @@ inline std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return s;
+}
+// An address as people write one in messages: 0x1f40.
+inline std::string hex(std::uint64_t v) {
+  static const char* const kDigits = "0123456789abcdef";
+  std::string out;
+  do {
+    out.insert(out.begin(), kDigits[v & 0xf]);
+    v >>= 4;
+  } while (v);
+  return "0x" + out;
 }
 
 }  // namespace warpsim::text

@@ -1,6 +1,8 @@
 // Opcode table and the name <-> enum conversions declared in inst.h.
 #include "sim/trace/inst.h"
 
+#include "sim/core/text.h"
+
 #include <cstddef>
 #include <iterator>
 #include <string>
@@ -169,16 +171,6 @@ std::string check_registers(const char* kind, const std::uint16_t* regs, int cou
   return {};
 }
 
-std::string hex(std::uint64_t v) {
-  static const char* const kDigits = "0123456789abcdef";
-  std::string out;
-  do {
-    out.insert(out.begin(), kDigits[v & 0xf]);
-    v >>= 4;
-  } while (v);
-  return "0x" + out;
-}
-
 // Every active lane's access must lie within the 64-bit address space: base + offset neither below 0 nor its
 // last byte past 2^64 - 1 (the memory models compute lines and sectors in uint64_t and would wrap).
 std::string check_lane_addresses(const WarpInst& in) {
@@ -193,7 +185,7 @@ std::string check_lane_addresses(const WarpInst& in) {
                                           in.base + magnitude > kMaxAddress - (width - 1));
     if (below_zero || past_end) {
       return "lane " + std::to_string(lane) + ": access of " + std::to_string(width) + " bytes at base " +
-             hex(in.base) + (offset < 0 ? " - " : " + ") + std::to_string(magnitude) +
+             text::hex(in.base) + (offset < 0 ? " - " : " + ") + std::to_string(magnitude) +
              (below_zero ? " lies below address 0" : " runs past the end of the 64-bit address space");
     }
   }
@@ -247,6 +239,16 @@ std::string check_inst(const WarpInst& in) {
     if (std::string error = check_lane_addresses(in); !error.empty()) return std::string(info.name) + " " + error;
   }
 
+  // 1.6: an LDG with a wait count is one thread's spin-wait poll of a grid-wide semaphore (sim/slots/grid_sync.h),
+  // whose loaded value the program compares (so it repeats once the value is back).
+  if (in.op == Opcode::LDG && in.aux != 0 && in.active_mask != 0) {
+    if (__builtin_popcount(in.active_mask) != 1)
+      return "LDG spin-wait (aux " + std::to_string(in.aux) + " arrivals) issued by " +
+             std::to_string(__builtin_popcount(in.active_mask)) + " lanes (expected one thread)";
+    if (in.num_dst == 0)
+      return "LDG spin-wait (aux " + std::to_string(in.aux) + " arrivals) without a destination register (expected "
+             "the register its value is compared in)";
+  }
   if (in.op == Opcode::UTMALDG && in.active_mask != 0) {  // (predicated off: no copy)
     if (in.active_mask != 1u) return "UTMALDG issued by lanes other than lane 0 alone (one thread issues a TMA copy)";
     if (in.aux < 1 || in.group_stride < 1 || in.stride < in.group_stride)

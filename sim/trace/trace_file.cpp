@@ -216,6 +216,7 @@ bool has_memory_fields(const WarpInst& i) {
 // The memory section's access byte: bytes per lane in its low bits, the cache operator above them (from 1.5).
 constexpr unsigned kAccessBytesBits = 5;
 constexpr std::uint16_t kCacheOpMinor = 5;
+constexpr std::uint16_t kSpinWaitMinor = 6;  // LDG's aux: the arrivals a spin-wait poll waits for (free before)
 static_assert(kMaxAccessBytes < (1u << kAccessBytesBits) && static_cast<unsigned>(CacheOp::Count) <= 8);
 
 // Appends one record. Returns nullptr, or what makes the record unrepresentable.
@@ -373,6 +374,8 @@ void decode_inst(Cursor& in, WarpInst& inst, std::array<std::int32_t, kWarpSize>
     inst.mma.k = static_cast<std::uint16_t>(in.varint_max("mma k", 0xffff));
   }
   if (flags & kFlagAux) inst.aux = static_cast<std::uint32_t>(in.varint_max("aux", kU32Max));
+  // Before 1.6 an LDG's aux meant nothing (writers were free to leave anything there): not a wait.
+  if (inst.op == Opcode::LDG && st.minor < kSpinWaitMinor) inst.aux = 0;
 }
 
 // ---- kernel info payload (FORMAT.md "KINF block") ----------------------------------------------------------

@@ -2031,3 +2031,84 @@ TEST_CASE("cache operators: an L1 set evicts evict-first lines before the LRU on
   // Line 0 loaded evict-last outlives the normal lines: line 1 (now the LRU normal line) goes.
   CHECK(run(CacheOp::EvictLast, CacheOp::Default).l1_hit_rate == Approx(1 / lookups));
 }
+
+// ==== grid-wide semaphores: spin-waits on counters in global memory (sim/slots/grid_sync.h) =====================
+
+namespace {
+
+// One kernel of one-warp CTAs: ctas[c] is CTA c's warp.
+InMemoryTrace one_warp_ctas_trace(const std::vector<std::vector<WarpInst>>& ctas) {
+  InMemoryKernel k;
+  k.info.name = "semaphores";
+  k.info.grid = Dim3{static_cast<std::uint32_t>(ctas.size()), 1, 1};
+  k.info.block = Dim3{32, 1, 1};
+  k.info.registers_per_thread = 32;
+  k.info.target_arch = "sm_90";
+  for (const auto& insts : ctas) k.ctas.push_back({InMemoryKernel::Warp{insts, {}}});
+  return InMemoryTrace({std::move(k)}, "semaphores");
+}
+
+constexpr std::uint64_t kFlag = 0x200000;
+
+// Thread 0 adds 1 to the flag (red.release.gpu.add): an arrival.
+WarpInst arrive_on_flag(std::uint32_t mask = 1u) {
+  WarpInst red = mem_inst(Opcode::RED, kFlag, 4, 4);
+  red.active_mask = mask;
+  red.num_src = 1;
+  red.src[0] = 2;
+  return red;
+}
+// Thread 0's spin-wait poll: `while (ld.acquire.gpu(flag) < arrivals)`, the value into R5.
+WarpInst poll_flag(std::uint32_t arrivals) {
+  WarpInst ld = mem_inst(Opcode::LDG, kFlag, 0, 4);
+  ld.active_mask = 1u;
+  ld.cache = CacheOp::Bypass;
+  ld.num_dst = 1;
+  ld.dst[0] = 5;
+  ld.aux = arrivals;
+  return ld;
+}
+
+}  // namespace
+
+TEST_CASE("grid-wide semaphores: a CTA spinning on a counter goes on only after another CTA's arrival", "[sm][e2e][semaphore]") {
+  // CTA 0 computes a 400-FFMA dependent chain (6 cycles each: 2400 cycles), then thread 0 arrives on the flag. CTA
+  // 1 spins until the flag has 1 arrival, then computes the same chain. Both are resident at once on the one SM.
+  const int chain = 400;
+  const double chain_cycles = chain * 6.0;
+  auto producer = dependent_ffma_chain(chain);
+  producer.push_back(arrive_on_flag());
+  auto run = [&](std::uint32_t arrivals) {
+    std::vector<WarpInst> consumer{poll_flag(arrivals), ffma(1, 5, 2, 3)};
+    const auto rest = dependent_ffma_chain(chain);
+    consumer.insert(consumer.end(), rest.begin(), rest.end());
+    InMemoryTrace t = one_warp_ctas_trace({producer, consumer});
+    return run_one(small_h100(), t);
+  };
+  const KernelResult waits = run(1), free = run(0);
+  INFO("waiting " << stalls_str(waits) << "\nnot waiting " << stalls_str(free));
+  // Waiting, the chains run one after the other; not waiting (a plain load, aux 0), side by side.
+  CHECK(waits.cycles >= 2 * chain_cycles);
+  CHECK(free.cycles < 1.5 * chain_cycles);
+  CHECK(total(waits, "sm.semaphore_arrivals") == 1);
+  // Each poll takes an L2 round trip (past L1), so a 2400-cycle wait is a few polls, not one per cycle.
+  const double l2_path = 2.0 * (small_h100().section("noc").u64("sm_to_gpc_latency") +
+                                small_h100().section("noc").u64("gpc_to_partition_latency"));
+  CHECK(total(waits, "sm.spin_polls") >= 1);
+  CHECK(total(waits, "sm.spin_polls") <= chain_cycles / l2_path + 1);
+  CHECK(total(free, "sm.spin_polls") == 0);
+  // The polls are executed instructions (as a spin loop's loads are), beside the trace's.
+  CHECK(waits.warp_instructions == free.warp_instructions + static_cast<std::uint64_t>(total(waits, "sm.spin_polls")));
+}
+
+TEST_CASE("grid-wide semaphores: a wait for arrivals that never come is an input error naming the word", "[sm][e2e][semaphore][errors]") {
+  const Config cfg = small_h100({"sim.watchdog_cycles=20000", "sim.progress_check_cycles=1000"});
+  // One arrival, two awaited.
+  InMemoryTrace short_one = one_warp_ctas_trace({{arrive_on_flag()}, {poll_flag(2), ffma(1, 5, 2, 3)}});
+  const std::string e = input_error_of(cfg, short_one);
+  CHECK_THAT(e, Contains("kernel 'semaphores', CTA 1") && Contains("spin-wait on global word 0x200000") &&
+                    Contains("waits for 2 arrivals and has seen 1") && Contains("sim.watchdog_cycles 20000"));
+  // An atomic of a whole warp is data, not one thread's arrival on a semaphore.
+  InMemoryTrace warp_wide = one_warp_ctas_trace({{arrive_on_flag(0xffffffffu)}, {poll_flag(1), ffma(1, 5, 2, 3)}});
+  CHECK_THAT(input_error_of(cfg, warp_wide), Contains("waits for 1 arrivals and has seen 0"));
+}

@@ -104,7 +104,8 @@ TEST_CASE("stream-K schedule: every shared iteration once, balanced, fixup order
               // (and needs the others' sums) is the CTA's last.
               if (started && !finished) CHECK(i == 0);
               if (finished && !started) CHECK(i + 1 == segs.size());
-              if (!(started && finished)) ++peers[s.tile];
+              // Its place in the tile's turnstile: the CTAs before it that worked on the tile.
+              if (!(started && finished)) CHECK(s.position == static_cast<std::uint64_t>(peers[s.tile]++));
             }
             if (c < d.sk_ctas) {
               min_share = std::min(min_share, share);
@@ -130,6 +131,7 @@ struct Walk {
   std::vector<std::uint32_t> c_bytes;                          // bytes of C stored, per byte
   std::map<std::uint64_t, std::uint64_t> partial_stored, partial_loaded;  // tile -> bytes
   std::map<std::uint64_t, std::uint64_t> flag_red, flag_ldg;             // tile -> instructions
+  std::map<std::uint64_t, std::set<std::uint32_t>> flag_waits;            // tile -> arrivals each wait awaits
   bool bars_equal = true;
 };
 
@@ -207,7 +209,11 @@ TEST_CASE("stream-K kernel (sm_80): each MAC once, C stored once, partial tiles 
             } else if (addr >= flags && addr < flags + 7 * 4 && bytes == 4) {
               const std::uint64_t tile = 5 + (addr - flags) / 4;
               if (in.op == Opcode::RED) ++r.flag_red[tile];
-              else if (in.op == Opcode::LDG) ++r.flag_ldg[tile];
+              else if (in.op == Opcode::LDG) {
+                ++r.flag_ldg[tile];
+                r.flag_waits[tile].insert(in.aux);
+                CHECK(in.active_mask == 1u);  // one thread spins
+              }
               else FAIL("unexpected access to the arrival counters, opcode " << static_cast<int>(in.op));
             } else {
               FAIL("global access outside A, B, C and the workspace: cta " << cta << " warp " << w << " opcode "
@@ -258,6 +264,10 @@ TEST_CASE("stream-K kernel (sm_80): each MAC once, C stored once, partial tiles 
     CHECK(r.partial_loaded[tile] == (n - 1) * partial_bytes);
     CHECK(r.flag_red[tile] == n - 1);
     CHECK(r.flag_ldg[tile] == n - 1);
+    // The turnstile: the i-th CTA after the tile's first spins until i arrivals (1 .. n - 1, one wait each).
+    std::set<std::uint32_t> turns;
+    for (std::uint32_t i = 1; i < n; ++i) turns.insert(i);
+    CHECK(r.flag_waits[tile] == turns);
   }
 }
 

@@ -144,6 +144,14 @@ void add_random_inst(Rng& rng, Opcode op, AddrMode mode, std::uint64_t& pc, InMe
   if (op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT) inst.aux = static_cast<std::uint32_t>(rng.below(2));
   if (op == Opcode::MBARRIER_INIT) inst.aux = static_cast<std::uint32_t>(1 + rng.below(1024));
   if (op == Opcode::HMMA || op == Opcode::HGMMA) inst.aux &= kMmaSparse;  // its only flag (check_inst)
+  // Format 1.6: an LDG with a wait count is a spin-wait poll, one thread's, into a register.
+  if (op == Opcode::LDG && inst.aux != 0 && inst.active_mask != 0) {
+    inst.active_mask = 1u << rng.below(kWarpSize);
+    if (inst.num_dst == 0) {
+      inst.num_dst = 1;
+      inst.dst[0] = 7;
+    }
+  }
   // Format 1.4: barrier ids < 16; `group` = warps expected, at most 32 (BAR: 0 = the whole CTA; BAR_ARV: >= 1),
   // and 1..32 for Strided2D anyway.
   if (op == Opcode::BAR || op == Opcode::BAR_ARV) {
@@ -1378,6 +1386,20 @@ TEST_CASE("the trace reader rejects invalid records and kernels", "[trace][valid
     CHECK(off.cache == CacheOp::Default);
   }
   CHECK_NOTHROW(read_all(one_warp_file(1, {kHGMMA, 0x50, bf16, 64, 0x80, 0x01, 16})));
+  {  // 1.6: an LDG with aux is a spin-wait poll, one thread's, into a register (flags: regs, mask, memory, aux)
+    const Bytes poll = {kLDG, 0xaa, 0x01, 7, 0x01, 0, 0, 0, global_strided, 4, 0, 3};
+    const WarpInst wait = first_record(one_warp_file(1, poll, 6));
+    CHECK(wait.aux == 3);
+    CHECK(wait.active_mask == 1u);
+    expect_error(one_warp_file(1, {kLDG, 0xaa, 0x01, 7, 0x03, 0, 0, 0, global_strided, 4, 0, 3}, 6),
+                 "LDG spin-wait (aux 3 arrivals) issued by 2 lanes (expected one thread)");
+    expect_error(one_warp_file(1, {kLDG, 0xa8, 0x01, 0, 0, 0, global_strided, 4, 0, 3}, 6),
+                 "LDG spin-wait (aux 3 arrivals) without a destination register");
+    // Before 1.6 an LDG's aux is free and means nothing: not a wait, whatever the lanes.
+    const WarpInst plain = first_record(one_warp_file(1, {kLDG, 0xaa, 0x01, 7, 0x03, 0, 0, 0, global_strided, 4, 0, 3}, 5));
+    CHECK(plain.aux == 0);
+    CHECK(plain.active_mask == 3u);
+  }
 
   // Kernel info and warp counts.
   CraftedFile f;

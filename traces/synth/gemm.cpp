@@ -614,6 +614,7 @@ struct GemmSegment {
   bool first = true, last = true;  // first: runs the setup; last: ends with EXIT
   Fixup fixup = Fixup::None;
   std::uint64_t partials = 0, flag = 0;  // the tile's partial sums and arrival counter (Fixup != None)
+  std::uint64_t arrivals = 0;            // Accumulate, Finish: the arrivals on the counter the wait is for
 };
 
 class MultistageWarp final : public TilePipelineWarp<MultistageWarp> {
@@ -708,14 +709,15 @@ class MultistageWarp final : public TilePipelineWarp<MultistageWarp> {
   void emit_store_partial(InstChunk& c, std::uint32_t v) {
     emit_store(c, Opcode::STG, MemSpace::Global, partial_lanes(v), kFullMask, {acc_vector(v), g_.plan->r_cptr});
   }
-  // Thread 0 reads the tile's arrival counter (the real kernel spins on it until the CTAs before have arrived;
-  // one read here, see README "Stream-K"), then the CTA synchronises. CUTLASS's barrier reads it with
-  // ld.global.acquire.gpu (LDG.E.STRONG.GPU): past L1, which other SMs' arrivals do not update.
+  // Thread 0 spins on the tile's arrival counter until the CTAs before it on the tile have arrived (a spin-wait
+  // poll: LDG with the arrivals awaited, trace format 1.6), then the CTA synchronises. CUTLASS's barrier reads it
+  // with ld.global.acquire.gpu (LDG.E.STRONG.GPU): past L1, which other SMs' arrivals do not update.
   void emit_wait_for_peers(InstChunk& c) {
     const GemmPlan& P = *g_.plan;
     if (g_.warp == 0) {
-      emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{segment_.flag, 4}, 1u, P.r_count, 1, {P.r_cptr}).cache =
-          CacheOp::Bypass;
+      WarpInst& poll = emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{segment_.flag, 4}, 1u, P.r_count, 1, {P.r_cptr});
+      poll.cache = CacheOp::Bypass;
+      poll.aux = static_cast<std::uint32_t>(segment_.arrivals);
       emit_alu(c, Opcode::ISETP, kPredGuard, {P.r_count});
     } else {
       c.skip(2);
@@ -791,6 +793,7 @@ class StreamKWarp final : public WarpGenerator {
     if (g.fixup != Fixup::None) {
       g.partials = plan_->partial_tile(s.tile);
       g.flag = plan_->tile_flag(s.tile);
+      g.arrivals = s.position;
     }
     return g;
   }
@@ -1110,7 +1113,7 @@ std::vector<GemmStreamK::Segment> GemmStreamK::segments(std::uint64_t cta) const
     const std::uint64_t tile = (g - 1) / k_tiles, tile_start = tile * k_tiles;
     const std::uint64_t begin = std::max(first, tile_start);
     out.push_back(Segment{dp_tiles + tile, static_cast<std::uint32_t>(begin - tile_start),
-                          static_cast<std::uint32_t>(g - tile_start)});
+                          static_cast<std::uint32_t>(g - tile_start), cta - cta_of_iteration(tile_start)});
     g = begin;
   }
   return out;

@@ -92,10 +92,12 @@ struct GemmStreamK {
   std::uint64_t iteration_begin(std::uint64_t cta) const;
   // The stream-K CTA whose range holds shared iteration `iteration`.
   std::uint64_t cta_of_iteration(std::uint64_t iteration) const;
-  // One tile's part of a CTA's range: tile (linear, rasterised) and its k-tiles [kt_begin, kt_end).
+  // One tile's part of a CTA's range: tile (linear, rasterised) and its k-tiles [kt_begin, kt_end); `position`:
+  // the CTAs that work on the tile's earlier k-tiles, i.e. the arrivals on its counter this part waits for.
   struct Segment {
     std::uint64_t tile = 0;
     std::uint32_t kt_begin = 0, kt_end = 0;
+    std::uint64_t position = 0;
   };
   // What CTA `cta` computes, in the order it does: a stream-K CTA walks its range backwards (its last tile
   // first), so that a tile's first CTA stores its partial sums before the CTA finishing that tile needs them; a

@@ -18,9 +18,11 @@
 #include "models/sm/memory/memory_pipeline.h"
 #include "models/sm/scheduler/warp_scheduler.h"
 #include "sim/slots/cluster.h"
+#include "sim/slots/grid_sync.h"
 #include "sim/slots/sm.h"
 #include "models/sm/stall_reason.h"
 #include "sim/core/error.h"
+#include "sim/core/text.h"
 #include "sim/registry/registry.h"
 
 namespace warpsim {
@@ -69,7 +71,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
         index_(index),
         ctx_(ctx),
         timing_(ctx),
-        limits_(SmLimits::from(p)) {
+        limits_(SmLimits::from(p)),
+        watchdog_cycles_(ctx.config.section("sim").u64("watchdog_cycles")) {
     subpartitions_ = p.u32("subpartitions");
     const std::string policy = p.str("scheduler.policy");
     if (!make_scheduler_policy(policy))  // the schema's choice list prevents this unless a policy unregistered
@@ -205,7 +208,11 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
         .add("mbarrier_tx_bytes", "bytes", "transaction bytes asynchronous copies delivered to mbarriers", mbarrier_bytes_)
         .add("mbarrier_phases", "phases", "mbarrier phases completed", mbarrier_phases_)
         .add("mbarrier_remote_arrivals", "arrivals", "arrivals on mbarriers of other CTAs of the cluster",
-             mbarrier_remote_arrivals_);
+             mbarrier_remote_arrivals_)
+        .add("semaphore_arrivals", "arrivals",
+             "REDs and ATOMGs of one thread (arrivals on grid-wide semaphores in global memory)", semaphore_arrivals_)
+        .add("spin_polls", "polls",
+             "spin-wait polls (LDG with a wait count) that found too few arrivals and were issued again", spin_polls_);
     mem_->add_stats(g);
     if (fetch_.enabled()) fetch_.add_stats(g);
     const double subpartition_cycles_per_s = static_cast<double>(domain().frequency_hz()) * subpartitions_;
@@ -517,6 +524,19 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     }
     switch (cls) {
       case OpClass::Ldst:
+        if (in->op == Opcode::LDG && in->aux != 0 && in->active_mask != 0 && !semaphore_reached(w, *in, now)) {
+          // A spin-wait poll that finds too few arrivals: the load goes to memory and the warp polls again once
+          // its value is back (the destination register is pending until then), as `while (ld(flag) < n)` does.
+          ++spin_polls_;
+          issue_memory(w, ws, *in, now);
+          evaluate(w, now + 1);
+          return;
+        }
+        // One thread's atomic on a word: an arrival on a grid-wide semaphore.
+        if ((in->op == Opcode::RED || in->op == Opcode::ATOMG) && in->active_lanes() == 1) {
+          grid_sync().arrive(in->lane_address(__builtin_ctz(in->active_mask)), now);
+          ++semaphore_arrivals_;
+        }
         issue_memory(w, ws, *in, now);
         break;
       case OpClass::Sync:
@@ -557,6 +577,35 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     }
     ++w.pos;
     evaluate(w, now + 1);
+  }
+
+  // ---- grid-wide semaphores (sim/slots/grid_sync.h) ----------------------------------------------------------
+  GridSync& grid_sync() {
+    if (!grid_sync_) grid_sync_ = &ctx_.get<GridSync>("grid_sync");  // published by the scheduler, built after us
+    return *grid_sync_;
+  }
+  // Whether the spin-wait poll `in` (LDG, aux = arrivals awaited) issued now finds its arrivals. A wait that has
+  // seen no new arrival for sim.watchdog_cycles is a deadlock (the CTAs it counts on never arrive): an input error
+  // naming the word, rather than polling forever (polls keep the memory system busy, so the scheduler's watchdog
+  // would see progress).
+  bool semaphore_reached(Warp& w, const WarpInst& in, Cycle now) {
+    GridSync& sync = grid_sync();
+    const std::uint64_t word = in.lane_address(__builtin_ctz(in.active_mask));
+    const std::uint64_t seen = sync.arrivals_before(word, now);
+    if (!sync.enabled() || seen >= in.aux) {
+      w.spin_since = kSleep;
+      return true;
+    }
+    if (w.spin_since == kSleep) w.spin_since = now;
+    const Cycle quiet_since = std::max(w.spin_since, sync.last_arrival_before(word, now));
+    if (now - quiet_since > watchdog_cycles_)
+      ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(ctas_[w.cta].id) + ", pc " +
+                std::to_string(in.pc) + ": a spin-wait on global word " + text::hex(word) + " waits for " +
+                std::to_string(in.aux) + " arrivals and has seen " + std::to_string(seen) + ", none for " +
+                std::to_string(now - quiet_since) + " cycles (sim.watchdog_cycles " + std::to_string(watchdog_cycles_) +
+                "): the CTAs it counts on never arrive (arrivals are REDs and ATOMGs of one thread on that word, "
+                "in the same kernel)");
+    return false;
   }
 
   // ---- memory instructions: the scoreboard side ----------------------------------------------------------------
@@ -815,8 +864,11 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   ProbePoint<InstIssue> issue_probe_;  // sm[i].issue
   std::uint64_t warp_instructions_ = 0, thread_instructions_ = 0, active_cycles_ = 0, resident_warp_cycles_ = 0,
                 ctas_launched_ = 0, mbarrier_arrivals_ = 0, mbarrier_bytes_ = 0, mbarrier_phases_ = 0,
-                mbarrier_remote_arrivals_ = 0, barrier_arrivals_ = 0, barrier_arrive_only_ = 0, barrier_phases_ = 0;
+                mbarrier_remote_arrivals_ = 0, barrier_arrivals_ = 0, barrier_arrive_only_ = 0, barrier_phases_ = 0,
+                semaphore_arrivals_ = 0, spin_polls_ = 0;
   const ClusterDirectory* clusters_ = nullptr;  // looked up at the first cluster arrive (built after the SMs)
+  GridSync* grid_sync_ = nullptr;               // looked up at the first semaphore operation (built after the SMs)
+  Cycle watchdog_cycles_;                       // sim.watchdog_cycles: a spin-wait without arrivals this long is stuck
   std::array<std::uint64_t, kTimedPipes> pipe_busy_{};
   std::array<std::uint64_t, kStallNames.size()> stalls_{};
 };
