@@ -40,7 +40,9 @@ Schema clocks_schema() {
 
 Schema sim_schema() {
   Schema s("sim", "sim", "simulator settings (not hardware)");
-  s.uint("watchdog_cycles", "cycles", 5'000'000, "SM cycles without any instruction issued or CTA finished before the run is declared stuck", 1000, ~0u);
+  s.uint("watchdog_cycles", "cycles", 5'000'000,
+         "SM cycles without any instruction issued or CTA finished before the run is declared stuck; also how long a "
+         "spin-wait may see no new arrival on its semaphore", 1000, ~0u);
   s.uint("progress_check_cycles", "cycles", 65536, "SM cycles between checks of the no-progress watchdog and the progress display", 1, ~0u);
   // CTA-wave sampling (models/gpu/kernel_scheduler.h); the defaults and their measured error: README "Sampling".
   s.choice("sample", {"off", "waves"}, std::string("off"),

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/core/error.h"
 #include "sim/core/types.h"
 
 namespace warpsim {
@@ -30,7 +31,10 @@ class GridSync {
 
   // One arrival on the word at `address` at SM cycle `at` (calls come in non-decreasing cycle order).
   void arrive(std::uint64_t address, Cycle at) {
-    if (enabled_) arrivals_[address].push_back(at);
+    if (!enabled_) return;
+    std::vector<Cycle>& times = arrivals_[address];
+    WARPSIM_ASSERT(times.empty() || times.back() <= at, "semaphore arrivals out of cycle order");
+    times.push_back(at);
   }
   // Arrivals on `address` issued before cycle `at` (those of the same cycle are not seen, so the order in which
   // SMs are ticked within a cycle does not matter).

@@ -3,6 +3,7 @@
 
 #include "sim/core/text.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <iterator>
 #include <string>
@@ -245,9 +246,10 @@ std::string check_inst(const WarpInst& in) {
     if (__builtin_popcount(in.active_mask) != 1)
       return "LDG spin-wait (aux " + std::to_string(in.aux) + " arrivals) issued by " +
              std::to_string(__builtin_popcount(in.active_mask)) + " lanes (expected one thread)";
-    if (in.num_dst == 0)
-      return "LDG spin-wait (aux " + std::to_string(in.aux) + " arrivals) without a destination register (expected "
-             "the register its value is compared in)";
+    // A register, not RZ: the poll repeats once its value has landed there (into RZ it would never wait).
+    if (std::none_of(in.dst.begin(), in.dst.begin() + in.num_dst, [](std::uint16_t r) { return r < kRegZero; }))
+      return "LDG spin-wait (aux " + std::to_string(in.aux) + " arrivals) without a destination register other than "
+             "RZ (expected the register its value is compared in)";
   }
   if (in.op == Opcode::UTMALDG && in.active_mask != 0) {  // (predicated off: no copy)
     if (in.active_mask != 1u) return "UTMALDG issued by lanes other than lane 0 alone (one thread issues a TMA copy)";

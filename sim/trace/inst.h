@@ -127,7 +127,8 @@ struct WarpInst {
   const std::int32_t* deltas = nullptr;  // Deltas mode: 32 entries, owned by the stream, valid for the batch
   // tensor
   MmaShape mma{};
-  // BAR, BAR_ARV: barrier id; DEPBAR, WARPGROUP_DEPBAR: max groups still outstanding; HMMA, HGMMA: flags (kMmaSparse)
+  // BAR, BAR_ARV: barrier id; DEPBAR, WARPGROUP_DEPBAR: max groups still outstanding; HMMA, HGMMA: flags (kMmaSparse);
+  // LDG (format 1.6): > 0 makes it a spin-wait poll for that many semaphore arrivals (sim/slots/grid_sync.h)
   std::uint32_t aux = 0;
 
   // Address of lane `lane` (only meaningful when the lane is active and addr_mode != None).

@@ -244,6 +244,7 @@ class RetargetWarpStream final : public WarpStream {
     next_staging_ = next_staging_ + 1 >= kRegZero ? first_staging_ : static_cast<std::uint16_t>(next_staging_ + 1);
     WarpInst load = in;
     load.op = Opcode::LDG;
+    load.aux = 0;  // an LDG's aux is a spin-wait count (format 1.6); the copy's is not one
     load.num_dst = 1;
     load.dst.fill(kNoReg);
     load.dst[0] = staging;

@@ -17,7 +17,8 @@ struct NativeTraceFile;  // an open file and its kernel table, shared by a reade
 }
 
 // Format version written by this build. Readers accept any minor version of their major version
-// (minor versions only add data that older readers can skip) and reject every other major version.
+// (minor versions only add data that older readers can skip, but for 1.5's access byte and 1.6's LDG aux, which
+// readers interpret by the file's minor version: traces/FORMAT.md, "Versioning") and reject every other major version.
 inline constexpr std::uint16_t kTraceFormatMajor = 1;
 inline constexpr std::uint16_t kTraceFormatMinor = 6;  // 1.1: opcode SHFL appended; 1.2: WARPGROUP_*, UTMALDG, SYNCS_*, MBARRIER_INIT;
                                                        // 1.3: KINF cluster dimensions, UTMALDG/SYNCS_ARRIVE cluster CTA mask;

@@ -1394,7 +1394,10 @@ TEST_CASE("the trace reader rejects invalid records and kernels", "[trace][valid
     expect_error(one_warp_file(1, {kLDG, 0xaa, 0x01, 7, 0x03, 0, 0, 0, global_strided, 4, 0, 3}, 6),
                  "LDG spin-wait (aux 3 arrivals) issued by 2 lanes (expected one thread)");
     expect_error(one_warp_file(1, {kLDG, 0xa8, 0x01, 0, 0, 0, global_strided, 4, 0, 3}, 6),
-                 "LDG spin-wait (aux 3 arrivals) without a destination register");
+                 "LDG spin-wait (aux 3 arrivals) without a destination register other than RZ");
+    // Into RZ the poll would never wait for its value: refused too.
+    expect_error(one_warp_file(1, {kLDG, 0xaa, 0x01, 0xff, 0x01, 0x01, 0, 0, 0, global_strided, 4, 0, 3}, 6),
+                 "LDG spin-wait (aux 3 arrivals) without a destination register other than RZ");
     // Before 1.6 an LDG's aux is free and means nothing: not a wait, whatever the lanes.
     const WarpInst plain = first_record(one_warp_file(1, {kLDG, 0xaa, 0x01, 7, 0x03, 0, 0, 0, global_strided, 4, 0, 3}, 5));
     CHECK(plain.aux == 0);
