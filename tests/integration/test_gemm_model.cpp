@@ -409,3 +409,27 @@ TEST_CASE("a100: stream-K recovers the idle slots of a partial wave", "[gemm][st
   CHECK(busiest_sm(dp, 0) == flops * 3 / 17);
   CHECK(busiest_sm(sk, 1) == flops / 8);
 }
+
+TEST_CASE("a100: stream-K's turnstile waits poll until the CTAs before have arrived, under both drivers; under SM "
+          "subsetting they pass", "[gemm][streamk][semaphore]") {
+  // 64x512x8192 on 4 SMs: 4 tiles of 64x128 (256 k-tiles each) shared by 12 CTAs of about 85 k-tiles, so 3 or 4
+  // CTAs per tile: the later CTAs of a tile reach their fixup while the one before is still computing, and poll.
+  auto run = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> args{"--gpu", "a100_sxm", "--synth", "gemm", "--synth-key", "m=64", "--synth-key", "n=512",
+                                  "--synth-key", "k=8192", "--synth-key", "decomposition=stream_k", "--set", "sm.count=4"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return simulate_run(args);
+  };
+  const Sim plain = run({}), systemc = run({"--driver", "systemc"}), subset = run({"--subset", "2"});
+  REQUIRE(json::string(plain.stats, "kernels[1].name")->find("_streamk12 (") != std::string::npos);
+  // One arrival per tile part but the last: one per boundary between the 12 CTAs' ranges that falls inside a tile
+  // (at most 11), and at least 2 per tile (256 k-tiles over ranges of about 85).
+  const double arrivals = plain.num("kernels[1].counters[\"sm.semaphore_arrivals\"]");
+  CHECK(arrivals >= 8);
+  CHECK(arrivals <= 11);
+  CHECK(plain.num("kernels[1].counters[\"sm.spin_polls\"]") > 0);
+  // The waits depend only on the order of issue cycles: both drivers give the same statistics.
+  CHECK(json::raw(plain.stats, "kernels") == json::raw(systemc.stats, "kernels"));
+  // SM subsetting runs some of each tile's CTAs only: a wait could count on one not simulated, so none waits.
+  CHECK(subset.num("kernels[1].counters[\"sm.spin_polls\"]") == 0);
+}
