@@ -360,6 +360,10 @@ int cmd_convert(int argc, char** argv) {
     const accelsim::AccelSimWriteStats st = accelsim::write_accelsim_trace(output, *source);
     fmt::print("wrote {}/kernelslist.g: {} kernel(s), {} warp-instructions, {} bytes\n", output, st.kernels,
                st.instructions, st.bytes);
+    if (st.spin_waits_as_loads > 0)
+      spdlog::warn("{} spin-wait polls (LDG with a wait count, trace format 1.6) written as one load each: an Accel-Sim "
+                   "trace has no field for the count (a captured one holds every poll the real run made), so the "
+                   "converted trace does not wait", st.spin_waits_as_loads);
   }
   return 0;
 }

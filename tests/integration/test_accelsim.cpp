@@ -143,3 +143,23 @@ TEST_CASE("accelsim: convert native -> accelsim -> native keeps the simulated re
     CHECK(stats_number(results[i], "kernels[0].cycles") == stats_number(results[0], "kernels[0].cycles"));
   }
 }
+
+TEST_CASE("accelsim: a native trace's spin-waits are written as one load each, and convert says so", "[accelsim][convert][semaphore]") {
+  TempDir dir;
+  // Stream-K over 12 CTAs: 4 tiles shared by 3-4 CTAs, whose later CTAs wait at their fixup (one poll each in the
+  // trace).
+  RUN_WARPSIM(synth, {"synth", "gemm", "--m", "64", "--n", "512", "--k", "8192", "--decomposition", "stream_k",
+                      "--stream_k_ctas", "12", "--gpu", "a100_sxm", "-o", dir / "sk.wst"});
+  REQUIRE(synth.exit_code == 0);
+  RUN_WARPSIM(convert, {"convert", "--from", "native", dir / "sk.wst", "--to", "accelsim", dir / "acc"});
+  INFO(convert.out << convert.err);
+  REQUIRE(convert.exit_code == 0);
+  CHECK(count_lines_containing(convert.err, "spin-wait polls (LDG with a wait count, trace format 1.6) written as one "
+                                            "load each") == 1);
+  // A trace without waits converts without the warning.
+  RUN_WARPSIM(plain, {"synth", "gemm", "--m", "128", "--n", "128", "--k", "64", "--gpu", "a100_sxm", "-o", dir / "g.wst"});
+  REQUIRE(plain.exit_code == 0);
+  RUN_WARPSIM(quiet, {"convert", "--from", "native", dir / "g.wst", "--to", "accelsim", dir / "acc2"});
+  REQUIRE(quiet.exit_code == 0);
+  CHECK(count_lines_containing(quiet.err, "spin-wait") == 0);
+}

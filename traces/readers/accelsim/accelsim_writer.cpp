@@ -197,7 +197,10 @@ AccelSimWriteStats write_accelsim_trace(const std::string& dir, TraceSource& sou
         std::uint64_t count = 0;
         const std::unique_ptr<WarpStream> warp = cta->open_warp(w);
         for (std::size_t n; (n = warp->read(batch.data(), batch.size())) > 0;) {
-          for (std::size_t i = 0; i < n; ++i) write_inst(lines, batch[i]);
+          for (std::size_t i = 0; i < n; ++i) {
+            write_inst(lines, batch[i]);
+            stats.spin_waits_as_loads += batch[i].op == Opcode::LDG && batch[i].aux != 0 && batch[i].active_mask != 0;
+          }
           count += n;
         }
         fmt::format_to(std::back_inserter(text), "\nwarp = {}\ninsts = {}\n", w, count);

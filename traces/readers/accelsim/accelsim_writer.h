@@ -15,6 +15,9 @@ struct AccelSimWriteStats {
   std::uint64_t kernels = 0;
   std::uint64_t instructions = 0;
   std::uint64_t bytes = 0;
+  // Spin-wait polls (LDG with a wait count, format 1.6) written as one load each: Accel-Sim traces hold the polls
+  // a real run made, and have no field for the count.
+  std::uint64_t spin_waits_as_loads = 0;
 };
 
 // Creates `dir` (or reuses an empty one) and writes the kernels of `source` in order. InputError when a kernel's
