@@ -410,8 +410,8 @@ TEST_CASE("a100: stream-K recovers the idle slots of a partial wave", "[gemm][st
   CHECK(busiest_sm(sk, 1) == flops / 8);
 }
 
-TEST_CASE("a100: stream-K's turnstile waits poll until the CTAs before have arrived, under both drivers; under SM "
-          "subsetting they pass", "[gemm][streamk][semaphore]") {
+TEST_CASE("a100: stream-K's turnstile waits poll until the CTAs before have arrived (both drivers alike) and pass at "
+          "once under SM subsetting", "[gemm][streamk][semaphore]") {
   // 64x512x8192 on 4 SMs: 4 tiles of 64x128 (256 k-tiles each) shared by 12 CTAs of about 85 k-tiles, so 3 or 4
   // CTAs per tile: the later CTAs of a tile reach their fixup while the one before is still computing, and poll.
   auto run = [](const std::vector<std::string>& extra) {
