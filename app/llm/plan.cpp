@@ -250,12 +250,24 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
                             s.kv_dtype);
       e.bytes = (kActivationBytes + element_bytes(s.kv_dtype)) * elements + 8.0 * T;  // + the slot mapping
     }
+    const bool prefill = s.phase == "prefill";
+    // An fp8 cache is read as fp8 by every attention kernel: the decode kernel and an fa2 prefill convert K/V to
+    // bf16 in shared memory; the fa3 prefill is FlashAttention-3's fp8 forward, whose warpgroup MMAs take Q in fp8
+    // too: vLLM quantizes the query with the layer's q scale first (scaled_fp8_quant, a converting copy).
+    const bool fp8_read = s.kv_dtype == "fp8";
+    const bool fp8_query = fp8_read && prefill && s.prefill_attention == "fa3";
+    if (fp8_query) {
+      const std::uint64_t elements = T * hq * hd;
+      PlanEntry& e = b.add({});
+      e.name = "quantize_query";
+      e.workload.synthesizer = "elementwise";
+      e.workload.synth_keys = {{"op", "copy"}, {"elements", num(elements)}, {"dtype", "bf16"}, {"out_dtype", "fp8"}};
+      e.shape = fmt::format("tokens={} q_heads={} head_dim={} bf16 -> fp8 (scaled_fp8_quant, simulated as a copy)", T,
+                            hq, hd);
+      e.bytes = (kActivationBytes + element_bytes("fp8")) * elements;
+    }
     {
-      const bool prefill = s.phase == "prefill";
       const std::uint64_t sq = prefill ? s.prompt : 1;
-      // An fp8 cache is read as fp8 by the decode kernel and an fa2 prefill; the fa3 prefill reads bf16 K/V (its fp8
-      // path, which quantizes Q too and runs fp8 warpgroup MMAs, is not built).
-      const bool fp8_read = s.kv_dtype == "fp8" && (!prefill || s.prefill_attention == "fa2");
       PlanEntry& e = b.add({});
       e.name = "attention";
       e.workload.synthesizer = "attention";
@@ -267,13 +279,15 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
       e.shape = fmt::format("{} batch={} heads={} kv_heads={} q={} kv={} head_dim={}{}{}",
                             prefill ? s.prefill_attention : "decode paged",
                             s.batch, hq, hkv, sq, context, hd, prefill ? " causal" : "",
-                            fp8_read ? " kv fp8" : s.kv_dtype == "fp8" ? " kv read as bf16 (fa3 fp8 not built)" : "");
+                            fp8_query ? " q k v fp8" : fp8_read ? " kv fp8" : "");
       // Causal, aligned bottom right: query i sees context - sq + i + 1 keys, (context - (sq - 1) / 2) on average.
       const double keys_per_query = prefill ? static_cast<double>(context) - (sq - 1) / 2.0 : static_cast<double>(context);
       e.flops = 4.0 * s.batch * hq * hd * sq * keys_per_query;
-      e.bytes = s.batch * (kActivationBytes * 2.0 * sq * hq * hd + (fp8_read ? element_bytes("fp8") : kActivationBytes) * 2.0 * context * hkv * hd);
+      const double q_bytes = fp8_query ? element_bytes("fp8") : kActivationBytes;
+      e.bytes = s.batch * ((q_bytes + kActivationBytes) * sq * hq * hd +
+                           (fp8_read ? element_bytes("fp8") : kActivationBytes) * 2.0 * context * hkv * hd);
       e.compute = "tensor";
-      e.tensor_dtype = "bf16";
+      e.tensor_dtype = fp8_query ? "fp8" : "bf16";
     }
     b.gemm("o_proj", T, h, hq * hd, s.dtype);
     if (s.tp > 1) b.collective("attention_all_reduce", "all_reduce", activation_bytes, s.tp);

@@ -215,7 +215,8 @@ TEST_CASE("llm plan: Llama-3-8B decode is vLLM's kernel list with GEMM shapes fr
     const auto& convert = entry(plan, "logits_to_fp32", -1);
     CHECK((convert.workload.synth_keys.at("dtype") == "bf16" && convert.workload.synth_keys.at("out_dtype") == "fp32"));
   }
-  SECTION("an fp8 KV cache: written in fp8, read as fp8 by decode and an fa2 prefill; the fa3 prefill reads bf16") {
+  SECTION("an fp8 KV cache: written in fp8, read as fp8 by decode and an fa2 prefill; the fa3 prefill runs FA3's fp8 "
+          "forward over a quantized query") {
     s.kv_dtype = "fp8";
     const auto fp8 = llm::build_plan(m, s);
     CHECK(entry(fp8, "reshape_and_cache").workload.synth_keys.at("out_dtype") == "fp8");
@@ -230,11 +231,20 @@ TEST_CASE("llm plan: Llama-3-8B decode is vLLM's kernel list with GEMM shapes fr
     s.prompt = 256;
     s.context = 0;
     CHECK(entry(llm::build_plan(m, s), "attention").workload.synth_keys.at("kv_dtype") == "fp8");  // fa2
+    const auto fa2_plan = llm::build_plan(m, s);
+    CHECK(std::none_of(fa2_plan.begin(), fa2_plan.end(),
+                       [](const llm::PlanEntry& e) { return e.name == "quantize_query"; }));  // fa2 keeps a bf16 query
     s.prefill_attention = "fa3";
     const auto fa3_plan = llm::build_plan(m, s);
     const auto& fa3 = entry(fa3_plan, "attention");
-    CHECK(fa3.workload.synth_keys.count("kv_dtype") == 0);
-    CHECK(contains(fa3.shape, "read as bf16"));
+    CHECK(fa3.workload.synth_keys.at("kv_dtype") == "fp8");
+    CHECK(fa3.workload.synth_keys.at("variant") == "fa3");
+    CHECK(contains(fa3.shape, "q k v fp8"));
+    CHECK(fa3.tensor_dtype == "fp8");
+    // The query of the prompt's 4 x 256 tokens converted to fp8 before it (vLLM's scaled_fp8_quant).
+    const auto& quant = entry(fa3_plan, "quantize_query");
+    CHECK(key(quant, "elements") == 4 * 256 * heads * head_dim);
+    CHECK((quant.workload.synth_keys.at("dtype") == "bf16" && quant.workload.synth_keys.at("out_dtype") == "fp8"));
     s.kv_dtype = "int8";
     CHECK_THROWS_WITH(llm::build_plan(m, s), Catch::Contains("--kv-dtype"));
   }

@@ -43,6 +43,7 @@ struct KernelTotals {
   std::uint64_t ldgsts_bytes_above_floor = 0;
   double hgmma_flops = 0;                     // each warp's HGMMA is a quarter of its warpgroup's m x n x k
   std::uint64_t tma_bytes = 0, tma_landed_bytes = 0, expect_tx_bytes = 0;
+  std::map<std::pair<DType, std::uint16_t>, std::uint64_t> hgmma_types;  // (dtype, k) -> HGMMAs
   std::map<std::uint64_t, std::uint64_t> tma_bytes_per_cta;
   bool every_warp_ends_with_exit = true;
   std::uint64_t n(Opcode op) const {
@@ -86,7 +87,10 @@ KernelTotals scan(TraceSource& trace, std::size_t kernel_index, std::uint64_t ad
               }
             t.red_max_lines = std::max(t.red_max_lines, static_cast<std::uint32_t>(lines.size()));
           }
-          if (in.op == Opcode::HGMMA) t.hgmma_flops += 2.0 * in.mma.m * in.mma.n * in.mma.k / 4;
+          if (in.op == Opcode::HGMMA) {
+            t.hgmma_flops += 2.0 * in.mma.m * in.mma.n * in.mma.k / 4;
+            ++t.hgmma_types[{in.dtype, in.mma.k}];
+          }
           if (in.op == Opcode::UTMALDG) {  // aux rows of group_stride bytes, landing in every CTA of its mask
             const std::uint64_t bytes = std::uint64_t{in.aux} * static_cast<std::uint64_t>(in.group_stride);
             const int ctas = in.mma.m ? __builtin_popcount(in.mma.m) : 1;
@@ -374,12 +378,49 @@ TEST_CASE("attention decode over an fp8 KV cache: K/V read once at one byte, con
   // Shared memory: the 16-bit K and V tiles plus their fp8 landing tiles (64 x 128 Q, 128 x 128 K and V).
   CHECK(a.info.shared_mem_bytes == (64 + 2 * 128) * 128 * 2);
   CHECK(t.info.shared_mem_bytes == a.info.shared_mem_bytes + 2 * 128 * 128);
-  // What an fp8 cache is built for: decode and the fa2 forward.
-  std::map<std::string, std::string> fa3 = fp8_keys;
-  fa3["variant"] = "fa3";
-  fa3["seqlen_q"] = "128";
-  fa3["seqlen_kv"] = "128";
-  CHECK_THROWS_WITH(make(fa3, "h100_sxm"), Contains("key 'kv_dtype'") && Contains("fa3"));
+  // What an fp8 cache is built for: decode and the forwards, not the backward.
+  std::map<std::string, std::string> bwd = fp8_keys;
+  bwd["variant"] = "fa2";
+  bwd["direction"] = "bwd";
+  bwd["seqlen_q"] = "128";
+  bwd["seqlen_kv"] = "128";
+  CHECK_THROWS_WITH(make(bwd), Contains("key 'kv_dtype'") && Contains("fa2 bwd"));
+}
+
+TEST_CASE("attention fa3 forward in fp8: e4m3 Q, K and V by TMA, fp8 warpgroup MMAs of k32, V transposed once per "
+          "CTA by the producer warpgroup", "[synth][attention]") {
+  // 1 x 2 heads, 256 queries x 448 keys, head_dim 128: FA3's fp8 hdim-128 tile is 128 x 224 (tile_size.h, element
+  // size 1), so 2 query blocks x 2 KV blocks, nothing padded.
+  const double b = 1, h = 2, sq = 256, skv = 448, d = 128;
+  const std::map<std::string, std::string> keys{{"heads", "2"},      {"seqlen_q", "256"}, {"seqlen_kv", "448"},
+                                                {"head_dim", "128"}, {"variant", "fa3"},  {"dtype", "bf16"}};
+  std::map<std::string, std::string> fp8_keys = keys;
+  fp8_keys["kv_dtype"] = "fp8";
+  auto bf16_trace = make(keys, "h100_sxm"), fp8_trace = make(fp8_keys, "h100_sxm");
+  const KernelTotals a = scan(*bf16_trace, 0), t = scan(*fp8_trace, 0);
+  CHECK(t.every_warp_ends_with_exit);
+  CHECK(t.info.name.find("_e4m3_obf16_hdim128_128x224_") != std::string::npos);
+  // Every HGMMA fp8 with k = 32, and all of them useful: the problem's 4*b*h*sq*skv*d FLOPs.
+  REQUIRE(t.hgmma_types.size() == 1);
+  CHECK(t.hgmma_types.begin()->first == std::make_pair(DType::FP8, std::uint16_t{32}));
+  CHECK(t.hgmma_flops == 4 * b * h * sq * skv * d);
+  CHECK(a.hgmma_types.begin()->first == std::make_pair(DType::BF16, std::uint16_t{16}));
+  // No cluster for fp8 at hdim 128 (FA3 clusters fp8 only at hdim 192): each of the 4 CTAs TMA-loads its 128 Q rows
+  // and its head's K and V at one byte, and every byte is announced on a full barrier.
+  CHECK(t.info.cluster.x == 1);
+  CHECK(t.tma_bytes_per_cta.size() == 4);
+  for (const auto& [cta, bytes] : t.tma_bytes_per_cta) CHECK(static_cast<double>(bytes) == 128 * d + 2 * skv * d);
+  CHECK(t.expect_tx_bytes == t.tma_landed_bytes);
+  // V transposed once per CTA: LDSM.x4.T (512 bytes a warp) of every V byte, and as many 512-byte stores; the 16-bit
+  // kernel has no LDSM (its MMAs read shared memory themselves).
+  CHECK(a.n(Opcode::LDSM) == 0);
+  CHECK(static_cast<double>(t.n(Opcode::LDSM)) * 512 == 4 * skv * d);
+  CHECK(t.n(Opcode::STS) - a.n(Opcode::STS) == t.n(Opcode::LDSM));  // the output's staging stores are alike
+  // Shared memory: Q 128 x 128, two stages each of K, V and the transposed V, 224 x 128 bytes.
+  CHECK(t.info.shared_mem_bytes == 128 * 128 + 3 * 2 * 224 * 128);
+  // O in bf16 and the fp32 logsumexp, as the 16-bit kernel.
+  CHECK(static_cast<double>(t.stg_bytes) == b * h * sq * d * 2 + b * h * sq * 4);
+  CHECK(t.info.flops == a.info.flops);
 }
 
 TEST_CASE("attention fa2 forward over fp8 K/V: each query block's CTA copies and converts its head's K/V at one byte",

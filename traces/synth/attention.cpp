@@ -72,9 +72,9 @@ AttnProblem attention_problem(const SynthArgs& args) {
   const std::string& kv_dtype = args.text("kv_dtype");
   p.kv_dtype_name = kv_dtype == "same" ? p.dtype_name : kv_dtype;
   p.kv_elem_bytes = kv_dtype == "fp8" ? 1 : p.elem_bytes;
-  if (p.kv_fp8() && !(p.variant == "decode" || (p.variant == "fa2" && p.direction == "fwd")))
-    bad_key("kv_dtype", "an fp8 K/V cache is built for the decode variant and the fa2 forward, not for " + p.variant +
-                            " " + p.direction);
+  if (p.kv_fp8() && p.direction != "fwd")
+    bad_key("kv_dtype", "an fp8 K/V cache is built for the decode variant and the fa2 and fa3 forwards, not for " +
+                            p.variant + " " + p.direction);
   p.page_size = args.u64("page_size");
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
     bad_key("head_dim", "expected 64, 128 or 256 (the head dimensions built), got " + std::to_string(p.head_dim));
@@ -342,8 +342,9 @@ SynthesizerInfo attention_synthesizer() {
       .boolean("causal", false, "causal mask (aligned to the bottom right when seqlen_q != seqlen_kv, as flash-attention)")
       .choice("dtype", {"fp16", "bf16"}, std::string("fp16"), "element type of q, k, v, o (fp32 accumulation)")
       .choice("kv_dtype", {"same", "fp8"}, std::string("same"),
-              "element type of k and v: same (dtype), or fp8 (e4m3: an fp8 KV cache, dequantized to dtype through "
-              "shared memory before the MMAs; decode and fa2 fwd)")
+              "element type of k and v: same (dtype), or fp8 (e4m3: an fp8 KV cache; decode and fa2 fwd dequantize it "
+              "to dtype through shared memory before the MMAs, fa3 fwd takes q in fp8 too and runs fp8 warpgroup MMAs, "
+              "O in dtype)")
       .choice("variant", {"fa2", "fa3", "decode"}, std::string("fa2"),
               "fa2: FlashAttention-2 (sm_80 kernel, also on sm_90); fa3: FlashAttention-3 (sm_90, forward); decode: "
               "split-KV over a paged cache")

@@ -34,6 +34,10 @@ struct AttnProblem {
   std::string kv_dtype_name = "fp16";
   std::uint32_t kv_elem_bytes = 2;
   bool kv_fp8() const { return kv_elem_bytes == 1; }
+  // FlashAttention-3's fp8 forward (variant fa3 with an fp8 K/V) takes Q in fp8 too (one type for q, k and v, as
+  // its warpgroup MMAs need; O stays in dtype): vLLM quantizes the query before it.
+  bool fp8_qkv() const { return kv_fp8() && variant == "fa3"; }
+  std::uint32_t q_elem_bytes() const { return fp8_qkv() ? 1 : elem_bytes; }
   std::string types_tag() const { return kv_fp8() ? dtype_name + "_kvfp8" : dtype_name; }  // in kernel names
   std::string variant = "fa2";    // fa2 | fa3 | decode
   std::string direction = "fwd";  // fwd | bwd | fwd_bwd

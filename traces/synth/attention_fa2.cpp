@@ -317,12 +317,13 @@ void finish_forward_plan(FwdPlan& P, const Config& config, const std::string& ke
 
 DenseAttnTensors dense_attention_tensors(const AttnProblem& p, AttnArrays& arrays) {
   DenseAttnTensors t;
-  t.q = BshdTensor{arrays.add(p.batch * p.seqlen_q * p.heads * p.head_dim * p.elem_bytes), p.batch, p.seqlen_q,
-                   p.heads, p.head_dim, p.elem_bytes};
+  t.q = BshdTensor{arrays.add(p.batch * p.seqlen_q * p.heads * p.head_dim * p.q_elem_bytes()), p.batch, p.seqlen_q,
+                   p.heads, p.head_dim, p.q_elem_bytes()};
   t.k = BshdTensor{arrays.add(p.batch * p.seqlen_kv * p.kv_heads * p.head_dim * p.kv_elem_bytes), p.batch, p.seqlen_kv,
                    p.kv_heads, p.head_dim, p.kv_elem_bytes};
   t.v = BshdTensor{arrays.add(t.k.bytes()), p.batch, p.seqlen_kv, p.kv_heads, p.head_dim, p.kv_elem_bytes};
-  t.o = BshdTensor{arrays.add(t.q.bytes()), p.batch, p.seqlen_q, p.heads, p.head_dim, p.elem_bytes};
+  t.o = BshdTensor{arrays.add(p.batch * p.seqlen_q * p.heads * p.head_dim * p.elem_bytes), p.batch, p.seqlen_q, p.heads,
+                   p.head_dim, p.elem_bytes};
   t.lse = arrays.add(p.batch * p.heads * p.seqlen_q * 4);  // (batch, heads, seqlen_q) fp32
   return t;
 }

@@ -3,7 +3,9 @@
 // warp loads Q, K and V with TMA into mbarrier pipelines; consumer warpgroups (64 query rows each) compute
 // S = Q K^T and O += P V with asynchronous warpgroup MMA, overlapping one KV block's softmax with the next block's
 // GEMMs inside the warpgroup, and (head dims <= 128) taking turns at the tensor cores across warpgroups (ping-pong
-// on named barriers). See README.md here, "Attention".
+// on named barriers). With an fp8 K/V (kv_dtype fp8) it is FA3's fp8 forward: Q, K and V in e4m3, fp8 warpgroup
+// MMAs (k32), P converted to fp8 in registers, and V transposed in shared memory by the producer warpgroup (fp8
+// wgmma reads its B operand K-major only). See README.md here, "Attention".
 #include <algorithm>
 #include <array>
 #include <functional>
@@ -22,14 +24,20 @@
 namespace warpsim::synth::attn {
 namespace {
 
-// hopper/tile_size.h (tile_size_fwd_sm90, 16-bit elements, no local window, no paged KV), at
-// Dao-AILab/flash-attention@07602adc: {kBlockM, kBlockN, MmaPV_is_RS, IntraWGOverlap}.
+// hopper/tile_size.h (tile_size_fwd_sm90, no local window, no paged KV, no softcap, V row-major), at
+// Dao-AILab/flash-attention@07602adc: {kBlockM, kBlockN, MmaPV_is_RS, IntraWGOverlap}; 16-bit elements, or fp8
+// (element size 1, the same for causal and not).
 struct Fa3Tile {
   std::uint32_t block_m = 128, block_n = 128;
   bool pv_from_registers = true;  // MmaPV_is_RS: P stays in registers (else written to shared memory)
   bool intra_wg_overlap = true;
 };
-Fa3Tile fa3_tile(std::uint64_t head_dim, bool causal) {
+Fa3Tile fa3_tile(std::uint64_t head_dim, bool causal, bool fp8) {
+  if (fp8) {
+    if (head_dim <= 64) return {192, 160, true, true};
+    if (head_dim <= 128) return {128, 224, true, true};
+    return {128, 128, true, true};
+  }
   if (head_dim <= 64) return {192, causal ? 128u : 192u, causal, true};
   if (head_dim <= 128) return {128, causal ? 128u : 176u, true, true};
   return {128, 80, true, true};
@@ -54,6 +62,12 @@ struct Fa3Plan {
   // multicasts it to the cluster, which shares its KV head.
   std::uint32_t cluster_m = 1;
   std::uint32_t m_blocks = 1;
+  // fp8 (p.fp8_qkv()): e4m3 operands and MMAs; the producer warpgroup transposes each V stage into a Vt stage (at
+  // vt_off) that P*V reads, on its own full/empty barriers.
+  bool fp8 = false;
+  DType mma_dtype = DType::BF16;
+  std::uint32_t vt_off = 0;
+  std::vector<std::array<std::int32_t, kWarpSize>> vt_load, vt_store;  // per 16x32-byte block of V: LDSM.T, STS
   MmaShape qk{}, pv{};
   std::uint32_t qk_steps = 0, pv_steps = 0;  // HGMMAs (k16) per GEMM
   std::uint32_t row_bytes = 0, boxes_per_tile = 0;
@@ -70,10 +84,17 @@ struct Fa3Plan {
   static constexpr std::uint32_t k_empty(std::uint32_t s) { return 1 + kFa3Stages + s; }
   static constexpr std::uint32_t v_full(std::uint32_t s) { return 1 + 2 * kFa3Stages + s; }
   static constexpr std::uint32_t v_empty(std::uint32_t s) { return 1 + 3 * kFa3Stages + s; }
+  static constexpr std::uint32_t vt_full(std::uint32_t s) { return 1 + 4 * kFa3Stages + s; }
+  static constexpr std::uint32_t vt_empty(std::uint32_t s) { return 1 + 5 * kFa3Stages + s; }
+  // The V tile P*V reads: the TMA's, or (fp8) its transpose.
+  std::uint32_t pv_full(std::uint32_t s) const { return fp8 ? vt_full(s) : v_full(s); }
+  std::uint32_t pv_empty(std::uint32_t s) const { return fp8 ? vt_empty(s) : v_empty(s); }
+  std::uint32_t producer_warps() const { return fp8 ? kWarpgroupWarps : 1; }  // warps with work in the producer
   std::uint32_t consumer_warps() const { return consumers * kWarpgroupWarps; }
   std::uint16_t cluster_mask() const { return static_cast<std::uint16_t>(cluster_m > 1 ? (1u << cluster_m) - 1 : 0u); }
   std::uint32_t cluster_rank(std::uint64_t cta) const { return static_cast<std::uint32_t>(cta % m_blocks % cluster_m); }
   std::uint32_t s_regs() const { return tile.block_n / 2; }  // 64 x block_n fp32 over 128 threads
+  std::uint32_t p_regs() const { return fp8 ? s_regs() / 4 : s_regs() / 2; }  // P in fp8 or 16 bits
   std::uint32_t o_regs() const { return static_cast<std::uint32_t>(p.head_dim) / 2; }
   SoftmaxRows softmax_rows() const { return SoftmaxRows{r_s, r_max, r_sum, r_scratch, 1, tile.block_n / 8}; }
 };
@@ -94,18 +115,23 @@ void emit_fa3_setup(InstChunk& c, const Fa3Plan& P, std::uint32_t warp) {
   emit_alu(c, Opcode::S2R, P.r_tid, {});
   emit_alu(c, Opcode::S2R, P.r_cnt, {});
   emit_alu(c, Opcode::IMAD, P.r_desc, {P.r_tid, P.r_cnt});
-  constexpr std::uint32_t kInits = 1 + 4 * kFa3Stages;
+  const std::uint32_t inits = 1 + (P.fp8 ? 6 : 4) * kFa3Stages;
   if (warp == 0) {
     emit_mbarrier_init(c, Fa3Plan::q_full(), 1);
     for (std::uint32_t s = 0; s < kFa3Stages; ++s) {
       emit_mbarrier_init(c, Fa3Plan::k_full(s), 1);
-      // Every consumer warp of every CTA of the cluster releases a stage (the multicast slices land in all).
+      // Every consumer warp of every CTA of the cluster releases a stage (the multicast slices land in all); fp8:
+      // the V stage is the producer warps' (transposed into Vt), Vt's the consumers'.
       emit_mbarrier_init(c, Fa3Plan::k_empty(s), P.consumer_warps() * P.cluster_m);
       emit_mbarrier_init(c, Fa3Plan::v_full(s), 1);
-      emit_mbarrier_init(c, Fa3Plan::v_empty(s), P.consumer_warps() * P.cluster_m);
+      emit_mbarrier_init(c, Fa3Plan::v_empty(s), P.fp8 ? P.producer_warps() : P.consumer_warps() * P.cluster_m);
+      if (P.fp8) {
+        emit_mbarrier_init(c, Fa3Plan::vt_full(s), P.producer_warps());
+        emit_mbarrier_init(c, Fa3Plan::vt_empty(s), P.consumer_warps());
+      }
     }
   } else {
-    c.skip(kInits);
+    c.skip(inits);
   }
   emit_barrier(c, 0);
   emit_alu(c, Opcode::ISETP, kPredLoop, {P.r_tid});  // producer or consumer warpgroup
@@ -118,10 +144,13 @@ void emit_fa3_setup(InstChunk& c, const Fa3Plan& P, std::uint32_t warp) {
 // producer warpgroup: warp-role dispatch: warps 1-3 exit. Warp 0: Q (arrive.expect_tx + TMA boxes), K of the first
 //   KV block; per KV block j: K of block j+1 (wait its stage's empty barrier, expect_tx, TMA), V of block j (V runs
 //   one block behind K, the order the consumers use them in); BAR 0 (the epilogue may reuse shared memory); EXIT.
+// fp8: every producer warp also transposes V one block behind its load (FA3's Transpose_V): wait V(j-1) landed and
+//   its Vt stage free, LDSM.T + byte permutes + STS of its share of 16x32-byte blocks, arrive on Vt full and V empty;
+//   the last block's after the loop; then BAR 0 and EXIT.
 class Fa3ProducerWarp final : public TilePipelineWarp<Fa3ProducerWarp> {
  public:
   Fa3ProducerWarp(std::shared_ptr<const Fa3Plan> plan, FwdCtaWork work, std::uint32_t warp, std::uint32_t rank)
-      : TilePipelineWarp(PipelineTiles{0, warp == 0 ? work.n_end - work.n_begin : 0, kFa3Stages}),
+      : TilePipelineWarp(PipelineTiles{0, warp < plan->producer_warps() ? work.n_end - work.n_begin : 0, kFa3Stages}),
         plan_(std::move(plan)),
         w_(std::move(work)),
         warp_(warp),
@@ -132,20 +161,27 @@ class Fa3ProducerWarp final : public TilePipelineWarp<Fa3ProducerWarp> {
     emit_fa3_setup(c, P, warp_);
     emit_alu(c, Opcode::ISETP, kPredMask, {P.r_tid});  // warp role within the producer warpgroup
     emit_branch(c, kPredMask);
-    if (warp_ != 0) return;
+    if (warp_ != 0) return;  // (fp8: warps 1-3 go on to the transposes)
     const std::uint64_t q_rows = std::min<std::uint64_t>(P.tile.block_m, w_.q.rows - std::min(w_.q.rows, w_.q_row0));
     emit_mbarrier_arrive_expect_tx(c, Fa3Plan::q_full(), static_cast<std::uint32_t>(q_rows * P.row_bytes));
     emit_boxes(c, w_.q, w_.q_row0, w_.q_col0, static_cast<std::uint32_t>(q_rows), Fa3Plan::q_full());
     if (tiles().iterations() > 0) emit_kv_load(c, /*value=*/false, 0);
   }
   void emit_iteration(InstChunk& c, std::uint32_t j) {
-    if (j + 1 < tiles().iterations()) emit_kv_load(c, /*value=*/false, j + 1);
-    else c.skip(kv_load_slots());
-    emit_kv_load(c, /*value=*/true, j);
+    if (warp_ == 0) {
+      if (j + 1 < tiles().iterations()) emit_kv_load(c, /*value=*/false, j + 1);
+      else c.skip(kv_load_slots());
+      emit_kv_load(c, /*value=*/true, j);
+    }
+    if (plan_->fp8) {
+      if (j > 0) emit_transpose_v(c, j - 1);
+      else c.skip(transpose_slots());
+    }
     emit_loop_tail(c, plan_->r_cnt, kPredLoop);
   }
   void emit_epilogue(InstChunk& c) {
-    if (warp_ == 0) {
+    if (warp_ < plan_->producer_warps()) {
+      if (plan_->fp8 && tiles().iterations() > 0) emit_transpose_v(c, tiles().iterations() - 1);
       if (plan_->cluster_m > 1) emit_producer_tail(c);
       emit_barrier(c, 0);
     }
@@ -154,13 +190,40 @@ class Fa3ProducerWarp final : public TilePipelineWarp<Fa3ProducerWarp> {
 
  private:
   std::uint32_t kv_load_slots() const { return 2 + plan_->boxes_per_tile; }
+  std::uint32_t transpose_blocks() const {  // this warp's 16x32-byte blocks of a V tile
+    const auto n = static_cast<std::uint32_t>(plan_->vt_load.size());
+    return n / kWarpgroupWarps + (warp_ < n % kWarpgroupWarps ? 1 : 0);
+  }
+  std::uint32_t transpose_slots() const { return 4 + 6 * transpose_blocks(); }
+
+  // fp8: V of the j-th KV block transposed into its Vt stage (FA3's Transpose_V: LDSM.T of 16-bit pairs, byte
+  // permutes to fp8 order, STSM; STS.128 here). The warps of the producer warpgroup share the tile's 16x32-byte
+  // blocks; each arrives on Vt full (the consumers' P*V may read it) and V empty (the next TMA may land there).
+  void emit_transpose_v(InstChunk& c, std::uint32_t j) {
+    const Fa3Plan& P = *plan_;
+    const std::uint32_t s = tiles().stage_of(j);
+    emit_mbarrier_wait(c, Fa3Plan::v_full(s), tiles().phase_of(j));
+    emit_mbarrier_wait(c, Fa3Plan::vt_empty(s), tiles().phase_of(j) ^ 1u);
+    const std::uint64_t stage_bytes = std::uint64_t{P.tile.block_n} * P.row_bytes;
+    const std::uint64_t v_base = P.v_off + s * stage_bytes, vt_base = P.vt_off + s * stage_bytes;
+    for (std::size_t b = warp_; b < P.vt_load.size(); b += kWarpgroupWarps) {
+      emit_ldmatrix_x4(c, v_base, P.vt_load[b].data(), P.r_s, P.r_sptr);
+      for (std::uint32_t r = 0; r < kLdsmMatrices; ++r) emit_alu(c, Opcode::LOP3, reg(P.r_s + r), {reg(P.r_s + r)});
+      WarpInst& st = emit_store(c, Opcode::STS, MemSpace::Shared, LaneRows{vt_base, kVecBytes}, kFullMask,
+                                {P.r_s, P.r_sptr});
+      st.addr_mode = AddrMode::Deltas;
+      st.deltas = P.vt_store[b].data();
+    }
+    emit_mbarrier_arrive_expect_tx(c, Fa3Plan::vt_full(s), 0);
+    emit_mbarrier_arrive_expect_tx(c, Fa3Plan::v_empty(s), 0);
+  }
 
   // TMA boxes of `rows` rows x head_dim from (row0, col0) of `m`, 128 bytes of each row per box, completing on
   // mbarrier `bar`.
   void emit_boxes(InstChunk& c, const RowMajorMatrix& m, std::uint64_t row0, std::uint64_t col0, std::uint32_t rows,
                   std::uint32_t bar, std::uint16_t multicast = 0) {
     const Fa3Plan& P = *plan_;
-    const std::uint32_t box_cols = kTmaSwizzleRowBytes / P.p.elem_bytes;
+    const std::uint32_t box_cols = kTmaSwizzleRowBytes / P.p.q_elem_bytes();  // q, k, v of one type
     for (std::uint32_t b = 0; b < P.boxes_per_tile; ++b) {
       if (rows == 0) {
         c.skip();
@@ -259,7 +322,7 @@ class Fa3ConsumerWarp final : public TilePipelineWarp<Fa3ConsumerWarp> {
     else c.skip();
     emit_qk_gemm(c);
     if (P.rescale_before_pv) emit_rescale_rows(c, P.softmax_rows(), P.r_o, P.o_regs() / kMmaAccRegs, false);
-    emit_mbarrier_wait(c, Fa3Plan::v_full(tiles().stage_of(j - 1)), tiles().phase_of(j - 1));
+    emit_mbarrier_wait(c, P.pv_full(tiles().stage_of(j - 1)), tiles().phase_of(j - 1));
     emit_pv_gemm(c);
     if (P.scheduler_barrier)
       emit_barrier_arrive(c, scheduler_barrier((group_ + 1) % P.consumers), 2 * kWarpgroupThreads);
@@ -270,7 +333,7 @@ class Fa3ConsumerWarp final : public TilePipelineWarp<Fa3ConsumerWarp> {
     emit_mask(c, j);
     emit_online_softmax(c, P.softmax_rows(), /*first=*/false);
     emit_wgmma_wait(c, 0);
-    emit_release(c, Fa3Plan::v_empty(tiles().stage_of(j - 1)));
+    emit_release(c, P.pv_empty(tiles().stage_of(j - 1)));
     emit_p_tile(c);
     if (!P.rescale_before_pv) emit_rescale_rows(c, P.softmax_rows(), P.r_o, P.o_regs() / kMmaAccRegs, false);
     emit_loop_tail(c, P.r_cnt, kPredLoop);
@@ -283,7 +346,7 @@ class Fa3ConsumerWarp final : public TilePipelineWarp<Fa3ConsumerWarp> {
       const std::uint32_t last = blocks_ - 1;
       if (P.rescale_before_pv && blocks_ > 1)
         emit_rescale_rows(c, P.softmax_rows(), P.r_o, P.o_regs() / kMmaAccRegs, false);
-      emit_mbarrier_wait(c, Fa3Plan::v_full(tiles().stage_of(last)), tiles().phase_of(last));
+      emit_mbarrier_wait(c, P.pv_full(tiles().stage_of(last)), tiles().phase_of(last));
       emit_pv_gemm(c);
     } else {
       emit_clear(c, P.r_o, P.o_regs());  // no key to attend: O = 0
@@ -296,9 +359,9 @@ class Fa3ConsumerWarp final : public TilePipelineWarp<Fa3ConsumerWarp> {
     }
     if (blocks_ > 0) {
       emit_wgmma_wait(c, 0);
-      emit_release(c, Fa3Plan::v_empty(tiles().stage_of(blocks_ - 1)));
+      emit_release(c, P.pv_empty(tiles().stage_of(blocks_ - 1)));
     }
-    emit_barrier(c, 0);  // every warpgroup is done with V: the output is staged over the V stages
+    emit_barrier(c, 0);  // every warpgroup is done with V: the output is staged over the V (and Vt) stages
     const std::uint64_t row = std::uint64_t{consumer_} * 16;
     emit_staged_epilogue(c, P.epi, MmaAccumulatorTile{P.r_o, 1, P.o_regs() / kMmaAccRegs}, w_.o, w_.o_row0 + row,
                          w_.o_col0, P.v_off + consumer_ * P.epi.staging_bytes(), P.r_s, P.r_optr);
@@ -315,34 +378,46 @@ class Fa3ConsumerWarp final : public TilePipelineWarp<Fa3ConsumerWarp> {
     emit_mbarrier_arrive_expect_tx(c, empty_barrier, 0).mma.m = plan_->cluster_mask();
   }
 
-  // S = Q K^T: head_dim/16 HGMMA m64 n(block_n) k16 from shared memory, one commit group.
+  // S = Q K^T: head_dim/16 HGMMA m64 n(block_n) k16 (fp8: head_dim/32, k32) from shared memory, one commit group.
   void emit_qk_gemm(InstChunk& c) {
     const Fa3Plan& P = *plan_;
     emit_wgmma_fence(c);
     emit_alu(c, Opcode::IADD3, P.r_desc, {P.r_desc});  // K descriptor of this stage
     const auto acc = spread_ids<kMaxSrc>(P.r_s, P.s_regs());
-    for (std::uint32_t k = 0; k < P.qk_steps; ++k) emit_hgmma(c, P.p.dtype, P.qk, acc);
+    for (std::uint32_t k = 0; k < P.qk_steps; ++k) emit_hgmma(c, P.mma_dtype, P.qk, acc);
     emit_wgmma_commit(c);
   }
-  // O += P V: block_n/16 HGMMA m64 n(head_dim) k16, P from registers (RS: 4 registers per k-step) or from
-  // shared memory (SS), V from shared memory.
+  // O += P V: block_n/16 HGMMA m64 n(head_dim) k16 (fp8: block_n/32, k32), P from registers (RS: 4 registers per
+  // k-step) or from shared memory (SS), V (fp8: its transpose) from shared memory.
   void emit_pv_gemm(InstChunk& c) {
     const Fa3Plan& P = *plan_;
     emit_wgmma_fence(c);
     emit_alu(c, Opcode::IADD3, P.r_desc, {P.r_desc});  // V descriptor of this stage
     for (std::uint32_t k = 0; k < P.pv_steps; ++k) {
       if (P.tile.pv_from_registers)
-        emit_hgmma_rs(c, P.p.dtype, P.pv, spread_ids<kMaxSrc - 1>(P.r_o, P.o_regs()), reg(P.r_p + 4 * k));
+        emit_hgmma_rs(c, P.mma_dtype, P.pv, spread_ids<kMaxSrc - 1>(P.r_o, P.o_regs()), reg(P.r_p + 4 * k));
       else
-        emit_hgmma(c, P.p.dtype, P.pv, spread_ids<kMaxSrc>(P.r_o, P.o_regs()));
+        emit_hgmma(c, P.mma_dtype, P.pv, spread_ids<kMaxSrc>(P.r_o, P.o_regs()));
     }
     emit_wgmma_commit(c);
   }
 
   // P to 16 bits (F2FP per pair); SS: STS of the warp's 16 rows of P into the warpgroup's P tile, then a
   // warpgroup barrier so that the next block's P V (a wgmma of the whole warpgroup) reads all four warps' rows.
+  // fp8 (always RS): per register of four e4m3, two F2FP of pairs, a PRMT joining them and one putting the bytes in
+  // the order the fp8 A operand takes them (FA3's permute of P; F2FP as FMUL, PRMT as LOP3).
   void emit_p_tile(InstChunk& c) {
     const Fa3Plan& P = *plan_;
+    if (P.fp8) {
+      for (std::uint32_t e = 0; e < P.s_regs(); e += 4) {
+        const std::uint16_t out = reg(P.r_p + e / 4), hi = reg(P.r_s + e + 2);
+        emit_alu(c, Opcode::FMUL, out, {reg(P.r_s + e), reg(P.r_s + e + 1)});
+        emit_alu(c, Opcode::FMUL, hi, {hi, reg(P.r_s + e + 3)});
+        emit_alu(c, Opcode::LOP3, out, {out, hi});
+        emit_alu(c, Opcode::LOP3, out, {out});
+      }
+      return;
+    }
     emit_pack_16bit(c, P.r_s, P.s_regs(), P.r_p, 1);
     if (P.tile.pv_from_registers) return;
     const std::uint32_t p_row_bytes = P.tile.block_n * P.p.elem_bytes;
@@ -397,27 +472,32 @@ std::vector<GeneratedKernelSpec> fa3_forward_kernels(const AttnProblem& p, const
   auto plan = std::make_shared<Fa3Plan>();
   Fa3Plan& P = *plan;
   P.p = p;
-  P.tile = fa3_tile(p.head_dim, p.causal);
+  P.fp8 = p.fp8_qkv();
+  P.mma_dtype = P.fp8 ? DType::FP8 : p.dtype;
+  P.tile = fa3_tile(p.head_dim, p.causal, P.fp8);
   P.consumers = P.tile.block_m / 64;
   P.warps = (P.consumers + 1) * kWarpgroupWarps;
   // UseSchedulerBarrier and RescaleOBeforeGemm of mainloop_fwd_sm90_tma_gmma_ws.hpp (16-bit elements).
   P.scheduler_barrier = P.tile.intra_wg_overlap ? P.consumers >= 2 && p.head_dim <= 128 : P.consumers == 2;
   P.rescale_before_pv = p.head_dim > 128 && P.tile.intra_wg_overlap;
-  // Clusters of 2 along the query blocks (flash_fwd_launch_template.h, Enable_cluster and Use_cluster for 16-bit
-  // elements): head_dim >= 128, not causal, an even number of query blocks.
+  // Clusters of 2 along the query blocks (flash_fwd_launch_template.h, Enable_cluster and Use_cluster: for 16-bit
+  // elements head_dim >= 128, for fp8 head_dim 192 only, which is not built), not causal, an even number of query
+  // blocks.
   P.m_blocks = static_cast<std::uint32_t>(ceil_div(p.seqlen_q, P.tile.block_m));
-  P.cluster_m = p.head_dim >= 128 && !p.causal && P.m_blocks % 2 == 0 ? 2 : 1;
+  P.cluster_m = !P.fp8 && p.head_dim >= 128 && !p.causal && P.m_blocks % 2 == 0 ? 2 : 1;
   const auto d = static_cast<std::uint32_t>(p.head_dim);
-  P.qk = MmaShape{64, static_cast<std::uint16_t>(P.tile.block_n), 16};
-  P.pv = MmaShape{64, static_cast<std::uint16_t>(d), 16};
-  P.qk_steps = d / 16;
-  P.pv_steps = P.tile.block_n / 16;
-  P.row_bytes = d * p.elem_bytes;
+  const std::uint16_t mma_k = P.fp8 ? 32 : 16;  // wgmma's K: 32 bytes of the operands
+  P.qk = MmaShape{64, static_cast<std::uint16_t>(P.tile.block_n), mma_k};
+  P.pv = MmaShape{64, static_cast<std::uint16_t>(d), mma_k};
+  P.qk_steps = d / mma_k;
+  P.pv_steps = P.tile.block_n / mma_k;
+  P.row_bytes = d * p.q_elem_bytes();
   P.boxes_per_tile = static_cast<std::uint32_t>(ceil_div(P.row_bytes, kTmaSwizzleRowBytes));
   P.q_off = 0;
   P.k_off = P.tile.block_m * P.row_bytes;
   P.v_off = P.k_off + kFa3Stages * P.tile.block_n * P.row_bytes;
-  P.p_off = P.v_off + kFa3Stages * P.tile.block_n * P.row_bytes;
+  P.vt_off = P.v_off + kFa3Stages * P.tile.block_n * P.row_bytes;
+  P.p_off = P.vt_off + (P.fp8 ? kFa3Stages * P.tile.block_n * P.row_bytes : 0);
   P.smem_bytes = P.p_off + (P.tile.pv_from_registers ? 0 : P.tile.block_m * P.tile.block_n * p.elem_bytes);
   const std::uint64_t limit = shared_memory_per_cta(config);
   if (P.smem_bytes > limit)
@@ -425,11 +505,21 @@ std::vector<GeneratedKernelSpec> fa3_forward_kernels(const AttnProblem& p, const
                      " tile of head_dim " + std::to_string(d) + " needs " + std::to_string(P.smem_bytes) +
                      " bytes of shared memory per CTA; the GPU config's sm.shared_memory_per_cta is " + std::to_string(limit));
   P.epi = StagedEpilogue::store_16bit(d);
-  WARPSIM_ASSERT(P.consumer_warps() * P.epi.staging_bytes() <= kFa3Stages * P.tile.block_n * P.row_bytes,
-                 "the output staging must fit in the V stages");
+  WARPSIM_ASSERT(P.consumer_warps() * P.epi.staging_bytes() <= P.p_off - P.v_off,
+                 "the output staging must fit in the V (and Vt) stages");
+  if (P.fp8) {
+    // The V tile (block_n keys x d bytes, 128-byte swizzled rows as TMA writes them) in 16x32-byte blocks: an
+    // LDSM.x4.T of one block, its transpose (32 rows of d, 16 bytes of keys) stored into the Vt tile (d rows of
+    // block_n bytes, swizzled as the P*V wgmma reads its K-major B).
+    for (std::uint32_t kb = 0; kb < P.tile.block_n / 16; ++kb)
+      for (std::uint32_t db = 0; db < d / 32; ++db) {
+        P.vt_load.push_back(ldmatrix_x4_offsets(0, kb * 16, db * 2, d / kVecBytes, LdsmOrder::ChunksFirst));
+        P.vt_store.push_back(swizzled_rows_offsets(0, db * 32, kb * kVecBytes, P.tile.block_n / kVecBytes, 1, kVecBytes));
+      }
+  }
   RegisterAllocator regs;
   P.r_s = regs.take(P.s_regs());
-  P.r_p = regs.take(P.s_regs() / 2);
+  P.r_p = regs.take(P.p_regs());
   P.r_o = regs.take(P.o_regs());
   P.r_max = regs.take(2);
   P.r_sum = regs.take(2);
@@ -457,7 +547,8 @@ std::vector<GeneratedKernelSpec> fa3_forward_kernels(const AttnProblem& p, const
     return dense_forward_work(t, p, bm, bn, m, cta / m_blocks / p.heads, cta / m_blocks % p.heads);
   };
   GeneratedKernelSpec spec;
-  spec.info.name = "warpsim_flash_fwd_fa3_sm90_" + p.dtype_name + "_hdim" + std::to_string(d) + "_" +
+  spec.info.name = "warpsim_flash_fwd_fa3_sm90_" + (P.fp8 ? "e4m3_o" + p.dtype_name : p.dtype_name) + "_hdim" +
+                   std::to_string(d) + "_" +
                    std::to_string(P.tile.block_m) + "x" + std::to_string(P.tile.block_n) + "_" +
                    std::to_string(P.warps) + "w" + (P.tile.pv_from_registers ? "_rs" : "_ss") +
                    (P.scheduler_barrier ? "_pingpong" : "") + (P.cluster_m > 1 ? "_cluster2x1" : "") +
