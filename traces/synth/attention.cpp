@@ -73,7 +73,7 @@ AttnProblem attention_problem(const SynthArgs& args) {
   p.kv_dtype_name = kv_dtype == "same" ? p.dtype_name : kv_dtype;
   p.kv_elem_bytes = kv_dtype == "fp8" ? 1 : p.elem_bytes;
   if (p.kv_fp8() && p.direction != "fwd")
-    bad_key("kv_dtype", "an fp8 K/V cache is built for the decode variant and the fa2 and fa3 forwards, not for " +
+    bad_key("kv_dtype", "an fp8 K/V cache is built for the forward kernels only (decode, fa2 fwd, fa3 fwd), not for " +
                             p.variant + " " + p.direction);
   p.page_size = args.u64("page_size");
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)

@@ -29,8 +29,8 @@ struct AttnProblem {
   std::string dtype_name = "fp16";
   std::uint32_t elem_bytes = 2;
   // The K/V (cache) element type: dtype, or fp8 (e4m3, one byte, with a per-tensor scale folded into the softmax
-  // scale and O), which the forward kernel dequantizes to dtype through shared memory before its MMAs
-  // (attention_fwd.h, FwdPlan::kv8_off).
+  // scale and O), which the decode and fa2 forward kernels dequantize to dtype through shared memory before their
+  // MMAs (attention_fwd.h, FwdPlan::kv8_off) and the fa3 forward multiplies in fp8 (fp8_qkv below).
   std::string kv_dtype_name = "fp16";
   std::uint32_t kv_elem_bytes = 2;
   bool kv_fp8() const { return kv_elem_bytes == 1; }

@@ -69,7 +69,7 @@ struct Fa3Plan {
   std::uint32_t vt_off = 0;
   std::vector<std::array<std::int32_t, kWarpSize>> vt_load, vt_store;  // per 16x32-byte block of V: LDSM.T, STS
   MmaShape qk{}, pv{};
-  std::uint32_t qk_steps = 0, pv_steps = 0;  // HGMMAs (k16) per GEMM
+  std::uint32_t qk_steps = 0, pv_steps = 0;  // HGMMAs (k16; fp8 k32) per GEMM
   std::uint32_t row_bytes = 0, boxes_per_tile = 0;
   std::uint32_t q_off = 0, k_off = 0, v_off = 0, p_off = 0, smem_bytes = 0;
   StagedEpilogue epi;
@@ -78,7 +78,7 @@ struct Fa3Plan {
   std::uint32_t registers = 0;
   std::function<FwdCtaWork(std::uint64_t cta)> work;
 
-  // mbarriers: Q full; K full/empty and V full/empty per stage.
+  // mbarriers: Q full; K full/empty and V full/empty per stage; fp8: Vt full/empty per stage.
   static constexpr std::uint32_t q_full() { return 0; }
   static constexpr std::uint32_t k_full(std::uint32_t s) { return 1 + s; }
   static constexpr std::uint32_t k_empty(std::uint32_t s) { return 1 + kFa3Stages + s; }
@@ -211,7 +211,8 @@ class Fa3ProducerWarp final : public TilePipelineWarp<Fa3ProducerWarp> {
       for (std::uint32_t r = 0; r < kLdsmMatrices; ++r) emit_alu(c, Opcode::LOP3, reg(P.r_s + r), {reg(P.r_s + r)});
       WarpInst& st = emit_store(c, Opcode::STS, MemSpace::Shared, LaneRows{vt_base, kVecBytes}, kFullMask,
                                 {P.r_s, P.r_sptr});
-      st.addr_mode = AddrMode::Deltas;
+      st.addr_mode = AddrMode::Deltas;  // the lanes' swizzled rows, not LaneRows' stride
+      st.stride = 0;
       st.deltas = P.vt_store[b].data();
     }
     emit_mbarrier_arrive_expect_tx(c, Fa3Plan::vt_full(s), 0);
@@ -477,9 +478,12 @@ std::vector<GeneratedKernelSpec> fa3_forward_kernels(const AttnProblem& p, const
   P.tile = fa3_tile(p.head_dim, p.causal, P.fp8);
   P.consumers = P.tile.block_m / 64;
   P.warps = (P.consumers + 1) * kWarpgroupWarps;
-  // UseSchedulerBarrier and RescaleOBeforeGemm of mainloop_fwd_sm90_tma_gmma_ws.hpp (16-bit elements).
-  P.scheduler_barrier = P.tile.intra_wg_overlap ? P.consumers >= 2 && p.head_dim <= 128 : P.consumers == 2;
-  P.rescale_before_pv = p.head_dim > 128 && P.tile.intra_wg_overlap;
+  // UseSchedulerBarrier and RescaleOBeforeGemm of mainloop_fwd_sm90_tma_gmma_ws.hpp: ping-pong for 16-bit
+  // elements up to hdim 128, for fp8 from hdim 128 on; O rescaled before P*V above hdim 128, not in fp8 (V row-major).
+  P.scheduler_barrier = P.tile.intra_wg_overlap
+                            ? P.consumers >= 2 && (P.fp8 ? p.head_dim >= 128 : p.head_dim <= 128)
+                            : P.consumers == 2;
+  P.rescale_before_pv = p.head_dim > 128 && !P.fp8 && P.tile.intra_wg_overlap;
   // Clusters of 2 along the query blocks (flash_fwd_launch_template.h, Enable_cluster and Use_cluster: for 16-bit
   // elements head_dim >= 128, for fp8 head_dim 192 only, which is not built), not causal, an even number of query
   // blocks.
