@@ -75,6 +75,17 @@ struct Builder {
     add(std::move(e));
   }
 
+  // A converting copy of bf16 elements into `out_dtype` (elementwise op=copy); `shape` says what it stands for.
+  PlanEntry& convert(const std::string& name, std::uint64_t elements, const std::string& out_dtype, std::string shape) {
+    PlanEntry& e = add({});
+    e.name = name;
+    e.workload.synthesizer = "elementwise";
+    e.workload.synth_keys = {{"op", "copy"}, {"elements", num(elements)}, {"dtype", "bf16"}, {"out_dtype", out_dtype}};
+    e.shape = std::move(shape);
+    e.bytes = (kActivationBytes + element_bytes(out_dtype)) * elements;
+    return e;
+  }
+
   void estimate(const std::string& name, const std::string& shape, double flops, double bytes) {
     PlanEntry e;
     e.name = name;
@@ -106,7 +117,7 @@ void check(bool ok, const std::string& message) {
 
 std::uint64_t context_tokens(const Scenario& s) { return s.context ? s.context : s.prompt; }
 
-double element_bytes(const std::string& dtype) { return dtype == "fp8" ? 1.0 : 2.0; }
+double element_bytes(const std::string& dtype) { return dtype == "fp8" ? 1.0 : dtype == "fp32" ? 4.0 : 2.0; }
 
 double kv_cache_bytes(const LlmModel& m, const Scenario& s) {
   const double hkv = static_cast<double>(std::max<std::uint64_t>(1, m.kv_heads / s.tp));
@@ -241,14 +252,12 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
       // fp8 with the layer's scale for an fp8 cache), simulated as a converting copy of both: contiguous rows of
       // kv_heads x head_dim, one per token, as the flash layout stores them.
       const std::uint64_t elements = 2 * T * hkv * hd;
-      PlanEntry& e = b.add({});
-      e.name = "reshape_and_cache";
-      e.workload.synthesizer = "elementwise";
-      e.workload.synth_keys = {{"op", "copy"}, {"elements", num(elements)}, {"dtype", "bf16"},
-                               {"out_dtype", s.kv_dtype}, {"vec", "8"}, {"elements_per_thread", "8"}};
-      e.shape = fmt::format("tokens={} kv_heads={} head_dim={} k+v bf16 -> {} (simulated as a copy)", T, hkv, hd,
-                            s.kv_dtype);
-      e.bytes = (kActivationBytes + element_bytes(s.kv_dtype)) * elements + 8.0 * T;  // + the slot mapping
+      PlanEntry& e = b.convert("reshape_and_cache", elements, s.kv_dtype,
+                               fmt::format("tokens={} kv_heads={} head_dim={} k+v bf16 -> {} (simulated as a copy)", T,
+                                           hkv, hd, s.kv_dtype));
+      e.workload.synth_keys["vec"] = "8";
+      e.workload.synth_keys["elements_per_thread"] = "8";
+      e.bytes += 8.0 * T;  // the slot mapping
     }
     const bool prefill = s.phase == "prefill";
     // An fp8 cache is read as fp8 by every attention kernel: the decode kernel and an fa2 prefill convert K/V to
@@ -256,16 +265,10 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
     // too: vLLM quantizes the query with the layer's q scale first (scaled_fp8_quant, a converting copy).
     const bool fp8_read = s.kv_dtype == "fp8";
     const bool fp8_query = fp8_read && prefill && s.prefill_attention == "fa3";
-    if (fp8_query) {
-      const std::uint64_t elements = T * hq * hd;
-      PlanEntry& e = b.add({});
-      e.name = "quantize_query";
-      e.workload.synthesizer = "elementwise";
-      e.workload.synth_keys = {{"op", "copy"}, {"elements", num(elements)}, {"dtype", "bf16"}, {"out_dtype", "fp8"}};
-      e.shape = fmt::format("tokens={} q_heads={} head_dim={} bf16 -> fp8 (scaled_fp8_quant, simulated as a copy)", T,
-                            hq, hd);
-      e.bytes = (kActivationBytes + element_bytes("fp8")) * elements;
-    }
+    if (fp8_query)
+      b.convert("quantize_query", T * hq * hd, "fp8",
+                fmt::format("tokens={} q_heads={} head_dim={} bf16 -> fp8 (scaled_fp8_quant, simulated as a copy)", T, hq,
+                            hd));
     {
       const std::uint64_t sq = prefill ? s.prompt : 1;
       PlanEntry& e = b.add({});
@@ -339,12 +342,7 @@ std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
   // Sampling, greedy (temperature 0) as vLLM's sampler runs it: the logits converted to fp32 (logits.float(): a
   // converting elementwise copy, bf16 in and fp32 out), then an argmax over the vocabulary per sequence (PyTorch's reduce_kernel).
   const std::uint64_t logits = s.batch * m.vocab;
-  PlanEntry& convert = b.add({});
-  convert.name = "logits_to_fp32";
-  convert.workload.synthesizer = "elementwise";
-  convert.workload.synth_keys = {{"op", "copy"}, {"elements", num(logits)}, {"dtype", "bf16"}, {"out_dtype", "fp32"}};
-  convert.shape = fmt::format("copy elements={} bf16 -> fp32", logits);
-  convert.bytes = (kActivationBytes + 4.0) * logits;
+  b.convert("logits_to_fp32", logits, "fp32", fmt::format("copy elements={} bf16 -> fp32", logits));
   PlanEntry& argmax = b.add({});
   argmax.name = "greedy_sample";
   argmax.workload.synthesizer = "reduction";

@@ -89,7 +89,7 @@ std::vector<PlanEntry> build_plan(const LlmModel& model, const Scenario& scenari
 // The tokens the step attends to: --context, or the prompt when 0.
 std::uint64_t context_tokens(const Scenario& scenario);
 
-// Bytes of one element of a scenario data type (--dtype, --kv-dtype): bf16 2, fp8 1.
+// Bytes of one element of a scenario data type (--dtype, --kv-dtype) or a conversion's output: bf16 2, fp8 1, fp32 4.
 double element_bytes(const std::string& dtype);
 // Bytes of the KV cache one GPU holds for the step's sequences: K and V of every layer, batch x context tokens, its
 // share of the KV heads (replicated when tp exceeds them).

@@ -29,6 +29,20 @@ using nlohmann::ordered_json;
 
 namespace warpsim::sweep {
 
+namespace {
+
+// A scenario key's number, read as the config reader reads a parameter of `type`; an InputError naming the key and
+// `expected` otherwise.
+double scenario_number(const std::string& key, const std::string& value, ParamType type, const char* expected) {
+  double number = 0;
+  std::string error;
+  if (!parse_quantity(value, type, number, error))
+    throw InputError(fmt::format("{}: expected {}, got '{}'", key, expected, value));
+  return number;
+}
+
+}  // namespace
+
 llm::Scenario llm_scenario(const std::map<std::string, std::string>& keys) {
   llm::Scenario s;
   for (const auto& [key, value] : keys) {
@@ -40,16 +54,9 @@ llm::Scenario llm_scenario(const std::map<std::string, std::string>& keys) {
     } else if (key == "kv_dtype") {
       s.kv_dtype = value;
     } else if (key == "moe_skew") {
-      double number = 0;
-      std::string error;
-      if (!parse_quantity(value, ParamType::Real, number, error))
-        throw InputError(fmt::format("moe_skew: expected a number, got '{}'", value));
-      s.moe_skew = number;
+      s.moe_skew = scenario_number(key, value, ParamType::Real, "a number");
     } else {
-      double number = 0;
-      std::string error;
-      if (!parse_quantity(value, ParamType::UInt, number, error))
-        throw InputError(fmt::format("{}: expected a whole number, got '{}'", key, value));
+      const double number = scenario_number(key, value, ParamType::UInt, "a whole number");
       std::uint64_t& field = key == "batch"     ? s.batch
                              : key == "prompt"  ? s.prompt
                              : key == "context" ? s.context

@@ -36,19 +36,18 @@ class GridSync {
     WARPSIM_ASSERT(times.empty() || times.back() <= at, "semaphore arrivals out of cycle order");
     times.push_back(at);
   }
-  // Arrivals on `address` issued before cycle `at` (those of the same cycle are not seen, so the order in which
-  // SMs are ticked within a cycle does not matter).
-  std::uint64_t arrivals_before(std::uint64_t address, Cycle at) const {
+  // The arrivals on `address` issued before cycle `at` (those of the same cycle are not seen, so the order in which
+  // SMs are ticked within a cycle does not matter): how many, and the cycle of the latest (0 when none).
+  struct Seen {
+    std::uint64_t count = 0;
+    Cycle last = 0;
+  };
+  Seen arrivals_before(std::uint64_t address, Cycle at) const {
     const auto it = arrivals_.find(address);
-    if (it == arrivals_.end()) return 0;
-    return static_cast<std::uint64_t>(std::lower_bound(it->second.begin(), it->second.end(), at) - it->second.begin());
-  }
-  // The cycle of the latest arrival on `address` before `at` (0 when none).
-  Cycle last_arrival_before(std::uint64_t address, Cycle at) const {
-    const auto it = arrivals_.find(address);
-    if (it == arrivals_.end()) return 0;
+    if (it == arrivals_.end()) return {};
     const auto end = std::lower_bound(it->second.begin(), it->second.end(), at);
-    return end == it->second.begin() ? 0 : *(end - 1);
+    const auto count = static_cast<std::uint64_t>(end - it->second.begin());
+    return {count, count == 0 ? Cycle{0} : *(end - 1)};
   }
 
  private:

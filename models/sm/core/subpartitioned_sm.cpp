@@ -591,17 +591,17 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   bool semaphore_reached(Warp& w, const WarpInst& in, Cycle now) {
     GridSync& sync = grid_sync();
     const std::uint64_t word = in.lane_address(__builtin_ctz(in.active_mask));
-    const std::uint64_t seen = sync.arrivals_before(word, now);
-    if (!sync.enabled() || seen >= in.aux) {
+    const GridSync::Seen seen = sync.arrivals_before(word, now);
+    if (!sync.enabled() || seen.count >= in.aux) {
       w.spin_since = kSleep;
       return true;
     }
     if (w.spin_since == kSleep) w.spin_since = now;
-    const Cycle quiet_since = std::max(w.spin_since, sync.last_arrival_before(word, now));
+    const Cycle quiet_since = std::max(w.spin_since, seen.last);
     if (now - quiet_since > watchdog_cycles_)
       ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(ctas_[w.cta].id) + ", pc " +
                 std::to_string(in.pc) + ": a spin-wait on global word " + text::hex(word) + " waits for " +
-                std::to_string(in.aux) + " arrivals and has seen " + std::to_string(seen) + ", none for " +
+                std::to_string(in.aux) + " arrivals and has seen " + std::to_string(seen.count) + ", none for " +
                 std::to_string(now - quiet_since) + " cycles (sim.watchdog_cycles " + std::to_string(watchdog_cycles_) +
                 "): the CTAs it counts on never arrive (arrivals are REDs and ATOMGs of one thread on that word, "
                 "in the same kernel)");
