@@ -43,14 +43,13 @@ KernelScheduler::KernelScheduler(BuildContext& ctx, std::vector<StreamingMultipr
       memory_pending_(std::move(memory_pending)),
       watchdog_cycles_(ctx.config.section("sim").u64("watchdog_cycles")),
       check_cycles_(ctx.config.section("sim").u64("progress_check_cycles")),
-      launch_interval_cycles_(launch_interval_cycles(ctx.config)) {
+      launch_interval_cycles_(launch_interval_cycles(ctx.config)),
+      gpcs_(gpc_layout(ctx.config)) {
   const Params& sim = ctx.config.section("sim");
   sample_waves_ = sim.str("sample") == "waves";
   sample_warmup_waves_ = sim.u32("sample_warmup_waves");
   sample_measured_waves_ = sim.u32("sample_measured_waves");
   sample_min_waves_ = sim.u32("sample_min_waves");
-  const Params& noc = ctx.config.section("noc");
-  if (noc.has("gpcs")) gpcs_ = std::max(1u, noc.u32("gpcs"));
   ctx.publish<ClusterDirectory>("clusters", {this});
   ctx.publish<GridSync>("grid_sync", {&grid_sync_});
   for (auto* sm : sms_)
@@ -166,13 +165,11 @@ bool KernelScheduler::open_next_kernel(Cycle) {
   }
   if (info.cluster.count() > 1) {
     // The smallest GPC must hold a whole cluster, or some clusters could never start.
-    std::uint64_t smallest_gpc = sms_.size();
-    for (unsigned g = 0; g < gpcs_; ++g)
-      smallest_gpc = std::min<std::uint64_t>(smallest_gpc, sms_.size() / gpcs_ + (g < sms_.size() % gpcs_ ? 1 : 0));
+    const std::uint64_t smallest_gpc = gpcs_.smallest_gpc();
     if (info.cluster.count() > smallest_gpc * occupancy_.ctas_per_sm) {
       ctx_.fail("kernel '" + info.name + "': a cluster of " + std::to_string(info.cluster.count()) +
                 " CTAs does not fit on one GPC (" + std::to_string(smallest_gpc) + " SMs x " +
-                std::to_string(occupancy_.ctas_per_sm) + " CTAs; noc.gpcs = " + std::to_string(gpcs_) + ")");
+                std::to_string(occupancy_.ctas_per_sm) + " CTAs; noc.gpcs = " + std::to_string(gpcs_.gpcs()) + ")");
       return false;
     }
   }
@@ -186,15 +183,7 @@ bool KernelScheduler::open_next_kernel(Cycle) {
 
 // The CTAs the GPU holds at once: every SM full; with clusters, whole clusters per GPC.
 std::uint64_t KernelScheduler::wave_capacity(const KernelInfo& info) const {
-  const std::uint64_t per_sm = occupancy_.ctas_per_sm;
-  const std::uint64_t size = std::max<std::uint64_t>(1, info.cluster.count());
-  if (size == 1) return per_sm * sms_.size();
-  std::uint64_t ctas = 0;
-  for (unsigned g = 0; g < gpcs_; ++g) {
-    const std::uint64_t gpc_sms = sms_.size() / gpcs_ + (g < sms_.size() % gpcs_ ? 1 : 0);
-    ctas += gpc_sms * per_sm / size * size;
-  }
-  return ctas;
+  return gpcs_.resident_ctas(occupancy_.ctas_per_sm, info.cluster.count());
 }
 
 void KernelScheduler::plan_sample(const KernelInfo& info) {
@@ -364,20 +353,21 @@ void KernelScheduler::dispatch_clusters() {
   bool launched = true;
   while (launched && next_cta_ < total_ctas_) {
     launched = false;
-    for (unsigned i = 0; i < gpcs_ && next_cta_ < total_ctas_; ++i) {
-      const unsigned g = static_cast<unsigned>((rr_ + i) % gpcs_);
+    for (unsigned i = 0; i < gpcs_.gpcs() && next_cta_ < total_ctas_; ++i) {
+      const unsigned g = static_cast<unsigned>((rr_ + i) % gpcs_.gpcs());
+      const std::vector<unsigned>& gpc = gpcs_.sms_of(g);
       std::uint64_t free_slots = 0;
-      for (std::size_t s = g; s < sms_.size(); s += gpcs_) free_slots += room(s);
+      for (unsigned s : gpc) free_slots += room(s);
       if (free_slots < size) continue;
       const std::uint64_t first = cluster_first_cta(k, grid_unit(next_cta_ / size));
       std::uint32_t rank = 0;
       while (rank < size)
-        for (std::size_t s = g; s < sms_.size() && rank < size; s += gpcs_)
-          if (room(s) > 0) launch_on(s, cluster_peer(k, first, rank++));
+        for (std::size_t j = 0; j < gpc.size() && rank < size; ++j)
+          if (room(gpc[j]) > 0) launch_on(gpc[j], cluster_peer(k, first, rank++));
       next_cta_ += size;
       launched = true;
     }
-    rr_ = (rr_ + 1) % gpcs_;
+    rr_ = (rr_ + 1) % gpcs_.gpcs();
   }
 }
 

@@ -24,6 +24,7 @@
 
 #include "models/gpu/run_observer.h"
 #include "sim/slots/cluster.h"
+#include "sim/slots/gpc_layout.h"
 #include "sim/slots/grid_sync.h"
 #include "sim/slots/sm.h"
 #include "sim/core/component.h"
@@ -143,7 +144,7 @@ class KernelScheduler final : public Component, public ClusterDirectory {
   // and the host's submissions (on the run's time) come that much earlier on the simulated clock.
   Cycle time_offset_ = 0;
   bool waiting_for_host_ = false;
-  unsigned gpcs_ = 1;
+  GpcLayout gpcs_;  // which SMs share a GPC (clusters are co-scheduled on one)
   std::unordered_map<std::uint64_t, StreamingMultiprocessor*> resident_;  // running CTAs of the kernel, by id
   bool done_ = false, stuck_ = false;
   std::set<Cycle> work_cycles_;  // when schedule_kernels_and_ctas was asked for and has not run yet

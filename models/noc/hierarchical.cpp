@@ -28,6 +28,7 @@
 #include "models/noc/l2_partitions.h"
 #include "sim/registry/registry.h"
 #include "sim/slots/build_context.h"
+#include "sim/slots/gpc_layout.h"
 #include "sim/slots/memory.h"
 
 namespace warpsim {
@@ -37,7 +38,8 @@ class HierarchicalNoc final : public Interconnect {
  public:
   static Schema schema() {
     Schema s("noc", "hierarchical", "SM -> GPC -> L2-partition crossbar, with a link between the L2 partitions");
-    s.uint("gpcs", "GPCs", std::nullopt, "graphics processing clusters; SM i belongs to GPC i mod gpcs, GPC g to L2 partition g * l2.partitions / gpcs", 1, 4096).unit_count();
+    s.uint("gpcs", "GPCs", std::nullopt, "graphics processing clusters, each of whole TPCs (sim/slots/gpc_layout.h: SM ids round robin over the GPCs with room); GPC g belongs to L2 partition g * l2.partitions / gpcs", 1, 4096).unit_count();
+    s.uint("sms_per_tpc", "SMs", 1, "SMs per TPC: a part fuses off whole TPCs, so every GPC holds a multiple of this many SMs (what decides how many clusters fit at once)", 1, 64);
     s.uint("sm_to_gpc_latency", "cycles", std::nullopt, "L2-clock cycles, one way, SM to its GPC's crossbar port", 0, 10000);
     s.uint("gpc_to_partition_latency", "cycles", std::nullopt, "L2-clock cycles, one way, GPC port to a slice of its near L2 partition", 0, 10000);
     s.uint("partition_link_latency", "cycles", std::nullopt, "L2-clock cycles, one way, across the link between two L2 partitions", 0, 10000);
@@ -56,7 +58,8 @@ class HierarchicalNoc final : public Interconnect {
         sm_to_gpc_(static_cast<double>(p.u64("sm_to_gpc_latency"))),
         gpc_to_partition_(static_cast<double>(p.u64("gpc_to_partition_latency"))),
         link_latency_(static_cast<double>(p.u64("partition_link_latency"))),
-        control_bytes_(p.u32("control_bytes")) {
+        control_bytes_(p.u32("control_bytes")),
+        layout_(gpc_layout(ctx.config)) {
     const Params& l2 = ctx.config.section("l2");
     const unsigned sms = ctx.config.section("sm").u32("count"), slices = l2.u32("slices");
     gpcs_ = p.u32("gpcs");
@@ -184,7 +187,7 @@ class HierarchicalNoc final : public Interconnect {
     port->send_at(req, domain_.time_of(static_cast<Cycle>(std::ceil(arrive))), now);
   }
 
-  unsigned gpc_of(unsigned sm) const { return sm % gpcs_; }
+  unsigned gpc_of(unsigned sm) const { return layout_.gpc_of(sm); }
   unsigned partition_of_gpc(unsigned gpc) const { return gpc * partitions_ / gpcs_; }
   unsigned partition_of_slice(unsigned slice) const { return split_.of(slice); }
   unsigned copy_slice(unsigned home_slice, unsigned partition) const { return split_.copy_slice(home_slice, partition); }
@@ -195,6 +198,7 @@ class HierarchicalNoc final : public Interconnect {
   std::uint32_t control_bytes_;
   unsigned gpcs_ = 1, partitions_ = 1;
   L2Partitions split_;
+  GpcLayout layout_;
   double last_serialise_ = 0.0;
   // Sized once: the stats registry holds pointers to the counters.
   std::vector<Link> sm_out_, sm_in_, gpc_out_, gpc_in_, slice_in_, slice_out_, links_;

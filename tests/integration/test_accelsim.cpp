@@ -42,12 +42,6 @@ std::map<std::string, std::uint64_t> tracer_counts(const fs::path& dir) {
   return out;
 }
 
-double stats_number(const std::string& stats, const std::string& path) {
-  const auto v = json::number(stats, path);
-  REQUIRE(v.has_value());
-  return *v;
-}
-
 }  // namespace
 
 TEST_CASE("accelsim: the shared traces run and their warp-instruction counts match the tracer's stats.csv",

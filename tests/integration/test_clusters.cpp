@@ -1,11 +1,12 @@
-// Thread-block clusters end to end: the sm_90 GEMM's 2-CTA clusters are co-scheduled on one GPC (SM i in GPC
-// i mod noc.gpcs), start together, and share their B tile by TMA multicast (read from L2 once, counted).
+// Thread-block clusters end to end: the sm_90 GEMM's 2-CTA clusters are co-scheduled on one GPC (GPCs of whole
+// TPCs, sim/slots/gpc_layout.h), start together, and share their B tile by TMA multicast (read from L2 once, counted).
 #include <catch2/catch.hpp>
 
 #include <map>
 #include <regex>
 #include <string>
 
+#include "sim/slots/gpc_layout.h"
 #include "test_helpers.h"
 
 using namespace wstest;
@@ -42,24 +43,24 @@ TEST_CASE("a GEMM's 2-CTA clusters start together on one GPC and multicast their
   RUN_WARPSIM(r, {"run", "--gpu", "h100_sxm", "--gemm", "4096x2048x128", "--out", dir / "out", "--no-progress"});
   REQUIRE(r.exit_code == 0);
   const auto cfg = read_flat_yaml(read_text(dir.path() / "out" / "config.resolved.yaml"));
-  const auto sms = static_cast<unsigned>(config_number(cfg, "sm.count"));
-  const auto gpcs = static_cast<unsigned>(config_number(cfg, "noc.gpcs"));
+  const warpsim::GpcLayout layout(static_cast<unsigned>(config_number(cfg, "sm.count")),
+                                  static_cast<unsigned>(config_number(cfg, "noc.gpcs")),
+                                  static_cast<unsigned>(config_number(cfg, "noc.sms_per_tpc")));
   const auto placed = cta_placements(dir.path() / "out" / "timeline.json");
   REQUIRE(placed.size() == 256);
   for (unsigned q = 0; q < 128; ++q) {
     INFO("cluster " << q);
     const CtaPlacement& a = placed.at(2 * q);
     const CtaPlacement& b = placed.at(2 * q + 1);
-    CHECK(a.sm % gpcs == b.sm % gpcs);  // one GPC
+    CHECK(layout.gpc_of(a.sm) == layout.gpc_of(b.sm));  // one GPC
     CHECK(a.sm != b.sm);                // one CTA per SM fits (register-limited)
     CHECK(a.start == b.start);          // launched in the same cycle
   }
-  // The first wave: each GPC takes as many whole clusters as it has pairs of SMs (an odd SM stays idle).
+  // The first wave: each GPC takes as many whole clusters as it has pairs of SMs (an odd SM would stay idle; the
+  // H100's GPCs hold whole TPCs of two SMs, so all 132 SMs start).
   unsigned first_wave = 0;
-  for (unsigned g = 0; g < gpcs; ++g) {
-    const unsigned gpc_sms = sms / gpcs + (g < sms % gpcs ? 1 : 0);
-    first_wave += gpc_sms / 2 * 2;
-  }
+  for (unsigned g = 0; g < layout.gpcs(); ++g) first_wave += static_cast<unsigned>(layout.sms_of(g).size()) / 2 * 2;
+  CHECK(first_wave == 132);
   unsigned at_zero = 0;
   for (const auto& [id, p] : placed) at_zero += std::stod(p.start) == 0.0;
   CHECK(at_zero == first_wave);
@@ -84,10 +85,10 @@ TEST_CASE("a GEMM's 2-CTA clusters start together on one GPC and multicast their
 }
 
 TEST_CASE("a cluster that cannot fit on one GPC is refused with one clear error", "[cluster][bad input]") {
-  // 132 GPCs of one SM each, one CTA per SM: a 2-CTA cluster can never start.
+  // 132 GPCs of one SM each (one SM per TPC), one CTA per SM: a 2-CTA cluster can never start.
   TempDir dir;
-  RUN_WARPSIM(r, {"run", "--gpu", "h100_sxm", "--gemm", "512x512x128", "--set", "noc.gpcs=132", "--out", dir / "out",
-                  "--no-progress"});
+  RUN_WARPSIM(r, {"run", "--gpu", "h100_sxm", "--gemm", "512x512x128", "--set", "noc.gpcs=132", "--set",
+                  "noc.sms_per_tpc=1", "--out", dir / "out", "--no-progress"});
   CHECK(r.exit_code == 2);
   CHECK(count_lines_containing(r.err, "error:") == 1);
   CHECK(contains(r.err, "a cluster of 2 CTAs does not fit on one GPC (1 SMs x 1 CTAs; noc.gpcs = 132)"));

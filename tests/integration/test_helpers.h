@@ -393,6 +393,14 @@ inline double config_number(const std::map<std::string, std::string>& cfg, const
   return parse_si(it->second);
 }
 
+// The number at `path` of a stats.json text (json::number's paths), failing the test where there is none. Only for
+// test files, which include Catch before this header.
+inline double stats_number(const std::string& stats, const std::string& path) {
+  const auto v = json::number(stats, path);
+  if (!v) FAIL("stats.json has no number at " << path);
+  return *v;
+}
+
 // A synthesizer run end to end (`warpsim run --synth KIND`): the metrics it printed ("KIND: NAME = VALUE UNIT"),
 // its printed text, stats.json and the run's resolved config. Only for test files, which include Catch before
 // this header.

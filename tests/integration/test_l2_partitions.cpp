@@ -142,17 +142,17 @@ TEST_CASE("H100 and H200 (same GH100, other HBM) run a compute-bound GEMM in the
 TEST_CASE("all-SM L2-resident streams are bounded by the GPC crossbar ports, as measured on the H100", "[l2][caps]") {
   // Every SM streams an L2-resident footprint: TMA 16 KiB box copies (32 passes over 128 KiB per CTA, the first from
   // DRAM) and plain loads (8 passes over 8 MiB, 2 CTAs of 1024 threads per SM). The work is split evenly over the
-  // SMs, SM i sits in GPC i mod gpcs, so the GPC holding ceil(sms/gpcs) SMs finishes last: at most
-  //   gpcs x noc.gpc_port_bandwidth x clocks.l2 x (sms/gpcs) / ceil(sms/gpcs)
+  // SMs, and the GPCs hold whole TPCs, so the busiest GPC, ceil(sms / sms_per_tpc / gpcs) TPCs, finishes last: at most
+  //   gpcs x noc.gpc_port_bandwidth x clocks.l2 x (sms/gpcs) / (its SMs)
   // of read data (answers carry only data towards the SMs). The slices (l2.bandwidth, and their crossbar ports) and
   // the TMA units allow more, so the ports bind, the run says so, and twice the port width moves the stream.
   const std::vector<std::string> tma_keys = {"box_rows=128", "box_row_bytes=128", "stages=8", "footprint=128KiB", "iterations=256"};
   const SynthRun tma = run_synth("h100_sxm", "tma_bandwidth", tma_keys);
   const SynthRun loads = run_synth("h100_sxm", "stream", {"op=read", "bytes=8MiB", "passes=8", "ctas_per_sm=2", "threads=1024"});
   INFO(tma.out << loads.out);
-  const double sms = tma.cfg("sm.count"), gpcs = tma.cfg("noc.gpcs");
-  const double cap_gbps = gpcs * tma.cfg("noc.gpc_port_bandwidth") * tma.cfg("clocks.l2") * (sms / gpcs) /
-                          std::ceil(sms / gpcs) / 1e9;
+  const double sms = tma.cfg("sm.count"), gpcs = tma.cfg("noc.gpcs"), tpc = tma.cfg("noc.sms_per_tpc");
+  const double busiest_gpc = std::ceil(sms / tpc / gpcs) * tpc;
+  const double cap_gbps = gpcs * tma.cfg("noc.gpc_port_bandwidth") * tma.cfg("clocks.l2") * (sms / gpcs) / busiest_gpc / 1e9;
   REQUIRE(cap_gbps < tma.cfg("l2.bandwidth") / 1e9);
   const double hbm_gbps = tma.cfg("hbm.bandwidth") / 1e9;
   for (const auto& [r, passes] : {std::pair<const SynthRun*, double>{&tma, 32}, {&loads, 8}}) {

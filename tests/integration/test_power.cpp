@@ -26,12 +26,6 @@ CmdResult run_gpu(const std::string& gpu, const std::vector<std::string>& extra,
   return run_warpsim(args);
 }
 
-double num(const std::string& stats, const std::string& path) {
-  const auto v = json::number(stats, path);
-  if (!v) FAIL("stats.json has no number at " << path);
-  return *v;
-}
-
 // A GPU config (the H100's, reference clock = its 1.83 GHz clock, so V = Vref and nothing scales) whose power
 // figures are all 0 but `nonzero` (key -> value, "tensor.bf16" for a tensor type).
 std::string only_power(const TempDir& dir, const std::string& name, const std::map<std::string, std::string>& nonzero) {
@@ -83,23 +77,23 @@ TEST_CASE("power: a kernel's energy is its counted events times the configured e
   double tensor = 0, hbm = 0, leakage = 0, total = 0, expected_total = 0;
   for (int i = 0; json::has(stats, "kernels[" + std::to_string(i) + "]"); ++i) {
     const std::string k = "kernels[" + std::to_string(i) + "]";
-    const double seconds = num(stats, k + ".time_us") * 1e-6;
-    const double read_bursts = std::ceil(num(stats, k + ".dram_bytes_read") / 32.0);
-    CHECK(num(stats, k + ".energy.breakdown_j.hbm") == Approx(read_bursts * 1e-9).epsilon(1e-9));
-    CHECK(num(stats, k + ".energy.breakdown_j.leakage") == Approx(100.0 * seconds).epsilon(1e-9));
-    tensor += num(stats, k + ".energy.breakdown_j.tensor");
+    const double seconds = stats_number(stats, k + ".time_us") * 1e-6;
+    const double read_bursts = std::ceil(stats_number(stats, k + ".dram_bytes_read") / 32.0);
+    CHECK(stats_number(stats, k + ".energy.breakdown_j.hbm") == Approx(read_bursts * 1e-9).epsilon(1e-9));
+    CHECK(stats_number(stats, k + ".energy.breakdown_j.leakage") == Approx(100.0 * seconds).epsilon(1e-9));
+    tensor += stats_number(stats, k + ".energy.breakdown_j.tensor");
     hbm += read_bursts * 1e-9;
     leakage += 100.0 * seconds;
-    total += num(stats, k + ".energy.joules");
-    CHECK(num(stats, k + ".energy.average_w") == Approx(num(stats, k + ".energy.joules") / seconds).epsilon(1e-9));
+    total += stats_number(stats, k + ".energy.joules");
+    CHECK(stats_number(stats, k + ".energy.average_w") == Approx(stats_number(stats, k + ".energy.joules") / seconds).epsilon(1e-9));
   }
   expected_total = 2.0 * 512 * 512 * 512 * 1e-12 + hbm + leakage;
   CHECK(tensor == Approx(2.0 * 512 * 512 * 512 * 1e-12).epsilon(1e-12));
   CHECK(total == Approx(expected_total).epsilon(1e-9));
   // The run: its kernels plus the launch waits, which cost leakage only here.
-  const double waits = num(stats, "launch.wait_us") * 1e-6;
-  CHECK(num(stats, "power.energy.joules") == Approx(total + 100.0 * waits).epsilon(1e-9));
-  CHECK(num(stats, "power.energy.flops_per_joule") > 0);
+  const double waits = stats_number(stats, "launch.wait_us") * 1e-6;
+  CHECK(stats_number(stats, "power.energy.joules") == Approx(total + 100.0 * waits).epsilon(1e-9));
+  CHECK(stats_number(stats, "power.energy.flops_per_joule") > 0);
 }
 
 TEST_CASE("power: a cap lowers a compute-bound GEMM's clock and raises its time, and a pinned clock stays", "[power]") {
@@ -108,8 +102,8 @@ TEST_CASE("power: a cap lowers a compute-bound GEMM's clock and raises its time,
   const CmdResult free_run = run_gpu("h100_sxm", {"--set", top}, dir / "free");
   REQUIRE(free_run.exit_code == 0);
   const std::string free_stats = read_text(dir.path() / "free" / "stats.json");
-  const double free_w = num(free_stats, "power.energy.average_w");
-  const double idle_w = num(free_stats, "power.idle_w");
+  const double free_w = stats_number(free_stats, "power.energy.average_w");
+  const double idle_w = stats_number(free_stats, "power.idle_w");
   REQUIRE(free_w > idle_w + 20);
   // A cap between idle and the uncapped power: the clock found is lower, the power at or under the cap.
   const double cap = std::round((free_w + idle_w) / 2 + 10);
@@ -118,18 +112,18 @@ TEST_CASE("power: a cap lowers a compute-bound GEMM's clock and raises its time,
   INFO(capped.err);
   REQUIRE(capped.exit_code == 0);
   const std::string capped_stats = read_text(dir.path() / "capped" / "stats.json");
-  CHECK(num(capped_stats, "power.sustained_sm_clock_hz") < 1.98e9);
-  CHECK(num(capped_stats, "power.energy.average_w") <= cap);
+  CHECK(stats_number(capped_stats, "power.sustained_sm_clock_hz") < 1.98e9);
+  CHECK(stats_number(capped_stats, "power.energy.average_w") <= cap);
   CHECK(*json::string(capped_stats, "power.clock_policy") == "boost");
-  CHECK(num(capped_stats, "total_time_us") > num(free_stats, "total_time_us") * 1.02);
+  CHECK(stats_number(capped_stats, "total_time_us") > stats_number(free_stats, "total_time_us") * 1.02);
   // The first simulation of the search is at the max boost clock, and reproduces the uncapped run's power.
-  CHECK(num(capped_stats, "power.clock_search[0].sm_clock_hz") == 1.98e9);
-  CHECK(num(capped_stats, "power.clock_search[0].average_w") == Approx(free_w).epsilon(1e-9));
+  CHECK(stats_number(capped_stats, "power.clock_search[0].sm_clock_hz") == 1.98e9);
+  CHECK(stats_number(capped_stats, "power.clock_search[0].average_w") == Approx(free_w).epsilon(1e-9));
   // Pinned: the same cap and mode, but --set clocks.sm keeps the clock (and says it exceeds the cap).
   const CmdResult pinned = run_gpu("h100_sxm", {"--set", cap_set, "--set", "power.cap_mode=boost", "--set", top}, dir / "pinned");
   REQUIRE(pinned.exit_code == 0);
   const std::string pinned_stats = read_text(dir.path() / "pinned" / "stats.json");
-  CHECK(num(pinned_stats, "power.sustained_sm_clock_hz") == 1.98e9);
+  CHECK(stats_number(pinned_stats, "power.sustained_sm_clock_hz") == 1.98e9);
   CHECK(*json::string(pinned_stats, "power.clock_policy") == "pinned");
   CHECK(pinned_stats.find("\"over_cap\": true") != std::string::npos);
 }
@@ -164,46 +158,46 @@ TEST_CASE("power: peak power over windows - a GEMM then its reduction, constant 
   // The kernels: zero the partial sums, the GEMM (the only tensor work), add the partial sums.
   int gemm = -1, kernels = 0;
   for (; json::has(s, "kernels[" + std::to_string(kernels) + "]"); ++kernels)
-    if (num(s, "kernels[" + std::to_string(kernels) + "].energy.breakdown_j.tensor") > 0) gemm = kernels;
+    if (stats_number(s, "kernels[" + std::to_string(kernels) + "].energy.breakdown_j.tensor") > 0) gemm = kernels;
   REQUIRE(gemm >= 0);
   REQUIRE(kernels > 1);
   const std::string g = "kernels[" + std::to_string(gemm) + "]";
   const double flops = 2.0 * 512 * 512 * 512;
-  const double gemm_s = num(s, g + ".time_us") * 1e-6, run_s = num(s, "total_time_us") * 1e-6;
+  const double gemm_s = stats_number(s, g + ".time_us") * 1e-6, run_s = stats_number(s, "total_time_us") * 1e-6;
   REQUIRE(gemm_s > 10 * 500e-9);  // the GEMM spans many windows
   // The GEMM's windows cover it, so its peak is at least its average tensor rate; no window can beat the
   // tensor pipes' peak: 8 SMs x 4096 bf16 FLOP/clk (h100_sxm sm.tensor.flops_per_cycle.bf16) x 1.83 GHz x 1 pJ.
   const double tensor_peak_w = 8 * 4096 * 1.83e9 * 1e-12;
-  CHECK(num(s, g + ".energy.average_w") == Approx(flops * 1e-12 / gemm_s).epsilon(1e-6));
-  CHECK(num(s, g + ".energy.peak_w") >= flops * 1e-12 / gemm_s * (1 - 1e-9));
-  CHECK(num(s, g + ".energy.peak_w") <= tensor_peak_w * 1.001);
-  CHECK(num(s, g + ".energy.window_s") == Approx(500e-9));
+  CHECK(stats_number(s, g + ".energy.average_w") == Approx(flops * 1e-12 / gemm_s).epsilon(1e-6));
+  CHECK(stats_number(s, g + ".energy.peak_w") >= flops * 1e-12 / gemm_s * (1 - 1e-9));
+  CHECK(stats_number(s, g + ".energy.peak_w") <= tensor_peak_w * 1.001);
+  CHECK(stats_number(s, g + ".energy.window_s") == Approx(500e-9));
   // The other kernels do no tensor work: 0 W throughout.
   for (int i = 0; i < kernels; ++i)
-    if (i != gemm) CHECK(num(s, "kernels[" + std::to_string(i) + "].energy.peak_w") == 0.0);
+    if (i != gemm) CHECK(stats_number(s, "kernels[" + std::to_string(i) + "].energy.peak_w") == 0.0);
   // The run: all its energy is the GEMM's, spread over the GEMM, the reduction and the waits between.
-  const double run_avg = num(s, "power.energy.average_w");
+  const double run_avg = stats_number(s, "power.energy.average_w");
   CHECK(run_avg == Approx(flops * 1e-12 / run_s).epsilon(1e-6));
-  CHECK(num(s, "power.energy.peak_w") >= flops * 1e-12 / gemm_s * 0.95);  // a window inside the GEMM
-  CHECK(num(s, "power.energy.peak_w") > run_avg * (0.95 * run_s / gemm_s));
+  CHECK(stats_number(s, "power.energy.peak_w") >= flops * 1e-12 / gemm_s * 0.95);  // a window inside the GEMM
+  CHECK(stats_number(s, "power.energy.peak_w") > run_avg * (0.95 * run_s / gemm_s));
   REQUIRE(run_s > 1.2 * gemm_s);
 
   // A window longer than the run: one window, peak = average, for every kernel and the run.
   const CmdResult whole = run_gpu(tensor_only, with(split, {"--set", "power.window=1s"}), dir / "long");
   REQUIRE(whole.exit_code == 0);
   const std::string w = read_text(dir.path() / "long" / "stats.json");
-  CHECK(num(w, "power.energy.peak_w") == num(w, "power.energy.average_w"));
+  CHECK(stats_number(w, "power.energy.peak_w") == stats_number(w, "power.energy.average_w"));
   for (int i = 0; i < kernels; ++i)
-    CHECK(num(w, "kernels[" + std::to_string(i) + "].energy.peak_w") == num(w, "kernels[" + std::to_string(i) + "].energy.average_w"));
+    CHECK(stats_number(w, "kernels[" + std::to_string(i) + "].energy.peak_w") == stats_number(w, "kernels[" + std::to_string(i) + "].energy.average_w"));
 
   // Constant power (only the board's constant 100 W): every window is 100 W, kernels, waits and run alike.
   const std::string constant = only_power(dir, "constant.yaml", {{"constant", "100W"}});
   const CmdResult c = run_gpu(constant, with(split, {"--set", "power.window=500ns"}), dir / "constant");
   REQUIRE(c.exit_code == 0);
   const std::string k = read_text(dir.path() / "constant" / "stats.json");
-  CHECK(num(k, g + ".energy.peak_w") == Approx(100.0).epsilon(1e-9));
-  CHECK(num(k, "power.energy.peak_w") == Approx(100.0).epsilon(1e-9));
-  CHECK(num(k, "power.energy.average_w") == Approx(100.0).epsilon(1e-9));
+  CHECK(stats_number(k, g + ".energy.peak_w") == Approx(100.0).epsilon(1e-9));
+  CHECK(stats_number(k, "power.energy.peak_w") == Approx(100.0).epsilon(1e-9));
+  CHECK(stats_number(k, "power.energy.average_w") == Approx(100.0).epsilon(1e-9));
   // The summary and stats.csv say it too.
   CHECK(read_text(dir.path() / "constant" / "stats.csv").find(",peak_power_w,power_window_s") != std::string::npos);
 }
@@ -230,15 +224,15 @@ TEST_CASE("power: technology scaling - same node and voltage change nothing, hal
   CHECK(*json::raw(p, "kernels[0].energy") == *json::raw(s, "kernels[0].energy"));
   // Half V^2 at a fixed node: every SM, L2 and crossbar energy halves, leakage goes with V (1/sqrt 2), HBM and the
   // board's constant power stay, and so does the time.
-  CHECK(num(h, "total_cycles") == num(p, "total_cycles"));
+  CHECK(stats_number(h, "total_cycles") == stats_number(p, "total_cycles"));
   for (const char* part : {"sm_issue", "int", "fp32", "tensor", "regfile", "smem", "l1", "l2", "noc", "sm_clock"}) {
     INFO(part);
-    CHECK(num(h, std::string("power.energy.breakdown_j.") + part) ==
-          Approx(0.5 * num(p, std::string("power.energy.breakdown_j.") + part)).epsilon(1e-9));
+    CHECK(stats_number(h, std::string("power.energy.breakdown_j.") + part) ==
+          Approx(0.5 * stats_number(p, std::string("power.energy.breakdown_j.") + part)).epsilon(1e-9));
   }
-  CHECK(num(h, "power.energy.breakdown_j.leakage") == Approx(num(p, "power.energy.breakdown_j.leakage") / std::sqrt(2.0)).epsilon(1e-9));
-  CHECK(num(h, "power.energy.breakdown_j.hbm") == num(p, "power.energy.breakdown_j.hbm"));
-  CHECK(num(h, "power.energy.breakdown_j.constant") == num(p, "power.energy.breakdown_j.constant"));
+  CHECK(stats_number(h, "power.energy.breakdown_j.leakage") == Approx(stats_number(p, "power.energy.breakdown_j.leakage") / std::sqrt(2.0)).epsilon(1e-9));
+  CHECK(stats_number(h, "power.energy.breakdown_j.hbm") == stats_number(p, "power.energy.breakdown_j.hbm"));
+  CHECK(stats_number(h, "power.energy.breakdown_j.constant") == stats_number(p, "power.energy.breakdown_j.constant"));
   // warpsim config shows the figures in effect: h100_sxm power.issue 15 pJ, halved.
   const std::vector<std::string> t = tech("7", "0.75", "7", digits17(0.75 / std::sqrt(2.0)));
   std::vector<std::string> args = {"config", "--gpu", "h100_sxm"};
@@ -307,9 +301,9 @@ TEST_CASE("power: the timeline's power counter track holds each kernel's windows
       highest = std::max(highest, samples[i].second);
     }
     const std::string kp = "kernels[" + std::to_string(k) + "].energy";
-    CHECK(joules == Approx(num(stats, kp + ".joules")).epsilon(1e-6));
-    CHECK(highest >= num(stats, kp + ".peak_w") * (1 - 1e-9));
+    CHECK(joules == Approx(stats_number(stats, kp + ".joules")).epsilon(1e-6));
+    CHECK(highest >= stats_number(stats, kp + ".peak_w") * (1 - 1e-9));
   }
   // After the run: the idle GPU.
-  CHECK(samples.back().second == Approx(num(stats, "power.idle_w")));
+  CHECK(samples.back().second == Approx(stats_number(stats, "power.idle_w")));
 }

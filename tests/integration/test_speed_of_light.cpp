@@ -31,12 +31,6 @@ SolRun run_sol(const std::vector<std::string>& workload, const std::vector<std::
                 read_flat_yaml(read_text(dir.path() / "out" / "config.resolved.yaml"))};
 }
 
-double num(const std::string& stats, const std::string& path) {
-  const auto v = json::number(stats, path);
-  if (!v) FAIL("no number at " << path);
-  return *v;
-}
-
 std::string str(const std::string& stats, const std::string& path) {
   const auto v = json::string(stats, path);
   if (!v) FAIL("no string at " << path);
@@ -47,7 +41,7 @@ std::string str(const std::string& stats, const std::string& path) {
 double unit_pct(const std::string& stats, const std::string& sol, const std::string& key) {
   for (std::size_t i = 0; json::has(stats, sol + ".units[" + std::to_string(i) + "]"); ++i) {
     const std::string u = sol + ".units[" + std::to_string(i) + "]";
-    if (str(stats, u + ".key") == key) return num(stats, u + ".pct_of_peak");
+    if (str(stats, u + ".key") == key) return stats_number(stats, u + ".pct_of_peak");
   }
   FAIL("no unit '" << key << "' in " << sol);
   return 0;
@@ -62,18 +56,18 @@ void check_section(const std::string& stats, const std::string& sol) {
   for (std::size_t i = 0; json::has(stats, sol + ".units[" + std::to_string(i) + "]"); ++i, ++units) {
     const std::string u = sol + ".units[" + std::to_string(i) + "]";
     INFO(u << " " << str(stats, u + ".unit"));
-    const double pct = num(stats, u + ".pct_of_peak");
+    const double pct = stats_number(stats, u + ".pct_of_peak");
     CHECK(pct >= 0.0);
     CHECK(pct <= 100.5);
-    CHECK(pct == Approx(100 * num(stats, u + ".achieved") / num(stats, u + ".peak")).margin(1e-9));
+    CHECK(pct == Approx(100 * stats_number(stats, u + ".achieved") / stats_number(stats, u + ".peak")).margin(1e-9));
     CHECK(!str(stats, u + ".metric").empty());
     for (int g = 0; g < 2; ++g)
       if (str(stats, u + ".group") == groups[g]) max_of[g] = std::max(max_of[g], pct);
   }
   CHECK(units >= 15);  // issue, 7 pipes, LSU, L1, smem, 4 crossbar ports, L2, DRAM
-  CHECK(num(stats, sol + ".compute.pct_of_peak") == max_of[0]);
-  CHECK(num(stats, sol + ".memory.pct_of_peak") == max_of[1]);
-  CHECK(num(stats, sol + ".limiter.pct_of_peak") == std::max(max_of[0], max_of[1]));
+  CHECK(stats_number(stats, sol + ".compute.pct_of_peak") == max_of[0]);
+  CHECK(stats_number(stats, sol + ".memory.pct_of_peak") == max_of[1]);
+  CHECK(stats_number(stats, sol + ".limiter.pct_of_peak") == std::max(max_of[0], max_of[1]));
 }
 
 }  // namespace
@@ -86,8 +80,8 @@ TEST_CASE("speed of light: a stream from DRAM is bound by DRAM, at the bandwidth
   CHECK(verdict.rfind("bound by DRAM", 0) == 0);
   CHECK(str(run.stats, k + ".speed_of_light.limiter.bound") == "throughput");
   // DRAM % of peak = bytes moved / kernel time / hbm.bandwidth.
-  const double bytes = num(run.stats, k + ".dram_bytes_read") + num(run.stats, k + ".dram_bytes_written");
-  const double seconds = num(run.stats, k + ".cycles") / config_number(run.config, "clocks.sm");
+  const double bytes = stats_number(run.stats, k + ".dram_bytes_read") + stats_number(run.stats, k + ".dram_bytes_written");
+  const double seconds = stats_number(run.stats, k + ".cycles") / config_number(run.config, "clocks.sm");
   const double dram_pct = 100 * bytes / seconds / config_number(run.config, "hbm.bandwidth");
   CHECK(unit_pct(run.stats, k + ".speed_of_light", "dram") == Approx(dram_pct).epsilon(1e-9));
   CHECK(dram_pct >= 60.0);
@@ -124,14 +118,14 @@ TEST_CASE("speed of light: enough MMA chains keep the tensor pipe at its peak, a
   check_section(run.stats, sol);
   CHECK(str(run.stats, sol + ".limiter.verdict").rfind("bound by tensor pipe: ", 0) == 0);
   CHECK(str(run.stats, sol + ".compute.unit") == "tensor pipe");
-  CHECK(num(run.stats, sol + ".compute.pct_of_peak") >= 98.0);
-  CHECK(num(run.stats, sol + ".compute.pct_of_peak") <= 100.0 + 1e-9);
+  CHECK(stats_number(run.stats, sol + ".compute.pct_of_peak") >= 98.0);
+  CHECK(stats_number(run.stats, sol + ".compute.pct_of_peak") <= 100.0 + 1e-9);
   // Every executed MMA is the benchmark's work: useful = FLOPs / (flops_per_cycle.f16 x SMs x cycles).
   const double peak = config_number(run.config, "sm.tensor.flops_per_cycle.f16") * config_number(run.config, "sm.count") *
-                      num(run.stats, "kernels[0].cycles");
-  const double flops = num(run.stats, "kernels[0].flops");
-  CHECK(num(run.stats, sol + ".tensor.useful_pct_of_peak") == Approx(100 * flops / peak).epsilon(1e-9));
-  CHECK(num(run.stats, sol + ".tensor.useful_pct_of_peak") >= 98.0);
+                      stats_number(run.stats, "kernels[0].cycles");
+  const double flops = stats_number(run.stats, "kernels[0].flops");
+  CHECK(stats_number(run.stats, sol + ".tensor.useful_pct_of_peak") == Approx(100 * flops / peak).epsilon(1e-9));
+  CHECK(stats_number(run.stats, sol + ".tensor.useful_pct_of_peak") >= 98.0);
   CHECK(contains(str(run.stats, sol + ".tensor.dtype"), "f16"));
 
   // mma.sync on the same GPU keeps the pipe busy at its own capped rate: busy, but only cap / peak of the peak's
@@ -141,7 +135,7 @@ TEST_CASE("speed of light: enough MMA chains keep the tensor pipe at its peak, a
                              {"sm.count=4"});
   const double cap = config_number(mma.config, "sm.tensor.mma_sync_flops_per_cycle.f16") /
                      config_number(mma.config, "sm.tensor.flops_per_cycle.f16");
-  CHECK(num(mma.stats, sol + ".tensor.useful_pct_of_peak") == Approx(100 * cap).epsilon(0.02));
+  CHECK(stats_number(mma.stats, sol + ".tensor.useful_pct_of_peak") == Approx(100 * cap).epsilon(0.02));
   CHECK(contains(str(mma.stats, sol + ".tensor.dtype"), "f16"));
 }
 
@@ -152,11 +146,11 @@ TEST_CASE("speed of light: a pointer chase through DRAM is latency bound on long
   check_section(run.stats, sol);
   CHECK(str(run.stats, sol + ".limiter.bound") == "latency");
   CHECK(str(run.stats, sol + ".limiter.top_stall") == "stall_long_scoreboard");
-  CHECK(num(run.stats, sol + ".limiter.top_stall_pct_of_warp_cycles") >= 90.0);
+  CHECK(stats_number(run.stats, sol + ".limiter.top_stall_pct_of_warp_cycles") >= 90.0);
   const std::string verdict = str(run.stats, sol + ".limiter.verdict");
   CHECK(verdict.rfind("latency bound: ", 0) == 0);
   CHECK(contains(verdict, "% of warp-cycles stall_long_scoreboard; top unit "));
-  CHECK(num(run.stats, sol + ".limiter.pct_of_peak") < 60.0);
+  CHECK(stats_number(run.stats, sol + ".limiter.pct_of_peak") < 60.0);
 }
 
 TEST_CASE("speed of light: a 16-row decode GEMM keeps the tensor pipe busier than its useful work", "[sol]") {
@@ -169,16 +163,16 @@ TEST_CASE("speed of light: a 16-row decode GEMM keeps the tensor pipe busier tha
   const std::string sol = k0 + ".speed_of_light";
   check_section(run.stats, sol);
   const double problem = 2.0 * 16 * 4096 * 4096;
-  CHECK(num(run.stats, sol + ".tensor.problem_flops") == problem);
+  CHECK(stats_number(run.stats, sol + ".tensor.problem_flops") == problem);
   const double peak = config_number(run.config, "sm.tensor.flops_per_cycle.bf16") * config_number(run.config, "sm.count") *
-                      num(run.stats, k0 + ".cycles");
-  const double useful = num(run.stats, sol + ".tensor.useful_pct_of_peak");
+                      stats_number(run.stats, k0 + ".cycles");
+  const double useful = stats_number(run.stats, sol + ".tensor.useful_pct_of_peak");
   CHECK(useful == Approx(100 * problem / peak).epsilon(1e-9));
   // The GEMM's tiles have 64 rows (its name says), of which 16 are the problem's: the pipe executes 4x the work.
   REQUIRE(contains(str(run.stats, k0 + ".name"), "_tn_64x"));
-  CHECK(num(run.stats, sol + ".tensor.executed_flops") == 4 * problem);
-  CHECK(num(run.stats, sol + ".tensor.pipe_busy_pct") == Approx(4 * useful).epsilon(1e-6));
-  CHECK(num(run.stats, sol + ".tensor.pipe_busy_pct") == unit_pct(run.stats, sol, "tensor"));
+  CHECK(stats_number(run.stats, sol + ".tensor.executed_flops") == 4 * problem);
+  CHECK(stats_number(run.stats, sol + ".tensor.pipe_busy_pct") == Approx(4 * useful).epsilon(1e-6));
+  CHECK(stats_number(run.stats, sol + ".tensor.pipe_busy_pct") == unit_pct(run.stats, sol, "tensor"));
   CHECK(contains(run.summary, "    tensor      pipe busy "));
 }
 

@@ -32,12 +32,6 @@ SubsetRun subset_cli_run(std::vector<std::string> workload, const std::string& s
   return {read_text(dir.path() / "out" / "stats.json"), r.out};
 }
 
-double subset_number_at(const std::string& stats, const std::string& path) {
-  const auto v = json::number(stats, path);
-  if (!v) FAIL("stats.json has no number at " << path);
-  return *v;
-}
-
 double subset_relative(double a, double b) { return std::abs(a - b) / b; }
 
 const std::vector<std::string> kStream = {"--synth", "stream", "--synth-key", "op=copy", "--synth-key", "bytes=16MiB"};
@@ -51,32 +45,32 @@ TEST_CASE("SM subsetting: a memory-bound stream on half the GPU, its time and tr
   REQUIRE(json::has(half.stats, "kernels[0].sampling"));
   CHECK(json::string(half.stats, "kernels[0].sampling.method") == "sms");
   CHECK(json::raw(half.stats, "kernels[0].sampling.exact") == "false");
-  CHECK(subset_number_at(half.stats, "kernels[0].sampling.subset_divisor") == 2);
+  CHECK(stats_number(half.stats, "kernels[0].sampling.subset_divisor") == 2);
   // The stream's grid is 2 CTAs per SM of the whole GPU: 132, of which the half runs 66.
-  CHECK(subset_number_at(half.stats, "kernels[0].sampling.total_ctas") == 132);
-  CHECK(subset_number_at(half.stats, "kernels[0].sampling.subset_ctas") == 66);
-  CHECK(subset_number_at(half.stats, "kernels[0].sampling.subset_factor") == 2);
+  CHECK(stats_number(half.stats, "kernels[0].sampling.total_ctas") == 132);
+  CHECK(stats_number(half.stats, "kernels[0].sampling.subset_ctas") == 66);
+  CHECK(stats_number(half.stats, "kernels[0].sampling.subset_factor") == 2);
   CHECK(contains(half.out, "1/2 of the GPU"));
   CHECK(contains(half.out, "ESTIMATE"));
 
-  const double t_whole = subset_number_at(whole.stats, "total_time_us"), t_half = subset_number_at(half.stats, "total_time_us");
+  const double t_whole = stats_number(whole.stats, "total_time_us"), t_half = stats_number(half.stats, "total_time_us");
   INFO("whole " << t_whole << " us, half " << t_half << " us");
   CHECK(subset_relative(t_half, t_whole) < 0.03);
   // Instructions counted from the trace for the CTAs the subset left out: exactly the whole run's.
-  CHECK(subset_number_at(half.stats, "kernels[0].warp_instructions") == subset_number_at(whole.stats, "kernels[0].warp_instructions"));
-  CHECK(subset_number_at(half.stats, "kernels[0].thread_instructions") ==
-        subset_number_at(whole.stats, "kernels[0].thread_instructions"));
+  CHECK(stats_number(half.stats, "kernels[0].warp_instructions") == stats_number(whole.stats, "kernels[0].warp_instructions"));
+  CHECK(stats_number(half.stats, "kernels[0].thread_instructions") ==
+        stats_number(whole.stats, "kernels[0].thread_instructions"));
   // DRAM traffic scaled to the grid: the source array read, the destination written back or left modified in the
   // L2 (how much of it is evicted during the kernel depends on the moment the L2 fills: not compared).
-  CHECK(subset_relative(subset_number_at(half.stats, "kernels[0].dram_bytes_read"),
-                        subset_number_at(whole.stats, "kernels[0].dram_bytes_read")) < 0.02);
+  CHECK(subset_relative(stats_number(half.stats, "kernels[0].dram_bytes_read"),
+                        stats_number(whole.stats, "kernels[0].dram_bytes_read")) < 0.02);
   auto written = [](const std::string& stats) {
-    return subset_number_at(stats, "kernels[0].dram_bytes_written") + subset_number_at(stats, "kernels[0].l2_dirty_bytes_at_end");
+    return stats_number(stats, "kernels[0].dram_bytes_written") + stats_number(stats, "kernels[0].l2_dirty_bytes_at_end");
   };
   CHECK(subset_relative(written(half.stats), written(whole.stats)) < 0.02);
   // Energy: the work's grows with the grid, the hardware's (leakage, clocks, board) with the GPU.
-  CHECK(subset_relative(subset_number_at(half.stats, "kernels[0].energy.joules"), subset_number_at(whole.stats, "kernels[0].energy.joules")) < 0.05);
-  CHECK(subset_relative(subset_number_at(half.stats, "power.idle_w"), subset_number_at(whole.stats, "power.idle_w")) < 0.01);
+  CHECK(subset_relative(stats_number(half.stats, "kernels[0].energy.joules"), stats_number(whole.stats, "kernels[0].energy.joules")) < 0.05);
+  CHECK(subset_relative(stats_number(half.stats, "power.idle_w"), stats_number(whole.stats, "power.idle_w")) < 0.01);
 }
 
 TEST_CASE("SM subsetting: a GEMM on half the GPU within 5% of the whole, instructions and FLOPs exact", "[subset]") {
@@ -84,15 +78,15 @@ TEST_CASE("SM subsetting: a GEMM on half the GPU within 5% of the whole, instruc
   const std::vector<std::string> gemm = {"--gemm", "2048x2048x1024"};
   const SubsetRun whole = subset_cli_run(gemm, "1");
   const SubsetRun half = subset_cli_run(gemm, "2");
-  const double t_whole = subset_number_at(whole.stats, "total_time_us"), t_half = subset_number_at(half.stats, "total_time_us");
+  const double t_whole = stats_number(whole.stats, "total_time_us"), t_half = stats_number(half.stats, "total_time_us");
   INFO("whole " << t_whole << " us, half " << t_half << " us");
   CHECK(subset_relative(t_half, t_whole) < 0.05);
-  CHECK(subset_number_at(half.stats, "kernels[0].warp_instructions") == subset_number_at(whole.stats, "kernels[0].warp_instructions"));
-  CHECK(subset_number_at(half.stats, "kernels[0].flops") == subset_number_at(whole.stats, "kernels[0].flops"));
-  CHECK(subset_relative(subset_number_at(half.stats, "kernels[0].achieved_tflops"), subset_number_at(whole.stats, "kernels[0].achieved_tflops")) < 0.05);
+  CHECK(stats_number(half.stats, "kernels[0].warp_instructions") == stats_number(whole.stats, "kernels[0].warp_instructions"));
+  CHECK(stats_number(half.stats, "kernels[0].flops") == stats_number(whole.stats, "kernels[0].flops"));
+  CHECK(subset_relative(stats_number(half.stats, "kernels[0].achieved_tflops"), stats_number(whole.stats, "kernels[0].achieved_tflops")) < 0.05);
   // The tensor pipe's counted operations, scaled to the grid, are the whole GPU's.
-  CHECK(subset_relative(subset_number_at(half.stats, "kernels[0].counters[\"sm.tensor_flops\"]"),
-                 subset_number_at(whole.stats, "kernels[0].counters[\"sm.tensor_flops\"]")) < 0.01);
+  CHECK(subset_relative(stats_number(half.stats, "kernels[0].counters[\"sm.tensor_flops\"]"),
+                 stats_number(whole.stats, "kernels[0].counters[\"sm.tensor_flops\"]")) < 0.01);
 }
 
 TEST_CASE("SM subsetting: a grid whose rows differ is sampled across them (torch.cat: one input per grid row)",
@@ -104,14 +98,14 @@ TEST_CASE("SM subsetting: a grid whose rows differ is sampled across them (torch
   const SubsetRun whole = subset_cli_run(cat, "1");
   const SubsetRun half = subset_cli_run(cat, "2");
   REQUIRE(contains(json::string(half.stats, "kernels[0].grid").value_or(""), "x2x1"));
-  CHECK(subset_number_at(half.stats, "kernels[0].sampling.subset_ctas") ==
-        subset_number_at(half.stats, "kernels[0].sampling.total_ctas") / 2);
-  const double t_whole = subset_number_at(whole.stats, "total_time_us"), t_half = subset_number_at(half.stats, "total_time_us");
+  CHECK(stats_number(half.stats, "kernels[0].sampling.subset_ctas") ==
+        stats_number(half.stats, "kernels[0].sampling.total_ctas") / 2);
+  const double t_whole = stats_number(whole.stats, "total_time_us"), t_half = stats_number(half.stats, "total_time_us");
   INFO("whole " << t_whole << " us, half " << t_half << " us");
   CHECK(subset_relative(t_half, t_whole) < 0.05);
-  CHECK(subset_relative(subset_number_at(half.stats, "kernels[0].dram_bytes_read"),
-                        subset_number_at(whole.stats, "kernels[0].dram_bytes_read")) < 0.05);
-  CHECK(subset_number_at(half.stats, "kernels[0].warp_instructions") == subset_number_at(whole.stats, "kernels[0].warp_instructions"));
+  CHECK(subset_relative(stats_number(half.stats, "kernels[0].dram_bytes_read"),
+                        stats_number(whole.stats, "kernels[0].dram_bytes_read")) < 0.05);
+  CHECK(stats_number(half.stats, "kernels[0].warp_instructions") == stats_number(whole.stats, "kernels[0].warp_instructions"));
 }
 
 TEST_CASE("SM subsetting composes with wave sampling: waves sampled among the subset's CTAs, instructions exact",
@@ -127,15 +121,15 @@ TEST_CASE("SM subsetting composes with wave sampling: waves sampled among the su
   const SubsetRun both = subset_cli_run(sampled_args, "2");
   REQUIRE(json::has(both.stats, "kernels[0].sampling"));
   CHECK(json::string(both.stats, "kernels[0].sampling.method") == "sms+waves");
-  const double subset_ctas = subset_number_at(both.stats, "kernels[0].sampling.subset_ctas");
+  const double subset_ctas = stats_number(both.stats, "kernels[0].sampling.subset_ctas");
   CHECK(subset_ctas == 32);
-  CHECK(subset_number_at(both.stats, "kernels[0].sampling.simulated_ctas") < subset_ctas);
-  CHECK(subset_number_at(both.stats, "kernels[0].sampling.extrapolation_factor") > 1.0);
+  CHECK(stats_number(both.stats, "kernels[0].sampling.simulated_ctas") < subset_ctas);
+  CHECK(stats_number(both.stats, "kernels[0].sampling.extrapolation_factor") > 1.0);
   CHECK(contains(both.out, "of 32 CTAs simulated"));
-  const double t_whole = subset_number_at(whole.stats, "total_time_us"), t_both = subset_number_at(both.stats, "total_time_us");
+  const double t_whole = stats_number(whole.stats, "total_time_us"), t_both = stats_number(both.stats, "total_time_us");
   INFO("whole " << t_whole << " us, half and sampled " << t_both << " us");
   CHECK(subset_relative(t_both, t_whole) < 0.08);
-  CHECK(subset_number_at(both.stats, "kernels[0].warp_instructions") == subset_number_at(whole.stats, "kernels[0].warp_instructions"));
+  CHECK(stats_number(both.stats, "kernels[0].warp_instructions") == stats_number(whole.stats, "kernels[0].warp_instructions"));
 }
 
 TEST_CASE("SM subsetting: units cut by different fractions grow back by their own (a third of a B200)", "[subset]") {
@@ -152,8 +146,8 @@ TEST_CASE("SM subsetting: units cut by different fractions grow back by their ow
     return read_text(dir.path() / "out" / "stats.json");
   };
   const std::string whole = run("1"), third = run("3");
-  CHECK(subset_number_at(third, "power.idle_w") == Approx(subset_number_at(whole, "power.idle_w")).epsilon(1e-9));
-  CHECK(subset_number_at(third, "power.cap_w") == Approx(subset_number_at(whole, "power.cap_w")).epsilon(1e-9));
+  CHECK(stats_number(third, "power.idle_w") == Approx(stats_number(whole, "power.idle_w")).epsilon(1e-9));
+  CHECK(stats_number(third, "power.cap_w") == Approx(stats_number(whole, "power.cap_w")).epsilon(1e-9));
   int checked = 0;
   for (int i = 0; i < 40; ++i) {
     const std::string unit = "kernels[0].speed_of_light.units[" + std::to_string(i) + "]";
@@ -161,7 +155,7 @@ TEST_CASE("SM subsetting: units cut by different fractions grow back by their ow
     if (key != "dram" && key != "l2") continue;
     INFO(key);
     CHECK(json::string(third, unit + ".key").value_or("") == key);
-    CHECK(subset_number_at(third, unit + ".peak") == Approx(subset_number_at(whole, unit + ".peak")).epsilon(1e-9));
+    CHECK(stats_number(third, unit + ".peak") == Approx(stats_number(whole, unit + ".peak")).epsilon(1e-9));
     ++checked;
   }
   CHECK(checked == 2);

@@ -16,8 +16,8 @@ inline std::uint64_t align_mib(std::uint64_t x) { return (x + kMiB - 1) / kMiB *
 // The GPU limits the synthesizer is given, as in configs/h100_sxm.yaml and configs/a100_sxm.yaml (sm section):
 // H100 (sm_90): 227 KiB of shared memory per CTA, A100 (sm_80): 163 KiB; both 65536 registers per SM and at most
 // 255 per thread. sm_100 is tested with the H100 values.
-inline constexpr GemmLimits kH100Limits{227 * 1024, 65536, 255};
-inline constexpr GemmLimits kA100Limits{163 * 1024, 65536, 255};
+inline const GemmLimits kH100Limits{227 * 1024, 65536, 255};
+inline const GemmLimits kA100Limits{163 * 1024, 65536, 255};
 inline GemmLimits limits_for(const std::string& arch) { return arch == "sm_80" ? kA100Limits : kH100Limits; }
 
 }  // namespace warpsim::test

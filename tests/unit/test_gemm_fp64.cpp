@@ -19,7 +19,9 @@ using namespace warpsim;
 namespace {
 
 Config small_gpu(const std::string& name, std::vector<std::string> overrides = {}) {
-  overrides.insert(overrides.end(), {"sm.count=8", "l2.slices=4", "hbm.channels=4"});
+  // One SM per TPC: each of the 8 SMs keeps a GPC (and its crossbar port) of its own, as before TPCs were modelled,
+  // so the tensor pipe is what binds (an H100's GPC port serves 16-18 SMs).
+  overrides.insert(overrides.end(), {"sm.count=8", "l2.slices=4", "hbm.channels=4", "noc.sms_per_tpc=1"});
   return Config::load(std::string(WARPSIM_SOURCE_DIR) + "/configs/" + name + ".yaml", overrides, Registry::instance());
 }
 

@@ -555,8 +555,8 @@ namespace {
 
 // H100 and A100 with their SM counts (sm.count: 132 and 108), as make_gemm_for_gpu
 // (traces/synth/gemm_synthesizer.cpp) fills them.
-constexpr GemmLimits kH100Sms{227 * 1024, 65536, 255, 132};
-constexpr GemmLimits kA100Sms{163 * 1024, 65536, 255, 108};
+const GemmLimits kH100Sms{227 * 1024, 65536, 255, 132};
+const GemmLimits kA100Sms{163 * 1024, 65536, 255, 108};
 
 struct SplitCheck {
   std::uint64_t mma_flops = 0;
@@ -1267,7 +1267,7 @@ TEST_CASE("gemm split-K, atomic (sm_90): zeroing and conversion kernels around t
 namespace {
 
 // H100 with its TMA unit (async_copy.issue_bytes_per_cycle > 0 in configs/h100_sxm.yaml).
-constexpr GemmLimits kH100Tma{227 * 1024, 65536, 255, 132, true};
+const GemmLimits kH100Tma{227 * 1024, 65536, 255, 132, true};
 
 struct TmaCheck {
   std::map<Opcode, std::uint64_t> op_counts;
@@ -1284,8 +1284,11 @@ struct TmaCheck {
 // k and its cluster's B boxes its B rows times k, each byte read once; the j-th wait on a barrier waits for parity
 // j % 2 (consumers on full) or (j % 2) ^ 1 (producer on empty); consumers fence, commit and wait_group(1) once per
 // k-tile and release k_tiles - 1 stages, on every CTA of the cluster.
-TmaCheck check_tma_kernel(const GemmProblem& p, const GemmTiling& t) {
-  auto trace = make_gemm_trace(p, t, "sm_90", kH100Tma);
+// A persistent kernel (README.md, "Persistent kernels"): CTA c computes the tiles c, c + grid, ...; all of the above
+// holds per tile, the barrier phases run on across tiles, consumers also release each tile's last stage, and the
+// only CTA-wide barrier is the one after the inits.
+TmaCheck check_tma_kernel(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits = kH100Tma) {
+  auto trace = make_gemm_trace(p, t, "sm_90", limits);
   REQUIRE(trace->num_kernels() == 1);
   auto kernel = trace->open_kernel(0);
   const KernelInfo& info = kernel->info();
@@ -1297,14 +1300,25 @@ TmaCheck check_tma_kernel(const GemmProblem& p, const GemmTiling& t) {
   const std::uint64_t consumer_warps = t.warps - 4;
   const std::uint64_t a_base = kA, b_base = align_mib(kA + p.m * p.k * eb);
   const std::uint64_t pitch = p.k * eb;
+  const auto tiles_m = static_cast<std::uint32_t>((p.m + t.tile_m - 1) / t.tile_m);
+  const auto tiles_n = static_cast<std::uint32_t>((p.n + t.tile_n - 1) / t.tile_n);
+  const std::uint64_t tiles = std::uint64_t{tiles_m} * tiles_n;
+  const bool persistent = info.name.find("_persistent") != std::string::npos;
+  const std::uint64_t grid = info.grid.count();
+  const GpcLayout gpcs = limits.gpcs.sms() > 0 ? limits.gpcs : GpcLayout(limits.sm_count, 1, 1);
+  CHECK(grid == (persistent ? std::min<std::uint64_t>(tiles, gpcs.resident_ctas(1, cluster)) : tiles));
   TmaCheck r;
-  // (CTA, k-tile) -> bytes announced on its full barrier / delivered there by its own and its peers' boxes
+  // (CTA, k-tile of its whole loop) -> bytes announced on its full barrier / delivered there by its own and its
+  // peers' boxes
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::int64_t> announced, delivered;
-  std::map<std::uint64_t, std::map<std::uint64_t, int>> b_read_by_cluster;  // cluster -> B byte offset -> reads
-  for (std::uint64_t cta = 0; cta < info.grid.count(); ++cta) {
+  // (cluster, its tile number j) -> B byte offset -> reads
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::map<std::uint64_t, int>> b_read_by_cluster;
+  for (std::uint64_t cta = 0; cta < grid; ++cta) {
     auto cs = kernel->open_cta(cta);
-    std::map<std::uint64_t, int> a_read;  // byte offset in A -> times read by this CTA's boxes
-    std::map<std::uint64_t, int>& b_read = b_read_by_cluster[cta / cluster];
+    std::vector<std::uint64_t> units;  // the linear tiles the CTA computes, in order
+    for (std::uint64_t u = cta; u < tiles && (persistent || u == cta); u += grid) units.push_back(u);
+    const std::uint64_t n_units = units.size();
+    std::map<std::uint64_t, std::map<std::uint64_t, int>> a_read;  // tile number j -> byte offset in A -> reads
     std::uint64_t cta_box_bytes = 0;
     for (std::uint32_t w = 0; w < cs->num_warps(); ++w) {
       auto ws = cs->open_warp(w);
@@ -1373,7 +1387,8 @@ TmaCheck check_tma_kernel(const GemmProblem& p, const GemmTiling& t) {
             // A boxes are the CTA's own; B boxes are multicast to the whole cluster when there is one.
             CHECK(in.cluster_cta_mask() == (is_a ? 0u : all_ranks));
             CHECK(rows <= (is_a ? t.tile_m : t.tile_n / cluster));
-            const std::uint64_t kt = (in.base - (is_a ? a_base : b_base)) % pitch / (t.tile_k * eb);
+            const std::uint64_t j = (producer_k_tile - 1) / k_tiles;  // the CTA's tile number
+            const std::uint64_t kt = j * k_tiles + (in.base - (is_a ? a_base : b_base)) % pitch / (t.tile_k * eb);
             if (is_a || cluster == 1)
               delivered[{cta, kt}] += static_cast<std::int64_t>(rows * row_bytes);
             else
@@ -1384,10 +1399,10 @@ TmaCheck check_tma_kernel(const GemmProblem& p, const GemmTiling& t) {
                 const std::uint64_t addr = in.base + row * pitch + b;
                 if (is_a) {
                   CHECK(addr + 16 <= a_base + p.m * p.k * eb);
-                  ++a_read[addr - a_base];
+                  ++a_read[j][addr - a_base];
                 } else {
                   CHECK(addr + 16 <= b_base + p.n * p.k * eb);
-                  ++b_read[addr - b_base];
+                  ++b_read_by_cluster[{cta / cluster, j}][addr - b_base];
                 }
               }
             break;
@@ -1407,37 +1422,39 @@ TmaCheck check_tma_kernel(const GemmProblem& p, const GemmTiling& t) {
       }
       CHECK(inits == (w == 0 ? 2 * t.stages : 0));
       CHECK(bars_between_hgmmas == 0);
+      const std::uint64_t loop = n_units * k_tiles;  // k-tiles of the CTA's whole loop
       if (consumer) {
-        CHECK(bars == 2);
-        CHECK(waits_on.size() == std::min<std::uint64_t>(t.stages, k_tiles));
-        CHECK(fences == k_tiles);
-        CHECK(commits == k_tiles);
-        CHECK(wait1 == k_tiles);
-        CHECK(wait0 == 1);
-        CHECK(releases == k_tiles - 1);
-        CHECK(hgmma == k_tiles * (t.tile_k * eb / 32));  // 32 bytes of K per wgmma
+        CHECK(bars == (persistent ? 1u : 2u));  // persistent: the staging has its own shared memory
+        CHECK(waits_on.size() == std::min<std::uint64_t>(t.stages, loop));
+        CHECK(fences == loop);
+        CHECK(commits == loop);
+        CHECK(wait1 == loop);
+        CHECK(wait0 == n_units);
+        CHECK(releases == (persistent ? loop : k_tiles - 1));  // persistent: each tile's last stage too
+        CHECK(hgmma == loop * (t.tile_k * eb / 32));  // 32 bytes of K per wgmma
       } else {
         CHECK(hgmma == 0);
-        CHECK(bars == (w == 0 ? 2u : 1u));  // warps 1-3 have no role: they exit after the inits' barrier
-        if (w == 0) CHECK(producer_k_tile == k_tiles);
+        // warps 1-3 have no role: they exit after the inits' barrier
+        CHECK(bars == (w == 0 && !persistent ? 2u : 1u));
+        if (w == 0) CHECK(producer_k_tile == loop);
       }
     }
-    // First principles: the CTA reads its A rows over all of K, each 16-byte piece once.
-    const GemmTileIndex tile = gemm_cta_tile(cta, static_cast<std::uint32_t>(info.grid.y),
-                                             static_cast<std::uint32_t>(info.grid.x), t.swizzle_group);
-    const std::uint64_t a_rows = std::min<std::uint64_t>(t.tile_m, p.m - std::uint64_t{tile.m} * t.tile_m);
-    CHECK(a_read.size() * 16 == a_rows * p.k * eb);
-    for (const auto& [offset, times] : a_read) CHECK(offset / pitch / t.tile_m == tile.m);
-    for (const auto& [offset, times] : a_read) CHECK(times == 1);
-    // ... and the CTAs of a cluster compute the same N tile (they share B).
-    CHECK(gemm_cta_tile(cluster_peer(info, cta, 0), static_cast<std::uint32_t>(info.grid.y),
-                        static_cast<std::uint32_t>(info.grid.x), t.swizzle_group).n == tile.n);
+    for (std::uint64_t j = 0; j < n_units; ++j) {
+      // First principles: for each of its tiles the CTA reads the tile's A rows over all of K, each 16-byte piece once.
+      const GemmTileIndex tile = gemm_cta_tile(units[j], tiles_m, tiles_n, t.swizzle_group);
+      const std::uint64_t a_rows = std::min<std::uint64_t>(t.tile_m, p.m - std::uint64_t{tile.m} * t.tile_m);
+      CHECK(a_read[j].size() * 16 == a_rows * p.k * eb);
+      for (const auto& [offset, times] : a_read[j]) CHECK(offset / pitch / t.tile_m == tile.m);
+      for (const auto& [offset, times] : a_read[j]) CHECK(times == 1);
+      // ... and the CTAs of a cluster compute the same N tile (they share B).
+      CHECK(gemm_cta_tile(units[j] - units[j] % cluster, tiles_m, tiles_n, t.swizzle_group).n == tile.n);
+    }
     r.tma_bytes += cta_box_bytes;
   }
   // A cluster's B boxes hold its N tile's rows over all of K, each 16-byte piece once.
-  for (const auto& [c, b_read] : b_read_by_cluster) {
-    const GemmTileIndex tile = gemm_cta_tile(c * cluster, static_cast<std::uint32_t>(info.grid.y),
-                                             static_cast<std::uint32_t>(info.grid.x), t.swizzle_group);
+  for (const auto& [cluster_tile, b_read] : b_read_by_cluster) {
+    const std::uint64_t c = cluster_tile.first * cluster + cluster_tile.second * grid;  // its rank-0 CTA's tile
+    const GemmTileIndex tile = gemm_cta_tile(c, tiles_m, tiles_n, t.swizzle_group);
     const std::uint64_t b_rows = std::min<std::uint64_t>(t.tile_n, p.n - std::uint64_t{tile.n} * t.tile_n);
     CHECK(b_read.size() * 16 == b_rows * p.k * eb);
     for (const auto& [offset, times] : b_read) CHECK(offset / pitch / t.tile_n == tile.n);
@@ -1449,6 +1466,57 @@ TmaCheck check_tma_kernel(const GemmProblem& p, const GemmTiling& t) {
 }
 
 }  // namespace
+
+TEST_CASE("gemm sm_90 persistent: as many CTAs as fit, each looping over its tiles through one pipeline",
+          "[synth][gemm][tma][persistent]") {
+  GemmTiling t = default_gemm_tiling("sm_90", DType::BF16);
+  CHECK_FALSE(t.persistent);  // not the default yet (README.md, "Persistent kernels")
+  t.persistent = true;
+  GemmLimits h100 = kH100Tma;
+  h100.gpcs = GpcLayout(132, 8, 2);  // configs/h100_sxm.yaml: 8 GPCs of whole 2-SM TPCs
+  SECTION("2048 x 4096 x 256 on the H100: 256 tiles over 132 CTAs in 1x2 clusters, 124 CTAs with two") {
+    const GemmProblem p{2048, 4096, 256, DType::BF16};
+    auto kernel = make_gemm_trace(p, t, "sm_90", h100)->open_kernel(0);
+    const KernelInfo& info = kernel->info();
+    CHECK(info.grid == (Dim3{132, 1, 1}));
+    CHECK(info.cluster == (Dim3{2, 1, 1}));
+    CHECK(info.name.find("_persistent") != std::string::npos);
+    // The stages (4 x 48 KiB) and each consumer warp's staging (16 rows of 64 bf16 + 16 B of padding) beside them.
+    CHECK(info.shared_mem_bytes == 4u * 48 * 1024 + 8 * 16 * (64 * 2 + 16));
+    const TmaCheck r = check_tma_kernel(p, t, h100);
+    // Per tile: A read once per N tile (16 of them), B once per cluster of two M tiles (8): nothing more, nothing less.
+    CHECK(r.tma_bytes == 16 * (2048ull * 256 * 2) + 8 * (4096ull * 256 * 2));
+    CHECK(r.op_counts.at(Opcode::HGMMA) == 256ull * 8 * 4 * 4);  // tiles x consumer warps x k-tiles x k-steps
+  }
+  SECTION("GPCs of single SMs: an odd GPC strands an SM, so 128 CTAs fit") {
+    GemmLimits odd = h100;
+    odd.gpcs = GpcLayout(132, 8, 1);
+    const GemmProblem p{2048, 4096, 128, DType::BF16};
+    CHECK(make_gemm_trace(p, t, "sm_90", odd)->open_kernel(0)->info().grid == (Dim3{128, 1, 1}));
+    check_tma_kernel(p, t, odd);
+  }
+  SECTION("fewer tiles than SMs, ragged edges, fp8, no cluster: one tile per CTA still checks out") {
+    check_tma_kernel(GemmProblem{256, 512, 512, DType::BF16}, t, h100);
+    check_tma_kernel(GemmProblem{1000, 1800, 328, DType::BF16}, t, h100);
+    GemmTiling fp8 = default_gemm_tiling("sm_90", DType::FP8);
+    fp8.persistent = true;
+    check_tma_kernel(GemmProblem{2048, 4096, 256, DType::FP8}, fp8, h100);
+    GemmTiling single = t;
+    single.cluster_m = 1;
+    check_tma_kernel(GemmProblem{2048, 4096, 256, DType::BF16}, single, h100);
+  }
+  SECTION("where it cannot apply: one CTA per tile") {
+    GemmTiling split = t;
+    split.split_k = 2;
+    GemmTiling ldgsts = t;
+    ldgsts.mainloop = GemmTiling::Mainloop::Ldgsts;
+    for (const GemmTiling& u : {split, ldgsts}) {
+      auto trace = make_gemm_trace(GemmProblem{2048, 4096, 512, DType::BF16}, u, "sm_90", h100);
+      for (std::size_t k = 0; k < trace->num_kernels(); ++k)
+        CHECK(trace->open_kernel(k)->info().name.find("_persistent") == std::string::npos);
+    }
+  }
+}
 
 TEST_CASE("gemm sm_90 with TMA: mbarrier pipeline, no LDGSTS or BAR in the main loop", "[synth][gemm][tma]") {
   SECTION("bf16 256x512x512: 2 x 2 CTAs of 128x256, 8 k-tiles through 4 stages, without a cluster") {

@@ -59,6 +59,10 @@ constexpr std::uint32_t kRoleDispatchInsts = 2;  // warp-specialised: ISETP + BR
 constexpr std::uint32_t kPrologueIntInsts = 3;   // per prologue stage: advance A, B pointers, smem write slot
 constexpr std::uint32_t kLoopTailInsts = 3;      // IADD3 counter, ISETP, BRA
 constexpr std::uint32_t kNextTileInsts = 6;      // stream-K, a segment after the first: BAR, 4 IMAD, MOV
+// Persistent sm_90 kernel, per output tile (PersistentTileSchedulerSm90's fetch of the next work tile): IADD3 of the
+// linear tile index by the grid, ISETP (any left?), IMAD tile m and n (the rasterisation's divmods), IMAD of the
+// tile's A and B coordinates. Counted from the scheduler's structure, not from a SASS listing.
+constexpr std::uint32_t kPersistentTileInsts = 6;
 // TMA producer warp per k-tile: mbarrier wait (empty), arrive.expect_tx (full), UTMALDG A, UTMALDG B.
 constexpr std::uint32_t kTmaProducerInsts = 4;
 constexpr std::uint32_t kEpilogueBarrierInsts = 2;  // the producer branch's end: BAR, EXIT
@@ -212,8 +216,19 @@ struct GemmPlan {
   // on its empty barriers until then), as CUTLASS's producer tail: at most stages - 1 waits.
   std::uint32_t producer_tail_waits() const { return cluster_m > 1 ? t.stages - 1 : 0; }
 
-  // Epilogue (shared): passes of 16 rows through a warp-private padded staging buffer (epilogue.h).
+  // Epilogue (shared): passes of 16 rows through a warp-private padded staging buffer (epilogue.h), at
+  // epi_base + warp x its size: the pipeline's stages (free once every HGMMA is done), or beside them (persistent).
   StagedEpilogue epi;
+  std::uint32_t epi_base = 0;
+
+  // Persistent (GemmTiling::persistent): `persistent_ctas` CTAs, CTA c computing the linear output tiles c,
+  // c + persistent_ctas, ... (its units); 0 = one CTA per tile (and split).
+  std::uint64_t persistent_ctas = 0;
+  bool persistent() const { return persistent_ctas > 0; }
+  std::uint64_t units_of(std::uint64_t cta) const {
+    return persistent() ? (p.batch * tiles - cta + persistent_ctas - 1) / persistent_ctas : 1;
+  }
+  std::uint64_t unit(std::uint64_t cta, std::uint64_t j) const { return cta + j * persistent_ctas; }
 
   // Stream-K (multistage only): the decomposition, where the CTAs sharing a tile meet (a partial tile per stream-K
   // tile: the accumulators of every thread, striped in 16-byte vectors, and an arrival counter per tile).
@@ -311,10 +326,30 @@ std::uint32_t shared_mem_bytes(const GemmProblem& p, const GemmTiling& t) {  // 
   return static_cast<std::uint32_t>(std::uint64_t{t.stages} * (t.tile_m + t.tile_n) * t.tile_k * elem_bytes(p.dtype));
 }
 
+// The persistent kernel's epilogue staging, beside the stages (the producer keeps filling those with the next tile
+// while the consumers store this one): one warp-private buffer per consumer warp.
+std::uint32_t persistent_staging_bytes(const GemmProblem& p, const GemmTiling& t) {
+  return t.tile_m / kHgmmaM * kWarpgroupWarps * gemm_epilogue(p, t.tile_n, t).staging_bytes();
+}
+
+bool gemm_uses_tma(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits);
+
+// GemmTiling::persistent where it applies: the TMA main loop without split-K or stream-K, stages and staging
+// within the CTA's shared memory, and an SM count to size the grid by.
+bool gemm_runs_persistent(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
+  return t.persistent && gemm_uses_tma(p, t, limits) && t.split_k == 1 && !t.stream_k && limits.sm_count > 0 &&
+         std::uint64_t{shared_mem_bytes(p, t)} + persistent_staging_bytes(p, t) <= limits.shared_mem_per_cta;
+}
+
+// Shared memory of the kernel: the stages, and the persistent kernel's staging.
+std::uint32_t kernel_shared_mem_bytes(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
+  return shared_mem_bytes(p, t) + (gemm_runs_persistent(p, t, limits) ? persistent_staging_bytes(p, t) : 0);
+}
+
 // CTAs per SM, as far as the limits tell (the per-SM shared memory is taken as the per-CTA limit: H100 and A100
 // have 1 KiB more per SM, which their CTAs reserve).
 std::uint64_t estimated_ctas_per_sm(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
-  const std::uint64_t smem = shared_mem_bytes(p, t);
+  const std::uint64_t smem = kernel_shared_mem_bytes(p, t, limits);
   const std::uint64_t regs = std::uint64_t{kernel_registers(t)} * t.warps * kWarpSize;
   if (smem == 0 || regs == 0 || limits.shared_mem_per_cta == 0 || limits.registers_per_sm == 0) return 1;
   return std::max<std::uint64_t>(1, std::min(limits.shared_mem_per_cta / smem, limits.registers_per_sm / regs));
@@ -445,6 +480,16 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
     P.sk_flags = round_up(P.sk_partials + P.sk.sk_tiles * P.sk_partial_bytes, kMatrixAlign);
   }
 
+  if (tma && gemm_runs_persistent(p, t, limits)) {
+    // As many CTAs as the GPU holds at once (clusters whole within a GPC), as cudaOccupancyMaxActiveClusters
+    // tells CUTLASS's persistent tile scheduler; fewer when there are fewer tiles.
+    const GpcLayout one_gpc(limits.sm_count, 1, 1);
+    const GpcLayout& gpcs = limits.gpcs.sms() > 0 ? limits.gpcs : one_gpc;
+    const std::uint64_t resident = gpcs.resident_ctas(estimated_ctas_per_sm(p, t, limits), P.cluster_m);
+    P.persistent_ctas = std::min(p.batch * P.tiles, resident);
+    P.epi_base = shared_mem_bytes(p, t);
+  }
+
   if (!P.warp_specialized) {
     P.ldsm_frags = std::max(P.n_mi, P.n_ni / 2);
     P.ldsm.resize(std::size_t{t.warps} * 2 * P.ldsm_frags * P.k_steps);
@@ -470,9 +515,11 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
     const std::uint32_t copies = P.copies();
     if (P.tma) {
       // setup, mbarrier inits (2 per stage) and BAR, role dispatch; producer: warp-role dispatch, the loop.
+      // Persistent: the tile loop's head and branch around the k-tile loop.
+      const std::uint32_t tile_loop_insts = P.persistent() ? kPersistentTileInsts + kLoopTailInsts : 0;
       const std::uint32_t producer_insts = kSetupInsts + 2 * t.stages + 1 + kRoleDispatchInsts + kRoleDispatchInsts +
-                                           kTmaProducerInsts + kLoopTailInsts + P.producer_tail_waits() +
-                                           kEpilogueBarrierInsts;
+                                           tile_loop_insts + kTmaProducerInsts + kLoopTailInsts +
+                                           P.producer_tail_waits() + kEpilogueBarrierInsts;
       P.consumer_pc = producer_insts * kInstBytes;
     } else {
       const std::uint32_t producer_insts = kSetupInsts + kRoleDispatchInsts +
@@ -488,17 +535,19 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
        << t.stages << '_' << arch_tag(arch);
   if (P.split_k > 1) name << "_splitk" << P.split_k;
   if (P.stream_k()) name << "_streamk" << P.sk.sk_ctas;
+  if (P.persistent()) name << "_persistent";
   if (p.epilogue != GemmEpilogue::None) name << '_' << gemm_epilogue_name(p.epilogue);
   name << " (";
   if (p.batch > 1) name << p.batch << 'x';
   name << p.m << 'x' << p.n << 'x' << p.k << ')';
   info.name = name.str();
-  info.grid = P.stream_k() ? Dim3{static_cast<std::uint32_t>(P.sk.ctas()), 1, 1}
-                         : Dim3{P.tiles_n, P.tiles_m, static_cast<std::uint32_t>(p.batch * P.split_k)};
+  info.grid = P.stream_k()     ? Dim3{static_cast<std::uint32_t>(P.sk.ctas()), 1, 1}
+              : P.persistent() ? Dim3{static_cast<std::uint32_t>(P.persistent_ctas), 1, 1}
+                               : Dim3{P.tiles_n, P.tiles_m, static_cast<std::uint32_t>(p.batch * P.split_k)};
   info.cluster = Dim3{P.cluster_m, 1, 1};
   info.block = Dim3{t.warps * kWarpSize, 1, 1};
   info.registers_per_thread = kernel_registers(t);
-  info.shared_mem_bytes = shared_mem_bytes(p, t);
+  info.shared_mem_bytes = shared_mem_bytes(p, t) + (P.persistent() ? persistent_staging_bytes(p, t) : 0);
   info.target_arch = arch;
   info.flops = 2 * p.batch * p.m * p.n * p.k;
   return plan;
@@ -871,6 +920,12 @@ void MultistageWarp::emit_iteration(InstChunk& c, std::uint32_t kt) {
 //                            empty of k-tile i-1's stage; loop tail. Then WARPGROUP.DEPBAR 0; BAR; epilogue; EXIT.
 // No CTA-wide barrier in the main loop: the producer runs up to `stages` k-tiles ahead of the slowest consumer.
 //
+// Persistent (CUTLASS 3 KernelTmaWarpSpecializedCooperative with PersistentTileSchedulerSm90): the k-tile loop
+// above runs once per output tile of the CTA, inside a tile loop whose head fetches the next tile
+// (kPersistentTileInsts); the stages and their phases run on across tiles. After a tile's last k-tile the
+// consumers wait for every HGMMA (WARPGROUP.DEPBAR 0), release that k-tile's stage and store the tile through
+// staging beside the stages, with no CTA barrier, while the producer already loads the next tile.
+//
 // LDGSTS (fallback: rows not 16-byte aligned, or no TMA unit):
 //   producer (warpgroup 0):  setup; prologue as sm_80; per k-tile: DEPBAR stages-2; BAR; LDGSTS of tile
 //                            kt+stages-1 into the stage consumed at kt-1; LDGDEPBAR; loop tail. Then BAR; EXIT.
@@ -880,7 +935,7 @@ void MultistageWarp::emit_iteration(InstChunk& c, std::uint32_t kt) {
 class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
  public:
   WarpSpecializedWarp(std::shared_ptr<const GemmPlan> plan, std::uint64_t cta_id, std::uint32_t warp)
-      : WarpSpecializedWarp(GemmWarpContext(std::move(plan), cta_id, warp)) {}
+      : WarpSpecializedWarp(GemmWarpContext(std::move(plan), cta_id, warp), cta_id) {}
 
   void emit_prologue(InstChunk& c) {
     const GemmPlan& P = *g_.plan;
@@ -910,26 +965,35 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     } else {
       g_.emit_prologue_fills(c);
     }
+    tile_loop_pc_ = c.pc();
   }
   void emit_iteration(InstChunk& c, std::uint32_t i) {
     const GemmPlan& P = *g_.plan;
+    const std::uint32_t k_iteration = i % k_tiles_per_unit_;  // of the current output tile
+    if (P.persistent()) {
+      c.set_pc(tile_loop_pc_ + (k_iteration == 0 ? 0 : kPersistentTileInsts * kInstBytes));
+      if (k_iteration == 0) emit_next_tile(c, i / k_tiles_per_unit_);
+    }
     if (producer_ && P.tma)
       emit_tma_producer_k_tile(c, i);
     else if (producer_)
       emit_producer_k_tile(c, i);
     else
       emit_consumer_k_tile(c, i);
+    if (P.persistent() && k_iteration + 1 == k_tiles_per_unit_) {
+      if (!producer_) emit_tile_epilogue(c, i);
+      emit_loop_tail(c, P);  // the tile loop's branch
+    }
   }
   void emit_epilogue(InstChunk& c) {
     const GemmPlan& P = *g_.plan;
-    if (P.tma && !producer_) emit_wgmma_wait(c, 0);  // every HGMMA done: the accumulators are final
     if (P.tma && producer_ && !idle_) emit_producer_tail(c);
-    if (!idle_) emit_barrier(c, 0);  // all HGMMA of the CTA done: pipeline smem may be reused for staging
-    if (!producer_) {
-      const std::uint32_t consumer = g_.warp - P.first_consumer_warp;
-      const std::uint64_t row0 = g_.a_row0 + consumer * kEpilogueRows;  // warpgroup g, warp q: rows 64g + 16q
-      emit_staged_epilogue(c, P.epi, MmaAccumulatorTile{P.r_acc, P.n_mi, P.n_ni}, g_.c, row0, g_.b_row0,
-                           consumer * P.epi.staging_bytes(), P.r_epi, P.r_cptr);
+    if (P.persistent()) {  // every tile's epilogue ran in the tile loop, through staging of its own
+      if (producer_ && !idle_) c.skip();  // the BAR slot
+    } else {
+      if (P.tma && !producer_) emit_wgmma_wait(c, 0);  // every HGMMA done: the accumulators are final
+      if (!idle_) emit_barrier(c, 0);  // all HGMMA of the CTA done: pipeline smem may be reused for staging
+      if (!producer_) emit_store_tile(c);
     }
     c.emit(Opcode::EXIT);
     WARPSIM_ASSERT(!producer_ || c.pc() == P.consumer_pc, "producer code length out of step with the layout");
@@ -938,19 +1002,61 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
  private:
   // Consumers batch k-tiles (10 records each) into chunks of at least kMinChunkInsts. With TMA only warp 0 of
   // the producer warpgroup runs the loop; its other warps have none.
-  explicit WarpSpecializedWarp(GemmWarpContext g)
-      : TilePipelineWarp(loop_tiles(g), g.warp < g.plan->first_consumer_warp ? 0 : kMinChunkInsts),
+  WarpSpecializedWarp(GemmWarpContext g, std::uint64_t cta_id)
+      : TilePipelineWarp(loop_tiles(g, cta_id), g.warp < g.plan->first_consumer_warp ? 0 : kMinChunkInsts),
         g_(std::move(g)),
         producer_(g_.warp < g_.plan->first_consumer_warp),
-        idle_(is_idle(g_)) {}
+        idle_(is_idle(g_)),
+        cta_id_(cta_id),
+        k_tiles_per_unit_(std::max(1u, g_.k_tiles.iterations())) {}
   // With TMA only warp 0 of the producer warpgroup loads; warps 1-3 exit after the role dispatch.
   static bool is_idle(const GemmWarpContext& g) {
     return g.plan->tma && g.warp != 0 && g.warp < g.plan->first_consumer_warp;
   }
-  static PipelineTiles loop_tiles(const GemmWarpContext& g) {
+  // The k-tiles of the CTA's output tile, or (persistent) of all its tiles one after another through the same ring
+  // of stages: iteration i is k-tile i % k_tiles of the CTA's tile i / k_tiles.
+  static PipelineTiles loop_tiles(const GemmWarpContext& g, std::uint64_t cta_id) {
     PipelineTiles tiles = g.k_tiles;
+    if (g.plan->persistent()) tiles = PipelineTiles{0, static_cast<std::uint32_t>(g.plan->units_of(cta_id) * g.k_tiles.iterations()), g.k_tiles.stages};
     if (is_idle(g)) tiles.end = tiles.first;
     return tiles;
+  }
+  // Global k-tile of iteration i.
+  std::uint32_t k_tile_of(std::uint32_t i) const { return g_.k_tiles.first + i % k_tiles_per_unit_; }
+
+  // Persistent: the scheduler's fetch of the CTA's output tile number j, which the following iterations load,
+  // compute and store.
+  void emit_next_tile(InstChunk& c, std::uint32_t j) {
+    const GemmPlan& P = *g_.plan;
+    emit_alu(c, Opcode::IADD3, P.r_lin, {P.r_lin});  // linear tile index += grid
+    emit_alu(c, Opcode::ISETP, kPredGuard, {P.r_lin});
+    emit_alu(c, Opcode::IMAD, P.r_tile_m, {P.r_lin});
+    emit_alu(c, Opcode::IMAD, P.r_tile_n, {P.r_lin, P.r_tile_m});
+    emit_alu(c, Opcode::IMAD, P.r_gptr_a, {P.r_tile_m});
+    emit_alu(c, Opcode::IMAD, P.r_gptr_b, {P.r_tile_n});
+    if (j > 0) g_ = GemmWarpContext(g_.plan, g_.plan->cta_work(g_.plan->unit(cta_id_, j)), g_.warp, g_.cluster_rank);
+  }
+  // Persistent consumers after a tile's last k-tile (iteration i): every HGMMA done, that k-tile's stage released
+  // (the producer waits for it to load the next tile's), the tile stored.
+  void emit_tile_epilogue(InstChunk& c, std::uint32_t i) {
+    emit_wgmma_wait(c, 0);
+    emit_release(c, i);
+    emit_store_tile(c);
+  }
+  // The consumer warp's 16 rows of the CTA tile to C, through its staging buffer.
+  void emit_store_tile(InstChunk& c) {
+    const GemmPlan& P = *g_.plan;
+    const std::uint32_t consumer = g_.warp - P.first_consumer_warp;
+    const std::uint64_t row0 = g_.a_row0 + consumer * kEpilogueRows;  // warpgroup g, warp q: rows 64g + 16q
+    emit_staged_epilogue(c, P.epi, MmaAccumulatorTile{P.r_acc, P.n_mi, P.n_ni}, g_.c, row0, g_.b_row0,
+                         P.epi_base + consumer * P.epi.staging_bytes(), P.r_epi, P.r_cptr);
+  }
+  // The consumer warp's arrival on the empty barrier of iteration i's stage, on every cluster CTA's (the B slices
+  // of that stage came from all of them).
+  void emit_release(InstChunk& c, std::uint32_t i) {
+    const GemmPlan& P = *g_.plan;
+    WarpInst& release = emit_mbarrier_arrive_expect_tx(c, P.empty_mbarrier(tiles().stage_of(i)), 0);
+    release.mma.m = static_cast<std::uint16_t>(P.cluster_mask());
   }
 
   void emit_producer_k_tile(InstChunk& c, std::uint32_t kt) {
@@ -992,7 +1098,7 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
   void emit_tma_producer_k_tile(InstChunk& c, std::uint32_t i) {
     const GemmPlan& P = *g_.plan;
     const std::uint32_t s = tiles().stage_of(i);
-    const std::uint32_t kt = tiles().first + i;
+    const std::uint32_t kt = k_tile_of(i);
     const TmaBox a = tile_box(Operand::A, kt);
     // The full barrier expects the whole B tile: the other ranks' multicast slices land here too.
     const TmaBox b = tile_box(Operand::B, kt);
@@ -1048,19 +1154,20 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     if (P.tma) {
       emit_wgmma_commit(c);
       emit_wgmma_wait(c, 1);  // k-tile i-1's HGMMAs are done: its stage may be refilled
-      if (i > 0) {
-        // On every cluster CTA's empty barrier: the B slices of that stage came from all of them.
-        WarpInst& release = emit_mbarrier_arrive_expect_tx(c, P.empty_mbarrier(tiles().stage_of(i - 1)), 0);
-        release.mma.m = static_cast<std::uint16_t>(P.cluster_mask());
-      } else
+      if (i % k_tiles_per_unit_ > 0)  // the tile's first k-tile: the previous tile's epilogue released its last
+        emit_release(c, i - 1);
+      else
         c.skip();
     }
     emit_loop_tail(c, P);
   }
 
-  GemmWarpContext g_;
+  GemmWarpContext g_;  // the CTA's current output tile (persistent: the one iteration i / k_tiles_per_unit_ works on)
   bool producer_ = false;
   bool idle_ = false;  // a producer warp without a loop (TMA)
+  std::uint64_t cta_id_ = 0;
+  std::uint32_t k_tiles_per_unit_ = 1;  // k-tiles of one output tile (of the CTA's split)
+  std::uint32_t tile_loop_pc_ = 0;      // persistent: the tile loop's head, where the code after the prologue starts
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/slots/gpc_layout.h"
 #include "sim/trace/source.h"
 
 namespace warpsim {
@@ -74,6 +75,14 @@ struct GemmTiling {
   // per SM. With whole waves the kernel is the data-parallel one.
   bool stream_k = false;
   std::uint32_t stream_k_ctas = 0;
+  // sm_90 TMA main loop (README.md, "Persistent kernels"): a persistent grid, as CUTLASS 3's
+  // PersistentTileSchedulerSm90 and cuBLAS's nvjet kernels run: as many CTAs as fit at once (whole clusters per
+  // GPC), CTA c computing the output tiles c, c + grid, ... with its pipeline running on from tile to tile, so the
+  // producer loads the next tile while the consumers store this one (the cooperative schedule: both consumer
+  // warpgroups on one tile; the epilogue staging gets its own shared memory beside the stages). Taken where the TMA
+  // main loop runs without split-K or stream-K and stages and staging fit; elsewhere one CTA per tile. Not the
+  // default yet: wave sampling and SM subsetting see a persistent grid as one pass (README.md, "Persistent kernels").
+  bool persistent = false;
 };
 
 // The stream-K decomposition of `tiles` output tiles of `k_tiles` k-tiles each over `slots` resident CTAs
@@ -125,6 +134,7 @@ struct GemmLimits {
   double sm_clock_hz = 0;             // clocks.sm
   double dram_bytes_per_second = 0;   // hbm.bandwidth
   double l2_bytes = 0;                // l2.size: a problem whose operands, partial sums and C fit keeps them there
+  GpcLayout gpcs{};  // which SMs share a GPC (clusters must): sizes a persistent grid; no SMs = one GPC of sm_count
 };
 
 // True for the architectures the GEMM code paths exist for: "sm_80" (mma.sync multistage), "sm_90" and

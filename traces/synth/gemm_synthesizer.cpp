@@ -25,6 +25,7 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
   limits.registers_per_sm = sm.u32("registers");
   limits.max_registers_per_thread = sm.u32("max_registers_per_thread");
   limits.sm_count = sm.u32("count");
+  limits.gpcs = gpc_layout(config);
   limits.tensor_flops_per_cycle = static_cast<double>(sm.u64(flops_key));
   limits.sm_clock_hz = config.section("clocks").real("sm");
   if (config.has_section("hbm")) limits.dram_bytes_per_second = config.section("hbm").real("bandwidth");
@@ -39,6 +40,18 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
     tiling.split_k = 1;
   }
   if (choice.split_k) tiling.split_k = choice.split_k;
+  if (choice.persistent) {
+    tiling.persistent = *choice.persistent;
+    if (tiling.persistent) {
+      // Asked for: the kernel that can be persistent, or an error saying why not.
+      if (!tiling.warpgroup_mma)
+        throw InputError("synth gemm key 'decomposition': persistent is the sm_90 TMA kernel's, not " + arch + "'s");
+      if (choice.mainloop != GemmTiling::Mainloop::Tma)
+        throw InputError("synth gemm key 'decomposition': persistent needs mainloop=tma");
+      if (choice.split_k > 1) throw InputError("synth gemm key 'decomposition': persistent excludes split_k > 1");
+      tiling.split_k = 1;
+    }
+  }
   return make_gemm_trace(problem, tiling, arch, limits);
 }
 
@@ -78,11 +91,13 @@ SynthesizerInfo gemm_synthesizer() {
                         "adds (as cuBLASLt's CUBLASLT_ALGO_CONFIG_SPLITK_NUM); 0 = the tiling heuristic's choice "
                         "(README.md, 'Tiling heuristic')",
                         0, synth::kMaxGridDimYZ)
-                  .choice("decomposition", {"data_parallel", "stream_k"}, "data_parallel",
+                  .choice("decomposition", {"data_parallel", "persistent", "stream_k"}, "data_parallel",
                           "how output tiles map to CTAs: data_parallel (one CTA per tile, split-K as the split_k key "
-                          "says) or stream_k (sm_80: a persistent grid shares the MAC iterations of the tiles past "
-                          "the whole waves evenly, as CUTLASS's stream-K + data-parallel hybrid; README.md, "
-                          "'Stream-K')")
+                          "says), persistent (sm_90 TMA kernel: as many CTAs as fit at once, each looping over "
+                          "tiles, the next tile's loads overlapping this one's stores, as cuBLAS's nvjet kernels; "
+                          "README.md, 'Persistent kernels'), stream_k (sm_80: a persistent grid shares the MAC "
+                          "iterations of the tiles past the whole waves evenly, as CUTLASS's stream-K + "
+                          "data-parallel hybrid; README.md, 'Stream-K')")
                   .uint("stream_k_ctas", "CTAs", 0,
                         "stream_k: the CTA slots it balances over, which sets the wave size (so which tiles are "
                         "shared) and the stream-K grid (0 = sm.count x CTAs per SM)",
@@ -106,7 +121,9 @@ SynthesizerInfo gemm_synthesizer() {
     choice.mainloop = args.text("mainloop") == "ldgsts" ? GemmTiling::Mainloop::Ldgsts : GemmTiling::Mainloop::Tma;
     choice.cluster_m = static_cast<std::uint32_t>(args.u64("cluster_m"));
     choice.split_k = static_cast<std::uint32_t>(args.u64("split_k"));
-    choice.stream_k = args.text("decomposition") == "stream_k";
+    const std::string& decomposition = args.text("decomposition");
+    choice.stream_k = decomposition == "stream_k";
+    if (decomposition == "persistent") choice.persistent = true;
     choice.stream_k_ctas = static_cast<std::uint32_t>(args.u64("stream_k_ctas"));
     return make_gemm_for_gpu(problem, config, choice);
   };

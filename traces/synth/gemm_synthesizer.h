@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "sim/config/config.h"
 #include "sim/trace/source.h"
@@ -19,6 +20,9 @@ struct GemmMainloopChoice {
   std::uint32_t split_k = 0;  // 0: the tiling heuristic's choice; otherwise K splits as a cuBLASLt algo's splitK
   bool stream_k = false;      // stream-K decomposition (no split-K then); GemmTiling::stream_k
   std::uint32_t stream_k_ctas = 0;
+  // GemmTiling::persistent: unset = the tiling's default (one CTA per tile); true = persistent (an error where the
+  // kernel cannot be: sm_80, ldgsts, split-K).
+  std::optional<bool> persistent;
 };
 
 // The shape-aware default tiling for the config's `gpu.arch`, validated against its `sm` limits (shared memory
