@@ -34,9 +34,9 @@ namespace warpsim {
 
 class BuildContext;
 
-// Kernels with thread-block clusters: a cluster's CTAs start together on SMs of one GPC (SM i is in GPC
-// i mod noc.gpcs, as the hierarchical interconnect places them; a GPU whose config names no GPCs is one), and only
-// when that GPC has room for all of them. The scheduler is the cluster directory (slot "clusters").
+// Kernels with thread-block clusters: a cluster's CTAs start together on SMs of one GPC (GPCs of whole TPCs,
+// sim/slots/gpc_layout.h, as the hierarchical interconnect places them; a GPU whose config names no GPCs is one),
+// and only when that GPC has room for all of them. The scheduler is the cluster directory (slot "clusters").
 class KernelScheduler final : public Component, public ClusterDirectory {
  public:
   // `memory_progress`: a count that grows while the memory system works; `memory_pending`: it has work scheduled.

@@ -188,7 +188,9 @@ class HierarchicalNoc final : public Interconnect {
   }
 
   unsigned gpc_of(unsigned sm) const { return layout_.gpc_of(sm); }
-  unsigned partition_of_gpc(unsigned gpc) const { return gpc * partitions_ / gpcs_; }
+  // Over the GPCs that hold SMs (a small GPU has fewer than noc.gpcs: sim/slots/gpc_layout.h), so both partitions
+  // keep SMs where there are GPCs enough.
+  unsigned partition_of_gpc(unsigned gpc) const { return gpc * partitions_ / std::max(partitions_, layout_.gpcs()); }
   unsigned partition_of_slice(unsigned slice) const { return split_.of(slice); }
   unsigned copy_slice(unsigned home_slice, unsigned partition) const { return split_.copy_slice(home_slice, partition); }
   Link& link(unsigned from, unsigned to) { return links_[from * partitions_ + to]; }

@@ -54,7 +54,9 @@ GpcLayout gpc_layout(const Config& config) {
     if (noc.has("gpcs")) gpcs = std::max(1u, noc.u32("gpcs"));
     if (noc.has("sms_per_tpc")) sms_per_tpc = std::max(1u, noc.u32("sms_per_tpc"));
   }
-  return GpcLayout(sms, std::min(gpcs, std::max(1u, sms)), sms_per_tpc);
+  // A GPU with fewer TPCs than noc.gpcs (a small test GPU) has one GPC per TPC: a GPC holds at least one.
+  const unsigned tpcs = std::max(1u, (sms + sms_per_tpc - 1) / sms_per_tpc);
+  return GpcLayout(sms, std::min(gpcs, tpcs), sms_per_tpc);
 }
 
 }  // namespace warpsim

@@ -36,7 +36,7 @@ class GpcLayout {
 };
 
 // The layout of a GPU config: sm.count SMs over noc.gpcs GPCs (one without that key) in TPCs of noc.sms_per_tpc
-// (1 without it).
+// (1 without it); fewer GPCs where there are fewer TPCs than that (every GPC holds at least one).
 GpcLayout gpc_layout(const Config& config);
 
 }  // namespace warpsim

@@ -128,8 +128,8 @@ TEST_CASE("h100 4096^3 bf16 GEMM respects its roofline and reaches at least a th
 // Doubling a resource must speed a GEMM up by what its bottleneck allows. The synthesized sm_90 GEMM loads each
 // 4.2 MFLOP k-step (1024 cycles of tensor work) with two 16 KiB TMA copies per CTA (its A tile and half of the B
 // tile it shares with the other CTA of its cluster by multicast): 32 KiB from L2 per SM and k-step, 32 B per
-// cycle, so a GPC's 17 SMs ask 544 B per cycle of its crossbar port, whose noc.gpc_port_bandwidth (503, the
-// measured all-SM L2 streaming limit) allows at most 92% of the tensor peak. On a stock H100 the tensor cores and
+// cycle, so a GPC's 18 SMs ask 576 B per SM cycle of its crossbar port, whose noc.gpc_port_bandwidth (574 B per
+// L2 clock = 533 B per SM clock, the measured all-SM L2 streaming limit) allows at most 92% of the tensor peak. On a stock H100 the tensor cores and
 // the GPC ports thus co-limit it (tensor ~82% busy, slices ~40%). Twice the SMs (in the same GPCs) or twice the
 // tensor throughput gain little until the L2 path, GPC ports included, is widened too; then the SMs help until
 // latency, the tensor cores until the TMA units' per-copy cost binds, and a cheaper copy lets the doubling pay
@@ -142,7 +142,7 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
 // Twice H100's L2 path: the slices' data ports and every interconnect link.
 const std::vector<std::string> kWideL2 = {"--set", "l2.bandwidth=37.48TB/s",         "--set", "noc.slice_port_bandwidth=256",
                                           "--set", "noc.slice_input_bandwidth=64",    "--set", "noc.sm_port_bandwidth=256",
-                                          "--set", "noc.gpc_port_bandwidth=1006",     "--set", "noc.partition_link_bandwidth=5120"};
+                                          "--set", "noc.gpc_port_bandwidth=1148",     "--set", "noc.partition_link_bandwidth=5120"};
 std::string l2_path(const Sim& s) { return json::string(s.stats, "kernels[0].speed_of_light.l2_path").value_or(""); }
 }  // namespace
 

@@ -3,7 +3,6 @@
 #include <catch2/catch.hpp>
 
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "test_helpers.h"
@@ -53,15 +52,20 @@ TEST_CASE("a persistent H100 GEMM overlaps each tile's store with the next tile'
 
 TEST_CASE("a persistent GEMM where there is none is one clear error", "[gemm][persistent][bad input]") {
   TempDir dir;
-  for (const auto& [gpu, key, message] :
-       {std::tuple<std::string, std::string, std::string>{"a100_sxm", "mainloop=tma", "persistent is the sm_90 TMA kernel's, not sm_80's"},
-        {"h100_sxm", "mainloop=ldgsts", "persistent needs mainloop=tma"},
-        {"h100_sxm", "split_k=2", "persistent excludes split_k > 1"}}) {
-    RUN_WARPSIM(r, {"run", "--gpu", gpu, "--synth", "gemm", "--synth-key", "m=512", "--synth-key", "n=512",
-                    "--synth-key", "k=512", "--synth-key", "decomposition=persistent", "--synth-key", key, "--out",
-                    dir / "out", "--no-progress", "-q"});
-    CHECK(r.exit_code == 2);
-    CHECK(count_lines_containing(r.err, "error:") == 1);
-    CHECK(contains(r.err, message));
+  struct Refused {
+    std::string gpu, key, k, message;
+  };
+  for (const Refused& r :
+       {Refused{"a100_sxm", "mainloop=tma", "512",
+                "persistent cannot run on sm_80 for 512x512x512: the persistent grid is the sm_90 warp-specialised TMA kernel's"},
+        Refused{"h100_sxm", "mainloop=ldgsts", "512", "needs the TMA main loop (mainloop=tma"},
+        Refused{"h100_sxm", "split_k=2", "512", "excludes split_k > 1"},
+        Refused{"h100_sxm", "mainloop=tma", "500", "rows of A and B 16-byte aligned"}}) {
+    RUN_WARPSIM(run, {"run", "--gpu", r.gpu, "--synth", "gemm", "--synth-key", "m=512", "--synth-key", "n=512",
+                      "--synth-key", "k=" + r.k, "--synth-key", "decomposition=persistent", "--synth-key", r.key,
+                      "--out", dir / "out", "--no-progress", "-q"});
+    CHECK(run.exit_code == 2);
+    CHECK(count_lines_containing(run.err, "error:") == 1);
+    CHECK(contains(run.err, r.message));
   }
 }

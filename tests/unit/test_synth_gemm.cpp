@@ -1437,6 +1437,14 @@ TmaCheck check_tma_kernel(const GemmProblem& p, const GemmTiling& t, const GemmL
         // warps 1-3 have no role: they exit after the inits' barrier
         CHECK(bars == (w == 0 && !persistent ? 2u : 1u));
         if (w == 0) CHECK(producer_k_tile == loop);
+        // With a cluster, peers arrive on this CTA's empty barriers: before it exits the producer waits for every
+        // release, one wait per iteration in the loop and a tail for the last stages' releases (persistent: the
+        // last k-tile's too), so that no peer arrives on a CTA that has gone.
+        std::uint64_t empty_waits = 0;
+        for (const auto& [barrier, n] : waits_on) empty_waits += barrier >= t.stages ? n : 0;
+        const std::uint64_t released = persistent ? loop : loop - 1;
+        if (w == 0 && cluster > 1 && loop >= t.stages)
+          CHECK(empty_waits == loop + std::min<std::uint64_t>(released, persistent ? t.stages : t.stages - 1));
       }
     }
     for (std::uint64_t j = 0; j < n_units; ++j) {

@@ -213,8 +213,12 @@ struct GemmPlan {
   std::uint32_t empty_mbarrier(std::uint32_t s) const { return t.stages + s; }
   std::uint32_t consumer_warps() const { return consumer_warpgroups * kWarpgroupWarps; }
   // With a cluster the producer ends waiting for the last stages' releases (its cluster peers' consumers arrive
-  // on its empty barriers until then), as CUTLASS's producer tail: at most stages - 1 waits.
-  std::uint32_t producer_tail_waits() const { return cluster_m > 1 ? t.stages - 1 : 0; }
+  // on its empty barriers until then), as CUTLASS's producer tail: stages - 1 waits, for the k-tiles before the
+  // last (never released: the epilogue follows); persistent: stages, the last k-tile's release included (the tile
+  // loop releases every tile's last stage).
+  std::uint32_t producer_tail_waits() const { return cluster_m > 1 ? (persistent() ? t.stages : t.stages - 1) : 0; }
+  // The last iteration a consumer releases: the loop's last (persistent) or the one before it.
+  bool releases_last_k_tile() const { return persistent(); }
 
   // Epilogue (shared): passes of 16 rows through a warp-private padded staging buffer (epilogue.h), at
   // epi_base + warp x its size: the pipeline's stages (free once every HGMMA is done), or beside them (persistent).
@@ -337,8 +341,7 @@ bool gemm_uses_tma(const GemmProblem& p, const GemmTiling& t, const GemmLimits& 
 // GemmTiling::persistent where it applies: the TMA main loop without split-K or stream-K, stages and staging
 // within the CTA's shared memory, and an SM count to size the grid by.
 bool gemm_runs_persistent(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
-  return t.persistent && gemm_uses_tma(p, t, limits) && t.split_k == 1 && !t.stream_k && limits.sm_count > 0 &&
-         std::uint64_t{shared_mem_bytes(p, t)} + persistent_staging_bytes(p, t) <= limits.shared_mem_per_cta;
+  return t.persistent && gemm_persistent_refusal(p, t, limits).empty();
 }
 
 // Shared memory of the kernel: the stages, and the persistent kernel's staging.
@@ -487,7 +490,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
     const GpcLayout& gpcs = limits.gpcs.sms() > 0 ? limits.gpcs : one_gpc;
     const std::uint64_t resident = gpcs.resident_ctas(estimated_ctas_per_sm(p, t, limits), P.cluster_m);
     P.persistent_ctas = std::min(p.batch * P.tiles, resident);
-    P.epi_base = shared_mem_bytes(p, t);
+    if (P.persistent()) P.epi_base = shared_mem_bytes(p, t);
   }
 
   if (!P.warp_specialized) {
@@ -1117,14 +1120,16 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
   }
 
   // Producer tail (clusters): wait until the last stages' releases have completed, so that no cluster peer
-  // arrives on this CTA's empty barriers after it has exited. The last k-tile is never released.
+  // arrives on this CTA's empty barriers after it has exited: the waits end with the last iteration released.
   void emit_producer_tail(InstChunk& c) {
     const GemmPlan& P = *g_.plan;
     const std::uint32_t n = tiles().iterations();
     const std::uint32_t waits = P.producer_tail_waits();
+    // The last iteration released: n - 1 (persistent) or n - 2.
+    const std::int64_t last = static_cast<std::int64_t>(n) - (P.releases_last_k_tile() ? 1 : 2);
     for (std::uint32_t w = 0; w < waits; ++w) {
-      // k-tile j = n - 1 - waits + w (skipped below 0)
-      const std::int64_t j = static_cast<std::int64_t>(n) - 1 - waits + w;
+      // iteration j = last + 1 - waits + w (skipped below 0)
+      const std::int64_t j = last + 1 - waits + w;
       if (j < 0) {
         c.skip();
         continue;
@@ -1265,6 +1270,21 @@ std::uint32_t gemm_access_bytes(std::uint64_t row_pitch_bytes) {
   std::uint32_t bytes = kVecBytes;
   while (bytes > 1 && row_pitch_bytes % bytes != 0) bytes /= 2;
   return bytes;
+}
+
+std::string gemm_persistent_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
+  if (!t.warpgroup_mma) return "the persistent grid is the sm_90 warp-specialised TMA kernel's";
+  if (t.split_k > 1) return "the persistent grid excludes split_k > 1";
+  if (t.stream_k) return "the persistent grid excludes stream-K";
+  if (!gemm_uses_tma(p, t, limits))
+    return "the persistent grid needs the TMA main loop (mainloop=tma, a GPU with a TMA unit, rows of A and B "
+           "16-byte aligned)";
+  if (limits.sm_count == 0) return "the persistent grid needs the GPU's SM count";
+  const std::uint64_t smem = std::uint64_t{shared_mem_bytes(p, t)} + persistent_staging_bytes(p, t);
+  if (smem > limits.shared_mem_per_cta)
+    return "the persistent kernel's stages and epilogue staging (" + std::to_string(smem) +
+           " B) exceed the CTA's shared memory (" + std::to_string(limits.shared_mem_per_cta) + " B)";
+  return "";
 }
 
 GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {

@@ -85,6 +85,12 @@ struct GemmTiling {
   bool persistent = false;
 };
 
+struct GemmLimits;
+struct GemmProblem;
+// Why GemmTiling::persistent cannot apply to `p` with tiling `t` on a GPU with `limits`; "" where it can (the
+// tiling's `persistent` itself is not looked at).
+std::string gemm_persistent_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits);
+
 // The stream-K decomposition of `tiles` output tiles of `k_tiles` k-tiles each over `slots` resident CTAs
 // (CUTLASS's hybrid): with at least two waves, the last full wave and the partial one are shared (stream-K
 // tiles, the last ones in rasterisation order) and the earlier ones run data-parallel; with fewer, every tile is

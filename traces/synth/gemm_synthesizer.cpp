@@ -43,13 +43,13 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
   if (choice.persistent) {
     tiling.persistent = *choice.persistent;
     if (tiling.persistent) {
-      // Asked for: the kernel that can be persistent, or an error saying why not.
-      if (!tiling.warpgroup_mma)
-        throw InputError("synth gemm key 'decomposition': persistent is the sm_90 TMA kernel's, not " + arch + "'s");
-      if (choice.mainloop != GemmTiling::Mainloop::Tma)
-        throw InputError("synth gemm key 'decomposition': persistent needs mainloop=tma");
-      if (choice.split_k > 1) throw InputError("synth gemm key 'decomposition': persistent excludes split_k > 1");
-      tiling.split_k = 1;
+      // Asked for: the kernel that can be persistent, or an error saying why not. The heuristic's split gives way.
+      if (!choice.split_k) tiling.split_k = 1;
+      const std::string refusal = gemm_persistent_refusal(problem, tiling, limits);
+      if (!refusal.empty())
+        throw InputError("synth gemm key 'decomposition': persistent cannot run on " + arch + " for " +
+                         std::to_string(problem.m) + "x" + std::to_string(problem.n) + "x" +
+                         std::to_string(problem.k) + ": " + refusal);
     }
   }
   return make_gemm_trace(problem, tiling, arch, limits);
