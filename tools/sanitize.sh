@@ -20,13 +20,13 @@ cmake --build build-asan -j"$(nproc)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # Slow under the sanitizers and covered by the plain run: full-size GEMMs, calibration, the golden runs, and the
 # full-size attention, softmax, stream and captured-trace runs, the llm command's prefill, boost and data-parallel
-# runs, the speed-of-light streams, SM subsetting's full-GPU comparisons, the second DRAM model and stream-K (each
-# 3-9x its plain time under ASan, 17-73 s; the readers, synthesizers and components they use keep small sanitized
+# runs, the speed-of-light streams, SM subsetting's full-GPU comparisons, the second DRAM model, stream-K and the
+# persistent-against-one-CTA-per-tile H100 GEMMs (each 3-9x its plain time under ASan, 17-137 s; the readers, synthesizers and components they use keep small sanitized
 # tests and fuzz harnesses).
 # The memory-estimate check compares with peak RSS, which ASan inflates; the kill loop times plain runs. The Slurm
 # cluster tests need the cluster .ci/run starts for the plain build. The report tests rasterize through librsvg,
 # pango and fontconfig, whose process-lifetime caches LeakSanitizer may count as leaks.
-slow='default Llama|twice|a100 GEMM time|roofline|truncated and bit-flipped|split-K decode 64x8192|GEMV-like|deterministic|golden|readme|install|plot|configs_cite|peak RSS|survive_kills|accelsim: the shared traces|attention decode is bounded|a large softmax|stream read is within|fa2 forward and backward|bert-small trace imports|bounded by the GPC crossbar ports|slurm cluster|slurm_cluster|GEMM in the same time|16-row decode GEMM keeps|sweep sensitivity|a per-copy cost bounds|far-partition hit|sweep report|report_renders|beats fa2 on the same problem|fa3 forward in fp8 on H100|Hopper-native attention kernel|reads it from DRAM once|bounded by the slices. flit input|over an fp8 KV cache is faster|an LLM step sweeps|prefill writes TTFT|llm boost|from DRAM TMA reaches|A second DRAM implementation|a grid whose rows differ|stream-K recovers|data-parallel ranks multiply|speed of light: a stream|a memory-bound stream on half|a GEMM on half the GPU'
+slow='default Llama|twice|a100 GEMM time|roofline|truncated and bit-flipped|split-K decode 64x8192|GEMV-like|deterministic|golden|readme|install|plot|configs_cite|peak RSS|survive_kills|accelsim: the shared traces|attention decode is bounded|a large softmax|stream read is within|fa2 forward and backward|bert-small trace imports|bounded by the GPC crossbar ports|slurm cluster|slurm_cluster|GEMM in the same time|16-row decode GEMM keeps|sweep sensitivity|a per-copy cost bounds|far-partition hit|sweep report|report_renders|beats fa2 on the same problem|fa3 forward in fp8 on H100|Hopper-native attention kernel|reads it from DRAM once|bounded by the slices. flit input|over an fp8 KV cache is faster|an LLM step sweeps|prefill writes TTFT|llm boost|from DRAM TMA reaches|A second DRAM implementation|a grid whose rows differ|stream-K recovers|data-parallel ranks multiply|speed of light: a stream|a memory-bound stream on half|a GEMM on half the GPU|overlaps each tile'
 (cd build-asan && ctest -j"$(nproc)" --output-on-failure -E "$slow")
 if [[ "${FUZZ_RUNS:-3000}" != 0 ]]; then
   FUZZ_BUILD=build-asan tools/fuzz.sh -runs="${FUZZ_RUNS:-3000}"  # the harnesses of this same build
