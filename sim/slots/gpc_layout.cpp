@@ -33,12 +33,6 @@ unsigned GpcLayout::smallest_gpc() const {
   return static_cast<unsigned>(n);
 }
 
-unsigned GpcLayout::largest_gpc() const {
-  std::size_t n = 0;
-  for (const auto& m : members_) n = std::max(n, m.size());
-  return static_cast<unsigned>(n);
-}
-
 std::uint64_t GpcLayout::resident_ctas(std::uint64_t ctas_per_sm, std::uint64_t cluster_ctas) const {
   const std::uint64_t size = std::max<std::uint64_t>(1, cluster_ctas);
   std::uint64_t ctas = 0;

@@ -217,8 +217,6 @@ struct GemmPlan {
   // last (never released: the epilogue follows); persistent: stages, the last k-tile's release included (the tile
   // loop releases every tile's last stage).
   std::uint32_t producer_tail_waits() const { return cluster_m > 1 ? (persistent() ? t.stages : t.stages - 1) : 0; }
-  // The last iteration a consumer releases: the loop's last (persistent) or the one before it.
-  bool releases_last_k_tile() const { return persistent(); }
 
   // Epilogue (shared): passes of 16 rows through a warp-private padded staging buffer (epilogue.h), at
   // epi_base + warp x its size: the pipeline's stages (free once every HGMMA is done), or beside them (persistent).
@@ -1125,8 +1123,8 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     const GemmPlan& P = *g_.plan;
     const std::uint32_t n = tiles().iterations();
     const std::uint32_t waits = P.producer_tail_waits();
-    // The last iteration released: n - 1 (persistent) or n - 2.
-    const std::int64_t last = static_cast<std::int64_t>(n) - (P.releases_last_k_tile() ? 1 : 2);
+    // The last iteration released: n - 1 (persistent: the tile loop releases every tile's last stage) or n - 2.
+    const std::int64_t last = static_cast<std::int64_t>(n) - (P.persistent() ? 1 : 2);
     for (std::uint32_t w = 0; w < waits; ++w) {
       // iteration j = last + 1 - waits + w (skipped below 0)
       const std::int64_t j = last + 1 - waits + w;
