@@ -280,6 +280,7 @@ OrderedJson sampling_json(const KernelSampling& s) {
                 {"extrapolation_factor", s.extrapolation_factor},
                 {"counter_factor", s.counter_factor},
                 {"instructions_exact", s.instructions_exact}};
+  if (s.skipped_rounds > 0) j["skipped_rounds"] = s.skipped_rounds;
   if (s.subset_divisor > 1) {
     j["subset_divisor"] = s.subset_divisor;
     j["subset_ctas"] = s.subset_ctas;
@@ -290,7 +291,7 @@ OrderedJson sampling_json(const KernelSampling& s) {
   return j;
 }
 
-// The sampling methods of a run's kernels: "waves", "sms", "sms, sms+waves".
+// The sampling methods of a run's kernels: "waves", "sms", "sms, sms+waves", "rounds".
 std::string sampling_methods(const RunResult& r) {
   std::vector<std::string> methods;
   for (const KernelResult& k : r.kernels)
@@ -440,7 +441,14 @@ std::string results_summary(const RunResult& r) {
                        "x{:.3g}\n",
                        s->subset_divisor, 1.0 / s->hardware_factor, s->subset_ctas, s->total_ctas, s->subset_factor,
                        s->hardware_factor, s->memory_factor);
-    if (const auto& s = k.sampling; s && s->method != "sms")
+    if (const auto& s = k.sampling; s && s->skipped_rounds > 0)
+      o += fmt::format("    sampled     {} of the {:.1f} rounds of each of its {} CTAs left out ({} warm-up + {} measured "
+                       "rounds, one more and the last simulated), extrapolated at the measured rate: time x{:.2f} of "
+                       "the simulated {} cycles; counters and energy extrapolated, instructions counted from the "
+                       "trace\n",
+                       s->skipped_rounds, s->waves, s->subset_divisor > 1 ? s->subset_ctas : s->total_ctas,
+                       s->warmup_waves, s->measured_waves, s->extrapolation_factor, s->simulated_cycles);
+    else if (const auto& s = k.sampling; s && s->method != "sms")
       o += fmt::format("    sampled     {} of {} CTAs simulated ({:.1f} waves of {}; {} warm-up + {} measured waves), the "
                        "rest extrapolated at the measured rate: time x{:.2f} of the simulated {} cycles; counters and "
                        "energy extrapolated, instructions counted from the trace\n",

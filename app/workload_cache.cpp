@@ -113,7 +113,8 @@ PowerSummary power_of(const Json& j) {
 Json sampling_cache_json(const KernelSampling& s) {
   return {{"method", s.method}, {"total_ctas", s.total_ctas}, {"simulated_ctas", s.simulated_ctas},
           {"wave_ctas", s.wave_ctas}, {"waves", s.waves}, {"warmup_waves", s.warmup_waves},
-          {"measured_waves", s.measured_waves}, {"window_ctas", s.window_ctas}, {"window_cycles", s.window_cycles},
+          {"measured_waves", s.measured_waves}, {"skipped_rounds", s.skipped_rounds}, {"window_ctas", s.window_ctas},
+          {"window_cycles", s.window_cycles},
           {"simulated_cycles", s.simulated_cycles}, {"extrapolated_cycles", s.extrapolated_cycles},
           {"extrapolation_factor", s.extrapolation_factor}, {"counter_factor", s.counter_factor},
           {"instructions_exact", s.instructions_exact}, {"subset_divisor", s.subset_divisor},
@@ -130,6 +131,7 @@ KernelSampling sampling_of(const Json& j) {
   s.waves = j.at("waves");
   s.warmup_waves = j.at("warmup_waves");
   s.measured_waves = j.at("measured_waves");
+  s.skipped_rounds = j.at("skipped_rounds");
   s.window_ctas = j.at("window_ctas");
   s.window_cycles = j.at("window_cycles");
   s.simulated_cycles = j.at("simulated_cycles");

@@ -522,12 +522,12 @@ std::string llm_summary(const LlmModel& m, const Scenario& s, const std::vector<
                    r.stream.size(), r.simulated_calls, r.distinct_workloads, r.cache.simulated, r.cache.disk_hits,
                    r.cache.memory_hits, r.wall_s);
   if (r.sampled_workloads > 0)
-    o += fmt::format("  sampled (--sample waves): {} of {} distinct workloads had kernels sampled by CTA waves, {:.3f} ms "
-                     "of the step ({:.0f}%) extrapolated from samples: an estimate (README \"Sampling\": measured error; "
-                     "--sample off simulates every CTA)\n",
+    o += fmt::format("  sampled (--sample waves): {} of {} distinct workloads had kernels sampled by CTA waves or rounds, "
+                     "{:.3f} ms of the step ({:.0f}%) extrapolated from samples: an estimate (README \"Sampling\": "
+                     "measured error; --sample off simulates every CTA)\n",
                      r.sampled_workloads, r.distinct_workloads, r.sampled_us / 1e3, 100 * r.sampled_us / r.step_us);
   else
-    o += fmt::format("  sampling: {}; no kernel sampled by CTA waves\n", r.sample_mode);
+    o += fmt::format("  sampling: {}; no kernel sampled by CTA waves or rounds\n", r.sample_mode);
   if (r.subset_divisor > 1)
     o += fmt::format("  subset (--subset {}): every simulated kernel ran on 1/{} of the GPU, its share of the CTAs, with "
                      "counters and energy scaled to the whole grid: an estimate (README \"Sampling\": measured error; "

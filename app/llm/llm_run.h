@@ -59,7 +59,7 @@ struct LlmResult {
   double step_us = 0.0, simulated_us = 0.0, estimated_us = 0.0, communication_us = 0.0, launch_wait_us = 0.0;
   double roofline_step_us = 0.0;
   double nvlink_j = 0.0;           // link energy of the step's collectives (node.link_energy_per_bit)
-  // Of simulated_us, the time of kernels sampled by CTA waves (sim.sample = waves): extrapolated, an estimate.
+  // Of simulated_us, the time of kernels sampled by CTA waves or rounds (sim.sample = waves): extrapolated, an estimate.
   double sampled_us = 0.0;
   std::size_t sampled_workloads = 0;  // distinct simulated workloads with at least one sampled kernel
   std::string sample_mode;            // the config's sim.sample

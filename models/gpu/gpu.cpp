@@ -153,7 +153,7 @@ struct Gpu::Impl {
           return KernelScheduler::L2Footprint{stats.sum("hbm", "bytes_read", zero, now), stats.sum("l2", "dirty_bytes", zero, now)};
         },
         config.section("l2").u64("size"));
-    if (subset.active()) scheduler->set_subset_of(subset.gpu_sms);
+    if (subset.active()) scheduler->set_subset_of(gpc_layout(c));
     if (PowerParams::from(config).enabled) energy = std::make_unique<EnergyModel>(config, probes, sim);
   }
 
@@ -358,7 +358,7 @@ class ResultCollector final : public RunObserver {
                    "a sampled kernel ended before its measured window closed");
     const std::uint64_t window_ctas = p.window_end - p.window_begin;
     const std::uint64_t window_cycles = p.window_end_cycle - p.window_begin_cycle;
-    const std::uint64_t skipped = p.subset_ctas - p.simulated_ctas;
+    const std::uint64_t skipped = p.skipped_units();
     const double factor = static_cast<double>(skipped) / static_cast<double>(window_ctas);
     const std::uint64_t extra_cycles = p.extrapolated_cycles;  // the scheduler's: the run's time moves on by it
     const StatSnapshot extrapolated = extrapolate_counters(
@@ -367,10 +367,13 @@ class ResultCollector final : public RunObserver {
     KernelResult r = summarize(*k.info, scheduler_.occupancy(), config_, stats_, at_start_, extrapolated,
                                start_cycle_ + time_offset_, k.cycle + time_offset_ + extra_cycles, limits_);
     KernelSampling s;
+    s.method = p.rounds ? "rounds" : "waves";
     s.total_ctas = p.total_ctas;
     s.simulated_ctas = p.simulated_ctas;
     s.wave_ctas = p.wave_ctas;
-    s.waves = static_cast<double>(p.subset_ctas) / static_cast<double>(p.wave_ctas);
+    s.waves = p.rounds ? static_cast<double>(k.info->persistent_units) / static_cast<double>(p.total_ctas)
+                       : static_cast<double>(p.subset_ctas) / static_cast<double>(p.wave_ctas);
+    s.skipped_rounds = p.rounds ? p.skipped_rounds : 0;
     s.warmup_waves = p.warmup_waves;
     s.measured_waves = p.measured_waves;
     s.window_ctas = window_ctas;
@@ -401,7 +404,7 @@ class ResultCollector final : public RunObserver {
       s.simulated_stats = r.stats;
       r.sampling = std::move(s);
     } else {
-      r.sampling->method = "sms+waves";
+      r.sampling->method = "sms+" + r.sampling->method;
     }
     KernelSampling& s = *r.sampling;
     const double f = static_cast<double>(p.total_ctas) / static_cast<double>(p.subset_ctas);

@@ -23,15 +23,21 @@
 
 namespace warpsim {
 
-// How a kernel sampled by CTA waves (sim.sample = waves) or run on a subset of the GPU (sim.subset) was simulated
-// and extrapolated: its cycles (waves), counters and energy are estimates, not simulated figures.
+// How a kernel sampled by CTA waves or rounds (sim.sample = waves) or run on a subset of the GPU (sim.subset) was
+// simulated and extrapolated: its cycles (waves, rounds), counters and energy are estimates, not simulated figures.
 struct KernelSampling {
-  std::string method = "waves";                   // "waves", "sms" (SM subsetting) or "sms+waves"
+  // "waves", "rounds" (a persistent kernel's: models/gpu/kernel_scheduler.h), "sms" (SM subsetting), "sms+waves" or
+  // "sms+rounds"
+  std::string method = "waves";
   std::uint64_t total_ctas = 0, simulated_ctas = 0;
   std::uint64_t wave_ctas = 0;                    // CTAs the GPU holds at once for the kernel
-  double waves = 0.0;                             // CTAs to run (the subset's share; all: total_ctas) / wave_ctas
-  std::uint32_t warmup_waves = 0, measured_waves = 0;
-  std::uint64_t window_ctas = 0, window_cycles = 0;  // the measured window: CTAs completed in it, its SM cycles
+  // CTAs to run (the subset's share; all: total_ctas) / wave_ctas; rounds: the kernel's units / its CTAs
+  double waves = 0.0;
+  std::uint32_t warmup_waves = 0, measured_waves = 0;  // rounds when method has "rounds"
+  std::uint64_t skipped_rounds = 0;               // rounds: those every CTA left out
+  // The measured window: CTAs completed in it (rounds: unit heads issued, KernelInfo::unit_head_warps per unit), its
+  // SM cycles.
+  std::uint64_t window_ctas = 0, window_cycles = 0;
   std::uint64_t simulated_cycles = 0;             // the sample's own cycles, start to its last CTA's end
   std::uint64_t extrapolated_cycles = 0;          // added for the CTAs not simulated, at the window's rate
   // cycles / simulated_cycles: how far the kernel's time is from what was simulated.

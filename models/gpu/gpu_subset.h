@@ -3,7 +3,8 @@
 // is divided by N and rounded, and every total over units (Schema::total_over: L2 capacity and bandwidth, HBM
 // bandwidth, the link between L2 partitions, the board's static power) keeps its value per unit; per-unit figures
 // and latencies stay. A kernel runs on it the CTAs its SMs would get in the whole GPU's dispatch passes, about
-// G x subset SMs / SMs of its G (whole clusters; KernelScheduler::subset_share), so each unit sees the work it would
+// G x subset SMs / SMs of its G (whole clusters, as many per pass as the subset's GPCs hold;
+// KernelScheduler::subset_share), so each unit sees the work it would
 // see in the whole GPU: its time is the subset's, and its extensive results (counters, instructions, energy) are
 // scaled to the whole grid (models/gpu/gpu.cpp). Error against whole-GPU
 // simulation: README "Sampling".

@@ -50,13 +50,18 @@ KernelScheduler::KernelScheduler(BuildContext& ctx, std::vector<StreamingMultipr
   sample_warmup_waves_ = sim.u32("sample_warmup_waves");
   sample_measured_waves_ = sim.u32("sample_measured_waves");
   sample_min_waves_ = sim.u32("sample_min_waves");
+  // Round sampling counts the warps' unit heads as the SMs issue them.
+  ctx.probes.listen<InstIssue>("sm[*].issue", [this](const InstIssue& e) {
+    if (sample_.rounds && e.inst.pc == unit_head_pc_) unit_started(e.sm, domain().now());
+  });
   ctx.publish<ClusterDirectory>("clusters", {this});
   ctx.publish<GridSync>("grid_sync", {&grid_sync_});
   for (auto* sm : sms_)
     sm->on_cta_done([this](unsigned sm_index, std::uint64_t cta) {
       ++ctas_done_;
       resident_.erase(cta);
-      if (sample_.active) cta_finished_sampling(domain().now());
+      if (sample_.rounds) sm_rounds_[sm_index].last_done = domain().now();
+      if (sample_.active && !sample_.rounds) cta_finished_sampling(domain().now());
       for (RunObserver* o : observers_) o->cta_finished(kernel_index_, sm_index, cta, domain().now());
       schedule_work(domain().now() + 1);
     });
@@ -111,12 +116,14 @@ Cycle KernelScheduler::tick(Cycle now) {
 bool KernelScheduler::schedule_kernels_and_ctas(Cycle now) {
   if (kernel_ && ctas_done_ == total_ctas_) {
     if (sample_.active || sample_.subset()) count_skipped_instructions();
-    if (sample_.active) {
+    if (sample_.rounds) {
+      sample_.extrapolated_cycles = rounds_extrapolated(now);
+    } else if (sample_.active) {
       // The CTAs not run, at the measured window's rate.
-      const double per_cta = static_cast<double>(sample_.window_end_cycle - sample_.window_begin_cycle) /
-                             static_cast<double>(sample_.window_end - sample_.window_begin);
-      sample_.extrapolated_cycles = static_cast<Cycle>(
-          std::llround(per_cta * static_cast<double>(sample_.subset_ctas - sample_.simulated_ctas)));
+      const double per_unit = static_cast<double>(sample_.window_end_cycle - sample_.window_begin_cycle) /
+                              static_cast<double>(sample_.window_end - sample_.window_begin);
+      sample_.extrapolated_cycles =
+          static_cast<Cycle>(std::llround(per_unit * static_cast<double>(sample_.skipped_units())));
     }
     for (RunObserver* o : observers_) o->kernel_finished(launch(now));
     time_offset_ += sample_.active ? sample_.extrapolated_cycles : 0;
@@ -175,7 +182,7 @@ bool KernelScheduler::open_next_kernel(Cycle) {
   }
   grid_sync_.clear();
   for (auto* sm : sms_) sm->begin_kernel(info, occupancy_);
-  plan_sample(info);
+  plan_sample(*k);
   total_ctas_ = sample_.simulated_ctas;
   kernel_ = std::move(k);
   return true;
@@ -186,12 +193,14 @@ std::uint64_t KernelScheduler::wave_capacity(const KernelInfo& info) const {
   return gpcs_.resident_ctas(occupancy_.ctas_per_sm, info.cluster.count());
 }
 
-void KernelScheduler::plan_sample(const KernelInfo& info) {
+void KernelScheduler::plan_sample(KernelSource& source) {
+  const KernelInfo& info = source.info();
   sample_ = SamplePlan{};
   sample_.total_ctas = info.grid.count();
   sample_.wave_ctas = wave_capacity(info);
   sample_.subset_ctas = sample_.simulated_ctas = subset_share(info);
   if (!sample_waves_ || sample_.wave_ctas == 0) return;
+  if (info.persistent_units > 0) return plan_rounds(source);
   const std::uint64_t wave = sample_.wave_ctas, total = sample_.subset_ctas;
   if (total <= std::uint64_t{sample_min_waves_} * wave) return;  // a few waves: simulated whole
   // Warm-up and measured waves, one more wave that keeps the GPU full until the window closes, and the grid's
@@ -205,6 +214,57 @@ void KernelScheduler::plan_sample(const KernelInfo& info) {
   sample_.window_begin = std::uint64_t{sample_warmup_waves_} * wave;
   sample_.window_end = sample_.window_begin + std::uint64_t{sample_measured_waves_} * wave;
   if (l2_footprint_) footprint_at_start_ = l2_footprint_();
+}
+
+void KernelScheduler::plan_rounds(KernelSource& source) {
+  const KernelInfo& info = source.info();
+  // A persistent grid the GPU (or the subset) does not hold at once runs in waves after all: simulated whole.
+  if (sample_.subset_ctas > sample_.wave_ctas) return;
+  const std::uint64_t rounds = info.persistent_units / info.grid.count();  // every CTA has a unit in each
+  if (rounds <= sample_min_waves_) return;
+  const std::uint64_t kept = std::uint64_t{sample_warmup_waves_} + sample_measured_waves_ + 1;
+  if (kept >= rounds || !source.skip_rounds(kept, rounds - kept)) return;
+  sample_.active = sample_.rounds = true;
+  sample_.kernel_rounds = rounds;
+  sample_.skipped_rounds = rounds - kept;
+  sample_.unit_head_warps = std::max<std::uint32_t>(1, info.unit_head_warps);
+  sample_.warmup_waves = sample_warmup_waves_;
+  sample_.measured_waves = sample_measured_waves_;
+  // From the start of round `warm-up` by every CTA (the first warm-up rounds and that round's heads issued) to that
+  // of round `warm-up + measured`.
+  const std::uint64_t heads_per_round = sample_.subset_ctas * sample_.unit_head_warps;
+  sample_.window_begin = (std::uint64_t{sample_warmup_waves_} + 1) * heads_per_round;
+  sample_.window_end = sample_.window_begin + std::uint64_t{sample_measured_waves_} * heads_per_round;
+  units_started_ = 0;
+  unit_head_pc_ = info.unit_head_pc;
+  sm_rounds_.assign(sms_.size(), SmRounds{});
+}
+
+void KernelScheduler::unit_started(unsigned sm, Cycle now) {
+  ++units_started_;
+  window_edge(now, units_started_ == sample_.window_begin, units_started_ == sample_.window_end);
+  // The SM's own window: its CTAs' heads of rounds `warm-up` and `warm-up + measured` (all of them).
+  SmRounds& r = sm_rounds_[sm];
+  const std::uint64_t per_round = std::uint64_t{sms_[sm]->resident_ctas()} * sample_.unit_head_warps;
+  ++r.heads;
+  if (r.heads == (std::uint64_t{sample_.warmup_waves} + 1) * per_round) r.window_begin = now;
+  if (r.heads == (std::uint64_t{sample_.warmup_waves} + 1 + sample_.measured_waves) * per_round) {
+    r.window_end = now;
+    r.measured = true;
+  }
+}
+
+// Every SM's CTAs run their skipped rounds at the SM's own measured rate after the sample's end on it: the kernel
+// ends with the last of them. Persistent CTAs drift apart over the rounds (an SM in a smaller GPC shares its
+// crossbar port with fewer), so the CTAs that finish last in the whole kernel need not be those of the sample.
+Cycle KernelScheduler::rounds_extrapolated(Cycle now) const {
+  Cycle end = now;
+  for (const SmRounds& r : sm_rounds_) {
+    if (!r.measured) continue;
+    const double per_round = static_cast<double>(r.window_end - r.window_begin) / sample_.measured_waves;
+    end = std::max(end, r.last_done + static_cast<Cycle>(std::llround(per_round * static_cast<double>(sample_.skipped_rounds))));
+  }
+  return end - now;
 }
 
 void KernelScheduler::extend_warmup_for_l2() {
@@ -238,7 +298,10 @@ void KernelScheduler::cta_finished_sampling(Cycle now) {
     extend_warmup_for_l2();
     if (!sample_.active) return;
   }
-  const bool opens = ctas_done_ == sample_.window_begin, closes = ctas_done_ == sample_.window_end;
+  window_edge(now, ctas_done_ == sample_.window_begin, ctas_done_ == sample_.window_end);
+}
+
+void KernelScheduler::window_edge(Cycle now, bool opens, bool closes) {
   if (!opens && !closes) return;
   (opens ? sample_.window_begin_cycle : sample_.window_end_cycle) = now;
   const KernelLaunch l = launch(now);
@@ -275,11 +338,7 @@ void KernelScheduler::count_skipped_instructions() {
     for (std::uint32_t rank = 0; rank < size; ++rank) order[cluster_peer(k, first, rank)] = n * size + rank;
   }
   std::vector<WarpInst> batch(256);
-  for (std::uint64_t cta = 0; cta < sample_.total_ctas; ++cta) {
-    if (order[cta] != kNotDispatched && order[cta] < sample_.simulated_ctas) continue;  // simulated
-    const bool in_subset = order[cta] != kNotDispatched;
-    std::uint64_t& warp = in_subset ? sample_.skipped_warp_instructions : sample_.beyond_subset_warp_instructions;
-    std::uint64_t& thread = in_subset ? sample_.skipped_thread_instructions : sample_.beyond_subset_thread_instructions;
+  auto count = [&](std::uint64_t cta, std::uint64_t& warp, std::uint64_t& thread) {
     const std::unique_ptr<CtaSource> source = kernel_->open_cta(cta);
     for (std::uint32_t w = 0; w < source->num_warps(); ++w) {
       const std::unique_ptr<WarpStream> stream = source->open_warp(w);
@@ -288,28 +347,46 @@ void KernelScheduler::count_skipped_instructions() {
         for (std::size_t i = 0; i < n; ++i) thread += static_cast<std::uint64_t>(batch[i].active_lanes());
       }
     }
+  };
+  // Rounds: the share's CTAs all ran, each without its skipped rounds: what those would have issued is the CTA's
+  // whole stream less the sample's.
+  std::uint64_t sampled_warp = 0, sampled_thread = 0;
+  if (sample_.rounds) {
+    for (std::uint64_t cta = 0; cta < sample_.total_ctas; ++cta)
+      if (order[cta] != kNotDispatched) count(cta, sampled_warp, sampled_thread);
+    kernel_->skip_rounds(0, 0);
   }
+  for (std::uint64_t cta = 0; cta < sample_.total_ctas; ++cta) {
+    const bool in_subset = order[cta] != kNotDispatched;
+    if (in_subset && !sample_.rounds && order[cta] < sample_.simulated_ctas) continue;  // simulated
+    count(cta, in_subset ? sample_.skipped_warp_instructions : sample_.beyond_subset_warp_instructions,
+          in_subset ? sample_.skipped_thread_instructions : sample_.beyond_subset_thread_instructions);
+  }
+  sample_.skipped_warp_instructions -= sampled_warp;
+  sample_.skipped_thread_instructions -= sampled_thread;
 }
 
 std::uint64_t KernelScheduler::subset_share(const KernelInfo& info) {
   // Units: CTAs, or clusters (CUDA: a grid is whole clusters).
   const std::uint64_t cluster = std::max<std::uint64_t>(1, info.cluster.count());
   grid_units_ = info.grid.count() / cluster;
-  block_units_ = std::max<std::uint64_t>(1, sms_.size() / cluster);
-  if (subset_of_sms_ == 0) return info.grid.count();
-  // A block of one unit per subset SM at the start of each of the GPU's dispatch passes (one CTA per SM); of a
-  // partial last pass, the subset's share of it: ceil(its units x SMs / the GPU's SMs).
-  std::uint64_t blocks = 0, units = 0;
-  for (std::uint64_t start; (start = block_start(blocks)) < grid_units_; ++blocks) {
-    const std::uint64_t share = ((grid_units_ - start) * sms_.size() + subset_of_sms_ - 1) / subset_of_sms_;
-    units += std::min(block_units_, share);
-  }
-  return units * cluster;
+  block_units_ = std::max<std::uint64_t>(1, gpcs_.resident_ctas(1, cluster) / cluster);
+  if (subset_of_sms_ == 0 || grid_units_ == 0) return info.grid.count();
+  gpu_pass_units_ = std::max<std::uint64_t>(1, gpu_layout_.resident_ctas(1, cluster) / cluster);
+  // As many blocks as the GPU makes passes over the grid (a persistent grid, one pass, is one block), each the
+  // subset's pass; of the GPU's partial last pass, the subset's share of it.
+  const std::uint64_t passes = (grid_units_ + gpu_pass_units_ - 1) / gpu_pass_units_;
+  const std::uint64_t last_pass = grid_units_ - (passes - 1) * gpu_pass_units_;
+  const std::uint64_t last_share = (last_pass * block_units_ + gpu_pass_units_ - 1) / gpu_pass_units_;
+  return ((passes - 1) * block_units_ + std::min(block_units_, last_share)) * cluster;
 }
 
 std::uint64_t KernelScheduler::block_start(std::uint64_t block) const {
-  // The GPU's pass: the subset's times the GPU's SMs over the subset's.
-  return static_cast<std::uint64_t>(static_cast<unsigned __int128>(block) * block_units_ * subset_of_sms_ / sms_.size());
+  // Spaced as the subset's SMs are among the GPU's (the GPU's pass of one CTA per SM), no further apart than the
+  // GPU's passes of whole clusters, so the last block ends inside the grid.
+  const std::uint64_t by_sms =
+      static_cast<std::uint64_t>(static_cast<unsigned __int128>(block) * block_units_ * subset_of_sms_ / sms_.size());
+  return std::min(by_sms, block * gpu_pass_units_);
 }
 
 std::uint64_t KernelScheduler::grid_unit(std::uint64_t n) const {

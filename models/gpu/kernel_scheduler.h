@@ -14,6 +14,15 @@
 // sim.sample_warmup_waves, until the data it brought into the L2 (DRAM reads and modified bytes, measured over the
 // first wave) has filled the L2's capacity once, plus one wave; a kernel whose sample would then be the whole grid is
 // simulated whole.
+//
+// A persistent kernel (KernelInfo::persistent_units: one pass of CTAs, each looping over units) is sampled by rounds
+// instead when it has more than sim.sample_min_waves whole rounds and its source can skip rounds: every CTA runs its
+// first (warm-up + measured + 1) rounds and its last partial one, the rounds between left out
+// (KernelSource::skip_rounds); the window runs from the start of round `warm-up` to that of round `warm-up +
+// measured` (counted as the CTAs' unit heads issue: the slowest CTA's) gives the counters' rate, and each SM's CTAs
+// run the rounds left out at that SM's own rate, measured over the same rounds (rounds_extrapolated). Its warm-up is
+// not lengthened for the L2: the CTAs open with the skip already set.
+
 #pragma once
 
 #include <functional>
@@ -53,12 +62,13 @@ class KernelScheduler final : public Component, public ClusterDirectory {
     l2_bytes_ = l2_bytes;
   }
 
-  // SM subsetting (sim.subset; models/gpu/gpu_subset.h): these SMs stand for `gpu_sms`, and each kernel runs its
-  // share of the grid, ceil(grid x SMs / gpu_sms) CTAs (whole clusters), evenly spaced over the grid (grid_unit).
-  // Grid-wide semaphores are off then (sim/slots/grid_sync.h): a wait may count on CTAs the subset does not run.
-  void set_subset_of(unsigned gpu_sms) {
-    subset_of_sms_ = gpu_sms;
-    grid_sync_.set_enabled(gpu_sms == 0);
+  // SM subsetting (sim.subset; models/gpu/gpu_subset.h): these SMs stand for the GPU laid out as `gpu`, and each
+  // kernel runs its share of the grid (subset_share), evenly spaced over the grid (grid_unit). Grid-wide semaphores
+  // are off then (sim/slots/grid_sync.h): a wait may count on CTAs the subset does not run.
+  void set_subset_of(GpcLayout gpu) {
+    gpu_layout_ = std::move(gpu);
+    subset_of_sms_ = gpu_layout_.sms();
+    grid_sync_.set_enabled(subset_of_sms_ == 0);
   }
 
   // Starts replaying `trace` at the current cycle; observers are told of everything that happens.
@@ -90,19 +100,27 @@ class KernelScheduler final : public Component, public ClusterDirectory {
   Cycle last_known_completion() const;
   void check_progress(Cycle now);
   KernelLaunch launch(Cycle now) const;
-  // sim.sample: how the kernel just opened is sampled (sample_.active false: whole).
-  void plan_sample(const KernelInfo& info);
+  // sim.sample: how the kernel just opened (`source`) is sampled (sample_.active false: whole).
+  void plan_sample(KernelSource& source);
+  void plan_rounds(KernelSource& source);
+  // Round sampling: a warp of a CTA on SM `sm` issued its unit-head instruction (KernelInfo::unit_head_pc).
+  void unit_started(unsigned sm, Cycle now);
+  // Round sampling, as the sample ends at `now`: the cycles the rounds left out add.
+  Cycle rounds_extrapolated(Cycle now) const;
+  // The window opens or closes at `now`: observers told.
+  void window_edge(Cycle now, bool opens, bool closes);
   std::uint64_t wave_capacity(const KernelInfo& info) const;
   // The kernel's CTAs on a subset of the GPU (all of them on the whole GPU), in whole clusters: those the subset's
-  // SMs would receive as the first of the GPU's SMs. The GPU dispatches breadth-first, one CTA per SM per pass, so
-  // of each pass of (GPU SMs) CTAs the subset runs the first (subset SMs). So the subset's concurrent CTAs are
-  // neighbours as the GPU's are (a GEMM's tiles that share operands, a grid-stride loop's adjacent chunks), its
-  // passes step through the grid as the GPU's do, and a grid whose parts differ (torch.cat's grid.y: one input
-  // each) is sampled across all of them.
+  // SMs would receive as the first of the GPU's SMs. The GPU dispatches breadth-first, one CTA per SM per pass
+  // (with clusters: as many whole clusters as its GPCs hold at one CTA per SM), so of each of the GPU's passes the
+  // subset runs the first of its own pass's units. So the subset's concurrent CTAs are neighbours as the GPU's are
+  // (a GEMM's tiles that share operands, a grid-stride loop's adjacent chunks), its passes step through the grid
+  // as the GPU's do (a persistent grid, one GPU pass, is one subset pass too), and a grid whose parts differ
+  // (torch.cat's grid.y: one input each) is sampled across all of them.
   std::uint64_t subset_share(const KernelInfo& info);
   // The grid's unit (CTA, or cluster when the kernel has clusters) that the subset runs n-th (n on the whole GPU).
   std::uint64_t grid_unit(std::uint64_t n) const;
-  std::uint64_t block_start(std::uint64_t block) const;  // the grid unit where the GPU's block-th pass starts
+  std::uint64_t block_start(std::uint64_t block) const;  // the grid unit where the subset's block-th pass starts
   // Counts what the CTAs not simulated would issue, from the trace: those of the subset's share past the sample, and
   // the rest of the grid.
   void count_skipped_instructions();
@@ -124,12 +142,22 @@ class KernelScheduler final : public Component, public ClusterDirectory {
   std::uint32_t sample_warmup_waves_ = 0, sample_measured_waves_ = 0, sample_min_waves_ = 0;
   SamplePlan sample_;
   unsigned subset_of_sms_ = 0;  // SM subsetting: the whole GPU's SMs (0: these SMs are the whole GPU)
+  GpcLayout gpu_layout_;        // SM subsetting: the whole GPU's GPCs
   GridSync grid_sync_;          // the running kernel's semaphore arrivals (slot "grid_sync")
-  std::uint64_t grid_units_ = 0, block_units_ = 1;  // the kernel's units (CTAs or clusters); one per subset SM
+  // The kernel's units (CTAs or clusters), and those of one dispatch pass (one CTA per SM) of the subset and the GPU.
+  std::uint64_t grid_units_ = 0, block_units_ = 1, gpu_pass_units_ = 1;
   static constexpr std::uint64_t kNotDispatched = ~std::uint64_t{0};
   std::function<L2Footprint()> l2_footprint_;
   std::uint64_t l2_bytes_ = 0;
   L2Footprint footprint_at_start_;  // at the sampled kernel's start
+  std::uint64_t units_started_ = 0;  // round sampling: unit heads issued in the kernel so far
+  std::uint32_t unit_head_pc_ = 0;
+  struct SmRounds {  // round sampling, per SM: its heads, its own measured window, when its last CTA finished
+    std::uint64_t heads = 0;
+    Cycle window_begin = 0, window_end = 0, last_done = 0;
+    bool measured = false;
+  };
+  std::vector<SmRounds> sm_rounds_;
 
   TraceSource* trace_ = nullptr;
   std::vector<RunObserver*> observers_;

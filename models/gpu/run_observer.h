@@ -32,9 +32,21 @@ struct SamplePlan {
   // The cycles the CTAs not simulated add at the window's rate (set as the kernel ends).
   Cycle extrapolated_cycles = 0;
   // Of the CTAs not simulated, read from the trace (exact): what they would have issued. skipped_*: the subset's
-  // share not simulated (dispatch positions simulated_ctas .. subset_ctas-1); beyond_subset_*: the rest of the grid.
+  // share not simulated (dispatch positions simulated_ctas .. subset_ctas-1; rounds: the skipped rounds of its
+  // CTAs); beyond_subset_*: the rest of the grid.
   std::uint64_t skipped_warp_instructions = 0, skipped_thread_instructions = 0;
   std::uint64_t beyond_subset_warp_instructions = 0, beyond_subset_thread_instructions = 0;
+  // Round sampling of a persistent kernel (KernelInfo::persistent_units; one pass of CTAs, so no waves to leave
+  // out): every CTA of the share runs, its rounds [warmup + measured + 1, + skipped_rounds) left out
+  // (KernelSource::skip_rounds). The window counts unit heads issued (KernelInfo::unit_head_warps per CTA and unit)
+  // where waves count CTA completions; warmup_waves and measured_waves are rounds.
+  bool rounds = false;
+  std::uint64_t kernel_rounds = 0, skipped_rounds = 0;  // every CTA's whole rounds; those left out
+  // The work not simulated, in the window's units: CTAs (waves) or units (rounds).
+  std::uint64_t skipped_units() const noexcept {
+    return rounds ? skipped_rounds * subset_ctas * unit_head_warps : subset_ctas - simulated_ctas;
+  }
+  std::uint32_t unit_head_warps = 1;  // rounds: KernelInfo::unit_head_warps
   bool subset() const noexcept { return subset_ctas < total_ctas; }
 };
 

@@ -32,6 +32,13 @@ struct KernelInfo {
   // Thread-block cluster (sm_90): CTAs launched together on the SMs of one GPC (1x1x1: none). The grid is a whole
   // number of clusters in each dimension.
   Dim3 cluster;
+  // A persistent kernel (a grid of the CTAs the GPU holds at once, each looping over work units: CTA c takes units
+  // c, c + grid, c + 2 x grid, ..., as CUTLASS's persistent tile schedulers do): its units over the grid (0: not
+  // persistent), the pc of the instruction that `unit_head_warps` warps of each CTA issue as they start a unit (the
+  // warps that compute it: their progress is the kernel's). Round sampling (models/gpu/kernel_scheduler.h) counts
+  // those issues and leaves out whole rounds (KernelSource::skip_rounds).
+  std::uint64_t persistent_units = 0;
+  std::uint32_t unit_head_pc = 0, unit_head_warps = 1;
   std::uint32_t warps_per_cta() const noexcept {
     return static_cast<std::uint32_t>((block.count() + kWarpSize - 1) / kWarpSize);
   }
@@ -59,6 +66,11 @@ class KernelSource {
   virtual const KernelInfo& info() const = 0;
   // Random access by linear CTA id (x fastest, then y, then z), in [0, grid.count()).
   virtual std::unique_ptr<CtaSource> open_cta(std::uint64_t cta_id) = 0;
+  // Round sampling of a persistent kernel (KernelInfo::persistent_units): the CTAs opened after this call leave out
+  // their units of rounds [first, first + count) (round r: units r x grid .. (r + 1) x grid - 1; every CTA has a
+  // unit in each, first + count <= units / grid) and run the others as they would; count 0 runs every round again.
+  // false: this source cannot (its kernel is simulated whole).
+  virtual bool skip_rounds(std::uint64_t /*first*/, std::uint64_t /*count*/) { return false; }
 };
 
 class TraceSource {

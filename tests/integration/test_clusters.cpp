@@ -38,9 +38,12 @@ double counter(const std::string& stats, const std::string& key) {
 }  // namespace
 
 TEST_CASE("a GEMM's 2-CTA clusters start together on one GPC and multicast their shared B tile", "[cluster][gemm]") {
-  // 4096 x 2048 x 128 bf16: 32 x 8 = 256 CTAs of 128 x 256, 2 k-tiles each, clusters of CTAs (2q, 2q+1).
+  // 4096 x 2048 x 128 bf16, one CTA per tile: 32 x 8 = 256 CTAs of 128 x 256, 2 k-tiles each, clusters of CTAs
+  // (2q, 2q+1).
   TempDir dir;
-  RUN_WARPSIM(r, {"run", "--gpu", "h100_sxm", "--gemm", "4096x2048x128", "--out", dir / "out", "--no-progress"});
+  RUN_WARPSIM(r, {"run", "--gpu", "h100_sxm", "--synth", "gemm", "--synth-key", "m=4096", "--synth-key", "n=2048",
+                  "--synth-key", "k=128", "--synth-key", "decomposition=data_parallel", "--out", dir / "out",
+                  "--no-progress"});
   REQUIRE(r.exit_code == 0);
   const auto cfg = read_flat_yaml(read_text(dir.path() / "out" / "config.resolved.yaml"));
   const warpsim::GpcLayout layout(static_cast<unsigned>(config_number(cfg, "sm.count")),
@@ -76,7 +79,8 @@ TEST_CASE("a GEMM's 2-CTA clusters start together on one GPC and multicast their
   // rows per k-tile.
   TempDir single;
   RUN_WARPSIM(s, {"run", "--gpu", "h100_sxm", "--synth", "gemm", "--synth-key", "m=4096", "--synth-key", "n=2048",
-                  "--synth-key", "k=128", "--synth-key", "cluster_m=1", "--out", single / "out", "--no-progress"});
+                  "--synth-key", "k=128", "--synth-key", "cluster_m=1", "--synth-key", "decomposition=data_parallel",
+                  "--out", single / "out", "--no-progress"});
   REQUIRE(s.exit_code == 0);
   const std::string single_stats = read_text(single.path() / "out" / "stats.json");
   CHECK(counter(single_stats, "tma.multicast_copies") == Approx(0));

@@ -338,13 +338,17 @@ TEST_CASE("results are deterministic and identical under both drivers", "[gemm][
 
 TEST_CASE("a 30522-column vocabulary projection is synthesized for H100 and A100", "[gemm][tails]") {
   // n = 30522 is not a multiple of 8: the tiles past column 30522 are masked, C stored with 4-byte accesses.
-  // Grid by hand: ceil(30522 / tile_n) x ceil(4096 / tile_m) (A100 128x128 tiles, H100 128x256).
+  // Grid by hand, one CTA per tile: ceil(30522 / tile_n) x ceil(4096 / tile_m) (A100 128x128 tiles, H100 128x256);
+  // the H100's default is the persistent grid of its 132 resident CTAs looping over those 3840 tiles.
   struct Case {
     const char* gpu;
+    const char* decomposition;
     const char* grid;
   };
-  for (const Case c : {Case{"a100_sxm", "grid 239x32x1"}, Case{"h100_sxm", "grid 120x32x1"}}) {
-    const std::vector<std::string> args{"synth", "gemm", "--gpu", c.gpu, "--m", "4096", "--n", "30522", "--k", "4096"};
+  for (const Case c : {Case{"a100_sxm", "auto", "grid 239x32x1"}, Case{"h100_sxm", "data_parallel", "grid 120x32x1"},
+                       Case{"h100_sxm", "auto", "grid 132x1x1"}}) {
+    const std::vector<std::string> args{"synth", "gemm", "--gpu", c.gpu, "--m", "4096", "--n", "30522", "--k", "4096",
+                                        "--decomposition", c.decomposition};
     const CmdResult r = run_warpsim(args);
     INFO(describe(args, r));
     CHECK(r.exit_code == 0);

@@ -19,9 +19,15 @@ struct SampleRun {
   std::string stats, out;
 };
 
-SampleRun run_sample_mode(const std::string& gemm, const std::string& mode, std::vector<std::string> sets = kFourSmGpu) {
+// The GEMM MxNxK, one CTA per tile (waves) unless `decomposition` says otherwise.
+SampleRun run_sample_mode(const std::string& gemm, const std::string& mode, std::vector<std::string> sets = kFourSmGpu,
+                          const std::string& decomposition = "data_parallel") {
   TempDir dir;
-  std::vector<std::string> args = {"run", "--gpu", "h100_sxm", "--gemm", gemm, "--sample", mode, "--driver", "plain",
+  const std::size_t x1 = gemm.find('x'), x2 = gemm.find('x', x1 + 1);
+  std::vector<std::string> args = {"run", "--gpu", "h100_sxm", "--synth", "gemm", "--synth-key",
+                                   "m=" + gemm.substr(0, x1), "--synth-key", "n=" + gemm.substr(x1 + 1, x2 - x1 - 1),
+                                   "--synth-key", "k=" + gemm.substr(x2 + 1), "--synth-key",
+                                   "decomposition=" + decomposition, "--sample", mode, "--driver", "plain",
                                    "--out", dir / "out", "--no-progress"};
   for (const std::string& s : sets) args.insert(args.end(), {"--set", s});
   const CmdResult r = run_warpsim(args);
@@ -73,6 +79,30 @@ TEST_CASE("sampling by waves: a many-wave GEMM within 5% of its full simulation,
   CHECK(sampled_number(sampled.stats, "kernels[0].thread_instructions") == sampled_number(full.stats, "kernels[0].thread_instructions"));
   // Useful work is the kernel's (from its shape, not extrapolated).
   CHECK(sampled_number(sampled.stats, "kernels[0].flops") == sampled_number(full.stats, "kernels[0].flops"));
+}
+
+TEST_CASE("sampling by rounds: a persistent GEMM within 8% of its full simulation, instructions exact", "[sampling]") {
+  // The same 64 tiles on 4 persistent CTAs: 16 rounds, of which 1 warm-up + 2 measured + 1 run, 12 extrapolated.
+  const SampleRun full = run_sample_mode(kManyWaves, "off", kFourSmGpu, "persistent");
+  const SampleRun sampled = run_sample_mode(kManyWaves, "waves", kFourSmGpu, "persistent");
+  CHECK_FALSE(json::has(full.stats, "kernels[0].sampling"));
+  REQUIRE(json::has(sampled.stats, "kernels[0].sampling"));
+  CHECK(json::string(sampled.stats, "kernels[0].sampling.method") == "rounds");
+  CHECK(sampled_number(sampled.stats, "kernels[0].sampling.total_ctas") == 4);
+  CHECK(sampled_number(sampled.stats, "kernels[0].sampling.simulated_ctas") == 4);  // every CTA, fewer rounds
+  CHECK(sampled_number(sampled.stats, "kernels[0].sampling.skipped_rounds") == 12);
+  CHECK(sampled_number(sampled.stats, "kernels[0].sampling.extrapolation_factor") > 2.0);
+  CHECK(contains(sampled.out, "12 of the 16.0 rounds of each of its 4 CTAs left out"));
+  // Four CTAs vary more from round to round than a full GPU's 132 (README "Sampling": within 2% there).
+  const double t_full = sampled_number(full.stats, "total_time_us"), t_sampled = sampled_number(sampled.stats, "total_time_us");
+  INFO("full " << t_full << " us, sampled " << t_sampled << " us");
+  CHECK(std::abs(t_sampled - t_full) / t_full < 0.08);
+  // The rounds left out are counted from the trace (each CTA's whole stream less its sample): exact.
+  CHECK(sampled_number(sampled.stats, "kernels[0].warp_instructions") == sampled_number(full.stats, "kernels[0].warp_instructions"));
+  CHECK(sampled_number(sampled.stats, "kernels[0].thread_instructions") == sampled_number(full.stats, "kernels[0].thread_instructions"));
+  // Deterministic.
+  const SampleRun again = run_sample_mode(kManyWaves, "waves", kFourSmGpu, "persistent");
+  CHECK(json::without_member(again.stats, "sim") == json::without_member(sampled.stats, "sim"));
 }
 
 TEST_CASE("sampling by waves: a kernel of few waves is simulated whole, identical to --sample off", "[sampling]") {

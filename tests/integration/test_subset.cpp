@@ -75,7 +75,8 @@ TEST_CASE("SM subsetting: a memory-bound stream on half the GPU, its time and tr
 
 TEST_CASE("SM subsetting: a GEMM on half the GPU within 5% of the whole, instructions and FLOPs exact", "[subset]") {
   // 128 CTAs of 128x256 in clusters of 2: two waves on the whole GPU and on the half.
-  const std::vector<std::string> gemm = {"--gemm", "2048x2048x1024"};
+  const std::vector<std::string> gemm = {"--synth", "gemm", "--synth-key", "m=2048", "--synth-key", "n=2048",
+                                         "--synth-key", "k=1024", "--synth-key", "decomposition=data_parallel"};
   const SubsetRun whole = subset_cli_run(gemm, "1");
   const SubsetRun half = subset_cli_run(gemm, "2");
   const double t_whole = stats_number(whole.stats, "total_time_us"), t_half = stats_number(half.stats, "total_time_us");
@@ -87,6 +88,22 @@ TEST_CASE("SM subsetting: a GEMM on half the GPU within 5% of the whole, instruc
   // The tensor pipe's counted operations, scaled to the grid, are the whole GPU's.
   CHECK(subset_relative(stats_number(half.stats, "kernels[0].counters[\"sm.tensor_flops\"]"),
                  stats_number(whole.stats, "kernels[0].counters[\"sm.tensor_flops\"]")) < 0.01);
+}
+
+TEST_CASE("SM subsetting: a persistent grid, one pass of the whole GPU, is one pass of the subset", "[subset]") {
+  // The half H100 holds 33 two-CTA clusters (GPCs of 18, 16, 16, 16 SMs): the persistent grid is 66 CTAs, each
+  // looping over 3-4 of the 256 tiles. Its half (GPCs of 17 and 16 SMs) holds 16 clusters: it must run those 16,
+  // not a 17th in a second pass (twice the time), though 16 of 33 is less than half of the SMs' share.
+  const std::vector<std::string> gemm = {"--synth", "gemm", "--synth-key", "m=2048", "--synth-key", "n=4096",
+                                         "--synth-key", "k=1024", "--synth-key", "decomposition=persistent"};
+  const SubsetRun whole = subset_cli_run(gemm, "1");
+  const SubsetRun half = subset_cli_run(gemm, "2");
+  REQUIRE(json::string(whole.stats, "kernels[0].grid") == "66x1x1");
+  CHECK(stats_number(half.stats, "kernels[0].sampling.subset_ctas") == 32);
+  const double t_whole = stats_number(whole.stats, "total_time_us"), t_half = stats_number(half.stats, "total_time_us");
+  INFO("whole " << t_whole << " us, half " << t_half << " us");
+  CHECK(subset_relative(t_half, t_whole) < 0.10);  // measured +5.4%
+  CHECK(stats_number(half.stats, "kernels[0].warp_instructions") == stats_number(whole.stats, "kernels[0].warp_instructions"));
 }
 
 TEST_CASE("SM subsetting: a grid whose rows differ is sampled across them (torch.cat: one input per grid row)",
@@ -112,7 +129,9 @@ TEST_CASE("SM subsetting composes with wave sampling: waves sampled among the su
           "[subset][sampling]") {
   // An 8-SM GPU and its half: 64 CTAs of 128x256 in 2048x1024, 8 waves of 8 and 8 waves of 4 among the half's 32,
   // sampled above 4 waves; the output (4 MiB) fits the L2 (8 MiB, 4 MiB in the half), so no warm-up is added.
-  const std::vector<std::string> gemm = {"--gemm", "2048x1024x256", "--set", "sm.count=8", "--set", "noc.gpcs=4",
+  const std::vector<std::string> gemm = {"--synth", "gemm", "--synth-key", "m=2048", "--synth-key", "n=1024",
+                                         "--synth-key", "k=256", "--synth-key", "decomposition=data_parallel",
+                                         "--set", "sm.count=8", "--set", "noc.gpcs=4",
                                          "--set", "l2.slices=8", "--set", "hbm.channels=8", "--set", "l2.size=8MiB",
                                          "--set", "sim.sample_min_waves=4"};
   std::vector<std::string> sampled_args = gemm;

@@ -1478,7 +1478,7 @@ TmaCheck check_tma_kernel(const GemmProblem& p, const GemmTiling& t, const GemmL
 TEST_CASE("gemm sm_90 persistent: as many CTAs as fit, each looping over its tiles through one pipeline",
           "[synth][gemm][tma][persistent]") {
   GemmTiling t = default_gemm_tiling("sm_90", DType::BF16);
-  CHECK_FALSE(t.persistent);  // not the default yet (README.md, "Persistent kernels")
+  CHECK_FALSE(t.persistent);  // the bare tiling: make_gemm_for_gpu makes it the default where it applies
   t.persistent = true;
   GemmLimits h100 = kH100Tma;
   h100.gpcs = GpcLayout(132, 8, 2);  // configs/h100_sxm.yaml: 8 GPCs of whole 2-SM TPCs

@@ -224,13 +224,18 @@ struct GemmPlan {
   std::uint32_t epi_base = 0;
 
   // Persistent (GemmTiling::persistent): `persistent_ctas` CTAs, CTA c computing the linear output tiles c,
-  // c + persistent_ctas, ... (its units); 0 = one CTA per tile (and split).
+  // c + persistent_ctas, ... (its units); 0 = one CTA per tile (and split). Round sampling
+  // (KernelSource::skip_rounds) leaves out every CTA's units of rounds [skip_first, skip_first + skip_count).
   std::uint64_t persistent_ctas = 0;
+  std::uint64_t skip_first = 0, skip_count = 0;
   bool persistent() const { return persistent_ctas > 0; }
   std::uint64_t units_of(std::uint64_t cta) const {
-    return persistent() ? (p.batch * tiles - cta + persistent_ctas - 1) / persistent_ctas : 1;
+    return persistent() ? (p.batch * tiles - cta + persistent_ctas - 1) / persistent_ctas - skip_count : 1;
   }
-  std::uint64_t unit(std::uint64_t cta, std::uint64_t j) const { return cta + j * persistent_ctas; }
+  // The unit CTA `cta` computes j-th.
+  std::uint64_t unit(std::uint64_t cta, std::uint64_t j) const {
+    return cta + (j < skip_first ? j : j + skip_count) * persistent_ctas;
+  }
 
   // Stream-K (multistage only): the decomposition, where the CTAs sharing a tile meet (a partial tile per stream-K
   // tile: the accumulators of every thread, striped in 16-byte vectors, and an arrival counter per tile).
@@ -551,6 +556,13 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   info.shared_mem_bytes = shared_mem_bytes(p, t) + (P.persistent() ? persistent_staging_bytes(p, t) : 0);
   info.target_arch = arch;
   info.flops = 2 * p.batch * p.m * p.n * p.k;
+  if (P.persistent()) {
+    info.persistent_units = p.batch * P.tiles;
+    // The consumers' tile head (emit_next_tile), where their branch starts. Not the producer's: it runs ahead of
+    // the tiles computed by up to the stages' k-tiles (a whole tile when k is short).
+    info.unit_head_pc = P.consumer_pc;
+    info.unit_head_warps = P.consumer_warps();
+  }
   return plan;
 }
 
@@ -967,6 +979,8 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
       g_.emit_prologue_fills(c);
     }
     tile_loop_pc_ = c.pc();
+    WARPSIM_ASSERT(!P.persistent() || producer_ || tile_loop_pc_ == P.info.unit_head_pc,
+                   "the consumers' tile head out of step with KernelInfo::unit_head_pc");
   }
   void emit_iteration(InstChunk& c, std::uint32_t i) {
     const GemmPlan& P = *g_.plan;
@@ -1661,9 +1675,21 @@ std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const G
       return std::make_unique<StreamKWarp>(plan, cta, warp);
     };
   } else if (plan->warp_specialized) {
-    spec.make_warp = [plan](std::uint64_t cta, std::uint32_t warp) -> std::unique_ptr<WarpGenerator> {
-      return std::make_unique<WarpSpecializedWarp>(plan, cta, warp);
+    auto factory = [](std::shared_ptr<const GemmPlan> of) -> WarpGeneratorFactory {
+      return [of](std::uint64_t cta, std::uint32_t warp) -> std::unique_ptr<WarpGenerator> {
+        return std::make_unique<WarpSpecializedWarp>(of, cta, warp);
+      };
     };
+    spec.make_warp = factory(plan);
+    if (plan->persistent())
+      spec.skipping_rounds = [plan, factory](std::uint64_t first, std::uint64_t count) {
+        WARPSIM_ASSERT(first + count <= plan->p.batch * plan->tiles / plan->persistent_ctas,
+                       "round sampling skips rounds some CTA does not have");
+        auto skipped = std::make_shared<GemmPlan>(*plan);
+        skipped->skip_first = first;
+        skipped->skip_count = count;
+        return factory(std::move(skipped));
+      };
   } else {
     spec.make_warp = [plan](std::uint64_t cta, std::uint32_t warp) -> std::unique_ptr<WarpGenerator> {
       return std::make_unique<MultistageWarp>(plan, cta, warp);

@@ -80,8 +80,8 @@ struct GemmTiling {
   // GPC), CTA c computing the output tiles c, c + grid, ... with its pipeline running on from tile to tile, so the
   // producer loads the next tile while the consumers store this one (the cooperative schedule: both consumer
   // warpgroups on one tile; the epilogue staging gets its own shared memory beside the stages). Taken where the TMA
-  // main loop runs without split-K or stream-K and stages and staging fit; elsewhere one CTA per tile. Not the
-  // default yet: wave sampling and SM subsetting see a persistent grid as one pass (README.md, "Persistent kernels").
+  // main loop runs without split-K or stream-K and stages and staging fit; elsewhere one CTA per tile. The
+  // synthesizer's default where it applies (make_gemm_for_gpu); off in the bare tiling.
   bool persistent = false;
 };
 

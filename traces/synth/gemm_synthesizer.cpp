@@ -40,7 +40,9 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
     tiling.split_k = 1;
   }
   if (choice.split_k) tiling.split_k = choice.split_k;
-  if (choice.persistent) {
+  if (!choice.persistent) {
+    tiling.persistent = !tiling.stream_k && gemm_persistent_refusal(problem, tiling, limits).empty();
+  } else {
     tiling.persistent = *choice.persistent;
     if (tiling.persistent) {
       // Asked for: the kernel that can be persistent, or an error saying why not. The heuristic's split gives way.
@@ -91,13 +93,14 @@ SynthesizerInfo gemm_synthesizer() {
                         "adds (as cuBLASLt's CUBLASLT_ALGO_CONFIG_SPLITK_NUM); 0 = the tiling heuristic's choice "
                         "(README.md, 'Tiling heuristic')",
                         0, synth::kMaxGridDimYZ)
-                  .choice("decomposition", {"data_parallel", "persistent", "stream_k"}, "data_parallel",
-                          "how output tiles map to CTAs: data_parallel (one CTA per tile, split-K as the split_k key "
-                          "says), persistent (sm_90 TMA kernel: as many CTAs as fit at once, each looping over "
-                          "tiles, the next tile's loads overlapping this one's stores, as cuBLAS's nvjet kernels; "
-                          "README.md, 'Persistent kernels'), stream_k (sm_80: a persistent grid shares the MAC "
-                          "iterations of the tiles past the whole waves evenly, as CUTLASS's stream-K + "
-                          "data-parallel hybrid; README.md, 'Stream-K')")
+                  .choice("decomposition", {"auto", "data_parallel", "persistent", "stream_k"}, "auto",
+                          "how output tiles map to CTAs: auto (persistent where it applies, else data_parallel), "
+                          "data_parallel (one CTA per tile, split-K as the split_k key says), persistent (sm_90 TMA "
+                          "kernel without split-K: as many CTAs as fit at once, each looping over tiles, the next "
+                          "tile's loads overlapping this one's stores, as cuBLAS's nvjet kernels; README.md, "
+                          "'Persistent kernels'), stream_k (sm_80: a persistent grid shares the MAC iterations of the "
+                          "tiles past the whole waves evenly, as CUTLASS's stream-K + data-parallel hybrid; "
+                          "README.md, 'Stream-K')")
                   .uint("stream_k_ctas", "CTAs", 0,
                         "stream_k: the CTA slots it balances over, which sets the wave size (so which tiles are "
                         "shared) and the stream-K grid (0 = sm.count x CTAs per SM)",
@@ -123,7 +126,7 @@ SynthesizerInfo gemm_synthesizer() {
     choice.split_k = static_cast<std::uint32_t>(args.u64("split_k"));
     const std::string& decomposition = args.text("decomposition");
     choice.stream_k = decomposition == "stream_k";
-    if (decomposition == "persistent") choice.persistent = true;
+    if (decomposition == "persistent" || decomposition == "data_parallel") choice.persistent = decomposition == "persistent";
     choice.stream_k_ctas = static_cast<std::uint32_t>(args.u64("stream_k_ctas"));
     return make_gemm_for_gpu(problem, config, choice);
   };

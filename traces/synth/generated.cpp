@@ -51,19 +51,20 @@ namespace {
 
 class GeneratedCta final : public CtaSource {
  public:
-  GeneratedCta(std::shared_ptr<const GeneratedKernelSpec> spec, std::uint64_t cta_id)
-      : spec_(std::move(spec)), cta_id_(cta_id) {}
+  GeneratedCta(std::shared_ptr<const GeneratedKernelSpec> spec, WarpGeneratorFactory make_warp, std::uint64_t cta_id)
+      : spec_(std::move(spec)), make_warp_(std::move(make_warp)), cta_id_(cta_id) {}
   std::uint32_t num_warps() const override { return spec_->info.warps_per_cta(); }
   std::unique_ptr<WarpStream> open_warp(std::uint32_t warp) override {
     if (warp >= num_warps()) {
       throw TraceError("generated kernel '" + spec_->info.name + "': warp " + std::to_string(warp) +
                        " out of range (CTA has " + std::to_string(num_warps()) + " warps)");
     }
-    return std::make_unique<GeneratedWarpStream>(spec_->make_warp(cta_id_, warp));
+    return std::make_unique<GeneratedWarpStream>(make_warp_(cta_id_, warp));
   }
 
  private:
   std::shared_ptr<const GeneratedKernelSpec> spec_;
+  WarpGeneratorFactory make_warp_;
   std::uint64_t cta_id_;
 };
 
@@ -74,7 +75,13 @@ std::unique_ptr<CtaSource> GeneratedKernel::open_cta(std::uint64_t cta_id) {
     throw TraceError("generated kernel '" + spec_->info.name + "': CTA " + std::to_string(cta_id) +
                      " out of range (grid has " + std::to_string(spec_->info.grid.count()) + " CTAs)");
   }
-  return std::make_unique<GeneratedCta>(spec_, cta_id);
+  return std::make_unique<GeneratedCta>(spec_, make_warp_, cta_id);
+}
+
+bool GeneratedKernel::skip_rounds(std::uint64_t first, std::uint64_t count) {
+  if (!spec_->skipping_rounds) return false;
+  make_warp_ = count == 0 ? spec_->make_warp : spec_->skipping_rounds(first, count);
+  return true;
 }
 
 GeneratedTrace::GeneratedTrace(std::vector<GeneratedKernelSpec> kernels, std::string description)

@@ -93,17 +93,23 @@ class GeneratedWarpStream final : public WarpStream {
 struct GeneratedKernelSpec {
   KernelInfo info;
   WarpGeneratorFactory make_warp;  // called with cta_id < info.grid.count(), warp < info.warps_per_cta()
+  // A persistent kernel's warps without its rounds [first, first + count) (KernelSource::skip_rounds); unset: the
+  // kernel cannot skip rounds.
+  std::function<WarpGeneratorFactory(std::uint64_t first, std::uint64_t count)> skipping_rounds;
 };
 
 // A kernel whose warps come from a generator factory. Self-contained: it may outlive the trace that opened it.
 class GeneratedKernel final : public KernelSource {
  public:
-  explicit GeneratedKernel(std::shared_ptr<const GeneratedKernelSpec> spec) : spec_(std::move(spec)) {}
+  explicit GeneratedKernel(std::shared_ptr<const GeneratedKernelSpec> spec)
+      : spec_(std::move(spec)), make_warp_(spec_->make_warp) {}
   const KernelInfo& info() const override { return spec_->info; }
   std::unique_ptr<CtaSource> open_cta(std::uint64_t cta_id) override;  // throws TraceError when out of range
+  bool skip_rounds(std::uint64_t first, std::uint64_t count) override;
 
  private:
   std::shared_ptr<const GeneratedKernelSpec> spec_;
+  WarpGeneratorFactory make_warp_;  // the spec's, or its factory without skipped rounds
 };
 
 class GeneratedTrace final : public TraceSource {
