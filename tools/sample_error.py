@@ -19,13 +19,22 @@ import subprocess
 import sys
 import tempfile
 
+def gemm(shape, decomposition):
+    m, n, k = shape.split("x")
+    return ["--synth", "gemm", "--synth-key", f"m={m}", "--synth-key", f"n={n}", "--synth-key", f"k={k}",
+            "--synth-key", f"decomposition={decomposition}"]
+
+
 # name, gpu, arguments of `warpsim run`. Sizes chosen so that the full simulation of each takes at most a few
 # minutes on one core, and that most have more than 8 waves (the figure of merit) and one has few (simulated whole).
+# The H100 GEMMs one CTA per tile (waves) and persistent (the default there: sampled by rounds).
 CASES = [
-    ("h100 gemm 8192x8192x256 bf16", "h100_sxm", ["--gemm", "8192x8192x256"]),
-    ("h100 gemm 8192x8192x1024 bf16", "h100_sxm", ["--gemm", "8192x8192x1024"]),
-    ("h100 gemm 16384x4096x512 bf16", "h100_sxm", ["--gemm", "16384x4096x512"]),
-    ("h100 gemm 4096x4096x1024 bf16 (few waves)", "h100_sxm", ["--gemm", "4096x4096x1024"]),
+    ("h100 gemm 8192x8192x256 bf16", "h100_sxm", gemm("8192x8192x256", "data_parallel")),
+    ("h100 gemm 8192x8192x1024 bf16", "h100_sxm", gemm("8192x8192x1024", "data_parallel")),
+    ("h100 gemm 16384x4096x512 bf16", "h100_sxm", gemm("16384x4096x512", "data_parallel")),
+    ("h100 gemm 4096x4096x1024 bf16 (few waves)", "h100_sxm", gemm("4096x4096x1024", "data_parallel")),
+    ("h100 gemm 8192x8192x2048 bf16 persistent", "h100_sxm", gemm("8192x8192x2048", "persistent")),
+    ("h100 gemm 8192x8192x8192 bf16 persistent", "h100_sxm", gemm("8192x8192x8192", "persistent")),
     ("a100 gemm 8192x8192x256 bf16", "a100_sxm", ["--gemm", "8192x8192x256"]),
     ("a100 gemm 8192x4096x1024 bf16", "a100_sxm", ["--gemm", "8192x4096x1024"]),
     # Decode GEMMs and the paged decode attention of an LLM step have 1-2 waves on a full GPU (never sampled): the
@@ -52,7 +61,8 @@ def decode_attention(batch, heads, kv_heads, kv):
 # SM subsetting: the kernels of an LLM step at full GPU size (few waves, where wave sampling cannot help), and
 # kernels whose CTAs share data in the L2 (GEMMs), where a subset's fewer concurrent CTAs change the reuse.
 SUBSET_CASES = [
-    ("h100 gemm 4096x4096x4096 bf16", "h100_sxm", ["--gemm", "4096x4096x4096"]),
+    ("h100 gemm 4096x4096x4096 bf16", "h100_sxm", gemm("4096x4096x4096", "data_parallel")),
+    ("h100 gemm 4096x4096x4096 bf16 persistent", "h100_sxm", gemm("4096x4096x4096", "persistent")),
     ("h100 decode gemm 64x10240x8192 bf16", "h100_sxm", ["--gemm", "64x10240x8192"]),
     ("h100 decode gemm 64x28672x4096 bf16", "h100_sxm", ["--gemm", "64x28672x4096"]),
     ("h100 decode attention b32 h32/8 kv4096 d128", "h100_sxm", decode_attention(32, 32, 8, 4096)),

@@ -48,7 +48,7 @@ Schema sim_schema() {
   s.choice("sample", {"off", "waves"}, std::string("off"),
            "off: every CTA simulated; waves: a kernel of more than sample_min_waves waves runs warm-up + measured + 1 "
            "waves and its last partial wave, the other CTAs extrapolated at the rate of the measured waves (an estimate, "
-           "marked so in the results)");
+           "marked so in the results); a persistent kernel is sampled so by rounds of its CTAs' work units");
   s.uint("sample_warmup_waves", "waves", 1,
          "waves not measured: the first starts every CTA at once on a cold L2, unlike the staggered waves after it", 0, 1000);
   s.uint("sample_measured_waves", "waves", 2,

@@ -50,10 +50,11 @@ KernelScheduler::KernelScheduler(BuildContext& ctx, std::vector<StreamingMultipr
   sample_warmup_waves_ = sim.u32("sample_warmup_waves");
   sample_measured_waves_ = sim.u32("sample_measured_waves");
   sample_min_waves_ = sim.u32("sample_min_waves");
-  // Round sampling counts the warps' unit heads as the SMs issue them.
-  ctx.probes.listen<InstIssue>("sm[*].issue", [this](const InstIssue& e) {
-    if (sample_.rounds && e.inst.pc == unit_head_pc_) unit_started(e.sm, domain().now());
-  });
+  // Round sampling counts the warps' unit heads as the SMs issue them (no listener, no cost, when not sampling).
+  if (sample_waves_)
+    ctx.probes.listen<InstIssue>("sm[*].issue", [this](const InstIssue& e) {
+      if (sample_.rounds && e.inst.pc == unit_head_pc_) unit_started(e.sm, domain().now());
+    });
   ctx.publish<ClusterDirectory>("clusters", {this});
   ctx.publish<GridSync>("grid_sync", {&grid_sync_});
   for (auto* sm : sms_)
@@ -245,10 +246,10 @@ void KernelScheduler::unit_started(unsigned sm, Cycle now) {
   window_edge(now, units_started_ == sample_.window_begin, units_started_ == sample_.window_end);
   // The SM's own window: its CTAs' heads of rounds `warm-up` and `warm-up + measured` (all of them).
   SmRounds& r = sm_rounds_[sm];
-  const std::uint64_t per_round = std::uint64_t{sms_[sm]->resident_ctas()} * sample_.unit_head_warps;
-  ++r.heads;
-  if (r.heads == (std::uint64_t{sample_.warmup_waves} + 1) * per_round) r.window_begin = now;
-  if (r.heads == (std::uint64_t{sample_.warmup_waves} + 1 + sample_.measured_waves) * per_round) {
+  // Its CTAs are all resident from the kernel's start (one pass) until their last units: counted at its first head.
+  if (r.heads++ == 0) r.per_round = std::uint64_t{sms_[sm]->resident_ctas()} * sample_.unit_head_warps;
+  if (r.heads == (std::uint64_t{sample_.warmup_waves} + 1) * r.per_round) r.window_begin = now;
+  if (r.heads == (std::uint64_t{sample_.warmup_waves} + 1 + sample_.measured_waves) * r.per_round) {
     r.window_end = now;
     r.measured = true;
   }
@@ -258,10 +259,14 @@ void KernelScheduler::unit_started(unsigned sm, Cycle now) {
 // ends with the last of them. Persistent CTAs drift apart over the rounds (an SM in a smaller GPC shares its
 // crossbar port with fewer), so the CTAs that finish last in the whole kernel need not be those of the sample.
 Cycle KernelScheduler::rounds_extrapolated(Cycle now) const {
+  // An SM whose own window did not close (none should: every CTA runs the measured rounds) takes the kernel's.
+  const double kernel_per_round =
+      static_cast<double>(sample_.window_end_cycle - sample_.window_begin_cycle) / sample_.measured_waves;
   Cycle end = now;
   for (const SmRounds& r : sm_rounds_) {
-    if (!r.measured) continue;
-    const double per_round = static_cast<double>(r.window_end - r.window_begin) / sample_.measured_waves;
+    if (r.heads == 0) continue;  // no CTA
+    const double per_round =
+        r.measured ? static_cast<double>(r.window_end - r.window_begin) / sample_.measured_waves : kernel_per_round;
     end = std::max(end, r.last_done + static_cast<Cycle>(std::llround(per_round * static_cast<double>(sample_.skipped_rounds))));
   }
   return end - now;

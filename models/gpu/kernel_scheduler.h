@@ -152,8 +152,8 @@ class KernelScheduler final : public Component, public ClusterDirectory {
   L2Footprint footprint_at_start_;  // at the sampled kernel's start
   std::uint64_t units_started_ = 0;  // round sampling: unit heads issued in the kernel so far
   std::uint32_t unit_head_pc_ = 0;
-  struct SmRounds {  // round sampling, per SM: its heads, its own measured window, when its last CTA finished
-    std::uint64_t heads = 0;
+  struct SmRounds {  // round sampling, per SM: its heads (per round: its CTAs'), its own window, its last CTA's end
+    std::uint64_t heads = 0, per_round = 0;
     Cycle window_begin = 0, window_end = 0, last_done = 0;
     bool measured = false;
   };

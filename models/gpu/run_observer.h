@@ -14,7 +14,8 @@ namespace warpsim {
 // CTA-wave sampling of one kernel (sim.sample = waves; models/gpu/kernel_scheduler.h): the first
 // `simulated_ctas` CTAs in dispatch order are simulated, the rest extrapolated at the rate measured between two CTA
 // completion counts. simulated_ctas leaves out a whole number of waves, so the sample ends with the kernel's own
-// last wave (full or partial) and its tail is simulated, not extrapolated.
+// last wave (full or partial) and its tail is simulated, not extrapolated. A persistent kernel is sampled by rounds
+// instead (`rounds` below): every CTA runs, whole rounds of its units are left out, the window counts unit heads.
 struct SamplePlan {
   bool active = false;               // false: the kernel is simulated whole
   std::uint64_t total_ctas = 0;      // the grid
@@ -26,7 +27,7 @@ struct SamplePlan {
   std::uint64_t simulated_ctas = 0;  // the first simulated_ctas in dispatch order run; = subset_ctas when not sampled
   std::uint32_t warmup_waves = 0, measured_waves = 0;
   // The measured window: from the window_begin-th CTA completion to the window_end-th, while the GPU is still
-  // full (CTAs keep being dispatched until after window_end completions).
+  // full (CTAs keep being dispatched until after window_end completions); rounds: unit heads issued.
   std::uint64_t window_begin = 0, window_end = 0;
   Cycle window_begin_cycle = 0, window_end_cycle = 0;  // SM clock, set as the window opens and closes
   // The cycles the CTAs not simulated add at the window's rate (set as the kernel ends).

@@ -1049,7 +1049,9 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     emit_alu(c, Opcode::IMAD, P.r_tile_n, {P.r_lin, P.r_tile_m});
     emit_alu(c, Opcode::IMAD, P.r_gptr_a, {P.r_tile_m});
     emit_alu(c, Opcode::IMAD, P.r_gptr_b, {P.r_tile_n});
-    if (j > 0) g_ = GemmWarpContext(g_.plan, g_.plan->cta_work(g_.plan->unit(cta_id_, j)), g_.warp, g_.cluster_rank);
+    // The context built for the CTA holds tile cta_id_ (its unit 0 unless round sampling skipped that round).
+    if (const std::uint64_t u = g_.plan->unit(cta_id_, j); u != cta_id_)
+      g_ = GemmWarpContext(g_.plan, g_.plan->cta_work(u), g_.warp, g_.cluster_rank);
   }
   // Persistent consumers after a tile's last k-tile (iteration i): every HGMMA done, that k-tile's stage released
   // (the producer waits for it to load the next tile's), the tile stored.
