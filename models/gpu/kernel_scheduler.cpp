@@ -226,7 +226,6 @@ void KernelScheduler::plan_rounds(KernelSource& source) {
   const std::uint64_t kept = std::uint64_t{sample_warmup_waves_} + sample_measured_waves_ + 1;
   if (kept >= rounds || !source.skip_rounds(kept, rounds - kept)) return;
   sample_.active = sample_.rounds = true;
-  sample_.kernel_rounds = rounds;
   sample_.skipped_rounds = rounds - kept;
   sample_.unit_head_warps = std::max<std::uint32_t>(1, info.unit_head_warps);
   sample_.warmup_waves = sample_warmup_waves_;
@@ -267,7 +266,8 @@ Cycle KernelScheduler::rounds_extrapolated(Cycle now) const {
     if (r.heads == 0) continue;  // no CTA
     const double per_round =
         r.measured ? static_cast<double>(r.window_end - r.window_begin) / sample_.measured_waves : kernel_per_round;
-    end = std::max(end, r.last_done + static_cast<Cycle>(std::llround(per_round * static_cast<double>(sample_.skipped_rounds))));
+    const Cycle rest = static_cast<Cycle>(std::llround(per_round * static_cast<double>(sample_.skipped_rounds)));
+    end = std::max(end, r.last_done + rest);
   }
   return end - now;
 }
@@ -376,7 +376,7 @@ std::uint64_t KernelScheduler::subset_share(const KernelInfo& info) {
   const std::uint64_t cluster = std::max<std::uint64_t>(1, info.cluster.count());
   grid_units_ = info.grid.count() / cluster;
   block_units_ = std::max<std::uint64_t>(1, gpcs_.resident_ctas(1, cluster) / cluster);
-  if (subset_of_sms_ == 0 || grid_units_ == 0) return info.grid.count();
+  if (gpu_layout_.sms() == 0 || grid_units_ == 0) return info.grid.count();
   gpu_pass_units_ = std::max<std::uint64_t>(1, gpu_layout_.resident_ctas(1, cluster) / cluster);
   // As many blocks as the GPU makes passes over the grid (a persistent grid, one pass, is one block), each the
   // subset's pass; of the GPU's partial last pass, the subset's share of it.
@@ -390,12 +390,12 @@ std::uint64_t KernelScheduler::block_start(std::uint64_t block) const {
   // Spaced as the subset's SMs are among the GPU's (the GPU's pass of one CTA per SM), no further apart than the
   // GPU's passes of whole clusters, so the last block ends inside the grid.
   const std::uint64_t by_sms =
-      static_cast<std::uint64_t>(static_cast<unsigned __int128>(block) * block_units_ * subset_of_sms_ / sms_.size());
+      static_cast<std::uint64_t>(static_cast<unsigned __int128>(block) * block_units_ * gpu_layout_.sms() / sms_.size());
   return std::min(by_sms, block * gpu_pass_units_);
 }
 
 std::uint64_t KernelScheduler::grid_unit(std::uint64_t n) const {
-  if (subset_of_sms_ == 0) return n;
+  if (gpu_layout_.sms() == 0) return n;
   return block_start(n / block_units_) + n % block_units_;
 }
 

@@ -67,8 +67,7 @@ class KernelScheduler final : public Component, public ClusterDirectory {
   // are off then (sim/slots/grid_sync.h): a wait may count on CTAs the subset does not run.
   void set_subset_of(GpcLayout gpu) {
     gpu_layout_ = std::move(gpu);
-    subset_of_sms_ = gpu_layout_.sms();
-    grid_sync_.set_enabled(subset_of_sms_ == 0);
+    grid_sync_.set_enabled(gpu_layout_.sms() == 0);
   }
 
   // Starts replaying `trace` at the current cycle; observers are told of everything that happens.
@@ -141,8 +140,7 @@ class KernelScheduler final : public Component, public ClusterDirectory {
   bool sample_waves_ = false;
   std::uint32_t sample_warmup_waves_ = 0, sample_measured_waves_ = 0, sample_min_waves_ = 0;
   SamplePlan sample_;
-  unsigned subset_of_sms_ = 0;  // SM subsetting: the whole GPU's SMs (0: these SMs are the whole GPU)
-  GpcLayout gpu_layout_;        // SM subsetting: the whole GPU's GPCs
+  GpcLayout gpu_layout_;  // SM subsetting: the whole GPU's SMs and GPCs (no SMs: these SMs are the whole GPU)
   GridSync grid_sync_;          // the running kernel's semaphore arrivals (slot "grid_sync")
   // The kernel's units (CTAs or clusters), and those of one dispatch pass (one CTA per SM) of the subset and the GPU.
   std::uint64_t grid_units_ = 0, block_units_ = 1, gpu_pass_units_ = 1;

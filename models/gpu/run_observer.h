@@ -42,7 +42,7 @@ struct SamplePlan {
   // (KernelSource::skip_rounds). The window counts unit heads issued (KernelInfo::unit_head_warps per CTA and unit)
   // where waves count CTA completions; warmup_waves and measured_waves are rounds.
   bool rounds = false;
-  std::uint64_t kernel_rounds = 0, skipped_rounds = 0;  // every CTA's whole rounds; those left out
+  std::uint64_t skipped_rounds = 0;  // of every CTA's whole rounds, those left out
   // The work not simulated, in the window's units: CTAs (waves) or units (rounds).
   std::uint64_t skipped_units() const noexcept {
     return rounds ? skipped_rounds * subset_ctas * unit_head_warps : subset_ctas - simulated_ctas;
