@@ -1557,15 +1557,40 @@ TEST_CASE("gemm sm_90 with TMA: mbarrier pipeline, no LDGSTS or BAR in the main 
     CHECK(r.op_counts.at(Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT) ==
           check_tma_kernel(p, single).op_counts.at(Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT) + 4 * (t.stages - 1));
   }
-  SECTION("a cluster is taken only where the tile counts allow it") {
+  SECTION("a cluster is taken only where the M tiles pair up; the N tile count is free") {
     GemmTiling t = default_gemm_tiling("sm_90", DType::BF16);
-    for (const GemmProblem& p : {GemmProblem{384, 512, 256, DType::BF16}, GemmProblem{256, 256, 256, DType::BF16}}) {
-      auto kernel = make_gemm_trace(p, t, "sm_90", kH100Tma)->open_kernel(0);
-      CHECK(kernel->info().cluster == (Dim3{1, 1, 1}));  // 3 M tiles; 1 N tile
-      check_tma_kernel(p, t);
-    }
+    const GemmProblem three_m{384, 512, 256, DType::BF16};
+    auto kernel = make_gemm_trace(three_m, t, "sm_90", kH100Tma)->open_kernel(0);
+    CHECK(kernel->info().cluster == (Dim3{1, 1, 1}));  // 3 M tiles
+    check_tma_kernel(three_m, t);
+    // 2 M tiles of one N tile (an odd count): one cluster, on a grid laid out M first so that grid.x holds it.
+    const GemmProblem one_n{256, 256, 256, DType::BF16};
+    kernel = make_gemm_trace(one_n, t, "sm_90", kH100Tma)->open_kernel(0);
+    CHECK(kernel->info().cluster == (Dim3{2, 1, 1}));
+    CHECK(kernel->info().grid == (Dim3{2, 1, 1}));
+    const TmaCheck r = check_tma_kernel(one_n, t);
+    CHECK(r.tma_bytes == 256ull * 256 * 2 + 256ull * 256 * 2);  // A and B each read once
+    // cuBLAS's fp8 tile for 8192^3 (nvjet_sm90_qqtst_144x128_128x6_1x2, ncu_h100.csv): 144 columns give an odd
+    // N tile count (57 of 8192; 7 here), still in 1x2 clusters, data-parallel and persistent.
+    GemmTiling fp8 = default_gemm_tiling("sm_90", DType::FP8);
+    fp8.tile_n = 144;
+    fp8.stages = 6;
+    const GemmProblem odd_n{512, 1000, 512, DType::FP8};
+    kernel = make_gemm_trace(odd_n, fp8, "sm_90", kH100Tma)->open_kernel(0);
+    CHECK(kernel->info().cluster == (Dim3{2, 1, 1}));
+    CHECK(kernel->info().grid == (Dim3{4, 7, 1}));
+    const std::uint64_t b_once = 4 / 2 * (1000ull * 512);  // B once per cluster of 2 M tiles
+    CHECK(check_tma_kernel(odd_n, fp8).tma_bytes == 7 * (512ull * 512) + b_once);
+    GemmLimits h100 = kH100Tma;
+    h100.gpcs = GpcLayout(132, 8, 2);
+    fp8.persistent = true;
+    const GemmProblem rounds{2048, 2000, 256, DType::FP8};  // 16 x 14 = 224 tiles over 132 CTAs
+    kernel = make_gemm_trace(rounds, fp8, "sm_90", h100)->open_kernel(0);
+    CHECK(kernel->info().cluster == (Dim3{2, 1, 1}));
+    CHECK(kernel->info().grid == (Dim3{132, 1, 1}));
+    CHECK(check_tma_kernel(rounds, fp8, h100).tma_bytes == 14 * (2048ull * 256) + 16 / 2 * (2000ull * 256));
     t.mainloop = GemmTiling::Mainloop::Ldgsts;  // the LDGSTS main loop has no clusters
-    auto kernel = make_gemm_trace(GemmProblem{256, 512, 512, DType::BF16}, t, "sm_90", kH100Tma)->open_kernel(0);
+    kernel = make_gemm_trace(GemmProblem{256, 512, 512, DType::BF16}, t, "sm_90", kH100Tma)->open_kernel(0);
     CHECK(kernel->info().cluster == (Dim3{1, 1, 1}));
   }
   SECTION("fp8 256x256x1024 (tile_k 128: 128-byte rows), fewer k-tiles than stages, ragged M/N/K") {
@@ -1575,7 +1600,8 @@ TEST_CASE("gemm sm_90 with TMA: mbarrier pipeline, no LDGSTS or BAR in the main 
     check_tma_kernel(short_k, default_gemm_tiling("sm_90", short_k.dtype));
     const GemmProblem ragged{200, 136, 104, DType::BF16};  // k * 2 = 208 B rows: 16-byte aligned, TMA
     const TmaCheck r = check_tma_kernel(ragged, default_gemm_tiling("sm_90", ragged.dtype));
-    CHECK(r.tma_bytes == 1 * (200ull * 104 * 2) + 2 * (136ull * 104 * 2));  // 1 x 2 CTAs, both read B; clipped
+    // 2 M tiles x 1 N tile: one 1x2 cluster, B read once and multicast; boxes clipped to the matrices
+    CHECK(r.tma_bytes == 1 * (200ull * 104 * 2) + 1 * (136ull * 104 * 2));
   }
   SECTION("rows not 16-byte aligned, or no TMA unit: the LDGSTS pipeline") {
     const GemmProblem odd{128, 256, 100, DType::BF16};  // 200-byte rows
@@ -1617,4 +1643,39 @@ TEST_CASE("gemm sm_90 with TMA: mbarrier pipeline, no LDGSTS or BAR in the main 
       CHECK((ldgsts > 0) == !tma);
     }
   }
+}
+
+TEST_CASE("gemm tile keys: an asked tile replaces the heuristic's before the split is chosen", "[synth][gemm]") {
+  const Config h100 =
+      Config::load(std::string(WARPSIM_SOURCE_DIR) + "/configs/h100_sxm.yaml", {}, Registry::instance());
+  const Config a100 =
+      Config::load(std::string(WARPSIM_SOURCE_DIR) + "/configs/a100_sxm.yaml", {}, Registry::instance());
+  GemmMainloopChoice choice;
+  choice.tile = GemmTileShape{0, 144, 6};
+  const GemmProblem fp8{1024, 1152, 1024, DType::FP8};
+  const KernelInfo info = make_gemm_for_gpu(fp8, h100, choice)->open_kernel(0)->info();
+  CHECK(info.name.find("_tn_128x144x128_s6_") != std::string::npos);
+  // tile_m = 64 on sm_90: one consumer warpgroup beside the producer's (8 warps), as the decode tile.
+  choice.tile = GemmTileShape{64, 0, 0};
+  const KernelInfo narrow =
+      make_gemm_for_gpu(GemmProblem{4096, 4096, 512, DType::BF16}, h100, choice)->open_kernel(0)->info();
+  INFO(narrow.name);
+  CHECK(narrow.name.find("_tn_64x256x64_s4_") != std::string::npos);
+  CHECK(narrow.block.x == 8 * 32);
+  // The split follows the asked tile: 512 x 4096 x 8192 on the A100 makes 128 tiles of its own 128x128, enough for
+  // 108 SMs unsplit; 256x128 tiles (8 warps) make 64, and the heuristic splits K to fill the SMs.
+  const GemmProblem deep{512, 4096, 8192, DType::BF16};
+  const std::string own = make_gemm_for_gpu(deep, a100)->open_kernel(0)->info().name;
+  choice.tile = GemmTileShape{256, 0, 0};
+  const std::string tall = make_gemm_for_gpu(deep, a100, choice)->open_kernel(0)->info().name;
+  INFO(own << " / " << tall);
+  CHECK(own.find("_128x128x32_s4_sm80 (") != std::string::npos);
+  CHECK(tall.find("_256x128x32_s4_sm80_splitk") != std::string::npos);
+  // Tiles the structure cannot run are refused with the key's name and what it needs.
+  choice.tile = GemmTileShape{96, 0, 0};
+  CHECK_THROWS_WITH(make_gemm_for_gpu(fp8, h100, choice), Catch::Contains("tile_m=96") && Catch::Contains("64"));
+  choice.tile = GemmTileShape{0, 260, 0};
+  CHECK_THROWS_WITH(make_gemm_for_gpu(fp8, h100, choice), Catch::Contains("tile_n=260"));
+  choice.tile = GemmTileShape{0, 0, 16};
+  CHECK_THROWS_WITH(make_gemm_for_gpu(fp8, h100, choice), Catch::Contains("shared memory"));
 }

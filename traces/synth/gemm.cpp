@@ -180,7 +180,7 @@ struct GemmPlan {
   bool warp_specialized = false;
   bool tma = false;  // warp-specialised main loop on TMA + mbarriers + asynchronous wgmma (else LDGSTS + BAR)
   std::uint32_t cluster_m = 1;  // TMA: CTAs per cluster (consecutive CTA ids, adjacent M tiles, one B tile)
-  // Rank of a CTA in its cluster (grid.x = tiles_n is a multiple of cluster_m) and every rank's bit.
+  // Rank of a CTA in its cluster (grid.x is a multiple of cluster_m) and every rank's bit.
   std::uint32_t cluster_rank(std::uint64_t cta_id) const { return static_cast<std::uint32_t>(cta_id % cluster_m); }
   std::uint32_t cluster_mask() const { return cluster_m > 1 ? (1u << cluster_m) - 1 : 0u; }
 
@@ -398,9 +398,13 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.t = t;
   P.warp_specialized = t.warpgroup_mma;
   P.tma = tma;
-  if (tma && t.cluster_m > 1 && t.swizzle_group % t.cluster_m == 0 &&
-      ceil_div(p.m, t.tile_m) % t.cluster_m == 0 && ceil_div(p.n, t.tile_n) % t.cluster_m == 0 &&
-      t.tile_n % t.cluster_m == 0)
+  // A cluster is cluster_m adjacent M tiles of one N tile (consecutive CTA ids in a swizzle group), so the M tiles
+  // and the swizzle group must divide into clusters; the N tile count is free (cuBLAS clusters fp8's 57 N tiles
+  // of 144 columns along M; the grid is then laid out M first), and the B tile into equal slices, one multicast
+  // by each rank.
+  const std::uint64_t tiles_m = ceil_div(p.m, t.tile_m), tiles_n = ceil_div(p.n, t.tile_n);
+  if (tma && t.cluster_m > 1 && t.swizzle_group % t.cluster_m == 0 && tiles_m % t.cluster_m == 0 &&
+      t.tile_n % t.cluster_m == 0 && (tiles_n % t.cluster_m == 0 || tiles_n <= kMaxGridDimYZ))
     P.cluster_m = t.cluster_m;
   P.eb = elem_bytes(p.dtype);
   P.split_k = t.split_k;
@@ -547,8 +551,12 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   if (p.batch > 1) name << p.batch << 'x';
   name << p.m << 'x' << p.n << 'x' << p.k << ')';
   info.name = name.str();
+  // A data-parallel grid is tiles_n x tiles_m, or tiles_m x tiles_n where only the M tiles divide into the
+  // clusters along grid.x (CTA ids, and so the tiles they compute, are the same either way).
+  const bool m_first = P.cluster_m > 1 && P.tiles_n % P.cluster_m != 0;
   info.grid = P.stream_k()     ? Dim3{static_cast<std::uint32_t>(P.sk.ctas()), 1, 1}
               : P.persistent() ? Dim3{static_cast<std::uint32_t>(P.persistent_ctas), 1, 1}
+              : m_first        ? Dim3{P.tiles_m, P.tiles_n, static_cast<std::uint32_t>(p.batch * P.split_k)}
                                : Dim3{P.tiles_n, P.tiles_m, static_cast<std::uint32_t>(p.batch * P.split_k)};
   info.cluster = Dim3{P.cluster_m, 1, 1};
   info.block = Dim3{t.warps * kWarpSize, 1, 1};
@@ -1425,14 +1433,20 @@ std::uint32_t choose_split_k(const GemmProblem& p, const GemmTiling& t, const Ge
 }  // namespace
 
 GemmTiling default_gemm_tiling(const std::string& arch, DType dtype, const GemmProblem& problem,
-                               const GemmLimits& limits) {
+                               const GemmLimits& limits, const GemmTileShape& asked) {
   GemmTiling t = default_gemm_tiling(arch, dtype);
-  if (problem.m <= 64) {
-    // Decode-like: a 64-row tile instead of 128 mostly padding. sm_90: one consumer warpgroup (64 x tile_n HGMMA)
-    // and the producer, 8 warps; sm_80: 64 x 128 with the 4 warps side by side (warp tiles 64 x 32).
-    t.tile_m = 64;
-    if (t.warpgroup_mma) t.warps = 2 * kWarpgroupWarps;
+  // Decode-like: a 64-row tile instead of 128 mostly padding. sm_90: one consumer warpgroup (64 x tile_n HGMMA)
+  // and the producer, 8 warps; sm_80: 64 x 128 with the 4 warps side by side (warp tiles 64 x 32).
+  const std::uint32_t tile_m = asked.tile_m ? asked.tile_m : problem.m <= 64 ? 64 : t.tile_m;
+  if (tile_m != t.tile_m) {
+    t.tile_m = tile_m;
+    if (t.warpgroup_mma) t.warps = kWarpgroupWarps * (1 + tile_m / kHgmmaM);
   }
+  if (asked.tile_n) t.tile_n = asked.tile_n;
+  if (asked.stages) t.stages = asked.stages;
+  // sm_80: CUTLASS's 64x64 warp tiles for tiles past 128x128 (256x128: 8 warps); smaller ones keep 4 warps.
+  if (!t.warpgroup_mma && (asked.tile_m || asked.tile_n))
+    t.warps = std::max(t.warps, t.tile_m * t.tile_n / (64 * 64));
   t.split_k = choose_split_k(problem, t, limits);
   return t;
 }

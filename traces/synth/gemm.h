@@ -155,8 +155,13 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype);
 // Shape-aware default, as a library heuristic would pick it (README.md, "Tiling heuristic"): the tiling above,
 // with a 64-row tile when problem.m <= 64 and split-K when the output tiles leave SMs of `limits.sm_count` idle
 // and K is deep enough. Large shapes (e.g. 4096^3, 2048^3 on H100/A100) get exactly the 2-argument tiling.
+// A non-zero field of `asked` replaces the tile the heuristic would take before it chooses the split (on the
+// warp-specialised structure, a consumer warpgroup per 64 rows of tile_m); validate_gemm judges the result.
+struct GemmTileShape {
+  std::uint32_t tile_m = 0, tile_n = 0, stages = 0;
+};
 GemmTiling default_gemm_tiling(const std::string& arch, DType dtype, const GemmProblem& problem,
-                               const GemmLimits& limits);
+                               const GemmLimits& limits, const GemmTileShape& asked = {});
 
 // "" when the problem and tiling can be generated and one CTA fits within `limits`; otherwise one message saying
 // what is wrong.

@@ -31,7 +31,7 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
   if (config.has_section("hbm")) limits.dram_bytes_per_second = config.section("hbm").real("bandwidth");
   if (config.has_section("l2")) limits.l2_bytes = config.section("l2").real("size");
   limits.tma = gpu_has_tma(config);
-  GemmTiling tiling = default_gemm_tiling(arch, problem.dtype, problem, limits);
+  GemmTiling tiling = default_gemm_tiling(arch, problem.dtype, problem, limits, choice.tile);
   tiling.mainloop = choice.mainloop;
   if (choice.cluster_m) tiling.cluster_m = choice.cluster_m;
   if (choice.stream_k) {  // stream-K balances the tiles itself: no split unless one is asked for (an error)
@@ -88,6 +88,16 @@ SynthesizerInfo gemm_synthesizer() {
                         "tma main loop: CTAs per thread-block cluster along M sharing their B tile by TMA multicast "
                         "(0 = the default, 2 as cuBLAS; 1 = no clusters); taken where the tile counts allow it",
                         0, 16)
+                  .uint("tile_m", "rows", 0,
+                        "output tile rows per CTA (0 = the heuristic's: 128, 64 when m <= 64); sm_90: a multiple "
+                        "of 64, one consumer warpgroup per 64 rows",
+                        0, 1024)
+                  .uint("tile_n", "columns", 0,
+                        "output tile columns per CTA (0 = the heuristic's: 256 on sm_90, 128 on sm_80); sm_90: a "
+                        "multiple of 8 up to 256 (wgmma N)",
+                        0, 1024)
+                  .uint("stages", "k-tiles", 0,
+                        "shared-memory pipeline stages, each one k-tile of A and B (0 = the heuristic's: 4)", 0, 64)
                   .uint("split_k", "splits", 0,
                         "K split into this many slices, each CTA writing fp32 partial sums that a reduction kernel "
                         "adds (as cuBLASLt's CUBLASLT_ALGO_CONFIG_SPLITK_NUM); 0 = the tiling heuristic's choice "
@@ -128,6 +138,9 @@ SynthesizerInfo gemm_synthesizer() {
     choice.stream_k = decomposition == "stream_k";
     if (decomposition == "persistent" || decomposition == "data_parallel") choice.persistent = decomposition == "persistent";
     choice.stream_k_ctas = static_cast<std::uint32_t>(args.u64("stream_k_ctas"));
+    choice.tile.tile_m = static_cast<std::uint32_t>(args.u64("tile_m"));
+    choice.tile.tile_n = static_cast<std::uint32_t>(args.u64("tile_n"));
+    choice.tile.stages = static_cast<std::uint32_t>(args.u64("stages"));
     return make_gemm_for_gpu(problem, config, choice);
   };
   return info;

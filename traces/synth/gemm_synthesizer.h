@@ -24,6 +24,7 @@ struct GemmMainloopChoice {
   // stream-K: cuBLAS's nvjet kernels for these shapes are), else one CTA per tile; true = persistent (an error where
   // the kernel cannot be: sm_80, ldgsts, split-K); false = one CTA per tile.
   std::optional<bool> persistent;
+  GemmTileShape tile;  // zero fields: the heuristic's
 };
 
 // The shape-aware default tiling for the config's `gpu.arch`, validated against its `sm` limits (shared memory
