@@ -38,18 +38,25 @@ Config subset_config(const Config& full, GpuSubset& subset) {
   std::vector<Schema> schemas;  // keeps the specs alive
   schemas.reserve(full.sections().size());
   std::vector<Param> counts, totals;
+  std::vector<std::string> overrides;
   for (const auto& [section, params] : full.sections()) {
     const ComponentType* type = registry.find(section, params.impl());
     if (!type) continue;
     schemas.push_back(registry.schema(*type));
     for (const ParamSpec& spec : schemas.back().params()) {
       if (spec.subset_scaling.empty() || !params.has(spec.name)) continue;
+      if (spec.subset_scaling == kSubsetPerUnit) {  // a list per unit: the subset's units are not among them
+        const std::string key = section + "." + spec.name, text = params.str(spec.name);
+        if (text == *spec.default_text) continue;
+        subset.scaled.push_back({key, text, *spec.default_text});
+        overrides.push_back(key + "=" + *spec.default_text);
+        continue;
+      }
       Param p{section + "." + spec.name, &spec, numeric_value(params, spec)};
       (spec.subset_scaling == kSubsetUnitCount ? counts : totals).push_back(p);
     }
   }
   std::map<std::string, double>& fraction = subset.kept;
-  std::vector<std::string> overrides;
   auto record = [&](const Param& p, double value) {
     const std::string text = subset_value_text(*p.spec, value);
     subset.scaled.push_back({p.key, subset_value_text(*p.spec, p.value), text});

@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "models/noc/l2_partitions.h"
 #include "sim/registry/registry.h"
 #include "sim/slots/build_context.h"
@@ -40,6 +42,7 @@ class HierarchicalNoc final : public Interconnect {
     Schema s("noc", "hierarchical", "SM -> GPC -> L2-partition crossbar, with a link between the L2 partitions");
     s.uint("gpcs", "GPCs", std::nullopt, "graphics processing clusters, each of whole TPCs (sim/slots/gpc_layout.h: SM ids round robin over the GPCs with room); GPC g belongs to L2 partition g * l2.partitions / gpcs", 1, 4096).unit_count();
     s.uint("sms_per_tpc", "SMs", 1, "SMs per TPC: a part fuses off whole TPCs, so every GPC holds a multiple of this many SMs (what decides how many clusters fit at once)", 1, 64);
+    s.string("tpcs_per_gpc", kEvenTpcs, "TPCs of each GPC, comma-separated (e.g. 9,9,9,9,8,8,7,7), as the part's fuses leave them; 'even' deals sm.count / sms_per_tpc TPCs evenly over the GPCs. A subset GPU (sim.subset) deals its TPCs evenly").per_unit();
     s.uint("sm_to_gpc_latency", "cycles", std::nullopt, "L2-clock cycles, one way, SM to its GPC's crossbar port", 0, 10000);
     s.uint("gpc_to_partition_latency", "cycles", std::nullopt, "L2-clock cycles, one way, GPC port to a slice of its near L2 partition", 0, 10000);
     s.uint("partition_link_latency", "cycles", std::nullopt, "L2-clock cycles, one way, across the link between two L2 partitions", 0, 10000);
@@ -59,7 +62,8 @@ class HierarchicalNoc final : public Interconnect {
         gpc_to_partition_(static_cast<double>(p.u64("gpc_to_partition_latency"))),
         link_latency_(static_cast<double>(p.u64("partition_link_latency"))),
         control_bytes_(p.u32("control_bytes")),
-        layout_(gpc_layout(ctx.config)) {
+        layout_(gpc_layout(ctx.config, &layout_note_)) {
+    if (!layout_note_.empty()) spdlog::warn("{}", layout_note_);
     const Params& l2 = ctx.config.section("l2");
     const unsigned sms = ctx.config.section("sm").u32("count"), slices = l2.u32("slices");
     gpcs_ = p.u32("gpcs");
@@ -200,6 +204,7 @@ class HierarchicalNoc final : public Interconnect {
   std::uint32_t control_bytes_;
   unsigned gpcs_ = 1, partitions_ = 1;
   L2Partitions split_;
+  std::string layout_note_;  // why noc.tpcs_per_gpc was not used (sm.count changed), or empty
   GpcLayout layout_;
   double last_serialise_ = 0.0;
   // Sized once: the stats registry holds pointers to the counters.

@@ -82,6 +82,13 @@ Schema& Schema::total_over(std::string count) {
   return *this;
 }
 
+Schema& Schema::per_unit() {
+  WARPSIM_ASSERT(!params_.empty() && params_.back().default_text.has_value(),
+                 section_ + ": per_unit() follows the declaration of a parameter with a default");
+  params_.back().subset_scaling = kSubsetPerUnit;
+  return *this;
+}
+
 Schema& Schema::add(ParamSpec p, std::optional<double> default_value) {
   const std::string what = section_ + "." + p.name;
   WARPSIM_ASSERT(!p.name.empty() && p.name.front() != '.' && p.name.back() != '.' &&

@@ -37,13 +37,15 @@ struct ParamSpec {
   std::string description;
   // How the value changes when the GPU is simulated as a fraction of itself (SM subsetting, sim.subset;
   // models/gpu/gpu_subset.h): empty, it stays (a per-unit figure, a latency, not hardware); kSubsetUnitCount, it
-  // counts units and is divided; otherwise it is a total over the units a count names ("l2.slices": a capacity,
-  // bandwidth or power of all of them) and keeps its value per unit.
+  // counts units and is divided; kSubsetPerUnit, it describes each unit and takes its default; otherwise it is a
+  // total over the units a count names ("l2.slices": a capacity, bandwidth or power of all of them) and keeps its
+  // value per unit.
   std::string subset_scaling;
   bool required() const noexcept { return !default_text.has_value(); }
 };
 
 inline constexpr const char* kSubsetUnitCount = "count";
+inline constexpr const char* kSubsetPerUnit = "per_unit";
 
 // The parameters of one config section (one registered component implementation).
 class Schema {
@@ -70,6 +72,9 @@ class Schema {
   // is a total over the units that `count` ("section.key" of a unit count) counts.
   Schema& unit_count();
   Schema& total_over(std::string count);
+  // ... or it describes the units one by one (a list per GPC), which no fraction of the GPU keeps: the subset
+  // takes its default.
+  Schema& per_unit();
 
   // Adds another schema's parameters after these (a slot's shared parameters, then an implementation's own):
   // the description and implementation name become `other`'s. Asserts that no name is declared twice.

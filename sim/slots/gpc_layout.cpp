@@ -1,20 +1,42 @@
 #include "sim/slots/gpc_layout.h"
 
 #include <algorithm>
+#include <sstream>
+#include <string>
 
 #include "sim/config/config.h"
 #include "sim/core/error.h"
 
 namespace warpsim {
 
-GpcLayout::GpcLayout(unsigned sms, unsigned gpcs, unsigned sms_per_tpc) {
+namespace {
+
+// TPCs dealt to `gpcs` GPCs as evenly as they go, the first GPCs taking one more where they do not divide.
+std::vector<unsigned> even_tpcs(unsigned tpcs, unsigned gpcs) {
+  std::vector<unsigned> per_gpc(gpcs);
+  for (unsigned g = 0; g < gpcs; ++g) per_gpc[g] = tpcs / gpcs + (g < tpcs % gpcs ? 1u : 0u);
+  return per_gpc;
+}
+
+}  // namespace
+
+GpcLayout::GpcLayout(unsigned sms, unsigned gpcs, unsigned sms_per_tpc)
+    : GpcLayout(sms, even_tpcs((sms + sms_per_tpc - 1) / std::max(1u, sms_per_tpc), std::max(1u, gpcs)),
+                sms_per_tpc) {}
+
+GpcLayout::GpcLayout(unsigned sms, const std::vector<unsigned>& tpcs_per_gpc, unsigned sms_per_tpc) {
+  const auto gpcs = static_cast<unsigned>(tpcs_per_gpc.size());
   WARPSIM_ASSERT(gpcs >= 1 && sms_per_tpc >= 1, "a GPU has at least one GPC and one SM per TPC");
-  // Room of each GPC in SMs: whole TPCs dealt evenly; a last, partial TPC (sms not a multiple of sms_per_tpc)
-  // is short in the GPC that took it.
-  const unsigned tpcs = (sms + sms_per_tpc - 1) / sms_per_tpc;
+  // Room of each GPC in SMs; a last, partial TPC (sms not a multiple of sms_per_tpc) is short in the GPC that
+  // was dealt the last TPC.
   std::vector<unsigned> room(gpcs);
-  for (unsigned g = 0; g < gpcs; ++g) room[g] = (tpcs / gpcs + (g < tpcs % gpcs ? 1u : 0u)) * sms_per_tpc;
-  room[(tpcs + gpcs - 1) % gpcs] -= tpcs * sms_per_tpc - sms;  // the last GPC dealt a TPC
+  unsigned tpcs = 0;
+  for (unsigned g = 0; g < gpcs; ++g) {
+    room[g] = tpcs_per_gpc[g] * sms_per_tpc;
+    tpcs += tpcs_per_gpc[g];
+  }
+  WARPSIM_ASSERT(tpcs == (sms + sms_per_tpc - 1) / sms_per_tpc, "the GPCs' TPCs must hold the SMs");
+  if (tpcs > 0) room[(tpcs + gpcs - 1) % gpcs] -= tpcs * sms_per_tpc - sms;
   members_.assign(gpcs, {});
   gpc_of_.assign(sms, 0);
   unsigned g = 0;
@@ -40,16 +62,47 @@ std::uint64_t GpcLayout::resident_ctas(std::uint64_t ctas_per_sm, std::uint64_t 
   return ctas;
 }
 
-GpcLayout gpc_layout(const Config& config) {
+GpcLayout gpc_layout(const Config& config, std::string* unused_list_note) {
   const unsigned sms = config.section("sm").u32("count");
   unsigned gpcs = 1, sms_per_tpc = 1;
-  if (config.has_section("noc")) {
-    const Params& noc = config.section("noc");
-    if (noc.has("gpcs")) gpcs = std::max(1u, noc.u32("gpcs"));
-    if (noc.has("sms_per_tpc")) sms_per_tpc = std::max(1u, noc.u32("sms_per_tpc"));
+  std::string listed;
+  const Params* noc = config.has_section("noc") ? &config.section("noc") : nullptr;
+  if (noc) {
+    if (noc->has("gpcs")) gpcs = std::max(1u, noc->u32("gpcs"));
+    if (noc->has("sms_per_tpc")) sms_per_tpc = std::max(1u, noc->u32("sms_per_tpc"));
+    if (noc->has("tpcs_per_gpc") && noc->str("tpcs_per_gpc") != kEvenTpcs) listed = noc->str("tpcs_per_gpc");
   }
   // A GPU with fewer TPCs than noc.gpcs (a small test GPU) has one GPC per TPC: a GPC holds at least one.
   const unsigned tpcs = std::max(1u, (sms + sms_per_tpc - 1) / sms_per_tpc);
+  if (listed.empty()) return GpcLayout(sms, std::min(gpcs, tpcs), sms_per_tpc);
+  std::vector<unsigned> per_gpc;
+  unsigned listed_tpcs = 0;
+  std::stringstream in(listed);
+  for (std::string item; std::getline(in, item, ',');) {
+    const auto first = item.find_first_not_of(' '), last = item.find_last_not_of(' ');
+    item = first == std::string::npos ? "" : item.substr(first, last - first + 1);
+    unsigned long n = 0;
+    std::size_t used = 0;
+    try {
+      n = std::stoul(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || n == 0 || n > 4096)
+      noc->fail("tpcs_per_gpc", "expected '" + std::string(kEvenTpcs) +
+                                    "' or a comma-separated TPC count per GPC (each 1 to 4096), got '" + listed + "'");
+    per_gpc.push_back(static_cast<unsigned>(n));
+    listed_tpcs += static_cast<unsigned>(n);
+  }
+  if (per_gpc.size() == gpcs && listed_tpcs == tpcs) return GpcLayout(sms, per_gpc, sms_per_tpc);
+  // The list is one part's fuses; a GPU of another size (sm.count or noc.gpcs set to hypothetical counts) has
+  // TPCs or GPCs the list does not place, so the TPCs are dealt evenly, and the caller says so.
+  if (unused_list_note)
+    *unused_list_note = "noc.tpcs_per_gpc (" + listed + ") places " + std::to_string(listed_tpcs) + " TPCs in " +
+                        std::to_string(per_gpc.size()) + " GPCs, but the config has " + std::to_string(tpcs) +
+                        " TPCs (sm.count " + std::to_string(sms) + ", noc.sms_per_tpc " + std::to_string(sms_per_tpc) +
+                        ") in " + std::to_string(gpcs) + " GPCs (noc.gpcs): the TPCs are dealt evenly (set "
+                        "noc.tpcs_per_gpc to a list that fits, or to 'even')";
   return GpcLayout(sms, std::min(gpcs, tpcs), sms_per_tpc);
 }
 

@@ -6,6 +6,8 @@
 #include <regex>
 #include <string>
 
+#include "sim/config/config.h"
+#include "sim/registry/registry.h"
 #include "sim/slots/gpc_layout.h"
 #include "test_helpers.h"
 
@@ -45,10 +47,10 @@ TEST_CASE("a GEMM's 2-CTA clusters start together on one GPC and multicast their
                   "--synth-key", "k=128", "--synth-key", "decomposition=data_parallel", "--out", dir / "out",
                   "--no-progress"});
   REQUIRE(r.exit_code == 0);
-  const auto cfg = read_flat_yaml(read_text(dir.path() / "out" / "config.resolved.yaml"));
-  const warpsim::GpcLayout layout(static_cast<unsigned>(config_number(cfg, "sm.count")),
-                                  static_cast<unsigned>(config_number(cfg, "noc.gpcs")),
-                                  static_cast<unsigned>(config_number(cfg, "noc.sms_per_tpc")));
+  // The layout of the config the run used (noc.tpcs_per_gpc: the H100's uneven GPCs).
+  const warpsim::GpcLayout layout = warpsim::gpc_layout(warpsim::Config::load(
+      (dir.path() / "out" / "config.resolved.yaml").string(), {}, warpsim::Registry::instance()));
+  CHECK(layout.smallest_gpc() == 14);
   const auto placed = cta_placements(dir.path() / "out" / "timeline.json");
   REQUIRE(placed.size() == 256);
   for (unsigned q = 0; q < 128; ++q) {

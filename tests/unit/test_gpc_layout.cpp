@@ -1,11 +1,18 @@
-// The GPC layout: whole TPCs per GPC, SM ids round robin, and how many clusters fit at once.
+// The GPC layout: whole TPCs per GPC (dealt evenly or as a config lists them), SM ids round robin, and how many
+// clusters fit at once.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <numeric>
+#include <string>
+#include <vector>
 
+#include "models/gpu/gpu_subset.h"
+#include "sim/config/config.h"
+#include "sim/registry/registry.h"
 #include "sim/slots/gpc_layout.h"
 
-using warpsim::GpcLayout;
+using namespace warpsim;
 
 namespace {
 
@@ -46,4 +53,48 @@ TEST_CASE("a partial last TPC and the A100's 7 GPCs", "[gpc]") {
   const std::vector<unsigned> sizes = gpc_sizes(odd);
   CHECK(std::accumulate(sizes.begin(), sizes.end(), 0u) == 9);
   CHECK(sizes == std::vector<unsigned>{5, 4});
+}
+
+TEST_CASE("GPCs as the part's fuses leave them: the H100's measured cluster counts", "[gpc]") {
+  // configs/h100_sxm.yaml noc.tpcs_per_gpc: Nsight's launch__cluster_max_active on this project's H100 was 66
+  // for 2-CTA clusters and 30 for 4-CTA clusters, one CTA per SM.
+  const GpcLayout h100(132, std::vector<unsigned>{9, 9, 9, 9, 8, 8, 7, 7}, 2);
+  CHECK(gpc_sizes(h100) == std::vector<unsigned>{18, 18, 18, 18, 16, 16, 14, 14});
+  CHECK(h100.smallest_gpc() == 14);
+  CHECK(h100.resident_ctas(1, 2) == 66 * 2);
+  CHECK(h100.resident_ctas(1, 4) == 30 * 4);
+  CHECK(h100.resident_ctas(1, 8) == (4 * 2 + 2 * 2 + 2 * 1) * 8);
+  for (unsigned sm = 0; sm < 8; ++sm) CHECK(h100.gpc_of(sm) == sm);
+  for (unsigned g = 0; g < h100.gpcs(); ++g)
+    for (unsigned sm : h100.sms_of(g)) CHECK(h100.gpc_of(sm) == g);
+  // The even dealing is the same constructor's special case.
+  CHECK(gpc_sizes(GpcLayout(132, std::vector<unsigned>{9, 9, 8, 8, 8, 8, 8, 8}, 2)) ==
+        gpc_sizes(GpcLayout(132, 8, 2)));
+}
+
+TEST_CASE("noc.tpcs_per_gpc from a config: used, not used for another SM count, refused when malformed", "[gpc][config]") {
+  const std::string h100 = std::string(WARPSIM_SOURCE_DIR) + "/configs/h100_sxm.yaml";
+  const auto load = [&](std::vector<std::string> overrides) {
+    return Config::load(h100, std::move(overrides), Registry::instance());
+  };
+  std::string note;
+  CHECK(gpc_sizes(gpc_layout(load({}), &note)) == std::vector<unsigned>{18, 18, 18, 18, 16, 16, 14, 14});
+  CHECK(note.empty());
+  // "An H100 with 30% more SMs": 172 SMs are 86 TPCs, which the 66-TPC list does not place; dealt evenly, said.
+  const GpcLayout more = gpc_layout(load({"sm.count=172"}), &note);
+  CHECK(gpc_sizes(more) == std::vector<unsigned>{22, 22, 22, 22, 22, 22, 20, 20});
+  CHECK_THAT(note, Catch::Contains("noc.tpcs_per_gpc") && Catch::Contains("86") && Catch::Contains("evenly"));
+  // A list for other GPCs is not used either (small test GPUs set noc.gpcs=2).
+  CHECK(gpc_sizes(gpc_layout(load({"noc.tpcs_per_gpc=9,9,9,9,8,8,14"}), &note)) == gpc_sizes(GpcLayout(132, 8, 2)));
+  CHECK_THAT(note, Catch::Contains("in 7 GPCs") && Catch::Contains("in 8 GPCs (noc.gpcs)"));
+  CHECK_THROWS_WITH(gpc_layout(load({"noc.tpcs_per_gpc=9,9,9,9,8,8,7,seven"})),
+                    Catch::Contains("noc.tpcs_per_gpc") && Catch::Contains("comma-separated TPC count"));
+  CHECK_THROWS_WITH(gpc_layout(load({"noc.tpcs_per_gpc=9,9,9,9,8,8,14,0"})), Catch::Contains("each 1 to 4096"));
+  // A subset GPU (sim.subset) has none of the listed GPCs: it deals its TPCs evenly, and says it changed the key.
+  GpuSubset subset;
+  const Config quarter = subset_config(load({"sim.subset=4"}), subset);
+  CHECK(quarter.section("noc").str("tpcs_per_gpc") == "even");
+  CHECK(gpc_sizes(gpc_layout(quarter)) == std::vector<unsigned>{17, 16});  // 33 SMs: 17 TPCs, the last one short
+  CHECK(std::any_of(subset.scaled.begin(), subset.scaled.end(),
+                    [](const GpuSubset::Scaled& s) { return s.key == "noc.tpcs_per_gpc" && s.subset == "even"; }));
 }
