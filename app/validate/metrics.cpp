@@ -106,7 +106,7 @@ const std::vector<KernelMetric>& kernel_metrics() {
       {"compute_throughput", "fraction", run_sol([](const SpeedOfLight& s) { return s.compute(); })},
       {"memory_throughput", "fraction", run_sol([](const SpeedOfLight& s) { return s.memory(); })},
       {"tensor_pipe_utilization", "fraction", run_sol([](const SpeedOfLight& s) { return s.find("tensor"); })},
-      {"l2_throughput", "fraction", run_sol([](const SpeedOfLight& s) { return s.find("l2"); })},
+      {"l2_throughput", "fraction", run_sol([](const SpeedOfLight& s) { return s.find("lts"); })},
       {"dram_throughput", "fraction", run_sol([](const SpeedOfLight& s) { return s.find("dram"); })},
   };
   return metrics;

@@ -2,7 +2,7 @@
 // fraction of its peak, the peaks derived from the GPU's config and the achieved figures from the components'
 // own counters and utilisation metrics (sim/stats). "Compute (SM) Throughput" is the largest fraction among the
 // SM's units (issue slots, execution pipes), "Memory Throughput" the largest among the memory units (LSU data
-// path, L1, shared memory, crossbar ports, L2 slices, DRAM). The limiter verdict names the busiest unit when it
+// path, L1, shared memory, crossbar ports, L2 slices, `lts` = Nsight's lts__throughput, DRAM). The limiter verdict names the busiest unit when it
 // is at or above kThroughputBoundFraction of its peak, and otherwise calls the kernel latency bound, naming the
 // warp state (sm/stall_reason.h) that took most warp-cycles.
 #pragma once

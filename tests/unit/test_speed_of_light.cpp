@@ -83,6 +83,29 @@ TEST_CASE("the run's speed of light weights kernels by their cycles and sums the
   CHECK(run.limiter.verdict == "latency bound: 73% of warp-cycles stall_barrier; top unit DRAM (HBM) at 40%");
 }
 
+TEST_CASE("lts is Nsight's lts__throughput: the largest mean over the slices of their data and ports", "[sol][validate]") {
+  const Config cfg = h100();
+  // Slices' data 40% busy; their ports towards the SMs 70% on average, 97% at the busiest slice.
+  StatReport r = report(0.40, 0.30, 0.10, 0.97);
+  r.totals.push_back(metric("noc.slice_port.to_l2_utilization", 0.20, 0.30));
+  for (StatValue& v : r.totals)
+    if (v.name == "noc.slice_port.to_sm_utilization") v.value = 0.70;
+  const SpeedOfLight sol = kernel_speed_of_light(r, cfg, 1000, 0, 0, kStalls);
+  REQUIRE(sol.find("lts"));
+  CHECK(sol.find("lts")->fraction == Approx(0.70));                   // the port's mean, not its busiest slice
+  CHECK(sol.find("noc_slice_ports_to_sm")->fraction == Approx(0.97));  // the unit of the busiest stays
+  CHECK(sol.find("lts")->metric == "lts__throughput.avg.pct_of_peak_sustained_elapsed");
+  CHECK(sol.memory()->key == "noc_slice_ports_to_sm");
+  // Where the slices' data is the busiest of them, it is that; validate's l2_throughput is this unit.
+  const SpeedOfLight data = kernel_speed_of_light(report(0.85, 0.30, 0.10, 0.97), cfg, 1000, 0, 0, kStalls);
+  CHECK(data.find("lts")->fraction == Approx(0.85));
+  RunResult run;
+  run.kernels.resize(1);
+  run.kernels[0].cycles = 1000;
+  run.kernels[0].speed_of_light = sol;
+  CHECK(kernel_metric(run, "l2_throughput") == Approx(0.70));
+}
+
 TEST_CASE("validate's speed-of-light metrics of a multi-kernel run are the run's own section", "[sol][validate]") {
   // Kernel a keeps DRAM 80% busy for 1000 cycles; kernel b has no DRAM unit at all (3000 cycles): over the run,
   // DRAM was busy 800 of 4000 cycles. Averaging only over the kernels that have the unit would say 80%.
