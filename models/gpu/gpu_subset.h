@@ -25,7 +25,7 @@ struct GpuSubset {
     std::string key;            // "l2.slices"
     std::string full, subset;   // the values as config text
   };
-  std::vector<Scaled> scaled;  // each parameter the subset changed, in config order
+  std::vector<Scaled> scaled;  // each parameter the subset changed: per-unit lists, then counts, then totals
   std::map<std::string, double> kept;  // of each unit count ("l2.slices"): the subset's over the GPU's
   bool active() const noexcept { return divisor > 1; }
   // The GPU's units of `count` per unit of the subset (1 when the GPU has no such count).

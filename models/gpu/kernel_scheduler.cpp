@@ -172,11 +172,12 @@ bool KernelScheduler::open_next_kernel(Cycle) {
     return false;
   }
   if (info.cluster.count() > 1) {
-    // The smallest GPC must hold a whole cluster, or some clusters could never start.
-    const std::uint64_t smallest_gpc = gpcs_.smallest_gpc();
-    if (info.cluster.count() > smallest_gpc * occupancy_.ctas_per_sm) {
+    // Some GPC must hold a whole cluster, or no cluster could ever start; clusters go to the GPCs with room
+    // (uneven GPCs: a 16-CTA cluster runs on the H100's 18-SM GPCs only).
+    const std::uint64_t largest_gpc = gpcs_.largest_gpc();
+    if (info.cluster.count() > largest_gpc * occupancy_.ctas_per_sm) {
       ctx_.fail("kernel '" + info.name + "': a cluster of " + std::to_string(info.cluster.count()) +
-                " CTAs does not fit on one GPC (" + std::to_string(smallest_gpc) + " SMs x " +
+                " CTAs does not fit on one GPC (the largest: " + std::to_string(largest_gpc) + " SMs x " +
                 std::to_string(occupancy_.ctas_per_sm) + " CTAs; noc.gpcs = " + std::to_string(gpcs_.gpcs()) + ")");
       return false;
     }

@@ -40,6 +40,11 @@ constexpr bool every_pipe_has_a_metric() {
 static_assert(std::size(kPipes) == kPipeNames.size() && every_pipe_has_a_metric(),
               "kPipes must list each pipe of kPipeNames (models/sm/exec/pipes.h) exactly once");
 
+// Nsight's lts__throughput: a summary of the L2's own units below (their means), shown and validated but never the
+// busiest unit, which its parts are (their busiest instances; a run's average of kernels' maxima could otherwise
+// exceed every averaged part).
+constexpr const char* kLtsKey = "lts";
+
 // Interconnect links, per kind and direction: the busiest instance of each (the `max` of the metric) is the
 // limit. `peak` names the noc parameter with its bytes per L2 cycle (the hierarchical interconnect's), `shared_peak`
 // the crossbar's one parameter for both sides.
@@ -133,7 +138,7 @@ std::string pct(double fraction) { return fmt::format("{:.0f}%", 100 * fraction)
 const SolUnit* busiest(const std::vector<SolUnit>& units, const char* group) {
   const SolUnit* best = nullptr;
   for (const SolUnit& u : units)  // the first of equals: deterministic
-    if ((!group || u.group == group) && (!best || u.fraction > best->fraction)) best = &u;
+    if ((!group || u.group == group) && u.key != kLtsKey && (!best || u.fraction > best->fraction)) best = &u;
   return best;
 }
 
@@ -238,7 +243,7 @@ SpeedOfLight kernel_speed_of_light(const StatReport& stats, const Config& config
         any = true;
       }
     if (any)
-      add("lts", "L2 throughput (busiest L2 sub-unit, mean over slices)", "memory",
+      add(kLtsKey, "L2 throughput (busiest L2 sub-unit, mean over slices)", "memory",
           "lts__throughput.avg.pct_of_peak_sustained_elapsed", busiest, 1.0, "fraction of its peak");
   }
   if (const StatValue* v = stat("hbm.utilization"))

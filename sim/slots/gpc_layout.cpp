@@ -1,7 +1,6 @@
 #include "sim/slots/gpc_layout.h"
 
 #include <algorithm>
-#include <sstream>
 #include <string>
 
 #include "sim/config/config.h"
@@ -32,6 +31,7 @@ GpcLayout::GpcLayout(unsigned sms, const std::vector<unsigned>& tpcs_per_gpc, un
   std::vector<unsigned> room(gpcs);
   unsigned tpcs = 0;
   for (unsigned g = 0; g < gpcs; ++g) {
+    WARPSIM_ASSERT(tpcs_per_gpc[g] >= 1, "every GPC holds at least one TPC");
     room[g] = tpcs_per_gpc[g] * sms_per_tpc;
     tpcs += tpcs_per_gpc[g];
   }
@@ -48,10 +48,9 @@ GpcLayout::GpcLayout(unsigned sms, const std::vector<unsigned>& tpcs_per_gpc, un
   }
 }
 
-unsigned GpcLayout::smallest_gpc() const {
-  std::size_t n = gpc_of_.size();
-  for (const auto& m : members_)
-    if (!m.empty()) n = std::min(n, m.size());
+unsigned GpcLayout::largest_gpc() const {
+  std::size_t n = 0;
+  for (const auto& m : members_) n = std::max(n, m.size());
   return static_cast<unsigned>(n);
 }
 
@@ -65,34 +64,33 @@ std::uint64_t GpcLayout::resident_ctas(std::uint64_t ctas_per_sm, std::uint64_t 
 GpcLayout gpc_layout(const Config& config, std::string* unused_list_note) {
   const unsigned sms = config.section("sm").u32("count");
   unsigned gpcs = 1, sms_per_tpc = 1;
-  std::string listed;
+  std::string listed = kEvenTpcs;
   const Params* noc = config.has_section("noc") ? &config.section("noc") : nullptr;
   if (noc) {
     if (noc->has("gpcs")) gpcs = std::max(1u, noc->u32("gpcs"));
     if (noc->has("sms_per_tpc")) sms_per_tpc = std::max(1u, noc->u32("sms_per_tpc"));
-    if (noc->has("tpcs_per_gpc") && noc->str("tpcs_per_gpc") != kEvenTpcs) listed = noc->str("tpcs_per_gpc");
+    if (noc->has("tpcs_per_gpc")) listed = noc->str("tpcs_per_gpc");
   }
   // A GPU with fewer TPCs than noc.gpcs (a small test GPU) has one GPC per TPC: a GPC holds at least one.
   const unsigned tpcs = std::max(1u, (sms + sms_per_tpc - 1) / sms_per_tpc);
-  if (listed.empty()) return GpcLayout(sms, std::min(gpcs, tpcs), sms_per_tpc);
+  if (listed == kEvenTpcs) return GpcLayout(sms, std::min(gpcs, tpcs), sms_per_tpc);
   std::vector<unsigned> per_gpc;
   unsigned listed_tpcs = 0;
-  std::stringstream in(listed);
-  for (std::string item; std::getline(in, item, ',');) {
-    const auto first = item.find_first_not_of(' '), last = item.find_last_not_of(' ');
+  // Items are separated by commas: "9,9,8" and "9, 9, 8"; an empty item (",," or a trailing comma) is malformed.
+  for (std::size_t begin = 0; begin <= listed.size();) {
+    const std::size_t comma = std::min(listed.find(',', begin), listed.size());
+    std::string item = listed.substr(begin, comma - begin);
+    const auto first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \t");
     item = first == std::string::npos ? "" : item.substr(first, last - first + 1);
-    unsigned long n = 0;
-    std::size_t used = 0;
-    try {
-      n = std::stoul(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || n == 0 || n > 4096)
+    const bool digits = !item.empty() && item.size() <= 4 &&
+                        std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const unsigned long n = digits ? std::stoul(item) : 0;
+    if (n == 0 || n > 4096)
       noc->fail("tpcs_per_gpc", "expected '" + std::string(kEvenTpcs) +
                                     "' or a comma-separated TPC count per GPC (each 1 to 4096), got '" + listed + "'");
     per_gpc.push_back(static_cast<unsigned>(n));
     listed_tpcs += static_cast<unsigned>(n);
+    begin = comma + 1;
   }
   if (per_gpc.size() == gpcs && listed_tpcs == tpcs) return GpcLayout(sms, per_gpc, sms_per_tpc);
   // The list is one part's fuses; a GPU of another size (sm.count or noc.gpcs set to hypothetical counts) has

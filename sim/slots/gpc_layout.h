@@ -30,7 +30,7 @@ class GpcLayout {
   unsigned sms() const { return static_cast<unsigned>(gpc_of_.size()); }
   unsigned gpc_of(unsigned sm) const { return gpc_of_[sm]; }
   const std::vector<unsigned>& sms_of(unsigned gpc) const { return members_[gpc]; }
-  unsigned smallest_gpc() const;  // SMs of the smallest GPC that has any
+  unsigned largest_gpc() const;  // SMs of the largest GPC
   // CTAs resident at once when each SM holds `ctas_per_sm` and a cluster's `cluster_ctas` CTAs must share a GPC
   // (what cudaOccupancyMaxActiveClusters x the cluster size tells a persistent kernel).
   std::uint64_t resident_ctas(std::uint64_t ctas_per_sm, std::uint64_t cluster_ctas) const;

@@ -50,7 +50,7 @@ TEST_CASE("a GEMM's 2-CTA clusters start together on one GPC and multicast their
   // The layout of the config the run used (noc.tpcs_per_gpc: the H100's uneven GPCs).
   const warpsim::GpcLayout layout = warpsim::gpc_layout(warpsim::Config::load(
       (dir.path() / "out" / "config.resolved.yaml").string(), {}, warpsim::Registry::instance()));
-  CHECK(layout.smallest_gpc() == 14);
+  CHECK(layout.largest_gpc() == 18);
   const auto placed = cta_placements(dir.path() / "out" / "timeline.json");
   REQUIRE(placed.size() == 256);
   for (unsigned q = 0; q < 128; ++q) {
@@ -97,5 +97,5 @@ TEST_CASE("a cluster that cannot fit on one GPC is refused with one clear error"
                   "noc.sms_per_tpc=1", "--out", dir / "out", "--no-progress"});
   CHECK(r.exit_code == 2);
   CHECK(count_lines_containing(r.err, "error:") == 1);
-  CHECK(contains(r.err, "a cluster of 2 CTAs does not fit on one GPC (1 SMs x 1 CTAs; noc.gpcs = 132)"));
+  CHECK(contains(r.err, "a cluster of 2 CTAs does not fit on one GPC (the largest: 1 SMs x 1 CTAs; noc.gpcs = 132)"));
 }

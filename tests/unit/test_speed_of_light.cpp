@@ -104,6 +104,19 @@ TEST_CASE("lts is Nsight's lts__throughput: the largest mean over the slices of 
   run.kernels[0].cycles = 1000;
   run.kernels[0].speed_of_light = sol;
   CHECK(kernel_metric(run, "l2_throughput") == Approx(0.70));
+  // Over a run, each unit is averaged over the kernels; an average of the kernels' lts (each a maximum) can exceed
+  // every averaged part, and still it is not the busiest unit: its parts are.
+  StatReport ra = report(0.45, 0.10, 0.10, 0.56), rb = report(0.60, 0.10, 0.10, 0.31);
+  for (StatReport* x : {&ra, &rb})
+    for (StatValue& v : x->totals)
+      if (v.name == "noc.slice_port.to_sm_utilization") v.value = x == &ra ? 0.55 : 0.30;
+  const SpeedOfLight ka = kernel_speed_of_light(ra, cfg, 1000, 0, 0, kStalls);
+  const SpeedOfLight kb = kernel_speed_of_light(rb, cfg, 1000, 0, 0, kStalls);
+  const SpeedOfLight both = run_speed_of_light({{&ka, 1000, &kStalls}, {&kb, 1000, &kStalls}});
+  CHECK(both.find("lts")->fraction == Approx(0.575));
+  CHECK(both.find("l2")->fraction == Approx(0.525));
+  CHECK(both.memory()->key == "l2");
+  CHECK(both.limiter.unit == "L2 slices");
 }
 
 TEST_CASE("validate's speed-of-light metrics of a multi-kernel run are the run's own section", "[sol][validate]") {

@@ -65,8 +65,8 @@ struct GemmTiling {
   enum class Mainloop { Tma, Ldgsts };
   Mainloop mainloop = Mainloop::Tma;
   // TMA main loop: CTAs per thread-block cluster along M (cuBLAS's "2x1"); the cluster's CTAs share their B tile,
-  // each loading 1/cluster_m of it with one TMA multicast into every CTA's shared memory. Taken where the M and
-  // N tile counts and the swizzle group are multiples of it, else 1 (no cluster).
+  // each loading 1/cluster_m of it with one TMA multicast into every CTA's shared memory. Taken where the M tile
+  // count, the swizzle group and tile_n are multiples of it (the N tile count is free), else 1 (no cluster).
   std::uint32_t cluster_m = 1;
   // Stream-K (sm_80 multistage structure; README.md, "Stream-K"): the MAC iterations (output tile x k-tile) of
   // the tiles that do not fill whole waves are shared evenly among the CTA slots, as CUTLASS's stream-K +
