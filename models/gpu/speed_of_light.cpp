@@ -55,6 +55,7 @@ struct PortMetric {
   const char* metric;  // the Nsight Compute metric, where one exists
   const char* peak;
   const char* shared_peak;
+  bool l2_side = false;  // a slice's own port: one of the sub-units Nsight's lts__throughput takes the busiest of
 };
 constexpr PortMetric kPorts[] = {
     {"noc_sm_ports_to_l2", "noc.sm_port.to_l2_utilization", "crossbar SM ports towards L2 (busiest)",
@@ -66,9 +67,9 @@ constexpr PortMetric kPorts[] = {
     {"noc_gpc_ports_to_sm", "noc.gpc_port.to_sm_utilization", "GPC ports towards the SMs (busiest)",
      "none (no Nsight metric for a GPC's crossbar port)", "gpc_port_bandwidth", nullptr},
     {"noc_slice_ports_to_l2", "noc.slice_port.to_l2_utilization", "L2 slice ports from the crossbar (busiest)",
-     "lts__xbar2lts_cycles_active.max.pct_of_peak_sustained_elapsed", "slice_input_bandwidth", "port_bandwidth"},
+     "lts__xbar2lts_cycles_active.max.pct_of_peak_sustained_elapsed", "slice_input_bandwidth", "port_bandwidth", true},
     {"noc_slice_ports_to_sm", "noc.slice_port.to_sm_utilization", "L2 slice ports towards the SMs (busiest)",
-     "lts__lts2xbar_cycles_active.max.pct_of_peak_sustained_elapsed", "slice_port_bandwidth", "port_bandwidth"},
+     "lts__lts2xbar_cycles_active.max.pct_of_peak_sustained_elapsed", "slice_port_bandwidth", "port_bandwidth", true},
     {"noc_partition_link", "noc.partition_link.utilization", "link between the L2 partitions (busier direction)",
      "lts__t_sectors_srcunit_ltcfabric (L2 fabric traffic; Nsight gives no % of peak)", "partition_link_bandwidth", nullptr},
 };
@@ -238,7 +239,7 @@ SpeedOfLight kernel_speed_of_light(const StatReport& stats, const Config& config
     double busiest = slices ? slices->fraction : 0.0;
     bool any = slices != nullptr;
     for (const PortMetric& p : kPorts)
-      if (const StatValue* v = stat(p.stat); v && sol.find(p.key) && std::string(p.key).rfind("noc_slice_ports", 0) == 0) {
+      if (const StatValue* v = stat(p.stat); v && p.l2_side && sol.find(p.key)) {
         busiest = std::max(busiest, v->value);  // the mean over the slices' ports, not the busiest one's
         any = true;
       }

@@ -42,7 +42,7 @@ class HierarchicalNoc final : public Interconnect {
     Schema s("noc", "hierarchical", "SM -> GPC -> L2-partition crossbar, with a link between the L2 partitions");
     s.uint("gpcs", "GPCs", std::nullopt, "graphics processing clusters, each of whole TPCs (sim/slots/gpc_layout.h: SM ids round robin over the GPCs with room); GPC g belongs to L2 partition g * l2.partitions / gpcs", 1, 4096).unit_count();
     s.uint("sms_per_tpc", "SMs", 1, "SMs per TPC: a part fuses off whole TPCs, so every GPC holds a multiple of this many SMs (what decides how many clusters fit at once)", 1, 64);
-    s.string("tpcs_per_gpc", kEvenTpcs, "TPCs of each GPC, comma-separated (e.g. 9,9,9,9,8,8,7,7), as the part's fuses leave them; 'even' deals sm.count / sms_per_tpc TPCs evenly over the GPCs. A subset GPU (sim.subset) deals its TPCs evenly").per_unit();
+    s.string("tpcs_per_gpc", kEvenTpcs, "TPCs of each GPC, comma-separated (e.g. the H100's 9,9,8,7,9,9,8,7), as the part's fuses leave them; 'even' deals sm.count / sms_per_tpc TPCs evenly over the GPCs. A subset GPU (sim.subset) deals its TPCs evenly").per_unit();
     s.uint("sm_to_gpc_latency", "cycles", std::nullopt, "L2-clock cycles, one way, SM to its GPC's crossbar port", 0, 10000);
     s.uint("gpc_to_partition_latency", "cycles", std::nullopt, "L2-clock cycles, one way, GPC port to a slice of its near L2 partition", 0, 10000);
     s.uint("partition_link_latency", "cycles", std::nullopt, "L2-clock cycles, one way, across the link between two L2 partitions", 0, 10000);

@@ -398,14 +398,6 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.t = t;
   P.warp_specialized = t.warpgroup_mma;
   P.tma = tma;
-  // A cluster is cluster_m adjacent M tiles of one N tile (consecutive CTA ids in a swizzle group), so the M tiles
-  // and the swizzle group must divide into clusters; the N tile count is free (cuBLAS clusters fp8's 57 N tiles
-  // of 144 columns along M; the grid is then laid out M first), and the B tile into equal slices, one multicast
-  // by each rank.
-  const std::uint64_t tiles_m = ceil_div(p.m, t.tile_m), tiles_n = ceil_div(p.n, t.tile_n);
-  if (tma && t.cluster_m > 1 && t.swizzle_group % t.cluster_m == 0 && tiles_m % t.cluster_m == 0 &&
-      t.tile_n % t.cluster_m == 0 && (tiles_n % t.cluster_m == 0 || tiles_n <= kMaxGridDimYZ))
-    P.cluster_m = t.cluster_m;
   P.eb = elem_bytes(p.dtype);
   P.split_k = t.split_k;
   P.parallel_split_k = t.split_k > 1 && t.split_k_reduction == GemmTiling::SplitKReduction::Parallel;
@@ -416,6 +408,13 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.tiles_m = static_cast<std::uint32_t>(ceil_div(p.m, t.tile_m));
   P.tiles_n = static_cast<std::uint32_t>(ceil_div(p.n, t.tile_n));
   P.tiles = std::uint64_t{P.tiles_m} * P.tiles_n;
+  // A cluster is cluster_m adjacent M tiles of one N tile (consecutive CTA ids in a swizzle group), so the M tiles
+  // and the swizzle group must divide into clusters; the N tile count is free (cuBLAS clusters fp8's 57 N tiles
+  // of 144 columns along M; the grid is then laid out M first), and the B tile into equal slices, one multicast
+  // by each rank.
+  if (tma && t.cluster_m > 1 && t.swizzle_group % t.cluster_m == 0 && P.tiles_m % t.cluster_m == 0 &&
+      t.tile_n % t.cluster_m == 0 && (P.tiles_n % t.cluster_m == 0 || P.tiles_n <= kMaxGridDimYZ))
+    P.cluster_m = t.cluster_m;
   P.k_tiles = static_cast<std::uint32_t>(ceil_div(p.k, t.tile_k));
   P.chunk_elems = kVecBytes / P.eb;
   P.chunks_per_row = t.tile_k / P.chunk_elems;
