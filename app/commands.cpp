@@ -149,7 +149,7 @@ struct WorkloadOptions {
     desc.add_options()
         ("trace", po::value(&spec.trace_file), "trace file to replay (format recognised by its contents or name: native .wst, traces/FORMAT.md; Accel-Sim kernelslist.g or kernel-N.traceg[.xz], traces/readers/accelsim/README.md), or a tracer's directory (its kernelslist.g)")
         ("gemm", po::value(&gemm), "shorthand for --synth gemm: a GEMM MxNxK (the default workload when none is given)")
-        ("dtype", po::value(&dtype), "data type of --gemm: bf16 (default), fp16, fp8, tf32, int8")
+        ("dtype", po::value(&dtype), "data type of --gemm: bf16 (default), fp16, fp8, tf32, int8, fp64, fp4")
         ("synth", po::value(&spec.synthesizer), "run a registered synthesizer of this kind (see `warpsim synth --help`)")
         ("synth-key", po::value(&synth_keys)->composing(), "a key of --synth, KEY=VALUE, e.g. --synth-key m=4096 (repeatable)");
   }

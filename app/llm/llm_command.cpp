@@ -24,7 +24,7 @@ namespace warpsim {
 namespace {
 
 const char* kLlmUsage =
-    "usage: warpsim llm --model MODEL --phase prefill|decode [--batch B] [--prompt P] [--context C] [--dtype bf16|fp8]\n"
+    "usage: warpsim llm --model MODEL --phase prefill|decode [--batch B] [--prompt P] [--context C] [--dtype bf16|fp8|fp4]\n"
     "                   [--kv-dtype bf16|fp8] [--tp N] [--ep N] [--moe-skew S] [--gpu CONFIG] [--set k=v ...] [--launch eager|graph] [--plan] [--out DIR]\n"
     "                   [--cache-dir DIR | --no-cache] [--sample waves|off] [--subset N|auto]\n"
     "\n"
@@ -74,7 +74,8 @@ int cmd_llm(int argc, char** argv) {
       ("batch", po::value(&scenario.batch)->default_value(1), "sequences in the batch")
       ("prompt", po::value(&scenario.prompt)->default_value(128), "prompt tokens per sequence")
       ("context", po::value(&scenario.context)->default_value(0), "tokens in the KV cache (decode); 0: = --prompt")
-      ("dtype", po::value(&scenario.dtype)->default_value("bf16"), "GEMM data type: bf16, or fp8 (sm_90 and later)")
+      ("dtype", po::value(&scenario.dtype)->default_value("bf16"), "GEMM data type: bf16, fp8 (sm_90 and later) or fp4 (NVFP4 W4A4 with its activation quantization; GPUs with fp4 tensor "
+       "cores: b200)")
       ("kv-dtype", po::value(&scenario.kv_dtype)->default_value("bf16"),
        "KV-cache data type: bf16, or fp8 (e4m3, vLLM's --kv-cache-dtype fp8: written in fp8, dequantized by the "
        "attention kernels)")

@@ -53,8 +53,8 @@ EnergyResult kernels_energy(const RunResult& r) {
 double Peaks::tensor_flops_per_s(const std::string& dtype) const {
   const auto it = tensor_flops_per_cycle_per_sm.find(dtype);
   if (it == tensor_flops_per_cycle_per_sm.end() || it->second <= 0)
-    throw InputError(fmt::format("{}: sm.tensor.flops_per_cycle.{} is not given: this GPU has no {} tensor rate for "
-                                 "the roofline (try --dtype bf16)", gpu, dtype, dtype));
+    throw InputError(fmt::format("{}: sm.tensor.flops_per_cycle.{} is 0 or not given: this GPU has no {} tensor cores "
+                                 "(try --dtype bf16{})", gpu, dtype, dtype, dtype == "fp4" ? ", or an fp4 GPU: b200" : ""));
   return sm_count * it->second * sm_clock_hz;
 }
 

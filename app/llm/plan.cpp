@@ -27,9 +27,12 @@ struct Builder {
     return out.back();
   }
 
-  // C[m,n] = A[m,k] B[k,n]: A and B in the GEMM's type, C in bf16 (fp8 GEMMs write bf16 too).
+  // C[m,n] = A[m,k] B[k,n]: A and B in the GEMM's type, C in bf16 (fp8 and fp4 GEMMs write bf16 too). An fp4
+  // GEMM (NVFP4 W4A4, as vLLM's ModelOpt NVFP4 linear layers) takes its activations quantized first:
+  // scaled_fp4_quant of the m x k input, one launch per GEMM call.
   void gemm(const std::string& name, std::uint64_t m, std::uint64_t n, std::uint64_t k, const std::string& dtype,
             bool bias = false, std::uint64_t count = 1) {
+    if (dtype == "fp4") quantize_fp4(name + ".input_quant", m, k, count);
     PlanEntry e;
     e.name = name;
     e.workload.synthesizer = "gemm";
@@ -43,6 +46,18 @@ struct Builder {
               (bias ? kActivationBytes * n : 0.0);
     e.compute = "tensor";
     e.tensor_dtype = dtype;
+    add(std::move(e));
+  }
+
+  void quantize_fp4(const std::string& name, std::uint64_t rows, std::uint64_t cols, std::uint64_t count) {
+    PlanEntry e;
+    e.name = name;
+    e.workload.synthesizer = "quantize";
+    e.workload.synth_keys = {{"rows", num(rows)}, {"cols", num(cols)}, {"dtype", "bf16"}, {"format", "nvfp4"}};
+    e.shape = fmt::format("rows={} cols={} bf16 -> nvfp4 (scaled_fp4_quant)", rows, cols);
+    e.count = count;
+    e.flops = 2.0 * rows * cols;
+    e.bytes = (kActivationBytes + element_bytes("fp4")) * rows * cols;
     add(std::move(e));
   }
 
@@ -117,7 +132,10 @@ void check(bool ok, const std::string& message) {
 
 std::uint64_t context_tokens(const Scenario& s) { return s.context ? s.context : s.prompt; }
 
-double element_bytes(const std::string& dtype) { return dtype == "fp8" ? 1.0 : dtype == "fp32" ? 4.0 : 2.0; }
+double element_bytes(const std::string& dtype) {
+  if (dtype == "fp4") return 0.5 + 1.0 / 16;  // e2m1, and its block's e4m3 scale (one per 16 elements)
+  return dtype == "fp8" ? 1.0 : dtype == "fp32" ? 4.0 : 2.0;
+}
 
 double kv_cache_bytes(const LlmModel& m, const Scenario& s) {
   const double hkv = static_cast<double>(std::max<std::uint64_t>(1, m.kv_heads / s.tp));
@@ -192,7 +210,8 @@ ExpertLoad expert_load(std::uint64_t routes, std::uint64_t tokens, std::uint64_t
 
 std::vector<PlanEntry> build_plan(const LlmModel& m, const Scenario& s) {
   check(s.phase == "prefill" || s.phase == "decode", fmt::format("--phase: expected prefill or decode, got '{}'", s.phase));
-  check(s.dtype == "bf16" || s.dtype == "fp8", fmt::format("--dtype: expected bf16 or fp8, got '{}'", s.dtype));
+  check(s.dtype == "bf16" || s.dtype == "fp8" || s.dtype == "fp4",
+        fmt::format("--dtype: expected bf16, fp8 or fp4, got '{}'", s.dtype));
   check(s.kv_dtype == "bf16" || s.kv_dtype == "fp8",
         fmt::format("--kv-dtype: expected bf16 or fp8 (e4m3), got '{}'", s.kv_dtype));
   check(s.batch >= 1, "--batch: expected at least 1 sequence");

@@ -25,7 +25,9 @@ struct Scenario {
   std::uint64_t batch = 1;       // sequences
   std::uint64_t prompt = 128;    // prefill: prompt tokens per sequence
   std::uint64_t context = 0;     // tokens in the KV cache the step attends to (with the new ones); 0: = prompt
-  std::string dtype = "bf16";    // GEMM inputs: bf16, or fp8 (W8A8, e4m3; sm_90+). Attention, norms and the
+  std::string dtype = "bf16";    // GEMM inputs: bf16, fp8 (W8A8, e4m3; sm_90+; the activations' quantization is
+                                 // not in the plan) or fp4 (NVFP4 W4A4; GPUs with fp4 tensor cores: each GEMM
+                                 // preceded by scaled_fp4_quant of its input). Attention, norms and the
                                  // activations stay bf16, the logits GEMM bf16 (vLLM keeps lm_head unquantized)
   // The KV cache: bf16, or fp8 (e4m3, vLLM's --kv-cache-dtype fp8): written by reshape_and_cache in fp8, read by
   // the attention kernels, which dequantize it through shared memory (decode; an fa2 prefill; fa3 reads bf16: not
@@ -66,7 +68,7 @@ struct PlanEntry {
   // bytes to and from HBM (each operand once).
   double flops = 0.0, bytes = 0.0;
   std::string compute = "alu";
-  std::string tensor_dtype;  // for compute == "tensor": the sm.tensor.flops_per_cycle key (bf16, fp8)
+  std::string tensor_dtype;  // for compute == "tensor": the sm.tensor.flops_per_cycle key (bf16, fp8, fp4)
   // Communication: the collective, the bytes each GPU contributes and the GPUs taking part.
   std::string collective;    // "all_reduce" | "all_gather" | "all_to_all"
   double message_bytes = 0.0;
@@ -89,7 +91,8 @@ std::vector<PlanEntry> build_plan(const LlmModel& model, const Scenario& scenari
 // The tokens the step attends to: --context, or the prompt when 0.
 std::uint64_t context_tokens(const Scenario& scenario);
 
-// Bytes of one element of a scenario data type (--dtype, --kv-dtype) or a conversion's output: bf16 2, fp8 1, fp32 4.
+// Bytes of one element of a scenario data type (--dtype, --kv-dtype) or a conversion's output: bf16 2, fp8 1, fp32 4,
+// fp4 0.5625 (its e4m3 scale per 16 elements included).
 double element_bytes(const std::string& dtype);
 // Bytes of the KV cache one GPU holds for the step's sequences: K and V of every layer, batch x context tokens, its
 // share of the KV heads (replicated when tp exceeds them).

@@ -219,7 +219,7 @@ double PowerParams::idle_power(double hz, unsigned sms) const {
 
 struct EnergyModel::Counts {
   std::array<std::uint64_t, static_cast<std::size_t>(OpClass::Count)> instructions{}, lanes{};
-  std::array<std::uint64_t, 8> tensor_flops{};  // by DType
+  std::array<std::uint64_t, kDTypeCount> tensor_flops{};  // by DType
   std::uint64_t register_lane_accesses = 0;       // (sources + destinations) x active lanes
 
   Counts& operator+=(const Counts& o) {

@@ -170,7 +170,7 @@ class EnergyModel final {
   bool in_kernel_ = false;
   std::vector<unsigned> resident_ctas_;  // per SM, of the current kernel
   std::vector<Cycle> resident_since_;
-  std::array<double, 8> tensor_flops_per_cycle_{};  // sm.tensor.flops_per_cycle by DType (0: not limited)
+  std::array<double, kDTypeCount> tensor_flops_per_cycle_{};  // sm.tensor.flops_per_cycle by DType (0: not limited)
   std::vector<double> tensor_free_at_;              // per SM: the SM cycle its tensor pipe finishes the MMAs heard
 };
 

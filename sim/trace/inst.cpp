@@ -80,8 +80,8 @@ constexpr std::string_view kOpClassNames[] = {"int",  "fp32", "fp64",   "sfu", "
                                               "ldst", "branch", "sync", "exit"};
 static_assert(sizeof(kOpClassNames) / sizeof(kOpClassNames[0]) == static_cast<std::size_t>(OpClass::Count));
 
-constexpr std::string_view kDTypeNames[] = {"none", "f16", "bf16", "fp8", "tf32", "f32", "f64", "i8"};
-static_assert(sizeof(kDTypeNames) / sizeof(kDTypeNames[0]) == static_cast<std::size_t>(DType::I8) + 1);
+constexpr std::string_view kDTypeNames[] = {"none", "f16", "bf16", "fp8", "tf32", "f32", "f64", "i8", "fp4"};
+static_assert(sizeof(kDTypeNames) / sizeof(kDTypeNames[0]) == kDTypeCount);
 
 constexpr std::string_view kMemSpaceNames[] = {"none", "global", "shared", "local", "const"};
 static_assert(sizeof(kMemSpaceNames) / sizeof(kMemSpaceNames[0]) == static_cast<std::size_t>(MemSpace::Const) + 1);
@@ -154,6 +154,7 @@ bool is_tensor_dtype(DType t) {
     case DType::FP8:
     case DType::I8:
     case DType::F64:
+    case DType::FP4:
       return true;
     case DType::None:
     case DType::F32:
@@ -199,7 +200,7 @@ std::string check_lane_addresses(const WarpInst& in) {
 // comparisons, and the empty result string needs no allocation.
 std::string check_inst(const WarpInst& in) {
   if (in.op >= Opcode::Count) return "opcode " + std::to_string(static_cast<unsigned>(in.op)) + " out of range";
-  if (in.dtype > DType::I8) return "dtype " + std::to_string(static_cast<unsigned>(in.dtype)) + " out of range";
+  if (in.dtype > kLastDType) return "dtype " + std::to_string(static_cast<unsigned>(in.dtype)) + " out of range";
   if (in.space > MemSpace::Const)
     return "memory space " + std::to_string(static_cast<unsigned>(in.space)) + " out of range";
   if (in.addr_mode > AddrMode::Deltas)
@@ -291,7 +292,7 @@ std::string check_inst(const WarpInst& in) {
   if (info.op_class == OpClass::Tensor) {
     if (!is_tensor_dtype(in.dtype))
       return std::string(info.name) + " with dtype " + std::string(dtype_name(in.dtype)) +
-             " (expected f16, bf16, tf32, fp8, i8 or f64)";
+             " (expected f16, bf16, tf32, fp8, i8, f64 or fp4)";
     if (in.mma.m == 0 || in.mma.n == 0 || in.mma.k == 0)
       return std::string(info.name) + " shape m" + std::to_string(in.mma.m) + "n" + std::to_string(in.mma.n) + "k" +
              std::to_string(in.mma.k) + " has a zero dimension";

@@ -74,9 +74,14 @@ enum class MemSpace : std::uint8_t { None, Global, Shared, Local, Const };
 enum class AddrMode : std::uint8_t { None, Strided, Strided2D, Deltas };
 
 // Element types of tensor-core operands (A/B); accumulation type is implied (fp32 for float types).
-enum class DType : std::uint8_t { None, F16, BF16, FP8, TF32, F32, F64, I8 };
+// FP4 (appended in trace format 1.5) is e2m1 with block scales (NVFP4: an e4m3 scale per 16 elements along K, as
+// Blackwell's block-scaled MMAs take it): two elements per byte.
+enum class DType : std::uint8_t { None, F16, BF16, FP8, TF32, F32, F64, I8, FP4 };
+inline constexpr DType kLastDType = DType::FP4;
+inline constexpr std::size_t kDTypeCount = static_cast<std::size_t>(kLastDType) + 1;  // arrays indexed by DType
 // The types a tensor core takes (every DType but None and F32), in the order configs list their rates.
-inline constexpr DType kTensorDTypes[] = {DType::F16, DType::BF16, DType::TF32, DType::FP8, DType::I8, DType::F64};
+inline constexpr DType kTensorDTypes[] = {DType::F16, DType::BF16, DType::TF32, DType::FP8, DType::I8, DType::F64,
+                                          DType::FP4};
 
 // Cache operator of a global load or store: the PTX cache operators and L1 eviction priorities as the SASS
 // modifiers of LDG/STG show them (traces/FORMAT.md, "Cache operators"). L1 and L2 keep a priority per line.

@@ -222,7 +222,7 @@ static_assert(kMaxAccessBytes < (1u << kAccessBytesBits) && static_cast<unsigned
 // Appends one record. Returns nullptr, or what makes the record unrepresentable.
 const char* encode_inst(Bytes& out, const WarpInst& inst, const std::int32_t* deltas, WarpCodecState& st) {
   if (inst.op >= Opcode::Count) return "opcode out of range";
-  if (inst.dtype > DType::I8) return "dtype out of range";
+  if (inst.dtype > kLastDType) return "dtype out of range";
   if (inst.space > MemSpace::Const) return "memory space out of range";
   if (inst.addr_mode > AddrMode::Deltas) return "address mode out of range";
   if (inst.num_dst > kMaxDst || inst.num_src > kMaxSrc) return "more than 4 destination or source registers";
@@ -339,9 +339,9 @@ void decode_inst(Cursor& in, WarpInst& inst, std::array<std::int32_t, kWarpSize>
   if (flags & kFlagDType) {
     const std::size_t at = in.pos();
     const std::uint8_t t = in.byte("dtype");
-    if (t > static_cast<std::uint8_t>(DType::I8))
+    if (t > static_cast<std::uint8_t>(kLastDType))
       in.fail("dtype " + std::to_string(t) + " out of range (expected <= " +
-                  std::to_string(static_cast<int>(DType::I8)) + ")", at);
+                  std::to_string(static_cast<int>(kLastDType)) + ")", at);
     inst.dtype = static_cast<DType>(t);
   }
   if (flags & kFlagMemory) {

@@ -100,7 +100,7 @@ TEST_CASE("synth --help lists every registered kind with its keys", "[app][synth
   CHECK(contains(r.out, "\ngemm: "));
   for (const char* key : {"m", "n", "k", "dtype"})
     CHECK(std::regex_search(r.out, std::regex(std::string("\n  ") + key + " +\\S")));
-  CHECK(contains(r.out, "choice {bf16|fp16|f16|fp8|tf32|int8|i8|fp64|f64}"));
+  CHECK(contains(r.out, "choice {bf16|fp16|f16|fp8|tf32|int8|i8|fp64|f64|fp4}"));
 }
 
 TEST_CASE("synth: unknown kinds and keys, missing and bad values are one clear error each", "[app][synth]") {
@@ -126,7 +126,7 @@ TEST_CASE("synth: unknown kinds and keys, missing and bad values are one clear e
     CHECK(contains(r.err, "gemm key 'n'"));
   }
   {
-    RUN_WARPSIM(r, {"synth", "gemm", "--m", "256", "--n", "256", "--k", "256", "--dtype", "fp4"});
+    RUN_WARPSIM(r, {"synth", "gemm", "--m", "256", "--n", "256", "--k", "256", "--dtype", "fp6"});
     check_one_error(r);
     CHECK(contains(r.err, "bf16 | fp16 | f16 | fp8"));
   }

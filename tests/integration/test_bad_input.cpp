@@ -99,6 +99,14 @@ std::vector<BadInput> catalogue() {
        "synth gemm key 'dtype': fp8 has no tensor-core MMA on NVIDIA A100-SXM4-80GB (sm_80, "
        "sm.tensor.flops_per_cycle.fp8 = 0)",
        {"synth", "gemm", "--gpu", "a100_sxm", "--m", "64", "--n", "64", "--k", "64", "--dtype", "fp8"}, {}},
+      {"fp4 on a GPU without fp4 tensor cores", "",
+       "synth gemm key 'dtype': fp4 has no tensor-core MMA on NVIDIA H100 80GB HBM3 (sm_90, "
+       "sm.tensor.flops_per_cycle.fp4 = 0)",
+       {"synth", "gemm", "--gpu", "h100_sxm", "--m", "64", "--n", "64", "--k", "64", "--dtype", "fp4"}, {}},
+      {"fp4 rows that are not whole scale blocks", "",
+       "GEMM synthesizer: fp4 GEMM needs k a multiple of 32, not 48 (16-byte rows of packed e2m1 for TMA, whole "
+       "16-element scale blocks)",
+       {"synth", "gemm", "--gpu", "b200", "--m", "64", "--n", "64", "--k", "48", "--dtype", "fp4"}, {}},
       {"grid product overflows", "grid.wst: a kernel of grid 2996173443x1119412321x11 (1 CTA modulo 2^64)",
        "trace file 'grid.wst': kernel 0 ('crafted'): invalid kernel info: grid 2996173443x1119412321x11 has more "
        "than 2^64 - 1 CTAs",

@@ -248,6 +248,30 @@ TEST_CASE("llm plan: Llama-3-8B decode is vLLM's kernel list with GEMM shapes fr
     s.kv_dtype = "int8";
     CHECK_THROWS_WITH(llm::build_plan(m, s), Catch::Contains("--kv-dtype"));
   }
+  SECTION("fp4 (NVFP4 W4A4): every layer GEMM takes its input quantized first, the logits GEMM stays bf16") {
+    s.dtype = "fp4";
+    const auto fp4 = llm::build_plan(m, s);
+    for (const auto& [gemm, k] : {std::pair{"qkv_proj", hidden}, {"o_proj", heads * head_dim}, {"gate_up_proj", hidden},
+                                  {"down_proj", inter}}) {
+      INFO(gemm);
+      const auto& g = entry(fp4, gemm);
+      CHECK(g.workload.synth_keys.at("dtype") == "fp4");
+      CHECK(g.tensor_dtype == "fp4");
+      // its quantization kernel just before it, of the GEMM's m x k input
+      const auto at = std::find_if(fp4.begin(), fp4.end(), [&](const llm::PlanEntry& e) { return &e == &g; });
+      REQUIRE(at != fp4.begin());
+      const auto& q = *(at - 1);
+      CHECK(q.name == std::string(gemm) + ".input_quant");
+      CHECK(q.workload.synthesizer == "quantize");
+      CHECK((key(q, "rows") == key(g, "m") && key(q, "cols") == k));
+      // bytes: the weights at half a byte and a 1-byte scale per 16 elements
+      CHECK(g.bytes == Approx(0.5625 * (key(g, "m") * k + k * key(g, "n")) + 2.0 * key(g, "m") * key(g, "n")));
+    }
+    CHECK(entry(fp4, "logits", -1).workload.synth_keys.at("dtype") == "bf16");
+    CHECK(layer_names(fp4, 1).size() == layer_names(plan, 1).size() + 4);  // four quantizations per layer
+    s.dtype = "fp6";
+    CHECK_THROWS_WITH(llm::build_plan(m, s), Catch::Contains("--dtype: expected bf16, fp8 or fp4, got 'fp6'"));
+  }
   SECTION("prefill attends causally over the prompt, logits for the last token of each sequence") {
     s.phase = "prefill";
     s.prompt = 512;

@@ -1679,3 +1679,84 @@ TEST_CASE("gemm tile keys: an asked tile replaces the heuristic's before the spl
   choice.tile = GemmTileShape{0, 0, 16};
   CHECK_THROWS_WITH(make_gemm_for_gpu(fp8, h100, choice), Catch::Contains("shared memory"));
 }
+
+// ---- fp4 (NVFP4): two elements per byte, block scales beside the tiles ---------------------------------------------
+
+TEST_CASE("gemm fp4 on sm_100: MMAs count elements and boxes bytes, the block scales ride along with each k-tile",
+          "[synth][gemm][fp4]") {
+  const GemmLimits b200{227 * 1024, 65536, 255, 148, true};
+  const GemmProblem p{512, 1024, 1024, DType::FP4};
+  const GemmTiling t = default_gemm_tiling("sm_100", p.dtype);
+  CHECK(t.tile_k == 256);  // 128 bytes of K per tile row, as every other type
+  REQUIRE(validate_gemm(p, t, b200).empty());
+  auto trace = make_gemm_trace(p, t, "sm_100", b200);
+  REQUIRE(trace->num_kernels() == 1);
+  auto kernel = trace->open_kernel(0);
+  const KernelInfo& info = kernel->info();
+  CHECK(info.flops == 2ull * 512 * 1024 * 1024);
+  CHECK(info.name.find("fp4_tn_128x256x256_s4") != std::string::npos);
+  CHECK(info.name.find("(512x1024x1024)") != std::string::npos);
+  REQUIRE(info.cluster.x == 2);
+  // By hand: A is 512 rows x 512 bytes, B 1024 x 512, 1 MiB aligned; then the scales: a row per 128-row block of
+  // 1024 / 64 atoms of 512 bytes (4 scales x 128 rows) = 8 KiB, A's 4 rows, B's 8.
+  const std::uint64_t b_base = align_mib(kA + 512 * 512), scales_a = align_mib(b_base + 1024 * 512);
+  const std::uint64_t scales_b = align_mib(scales_a + 4 * 8192), scales_end = scales_b + 8 * 8192;
+  // A stage: the A tile (128 x 128 B), the B tile (256 x 128 B) and their scales for 256 elements of K: 4 atoms
+  // per 128-row block, A's one block, B's two.
+  const std::uint64_t stage = 128 * 128 + 256 * 128 + 3 * 4 * 512;
+  CHECK(info.shared_mem_bytes == 4 * stage);
+  std::uint64_t flops = 0, bytes_a = 0, bytes_b = 0, bytes_sa = 0, bytes_sb = 0;
+  std::set<std::pair<DType, std::uint16_t>> kinds;
+  for (std::uint64_t cta = 0; cta < info.grid.count(); ++cta) {
+    auto cs = kernel->open_cta(cta);
+    for (std::uint32_t w = 0; w < cs->num_warps(); ++w) {
+      auto ws = cs->open_warp(w);
+      for (const WarpInst& in : read_all(*ws, 64, nullptr)) {
+        if (in.op == Opcode::HGMMA) {
+          flops += flops_of(in);
+          kinds.insert({in.dtype, in.mma.k});
+        }
+        if (in.op == Opcode::SYNCS_ARRIVE_TRANS64 && w == 0) CHECK(in.aux == stage);  // every k-tile whole
+        if (in.op != Opcode::UTMALDG) continue;
+        const std::uint64_t bytes = std::uint64_t{in.aux} * static_cast<std::uint64_t>(in.group_stride);
+        if (in.base < b_base) {
+          bytes_a += bytes;
+        } else if (in.base < scales_a) {
+          bytes_b += bytes;
+          CHECK(in.cluster_cta_mask() == 3u);
+        } else if (in.base < scales_b) {
+          bytes_sa += bytes;
+          CHECK((in.group_stride == 2048 && in.stride == 8192 && in.cluster_cta_mask() == 0u));
+        } else {
+          REQUIRE(in.base + bytes <= scales_end);
+          bytes_sb += bytes;
+          CHECK((in.group_stride == 2048 && in.stride == 8192 && in.cluster_cta_mask() == 3u));
+        }
+      }
+    }
+  }
+  CHECK(flops == 2ull * 512 * 1024 * 1024);
+  CHECK(kinds == std::set<std::pair<DType, std::uint16_t>>{{DType::FP4, 64}});  // m64nNk64, 32 bytes of K
+  // A once per N tile (4), B and its scales once per cluster of two M tiles (2), A's scales once per N tile.
+  CHECK(bytes_a == 4ull * 512 * 512);
+  CHECK(bytes_b == 2ull * 1024 * 512);
+  CHECK(bytes_sa == 4ull * 4 * 8192);
+  CHECK(bytes_sb == 2ull * 8 * 8192);
+}
+
+TEST_CASE("gemm fp4 is refused where it cannot run and says why", "[synth][gemm][fp4]") {
+  const GemmLimits b200{227 * 1024, 65536, 255, 148, true};
+  GemmTiling t = default_gemm_tiling("sm_100", DType::FP4);
+  CHECK_THAT(validate_gemm(GemmProblem{256, 256, 1000, DType::FP4}, t, b200), Catch::Contains("k a multiple of 32, not 1000"));
+  CHECK(validate_gemm(GemmProblem{256, 256, 1024 + 32, DType::FP4}, t, b200).empty());  // a partial last k-tile
+  GemmLimits no_tma = b200;
+  no_tma.tma = false;
+  CHECK_THAT(validate_gemm(GemmProblem{256, 256, 1024, DType::FP4}, t, no_tma), Catch::Contains("TMA main loop"));
+  t.mainloop = GemmTiling::Mainloop::Ldgsts;
+  CHECK_THAT(validate_gemm(GemmProblem{256, 256, 1024, DType::FP4}, t, b200), Catch::Contains("TMA main loop"));
+  CHECK_THAT(validate_gemm(GemmProblem{256, 256, 1024, DType::FP4}, default_gemm_tiling("sm_80", DType::FP4), b200),
+             Catch::Contains("warpgroup-MMA"));
+  t = default_gemm_tiling("sm_100", DType::FP4);
+  t.stages = 5;  // 5 x 55296 B of stages exceed 227 KiB
+  CHECK_THAT(validate_gemm(GemmProblem{256, 256, 1024, DType::FP4}, t, b200), Catch::Contains("and the block scales"));
+}

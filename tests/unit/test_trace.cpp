@@ -96,7 +96,7 @@ void add_random_inst(Rng& rng, Opcode op, AddrMode mode, std::uint64_t& pc, InMe
       else if (rng.percent(50)) inst.src[i] = static_cast<std::uint16_t>(rng.below(0xffff));
   }
   if (rng.percent(30)) inst.active_mask = static_cast<std::uint32_t>(rng.next());
-  if (rng.percent(20)) inst.dtype = static_cast<DType>(rng.below(static_cast<std::uint64_t>(DType::I8) + 1));
+  if (rng.percent(20)) inst.dtype = static_cast<DType>(rng.below(kDTypeCount));
 
   const OpcodeInfo& info = opcode_info(op);
   if (info.op_class == OpClass::Tensor) inst.dtype = kTensorDTypes[rng.below(std::size(kTensorDTypes))];
@@ -1034,7 +1034,7 @@ std::vector<InvalidCase> invalid_cases() {
   add("Strided2D group above 32", i, "Strided2D lane group 33 out of range (expected 1..32)");
   i = valid_mma(Opcode::HMMA);
   i.dtype = DType::None;
-  add("HMMA without dtype", i, "HMMA with dtype none (expected f16, bf16, tf32, fp8, i8 or f64)");
+  add("HMMA without dtype", i, "HMMA with dtype none (expected f16, bf16, tf32, fp8, i8, f64 or fp4)");
   i.dtype = DType::F32;
   add("HMMA with an accumulator dtype", i, "HMMA with dtype f32");
   i = valid_mma(Opcode::HGMMA);
@@ -1047,8 +1047,8 @@ std::vector<InvalidCase> invalid_cases() {
   i.op = Opcode::Count;
   add("opcode out of range", i, "opcode " + std::to_string(kNumOpcodes) + " out of range");
   i = valid_ffma();
-  i.dtype = static_cast<DType>(8);
-  add("dtype out of range", i, "dtype 8 out of range");
+  i.dtype = static_cast<DType>(kDTypeCount);
+  add("dtype out of range", i, "dtype " + std::to_string(kDTypeCount) + " out of range");
   // Format 1.4: named barriers.
   i = WarpInst{};
   i.op = Opcode::BAR_ARV;

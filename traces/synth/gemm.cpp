@@ -65,6 +65,7 @@ constexpr std::uint32_t kNextTileInsts = 6;      // stream-K, a segment after th
 constexpr std::uint32_t kPersistentTileInsts = 6;
 // TMA producer warp per k-tile: mbarrier wait (empty), arrive.expect_tx (full), UTMALDG A, UTMALDG B.
 constexpr std::uint32_t kTmaProducerInsts = 4;
+constexpr std::uint32_t kTmaScaleInsts = 2;  // block-scaled types: UTMALDG of A's scales, of B's
 constexpr std::uint32_t kEpilogueBarrierInsts = 2;  // the producer branch's end: BAR, EXIT
 
 std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
@@ -72,11 +73,41 @@ std::uint32_t round_up32(std::uint32_t a, std::uint32_t b) { return static_cast<
 
 bool is_ampere_arch(const std::string& arch) { return arch == "sm_80"; }
 
-std::uint32_t elem_bytes(DType t) { return gemm_input_bytes(t); }
+// fp4 (e2m1) holds two elements per byte along K. The generator works on the packed problem (storage_problem,
+// storage_tiling, taken at the public entry points): K and tile_k count storage units, one byte of fp4 or one
+// element of the other types; only the MMA instructions' shapes and the FLOPs count elements.
+std::uint32_t k_elems_per_unit(DType t) { return t == DType::FP4 ? 2 : 1; }
+GemmProblem storage_problem(GemmProblem p) {
+  p.k /= k_elems_per_unit(p.dtype);
+  return p;
+}
+GemmTiling storage_tiling(GemmTiling t, DType d) {
+  t.tile_k /= k_elems_per_unit(d);
+  return t;
+}
+std::uint32_t elem_bytes(DType t) { return (gemm_input_bits(t) * k_elems_per_unit(t) + 7) / 8; }  // per storage unit
 // K of one MMA (mma.sync m16n8kK, wgmma m64nNkK): 32 bytes of K for every input type (PTX ISA: k16 for
-// bf16/f16, k8 for tf32, k32 for e4m3/e5m2 and s8).
+// bf16/f16, k8 for tf32, k32 for e4m3/e5m2 and s8; tcgen05.mma kind::mxf4nvf4 k64 for e2m1). In storage units:
 constexpr std::uint32_t kMmaKBytes = 32;
 std::uint32_t mma_k_for(DType t) { return kMmaKBytes / elem_bytes(t); }
+
+// NVFP4 block scales (block_scaled): one e4m3 byte per 16 elements of K in each row of A and B, stored as CUTLASS's
+// Sm1xx scale-factor atoms of 128 rows x 4 scales (512 contiguous bytes) with the atoms of a row block K-major, so
+// a row block's scales for one k-tile are contiguous. Rows are padded to whole atoms. A TMA box brings them into
+// shared memory beside the stage's tiles (whence tcgen05.cp copies them into tensor memory: not generated, as
+// tensor memory is not modelled).
+constexpr std::uint32_t kScaleBlockElems = 16;
+constexpr std::uint32_t kScaleAtomRows = 128;
+constexpr std::uint32_t kScaleAtomBytes = 512;
+bool block_scaled(DType t) { return t == DType::FP4; }
+// Bytes of one row block's scales for `k_units` storage units of K.
+std::uint64_t scale_block_bytes(DType t, std::uint64_t k_units) {
+  return block_scaled(t) ? ceil_div(k_units * k_elems_per_unit(t), kScaleBlockElems * kScaleAtomBytes / kScaleAtomRows) *
+                               kScaleAtomBytes
+                         : 0;
+}
+// Row blocks of scales covering `rows` rows.
+std::uint32_t scale_row_blocks(std::uint64_t rows) { return static_cast<std::uint32_t>(ceil_div(rows, kScaleAtomRows)); }
 constexpr std::uint32_t kWorkspaceBytes = 4;  // fp32 (int32 for i8) C of a split-K kernel
 std::uint32_t c_elem_bytes(DType t, std::uint32_t split_k) {
   return split_k > 1 ? kWorkspaceBytes : gemm_output_bytes(t);
@@ -96,6 +127,8 @@ std::string dtype_tag(DType t) {
       return "i8";
     case DType::F64:
       return "f64";
+    case DType::FP4:
+      return "fp4";
     default:
       return "?";
   }
@@ -184,8 +217,11 @@ struct GemmPlan {
   std::uint32_t cluster_rank(std::uint64_t cta_id) const { return static_cast<std::uint32_t>(cta_id % cluster_m); }
   std::uint32_t cluster_mask() const { return cluster_m > 1 ? (1u << cluster_m) - 1 : 0u; }
 
-  std::uint32_t eb = 2;    // input element bytes
+  std::uint32_t eb = 2;    // input bytes per storage unit (an element, or a byte of two fp4)
   RowMajorMatrix a, b, c;  // batch 0's; c: the output type, or the fp32 workspace with split-K
+  RowMajorMatrix scales_a, scales_b;  // batch 0's block scales (fp4); rows are 128-row blocks
+  std::uint32_t scales_a_bytes = 0, scales_b_bytes = 0;  // a stage's scales of the A and B tiles (0: not scaled)
+  bool block_scaled() const { return scales_a_bytes > 0; }
   std::uint64_t tiles = 0;  // output tiles of one batch, tiles_m * tiles_n
   std::uint32_t tiles_m = 0, tiles_n = 0, k_tiles = 0;
   std::uint32_t split_k = 1;  // grid.z: CTA z reduces k-tiles [z*k_tiles/split_k, (z+1)*k_tiles/split_k)
@@ -196,7 +232,7 @@ struct GemmPlan {
   std::uint32_t chunks_per_row = 0;  // 16-byte chunks per tile row (tile_k elements)
   std::uint32_t copy_elems = 0;      // elements per copy (one lane's LDGSTS: 16 bytes, or A/B rows' alignment)
   CoalescedTileCopy a_copy, b_copy;  // per k-tile, by the copying threads (all, or the producer warpgroup)
-  std::uint32_t a_tile_bytes = 0, stage_bytes = 0;
+  std::uint32_t a_tile_bytes = 0, stage_bytes = 0;  // stage_bytes: with the block scales
   std::uint32_t copies() const { return a_copy.copies_per_thread + b_copy.copies_per_thread; }
 
   // Multistage warp grid (warp tile = accumulator tile of one warp).
@@ -268,7 +304,7 @@ struct GemmPlan {
   // and its k-tiles [kt_begin, kt_end). CTAs z*tiles .. (z+1)*tiles-1 (grid.z = z) are batch z / split_k, split
   // z % split_k, rasterised as without split-K.
   struct CtaWork {
-    RowMajorMatrix a, b, c;
+    RowMajorMatrix a, b, c, scales_a, scales_b;
     std::uint64_t a_row0 = 0, b_row0 = 0;
     std::uint32_t kt_begin = 0, kt_end = 0;
   };
@@ -279,6 +315,8 @@ struct GemmPlan {
     CtaWork w;
     w.a = batch_matrix(a, batch);
     w.b = batch_matrix(b, batch);
+    w.scales_a = batch_matrix(scales_a, batch);
+    w.scales_b = batch_matrix(scales_b, batch);
     // Parallel split-K: slice `split` of the workspace holds every batch's partial C.
     w.c = batch_matrix(c, parallel_split_k ? split * p.batch + batch : batch);
     w.a_row0 = std::uint64_t{tile.m} * t.tile_m;
@@ -329,8 +367,14 @@ std::uint32_t kernel_registers(const GemmTiling& t) {
   return static_cast<std::uint32_t>(round_up(ceil_div(total, threads), kRegGranule));
 }
 
+// Shared memory of one stage: the A and B tiles, and their block scales (fp4).
+std::uint64_t stage_bytes(const GemmProblem& p, const GemmTiling& t) {
+  return std::uint64_t{t.tile_m + t.tile_n} * t.tile_k * elem_bytes(p.dtype) +
+         std::uint64_t{scale_row_blocks(t.tile_m) + scale_row_blocks(t.tile_n)} * scale_block_bytes(p.dtype, t.tile_k);
+}
+
 std::uint32_t shared_mem_bytes(const GemmProblem& p, const GemmTiling& t) {  // the pipeline's stages
-  return static_cast<std::uint32_t>(std::uint64_t{t.stages} * (t.tile_m + t.tile_n) * t.tile_k * elem_bytes(p.dtype));
+  return static_cast<std::uint32_t>(t.stages * stage_bytes(p, t));
 }
 
 // The persistent kernel's epilogue staging, beside the stages (the producer keeps filling those with the next tile
@@ -340,11 +384,12 @@ std::uint32_t persistent_staging_bytes(const GemmProblem& p, const GemmTiling& t
 }
 
 bool gemm_uses_tma(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits);
+std::string persistent_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits);
 
 // GemmTiling::persistent where it applies: the TMA main loop without split-K or stream-K, stages and staging
 // within the CTA's shared memory, and an SM count to size the grid by.
 bool gemm_runs_persistent(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
-  return t.persistent && gemm_persistent_refusal(p, t, limits).empty();
+  return t.persistent && persistent_refusal(p, t, limits).empty();
 }
 
 // Shared memory of the kernel: the stages, and the persistent kernel's staging.
@@ -369,18 +414,27 @@ std::string arch_tag(const std::string& arch) {
 }
 
 // A, B and C of batch 0 (the others follow each matrix, batch_matrix): A at kABase, B and C each after the
-// previous matrix's whole batch, 1 MiB aligned. C is the fp32 workspace with split-K.
+// previous matrix's whole batch, 1 MiB aligned. C is the fp32 workspace with split-K. Block-scaled types put the
+// scales of A and B between B and C: one row per 128-row block, its atoms along K (block_scaled).
 struct GemmMatrices {
   RowMajorMatrix a, b, c;
+  RowMajorMatrix scales_a, scales_b;  // block_scaled only
 };
 GemmMatrices gemm_matrices(const GemmProblem& p, std::uint32_t split_k) {
   const std::uint32_t eb = elem_bytes(p.dtype);
-  const std::uint64_t a_base = kABase;
-  const std::uint64_t b_base = round_up(a_base + p.batch * p.m * p.k * eb, kMatrixAlign);
-  const std::uint64_t c_base = round_up(b_base + p.batch * p.n * p.k * eb, kMatrixAlign);
-  return GemmMatrices{RowMajorMatrix{a_base, p.m, p.k, eb},
-                      RowMajorMatrix{b_base, p.n, p.k, eb},  // stored N x K
-                      RowMajorMatrix{c_base, p.m, p.n, c_elem_bytes(p.dtype, split_k)}};
+  GemmMatrices m;
+  m.a = RowMajorMatrix{kABase, p.m, p.k, eb};
+  m.b = RowMajorMatrix{round_up(kABase + p.batch * p.m * p.k * eb, kMatrixAlign), p.n, p.k, eb};  // stored N x K
+  std::uint64_t next = round_up(m.b.base + p.batch * p.n * p.k * eb, kMatrixAlign);
+  if (block_scaled(p.dtype)) {
+    const std::uint64_t row_bytes = scale_block_bytes(p.dtype, p.k);
+    m.scales_a = RowMajorMatrix{next, scale_row_blocks(p.m), row_bytes, 1};
+    m.scales_b = RowMajorMatrix{round_up(next + p.batch * m.scales_a.rows * row_bytes, kMatrixAlign),
+                                scale_row_blocks(p.n), row_bytes, 1};
+    next = round_up(m.scales_b.base + p.batch * m.scales_b.rows * row_bytes, kMatrixAlign);
+  }
+  m.c = RowMajorMatrix{next, p.m, p.n, c_elem_bytes(p.dtype, split_k)};
+  return m;
 }
 
 // TMA takes the sm_90 tiles when the GPU has the unit, the global row strides of A and B (k elements) are
@@ -405,6 +459,10 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.a = m.a;
   P.b = m.b;
   P.c = m.c;
+  P.scales_a = m.scales_a;
+  P.scales_b = m.scales_b;
+  P.scales_a_bytes = static_cast<std::uint32_t>(scale_row_blocks(t.tile_m) * scale_block_bytes(p.dtype, t.tile_k));
+  P.scales_b_bytes = static_cast<std::uint32_t>(scale_row_blocks(t.tile_n) * scale_block_bytes(p.dtype, t.tile_k));
   P.tiles_m = static_cast<std::uint32_t>(ceil_div(p.m, t.tile_m));
   P.tiles_n = static_cast<std::uint32_t>(ceil_div(p.n, t.tile_n));
   P.tiles = std::uint64_t{P.tiles_m} * P.tiles_n;
@@ -421,13 +479,13 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   const std::uint32_t copy_bytes = gemm_access_bytes(p.k * P.eb);  // A's and B's rows are both k elements
   P.copy_elems = copy_bytes / P.eb;
   P.a_tile_bytes = t.tile_m * t.tile_k * P.eb;
-  P.stage_bytes = (t.tile_m + t.tile_n) * t.tile_k * P.eb;
+  P.stage_bytes = static_cast<std::uint32_t>(stage_bytes(p, t));
 
   std::uint32_t acc_regs = 0, frag_regs = 0;
   std::uint32_t acc_cols = 0;  // accumulator tile width of one computing warp
   std::uint32_t copy_threads = 0;
   if (!P.warp_specialized) {
-    P.mma = MmaShape{kHmmaShape.m, kHmmaShape.n, static_cast<std::uint16_t>(mma_k_for(p.dtype))};
+    P.mma = MmaShape{kHmmaShape.m, kHmmaShape.n, static_cast<std::uint16_t>(mma_k_for(p.dtype) * k_elems_per_unit(p.dtype))};
     multistage_warp_layout(t, P.warps_m, P.warps_n);
     P.warp_tile_m = t.tile_m / P.warps_m;
     P.warp_tile_n = t.tile_n / P.warps_n;
@@ -440,7 +498,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
     acc_cols = P.warp_tile_n;
   } else {
     P.mma = MmaShape{static_cast<std::uint16_t>(kHgmmaM), static_cast<std::uint16_t>(t.tile_n),
-                     static_cast<std::uint16_t>(mma_k_for(p.dtype))};
+                     static_cast<std::uint16_t>(mma_k_for(p.dtype) * k_elems_per_unit(p.dtype))};
     P.consumer_warpgroups = t.tile_m / kHgmmaM;
     P.first_consumer_warp = kWarpgroupWarps;
     copy_threads = kWarpgroupThreads;
@@ -450,7 +508,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
     P.n_ni = t.tile_n / kHmmaShape.n;
     acc_cols = t.tile_n;
   }
-  P.k_steps = t.tile_k / P.mma.k;
+  P.k_steps = t.tile_k / mma_k_for(p.dtype);
   P.a_copy = CoalescedTileCopy(t.tile_m, t.tile_k * P.eb, copy_threads, copy_bytes);
   P.b_copy = CoalescedTileCopy(t.tile_n, t.tile_k * P.eb, copy_threads, copy_bytes);
   P.epi = gemm_epilogue(p, acc_cols, t);
@@ -528,6 +586,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
       const std::uint32_t tile_loop_insts = P.persistent() ? kPersistentTileInsts + kLoopTailInsts : 0;
       const std::uint32_t producer_insts = kSetupInsts + 2 * t.stages + 1 + kRoleDispatchInsts + kRoleDispatchInsts +
                                            tile_loop_insts + kTmaProducerInsts + kLoopTailInsts +
+                                           (P.block_scaled() ? kTmaScaleInsts : 0) +
                                            P.producer_tail_waits() + kEpilogueBarrierInsts;
       P.consumer_pc = producer_insts * kInstBytes;
     } else {
@@ -540,7 +599,8 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
 
   KernelInfo& info = P.info;
   std::ostringstream name;
-  name << "warpsim_gemm_" << dtype_tag(p.dtype) << "_tn_" << t.tile_m << 'x' << t.tile_n << 'x' << t.tile_k << "_s"
+  const std::uint32_t k_elems = k_elems_per_unit(p.dtype);  // the names and FLOPs count elements
+  name << "warpsim_gemm_" << dtype_tag(p.dtype) << "_tn_" << t.tile_m << 'x' << t.tile_n << 'x' << t.tile_k * k_elems << "_s"
        << t.stages << '_' << arch_tag(arch);
   if (P.split_k > 1) name << "_splitk" << P.split_k;
   if (P.stream_k()) name << "_streamk" << P.sk.sk_ctas;
@@ -548,7 +608,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   if (p.epilogue != GemmEpilogue::None) name << '_' << gemm_epilogue_name(p.epilogue);
   name << " (";
   if (p.batch > 1) name << p.batch << 'x';
-  name << p.m << 'x' << p.n << 'x' << p.k << ')';
+  name << p.m << 'x' << p.n << 'x' << p.k * k_elems << ')';
   info.name = name.str();
   // A data-parallel grid is tiles_n x tiles_m, or tiles_m x tiles_n where only the M tiles divide into the
   // clusters along grid.x (CTA ids, and so the tiles they compute, are the same either way).
@@ -562,7 +622,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   info.registers_per_thread = kernel_registers(t);
   info.shared_mem_bytes = shared_mem_bytes(p, t) + (P.persistent() ? persistent_staging_bytes(p, t) : 0);
   info.target_arch = arch;
-  info.flops = 2 * p.batch * p.m * p.n * p.k;
+  info.flops = 2 * p.batch * p.m * p.n * p.k * k_elems;
   if (P.persistent()) {
     info.persistent_units = p.batch * P.tiles;
     // The consumers' tile head (emit_next_tile), where their branch starts. Not the producer's: it runs ahead of
@@ -626,6 +686,8 @@ struct GemmWarpContext {
     a = work.a;
     b = work.b;
     c = work.c;
+    scales_a = work.scales_a;
+    scales_b = work.scales_b;
     a_row0 = work.a_row0;
     b_row0 = work.b_row0;
     k_tiles = PipelineTiles{work.kt_begin, work.kt_end, plan->t.stages};
@@ -657,6 +719,7 @@ struct GemmWarpContext {
   std::uint32_t warp;
   std::uint32_t cluster_rank = 0;        // the CTA's rank in its cluster (TMA main loop; 0 without one)
   RowMajorMatrix a, b, c;                // the CTA's batch of A, B and C
+  RowMajorMatrix scales_a, scales_b;     // and of the block scales (fp4)
   std::uint64_t a_row0 = 0, b_row0 = 0;  // first global row of the CTA's A and B tiles
   PipelineTiles k_tiles;                 // the CTA's global k-tiles (all of them without split-K)
 };
@@ -1119,6 +1182,20 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     return matrix_box(g_.b, row0, col0, rows, cols);
   }
 
+  // The block scales of `op`'s tile rows [row0, row0 + rows) for global k-tile `kt`: whole 128-row atoms, one box
+  // row per row block, clipped to the scale matrix; an empty box where nothing is left.
+  TmaBox scale_box(Operand op, std::uint64_t row0, std::uint64_t rows, std::uint32_t kt) const {
+    const GemmPlan& P = *g_.plan;
+    const RowMajorMatrix& m = op == Operand::A ? g_.scales_a : g_.scales_b;
+    const std::uint64_t block0 = row0 / kScaleAtomRows;
+    const std::uint64_t block_end = std::min<std::uint64_t>(ceil_div(row0 + rows, kScaleAtomRows), m.rows);
+    const std::uint64_t tile_bytes = scale_block_bytes(P.p.dtype, P.t.tile_k);
+    const std::uint64_t col0 = std::uint64_t{kt} * tile_bytes;
+    if (rows == 0 || block0 >= block_end || col0 >= m.cols) return TmaBox{};
+    return matrix_box(m, block0, col0, static_cast<std::uint32_t>(block_end - block0),
+                      static_cast<std::uint32_t>(std::min<std::uint64_t>(tile_bytes, m.cols - col0)));
+  }
+
   void emit_tma_producer_k_tile(InstChunk& c, std::uint32_t i) {
     const GemmPlan& P = *g_.plan;
     const std::uint32_t s = tiles().stage_of(i);
@@ -1126,15 +1203,31 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     const TmaBox a = tile_box(Operand::A, kt);
     // The full barrier expects the whole B tile: the other ranks' multicast slices land here too.
     const TmaBox b = tile_box(Operand::B, kt);
+    const std::uint64_t b_rows = g_.b_row0 < g_.b.rows ? std::min<std::uint64_t>(P.t.tile_n, g_.b.rows - g_.b_row0) : 0;
+    // Block scales (fp4): A's with A; B's row blocks shared out among the cluster's ranks as B's rows are (a rank
+    // whose slice starts in a block another rank loads has none), multicast with them.
+    TmaBox scales_a, scales_b, scales_b_own;
+    if (P.block_scaled()) {
+      scales_a = scale_box(Operand::A, g_.a_row0, a.rows, kt);
+      scales_b = scale_box(Operand::B, g_.b_row0, b_rows, kt);
+      scales_b_own = scales_b;
+      if (P.cluster_m > 1) {
+        const std::uint64_t blocks = scale_row_blocks(P.t.tile_n);
+        const std::uint64_t first = g_.cluster_rank * blocks / P.cluster_m, end = (g_.cluster_rank + 1) * blocks / P.cluster_m;
+        scales_b_own = scale_box(Operand::B, g_.b_row0 + first * kScaleAtomRows,
+                                 std::min(b_rows, end * kScaleAtomRows) - std::min(b_rows, first * kScaleAtomRows), kt);
+      }
+    }
     emit_mbarrier_wait(c, P.empty_mbarrier(s), tiles().phase_of(i) ^ 1u);
-    emit_mbarrier_arrive_expect_tx(c, P.full_mbarrier(s), static_cast<std::uint32_t>(a.bytes() + b.bytes()));
-    const TmaBox loads[2] = {a, P.cluster_m > 1 ? b_slice_box(kt) : b};
-    for (std::uint32_t op = 0; op < 2; ++op) {
+    emit_mbarrier_arrive_expect_tx(c, P.full_mbarrier(s),
+                                   static_cast<std::uint32_t>(a.bytes() + b.bytes() + scales_a.bytes() + scales_b.bytes()));
+    const TmaBox loads[4] = {a, P.cluster_m > 1 ? b_slice_box(kt) : b, scales_a, scales_b_own};
+    for (std::uint32_t op = 0; op < (P.block_scaled() ? 4u : 2u); ++op) {
       if (loads[op].bytes() == 0) {
         c.skip();
       } else {
         WarpInst& load = emit_tma_load(c, loads[op], P.full_mbarrier(s), P.r_gptr_a);
-        if (op == 1) load.mma.m = static_cast<std::uint16_t>(P.cluster_mask());  // WarpInst::cluster_cta_mask()
+        if (op % 2 == 1) load.mma.m = static_cast<std::uint16_t>(P.cluster_mask());  // WarpInst::cluster_cta_mask()
       }
     }
     emit_loop_tail(c, P);
@@ -1254,18 +1347,20 @@ std::vector<GemmStreamK::Segment> GemmStreamK::segments(std::uint64_t cta) const
 
 bool gemm_supports_arch(const std::string& arch) { return is_ampere_arch(arch) || is_hopper_arch(arch); }
 
-std::uint32_t gemm_input_bytes(DType dtype) {
+std::uint32_t gemm_input_bits(DType dtype) {
   switch (dtype) {
+    case DType::FP4:
+      return 4;
     case DType::FP8:
     case DType::I8:
-      return 1;
+      return 8;
     case DType::BF16:
     case DType::F16:
-      return 2;
+      return 16;
     case DType::TF32:
-      return 4;  // tf32 operands are fp32 in memory (the MMA ignores the low 13 mantissa bits)
+      return 32;  // tf32 operands are fp32 in memory (the MMA ignores the low 13 mantissa bits)
     case DType::F64:
-      return 8;
+      return 64;
     default:
       return 0;
   }
@@ -1273,6 +1368,7 @@ std::uint32_t gemm_input_bytes(DType dtype) {
 
 std::uint32_t gemm_output_bytes(DType dtype) {
   switch (dtype) {
+    case DType::FP4:
     case DType::FP8:
     case DType::BF16:
     case DType::F16:
@@ -1293,7 +1389,10 @@ std::uint32_t gemm_access_bytes(std::uint64_t row_pitch_bytes) {
   return bytes;
 }
 
-std::string gemm_persistent_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
+namespace {
+
+// gemm_persistent_refusal of the packed problem and tiling.
+std::string persistent_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
   if (!t.warpgroup_mma) return "the persistent grid is the sm_90 warp-specialised TMA kernel's";
   if (t.split_k > 1) return "the persistent grid excludes split_k > 1";
   if (t.stream_k) return "the persistent grid excludes stream-K";
@@ -1306,6 +1405,12 @@ std::string gemm_persistent_refusal(const GemmProblem& p, const GemmTiling& t, c
     return "the persistent kernel's stages and epilogue staging (" + std::to_string(smem) +
            " B) exceed the CTA's shared memory (" + std::to_string(limits.shared_mem_per_cta) + " B)";
   return "";
+}
+
+}  // namespace
+
+std::string gemm_persistent_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
+  return persistent_refusal(storage_problem(p), storage_tiling(t, p.dtype), limits);
 }
 
 GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
@@ -1332,7 +1437,7 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
     // Other input types keep the 64 bytes of K per tile row (tf32 16, i8 32 elements): the same stage size.
     t.tile_m = 128;
     t.tile_n = 128;
-    t.tile_k = 64 / std::max(1u, elem_bytes(dtype));
+    t.tile_k = 64 / std::max(1u, elem_bytes(dtype)) * k_elems_per_unit(dtype);
     t.stages = 4;
     t.warps = 4;
     t.warpgroup_mma = false;
@@ -1340,10 +1445,11 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
   }
   if (is_hopper_arch(arch)) {
     // CUTLASS 3 warp-specialised 128x256 tile: one producer and two consumer warpgroups, 4 stages of 48 KiB.
-    // Every input type keeps 128 bytes of K per tile row (fp8, i8: 128; tf32: 32 elements).
+    // Every input type keeps 128 bytes of K per tile row (fp8, i8: 128; tf32: 32; fp4: 256 elements, as CUTLASS's
+    // sm_100 block-scaled kernels).
     t.tile_m = 128;
     t.tile_n = 256;
-    t.tile_k = 128 / std::max(1u, elem_bytes(dtype));
+    t.tile_k = 128 / std::max(1u, elem_bytes(dtype)) * k_elems_per_unit(dtype);
     t.stages = 4;
     t.warps = 12;
     t.warpgroup_mma = true;
@@ -1385,7 +1491,9 @@ std::uint32_t choose_split_k(const GemmProblem& p, const GemmTiling& t, const Ge
   const bool rates_known =
       limits.tensor_flops_per_cycle > 0 && limits.sm_clock_hz > 0 && limits.dram_bytes_per_second > 0;
   const double ktile_seconds =
-      rates_known ? 2.0 * t.tile_m * t.tile_n * t.tile_k / limits.tensor_flops_per_cycle / limits.sm_clock_hz : 0;
+      rates_known ? 2.0 * t.tile_m * t.tile_n * t.tile_k * k_elems_per_unit(p.dtype) / limits.tensor_flops_per_cycle /
+                        limits.sm_clock_hz
+                  : 0;
   const double operand_bytes = static_cast<double>(p.batch) * (p.m + p.n) * p.k * elem_bytes(p.dtype);
   const double output_bytes = static_cast<double>(p.batch) * p.m * p.n * gemm_output_bytes(p.dtype);
   auto tensor_seconds = [&](std::uint64_t s) { return static_cast<double>(tensor_steps(s)) * ktile_seconds; };
@@ -1446,15 +1554,28 @@ GemmTiling default_gemm_tiling(const std::string& arch, DType dtype, const GemmP
   // sm_80: CUTLASS's 64x64 warp tiles for tiles past 128x128 (256x128: 8 warps); smaller ones keep 4 warps.
   if (!t.warpgroup_mma && (asked.tile_m || asked.tile_n))
     t.warps = std::max(t.warps, t.tile_m * t.tile_n / (64 * 64));
-  t.split_k = choose_split_k(problem, t, limits);
+  t.split_k = choose_split_k(storage_problem(problem), storage_tiling(t, dtype), limits);
   return t;
 }
 
-std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
-  if (elem_bytes(p.dtype) == 0)
-    return "GEMM dtype must be bf16, f16, fp8, tf32, i8 or f64, not " + std::string(dtype_name(p.dtype));
-  if (p.dtype == DType::FP8 && !t.warpgroup_mma)
+std::string validate_gemm(const GemmProblem& problem, const GemmTiling& tiling, const GemmLimits& limits) {
+  if (elem_bytes(problem.dtype) == 0)
+    return "GEMM dtype must be bf16, f16, fp8, tf32, i8, f64 or fp4, not " + std::string(dtype_name(problem.dtype));
+  if (problem.dtype == DType::FP8 && !tiling.warpgroup_mma)
     return "fp8 GEMM needs the warpgroup-MMA (sm_90) structure: sm_80 tensor cores have no fp8 MMA";
+  if (problem.dtype == DType::FP4) {
+    if (!tiling.warpgroup_mma || tiling.mainloop != GemmTiling::Mainloop::Tma || !limits.tma)
+      return "fp4 GEMM needs the warpgroup-MMA structure with the TMA main loop on a GPU with a TMA unit (its block "
+             "scales are loaded by TMA beside the tiles)";
+    if (problem.k % 32 != 0)
+      return "fp4 GEMM needs k a multiple of 32, not " + std::to_string(problem.k) +
+             " (16-byte rows of packed e2m1 for TMA, whole 16-element scale blocks)";
+    if (tiling.tile_k % 2 != 0)
+      return "fp4 GEMM tile_k=" + std::to_string(tiling.tile_k) + " must be even (two elements per byte)";
+  }
+  // From here on the packed problem (storage_problem); messages name the tile_k and k asked for.
+  const GemmProblem p = storage_problem(problem);
+  const GemmTiling t = storage_tiling(tiling, problem.dtype);
   if (p.m == 0 || p.n == 0 || p.k == 0) return "GEMM dimensions m, n, k must be positive";
   if (p.epilogue != GemmEpilogue::None && (p.dtype == DType::I8 || p.dtype == DType::F64))
     return "GEMM fused epilogue (bias, relu, gelu) needs a 16-bit or fp32 float output, not " +
@@ -1502,13 +1623,14 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
       return "GEMM stream-K grid too large (batch x output tiles + stream_k_ctas must be below 2^31)";
   }
   if (t.tile_k % mma_k != 0)
-    return "GEMM tile_k=" + std::to_string(t.tile_k) + " must be a multiple of " + std::to_string(mma_k);
+    return "GEMM tile_k=" + std::to_string(tiling.tile_k) + " must be a multiple of " +
+           std::to_string(mma_k * k_elems_per_unit(p.dtype));
   if (t.tile_k * eb % kVecBytes != 0)
-    return "GEMM tile_k=" + std::to_string(t.tile_k) + ": a tile row must be whole 16-byte chunks";
+    return "GEMM tile_k=" + std::to_string(tiling.tile_k) + ": a tile row must be whole 16-byte chunks";
   // Copies are 16 bytes per lane, or as wide as the rows of A and B (k elements) are aligned.
   const std::uint32_t chunks_per_row = t.tile_k * eb / gemm_access_bytes(p.k * eb);
   if (!(kWarpSize % chunks_per_row == 0 || chunks_per_row % kWarpSize == 0))
-    return "GEMM tile_k=" + std::to_string(t.tile_k) +
+    return "GEMM tile_k=" + std::to_string(tiling.tile_k) +
            ": its copy chunks per row must divide, or be a multiple of, the 32 lanes of a copy";
   if (ceil_div(p.n, t.tile_n) > 0x7fffffffull || ceil_div(p.m, t.tile_m) > kMaxGridDimYZ)
     return "GEMM grid too large (grid.y = ceil(m/tile_m) must be <= 65535)";
@@ -1516,7 +1638,7 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
     const std::uint64_t k_tiles = ceil_div(p.k, t.tile_k);
     if (t.split_k > k_tiles || t.split_k > kMaxGridDimYZ)
       return "GEMM split_k=" + std::to_string(t.split_k) + " exceeds the " + std::to_string(k_tiles) +
-             " k-tiles of k=" + std::to_string(p.k) + " (each split needs at least one; grid.z <= 65535)";
+             " k-tiles of k=" + std::to_string(problem.k) + " (each split needs at least one; grid.z <= 65535)";
   }
 
   std::uint32_t copy_threads = 0, acc_cols = 0;
@@ -1561,18 +1683,19 @@ std::string validate_gemm(const GemmProblem& p, const GemmTiling& t, const GemmL
   if ((std::uint64_t{t.tile_m} * chunks_per_row) % copy_threads != 0 ||
       (std::uint64_t{t.tile_n} * chunks_per_row) % copy_threads != 0)
     return "GEMM tiles of A (" + std::to_string(t.tile_m) + " rows) and B (" + std::to_string(t.tile_n) + " rows) x " +
-           std::to_string(t.tile_k) + " must split into whole copies per each of the " +
+           std::to_string(tiling.tile_k) + " must split into whole copies per each of the " +
            std::to_string(copy_threads) + " copying threads";
   const std::uint64_t regs_per_cta = std::uint64_t{kernel_registers(t)} * t.warps * kWarpSize;
   if (regs_per_cta > limits.registers_per_sm)
     return "GEMM CTA needs " + std::to_string(regs_per_cta) + " registers, more than an SM's " +
            std::to_string(limits.registers_per_sm);
 
-  const std::uint64_t smem = std::uint64_t{t.stages} * (t.tile_m + t.tile_n) * t.tile_k * eb;
+  const std::uint64_t smem = shared_mem_bytes(p, t);
   if (smem > limits.shared_mem_per_cta)
     return "GEMM shared memory " + std::to_string(smem) + " B per CTA (" + std::to_string(t.stages) + " stages x (" +
-           std::to_string(t.tile_m) + "+" + std::to_string(t.tile_n) + ") x " + std::to_string(t.tile_k) + " x " +
-           std::to_string(eb) + " B) exceeds the limit of " + std::to_string(limits.shared_mem_per_cta) + " B";
+           std::to_string(t.tile_m) + "+" + std::to_string(t.tile_n) + ") x " + std::to_string(tiling.tile_k) + " x " +
+           (block_scaled(p.dtype) ? "1/2 B, and the block scales" : std::to_string(eb) + " B") +
+           ") exceeds the limit of " + std::to_string(limits.shared_mem_per_cta) + " B";
   const std::uint64_t staging = std::uint64_t{t.warps} * gemm_epilogue(p, acc_cols, t).staging_bytes();
   if (staging > smem)
     return "GEMM epilogue staging (" + std::to_string(staging) + " B) does not fit in the pipeline's shared memory (" +
@@ -1682,7 +1805,10 @@ std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const G
   const std::string problem_error = validate_gemm(problem, tiling, limits);
   if (!problem_error.empty()) throw InputError("GEMM synthesizer: " + problem_error);
 
-  std::shared_ptr<const GemmPlan> plan = make_plan(problem, tiling, arch, gemm_uses_tma(problem, tiling, limits), limits);
+  const GemmProblem packed = storage_problem(problem);
+  const GemmTiling packed_tiling = storage_tiling(tiling, problem.dtype);
+  std::shared_ptr<const GemmPlan> plan =
+      make_plan(packed, packed_tiling, arch, gemm_uses_tma(packed, packed_tiling, limits), limits);
   GeneratedKernelSpec spec;
   spec.info = plan->info;
   if (plan->stream_k()) {

@@ -15,11 +15,13 @@ namespace warpsim {
 
 // C[m,n] = A[m,k] * B[k,n], `batch` times (strided batched: matrix i of A, B, C at i times its size). A is
 // row-major (K contiguous); B is stored N x K (K contiguous: "TN", as the weight of a PyTorch Linear); C is
-// row-major. Inputs bf16, f16, fp8 (e4m3/e5m2: one byte, the same MMA rate), tf32 (4-byte fp32 storage), i8 or
+// row-major. Inputs bf16, f16, fp8 (e4m3/e5m2: one byte, the same MMA rate), tf32 (4-byte fp32 storage), i8,
 // f64 (DMMA m8n8k4 through mma.sync, on every architecture: Hopper has no fp64 warpgroup MMA; C and the
-// accumulators fp64; no split-K).
-// Accumulation is fp32 (int32 for i8); C is bf16 for bf16 and fp8 inputs, f16 for f16, fp32 for tf32 and int32
-// for i8 (cuBLASLt's common int8 GEMM, CUBLAS_COMPUTE_32I with CUDA_R_32I output).
+// accumulators fp64; no split-K) or fp4 (NVFP4: e2m1, two per byte, with an e4m3 scale per 16 elements of K of
+// each row of A and B, loaded beside the tiles; the warpgroup-MMA structure with TMA, k a multiple of 32).
+// Accumulation is fp32 (int32 for i8); C is bf16 for bf16, fp8 and fp4 inputs, f16 for f16, fp32 for tf32 and
+// int32 for i8 (cuBLASLt's common int8 GEMM, CUBLAS_COMPUTE_32I with CUDA_R_32I output). Dimensions and
+// GemmTiling::tile_k count elements for every type.
 // Any m, n, k: rows whose pitch is not a multiple of 16 bytes are copied and stored with the widest access
 // their alignment allows (gemm_access_bytes), and tiles past an edge are masked.
 // Fused epilogue, as cuBLASLt's CUBLASLT_EPILOGUE_{DEFAULT, BIAS, RELU, RELU_BIAS, GELU, GELU_BIAS}: D =
@@ -36,8 +38,9 @@ struct GemmProblem {
   GemmEpilogue epilogue = GemmEpilogue::None;
 };
 
-// Bytes of one element of the GEMM's inputs, and of its output C (without split-K); 0 for an unsupported dtype.
-std::uint32_t gemm_input_bytes(DType dtype);
+// Bits of one element of the GEMM's inputs (4 for fp4), and bytes of one of its output C (without split-K); 0 for
+// an unsupported dtype.
+std::uint32_t gemm_input_bits(DType dtype);
 std::uint32_t gemm_output_bytes(DType dtype);
 // Widest global access (16, 8, 4, 2 or 1 bytes) that every row of a matrix with this row pitch can use: the
 // largest power of two up to 16 dividing the pitch (rows start at multiples of the pitch from an aligned base).

@@ -70,10 +70,11 @@ SynthesizerInfo gemm_synthesizer() {
                   .uint("m", "rows", std::nullopt, "rows of A and C (tokens)", 1, kMaxDim)
                   .uint("n", "columns", std::nullopt, "columns of C (output features)", 1, kMaxDim)
                   .uint("k", "elements", std::nullopt, "reduction depth (input features)", 1, kMaxDim)
-                  .choice("dtype", {"bf16", "fp16", "f16", "fp8", "tf32", "int8", "i8", "fp64", "f64"}, "bf16",
+                  .choice("dtype", {"bf16", "fp16", "f16", "fp8", "tf32", "int8", "i8", "fp64", "f64", "fp4"}, "bf16",
                           "input data type: bf16/fp16 (C of the same type), fp8 (e4m3 or e5m2: one byte, bf16 C; "
                           "sm_90), tf32 (fp32 in memory, fp32 C), int8 (int32 C), fp64 (DMMA, fp64 C; GPUs with fp64 "
-                          "tensor cores); fp16 = f16, int8 = i8, fp64 = f64")
+                          "tensor cores), fp4 (NVFP4: e2m1, two per byte, an e4m3 scale per 16 elements of K, bf16 C; "
+                          "GPUs with fp4 tensor cores, B200; k a multiple of 32); fp16 = f16, int8 = i8, fp64 = f64")
                   .uint("batch", "matrices", 1, "strided batch: independent GEMMs, one after another in memory", 1,
                         synth::kMaxGridDimYZ)
                   .choice("epilogue", {"none", "bias", "relu", "relu_bias", "gelu", "gelu_bias"}, "none",

@@ -80,10 +80,10 @@ class ExecutionTiming {
   Cycle wgmma_latency_fixed_ = 0, wgmma_latency_per_n8_ = 0;  // both 0: HGMMA latency as HMMA's
   double sparse_speedup_ = 0, mma_sync_sparse_speedup_ = 0;      // 0: no structured sparsity
   std::vector<double> tensor_carry_;  // per sub-partition: pipe time owed (fraction of a cycle) by earlier MMAs
-  std::array<double, 8> tensor_flops_per_cycle_{};  // per SM, indexed by DType
-  std::array<double, 8> mma_sync_flops_per_cycle_{};  // per SM, indexed by DType; 0 = tensor_flops_per_cycle_
-  std::array<double, 8> tensor_rate_{};             // HGMMA, per sub-partition, for the current kernel
-  std::array<double, 8> mma_sync_rate_{};           // HMMA, per sub-partition, for the current kernel
+  std::array<double, kDTypeCount> tensor_flops_per_cycle_{};  // per SM, indexed by DType
+  std::array<double, kDTypeCount> mma_sync_flops_per_cycle_{};  // per SM, indexed by DType; 0 = tensor_flops_per_cycle_
+  std::array<double, kDTypeCount> tensor_rate_{};             // HGMMA, per sub-partition, for the current kernel
+  std::array<double, kDTypeCount> mma_sync_rate_{};           // HMMA, per sub-partition, for the current kernel
   // Kernels repeat one MMA shape and type: the last timing is remembered.
   struct LastMma {
     Opcode op = Opcode::NOP;

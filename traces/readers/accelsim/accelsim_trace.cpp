@@ -121,6 +121,7 @@ bool mma_type(std::string_view tok, DType& type, int& bytes) {
   if (tok == "F32") { type = DType::F32; bytes = 4; return true; }
   if (tok == "F64") { type = DType::F64; bytes = 8; return true; }
   if (tok == "E4M3" || tok == "E5M2") { type = DType::FP8; bytes = 1; return true; }
+  if (tok == "E2M1") { type = DType::FP4; bytes = 1; return true; }  // two per byte; `bytes` sizes accumulators only
   if (tok == "S8" || tok == "U8" || tok == "S4" || tok == "U4" || tok == "B1") { type = DType::I8; bytes = 1; return true; }
   if (tok == "S32") { type = DType::F32; bytes = 4; return true; }  // integer accumulator
   return false;

@@ -43,6 +43,7 @@ const char* mma_type_name(DType t) {
     case DType::BF16: return "BF16";
     case DType::TF32: return "TF32";
     case DType::FP8: return "E4M3";
+    case DType::FP4: return "E2M1";
     case DType::I8: return "S8";
     case DType::F64: return "F64";
     default: return "F16";
