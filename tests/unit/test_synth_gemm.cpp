@@ -1760,3 +1760,27 @@ TEST_CASE("gemm fp4 is refused where it cannot run and says why", "[synth][gemm]
   t.stages = 5;  // 5 x 55296 B of stages exceed 227 KiB
   CHECK_THAT(validate_gemm(GemmProblem{256, 256, 1024, DType::FP4}, t, b200), Catch::Contains("and the block scales"));
 }
+
+TEST_CASE("gemm persistent stages fit beside the epilogue staging as CUTLASS's StageCountAutoCarveout sizes them",
+          "[synth][gemm][fp4][persistent]") {
+  // By hand: the staging of the 128x256 tile's 8 consumer warps is 8 x 2304 B (README.md, "Kernel info").
+  const std::uint64_t staging = 8 * 2304;
+  const GemmTiling bf16 = default_gemm_tiling("sm_90", DType::BF16);
+  // bf16: 4 x 48 KiB + 18 KiB = 210 KiB fit in 227 KiB: the heuristic's 4 stay.
+  CHECK(4 * 384 * 128 + staging <= 227 * 1024);
+  CHECK(gemm_persistent_stages(GemmProblem{4096, 4096, 4096, DType::BF16}, bf16, kH100Tma) == 4);
+  // fp4: a stage is 48 KiB of tiles and 6 KiB of scales; 4 of them and the staging (234 KiB) do not fit, 3 do.
+  const GemmLimits b200{227 * 1024, 65536, 255, 148, true};
+  const GemmTiling fp4 = default_gemm_tiling("sm_100", DType::FP4);
+  CHECK(4 * (384 * 128 + 6 * 1024) + staging > 227 * 1024);
+  CHECK(gemm_persistent_stages(GemmProblem{4096, 4096, 4096, DType::FP4}, fp4, b200) == 3);
+  // Where not even 3 fit, the tiling's own count is kept (and the persistent grid refused for its memory).
+  GemmLimits small = b200;
+  small.shared_mem_per_cta = 160 * 1024;
+  CHECK(gemm_persistent_stages(GemmProblem{4096, 4096, 4096, DType::FP4}, fp4, small) == 4);
+  GemmTiling fp4_3 = fp4;
+  fp4_3.stages = 3;
+  CHECK_THAT(gemm_persistent_refusal(GemmProblem{4096, 4096, 4096, DType::FP4}, fp4_3, small),
+             Catch::Contains("exceed the CTA's shared memory"));
+  CHECK(gemm_persistent_refusal(GemmProblem{4096, 4096, 4096, DType::FP4}, fp4_3, b200).empty());
+}

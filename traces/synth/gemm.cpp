@@ -1413,6 +1413,18 @@ std::string gemm_persistent_refusal(const GemmProblem& p, const GemmTiling& t, c
   return persistent_refusal(storage_problem(p), storage_tiling(t, p.dtype), limits);
 }
 
+std::uint32_t gemm_persistent_stages(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
+  constexpr std::uint32_t kMinStages = 3;
+  const GemmProblem sp = storage_problem(p);
+  GemmTiling st = storage_tiling(t, p.dtype);
+  while (st.stages > kMinStages &&
+         std::uint64_t{shared_mem_bytes(sp, st)} + persistent_staging_bytes(sp, st) > limits.shared_mem_per_cta)
+    --st.stages;
+  return std::uint64_t{shared_mem_bytes(sp, st)} + persistent_staging_bytes(sp, st) <= limits.shared_mem_per_cta
+             ? st.stages
+             : t.stages;
+}
+
 GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
   GemmTiling t;
   t.swizzle_group = 8;

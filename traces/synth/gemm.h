@@ -93,6 +93,10 @@ struct GemmProblem;
 // Why GemmTiling::persistent cannot apply to `p` with tiling `t` on a GPU with `limits`; "" where it can (the
 // tiling's `persistent` itself is not looked at).
 std::string gemm_persistent_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits);
+// The pipeline stages of the persistent kernel, as CUTLASS 3's StageCountAutoCarveout sizes them: as many as fit in
+// the CTA's shared memory beside the epilogue's staging, at most t.stages and at least 3; t.stages where even 3 do
+// not fit (the persistent grid is then refused for its shared memory).
+std::uint32_t gemm_persistent_stages(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits);
 
 // The stream-K decomposition of `tiles` output tiles of `k_tiles` k-tiles each over `slots` resident CTAs
 // (CUTLASS's hybrid): with at least two waves, the last full wave and the partial one are shared (stream-K

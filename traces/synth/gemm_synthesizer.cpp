@@ -40,13 +40,23 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
     tiling.split_k = 1;
   }
   if (choice.split_k) tiling.split_k = choice.split_k;
+  // The persistent kernel keeps its epilogue staging beside the stages: unless asked for, the stages are those that
+  // fit beside it (CUTLASS's StageCountAutoCarveout; fp4's scales leave room for 3 of 128x256).
+  auto persistent_tiling = [&](GemmTiling t) {
+    t.persistent = true;
+    if (!choice.tile.stages && t.warpgroup_mma) t.stages = gemm_persistent_stages(problem, t, limits);
+    return t;
+  };
   if (!choice.persistent) {
-    tiling.persistent = !tiling.stream_k && gemm_persistent_refusal(problem, tiling, limits).empty();
+    const GemmTiling persistent = persistent_tiling(tiling);
+    if (!tiling.stream_k && gemm_persistent_refusal(problem, persistent, limits).empty()) tiling = persistent;
+    else tiling.persistent = false;
   } else {
     tiling.persistent = *choice.persistent;
     if (tiling.persistent) {
       // Asked for: the kernel that can be persistent, or an error saying why not. The heuristic's split gives way.
       if (!choice.split_k) tiling.split_k = 1;
+      tiling = persistent_tiling(tiling);
       const std::string refusal = gemm_persistent_refusal(problem, tiling, limits);
       if (!refusal.empty())
         throw InputError("synth gemm key 'decomposition': persistent cannot run on " + arch + " for " +
