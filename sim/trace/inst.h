@@ -74,7 +74,7 @@ enum class MemSpace : std::uint8_t { None, Global, Shared, Local, Const };
 enum class AddrMode : std::uint8_t { None, Strided, Strided2D, Deltas };
 
 // Element types of tensor-core operands (A/B); accumulation type is implied (fp32 for float types).
-// FP4 (appended in trace format 1.5) is e2m1 with block scales (NVFP4: an e4m3 scale per 16 elements along K, as
+// FP4 (appended in trace format 1.7) is e2m1 with block scales (NVFP4: an e4m3 scale per 16 elements along K, as
 // Blackwell's block-scaled MMAs take it): two elements per byte.
 enum class DType : std::uint8_t { None, F16, BF16, FP8, TF32, F32, F64, I8, FP4 };
 inline constexpr DType kLastDType = DType::FP4;

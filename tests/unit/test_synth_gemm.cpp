@@ -1764,15 +1764,13 @@ TEST_CASE("gemm fp4 is refused where it cannot run and says why", "[synth][gemm]
 TEST_CASE("gemm persistent stages fit beside the epilogue staging as CUTLASS's StageCountAutoCarveout sizes them",
           "[synth][gemm][fp4][persistent]") {
   // By hand: the staging of the 128x256 tile's 8 consumer warps is 8 x 2304 B (README.md, "Kernel info").
-  const std::uint64_t staging = 8 * 2304;
   const GemmTiling bf16 = default_gemm_tiling("sm_90", DType::BF16);
   // bf16: 4 x 48 KiB + 18 KiB = 210 KiB fit in 227 KiB: the heuristic's 4 stay.
-  CHECK(4 * 384 * 128 + staging <= 227 * 1024);
   CHECK(gemm_persistent_stages(GemmProblem{4096, 4096, 4096, DType::BF16}, bf16, kH100Tma) == 4);
-  // fp4: a stage is 48 KiB of tiles and 6 KiB of scales; 4 of them and the staging (234 KiB) do not fit, 3 do.
+  // fp4: a stage is 48 KiB of tiles and 6 KiB of scales; 4 of them and the staging (234 KiB) do not fit, 3
+  // (180 KiB) do.
   const GemmLimits b200{227 * 1024, 65536, 255, 148, true};
   const GemmTiling fp4 = default_gemm_tiling("sm_100", DType::FP4);
-  CHECK(4 * (384 * 128 + 6 * 1024) + staging > 227 * 1024);
   CHECK(gemm_persistent_stages(GemmProblem{4096, 4096, 4096, DType::FP4}, fp4, b200) == 3);
   // Where not even 3 fit, the tiling's own count is kept (and the persistent grid refused for its memory).
   GemmLimits small = b200;
@@ -1783,4 +1781,45 @@ TEST_CASE("gemm persistent stages fit beside the epilogue staging as CUTLASS's S
   CHECK_THAT(gemm_persistent_refusal(GemmProblem{4096, 4096, 4096, DType::FP4}, fp4_3, small),
              Catch::Contains("exceed the CTA's shared memory"));
   CHECK(gemm_persistent_refusal(GemmProblem{4096, 4096, 4096, DType::FP4}, fp4_3, b200).empty());
+}
+
+// Every CTA's full barrier gets, per k-tile, exactly the bytes its producer announced: its own A box and A scales,
+// and the B slices and B scale blocks its cluster's ranks multicast to it. Ragged M, N and K, and B tiles of 256, 128
+// and 64 rows (two, one and part of a 128-row scale atom, shared by two ranks).
+TEST_CASE("gemm fp4 with clusters: each full barrier receives what it expects at ragged edges", "[synth][gemm][fp4]") {
+  const GemmLimits b200{227 * 1024, 65536, 255, 148, true};
+  for (const std::uint32_t tile_n : {256u, 128u, 64u}) {
+    INFO("tile_n " << tile_n);
+    GemmTiling t = default_gemm_tiling("sm_100", DType::FP4);
+    t.tile_n = tile_n;
+    const GemmProblem p{500, 1000, 1056, DType::FP4};  // 4 M tiles (the last of 116 rows), K's last k-tile 32 wide
+    REQUIRE(validate_gemm(p, t, b200).empty());
+    auto trace = make_gemm_trace(p, t, "sm_100", b200);
+    auto kernel = trace->open_kernel(0);
+    const KernelInfo& info = kernel->info();
+    REQUIRE(info.cluster.x == 2);
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::int64_t> announced, delivered;
+    std::uint64_t scale_loads = 0;
+    for (std::uint64_t cta = 0; cta < info.grid.count(); ++cta) {
+      auto cs = kernel->open_cta(cta);
+      auto ws = cs->open_warp(0);  // the producer
+      std::uint64_t k_tile = 0;
+      for (const WarpInst& in : read_all(*ws, 64, nullptr)) {
+        if (in.op == Opcode::SYNCS_ARRIVE_TRANS64) announced[{cta, k_tile++}] += in.aux;
+        if (in.op != Opcode::UTMALDG) continue;
+        const auto bytes = static_cast<std::int64_t>(std::uint64_t{in.aux} * static_cast<std::uint64_t>(in.group_stride));
+        scale_loads += in.group_stride == 2048 || in.group_stride == 512 ? 1 : 0;  // full and K's last scale columns
+        if (in.cluster_cta_mask() == 0) delivered[{cta, k_tile - 1}] += bytes;
+        for (std::uint32_t rank = 0; rank < 2; ++rank)
+          if (in.cluster_cta_mask() >> rank & 1u) delivered[{cluster_peer(info, cta, rank), k_tile - 1}] += bytes;
+      }
+    }
+    CHECK(announced.size() == info.grid.count() * 5);  // 5 k-tiles of 256
+    CHECK(delivered == announced);
+    CHECK(scale_loads > 0);
+  }
+  GemmTiling odd = default_gemm_tiling("sm_100", DType::FP4);
+  odd.tile_n = 192;
+  CHECK_THAT(validate_gemm(GemmProblem{512, 768, 512, DType::FP4}, odd, b200),
+             Catch::Contains("tile_n=192 must divide or be a multiple of 128"));
 }

@@ -118,7 +118,7 @@ std::uint64_t input_lane_reads(const Totals& t, std::uint64_t end) {
 }  // namespace
 
 TEST_CASE("ops: the operator kinds are registered", "[synth][ops]") {
-  for (const char* kind : {"elementwise", "softmax", "layernorm", "rmsnorm", "rotary", "reduction", "cat"})
+  for (const char* kind : {"elementwise", "softmax", "layernorm", "rmsnorm", "rotary", "reduction", "cat", "quantize"})
     CHECK(SynthRegistry::instance().find(kind) != nullptr);
 }
 
@@ -736,4 +736,46 @@ TEST_CASE("ops: cat launches one kernel per batch of inputs and refuses what PyT
              Contains("cat key 'strides': input 0's storage spans too many bytes: 2147483652"));
   CHECK_THAT(synth_error("cat", {{"inputs", "2x3"}}), Contains("single tensor"));
   CHECK_THAT(synth_error("cat", {{"inputs", "2x3,2x3"}, {"strides", "3x1"}}), Contains("1 stride lists for 2 inputs"));
+}
+
+TEST_CASE("ops: quantize to nvfp4 reads each element once and writes half a byte and a sixteenth of a scale for it",
+          "[synth][ops][fp4]") {
+  // Llama-3-8B's down_proj input, 3 tokens: 1792 chunks of 8 per row over 512 threads in 4 passes; in the last
+  // pass warps 8-15 have no chunk and only go round the loop.
+  const std::uint64_t rows = 3, cols = 14336;
+  const Totals t = synth_totals("quantize", {{"rows", "3"}, {"cols", "14336"}, {"dtype", "bf16"}});
+  CHECK(t.info.grid == Dim3{3, 1, 1});  // min(rows, 108 SMs x 2048 / 512)
+  CHECK(t.info.block == Dim3{512, 1, 1});
+  CHECK(t.global_load_bytes == rows * cols * 2);
+  CHECK(t.global_store_bytes == rows * cols / 2 + rows * cols / 16);
+  // every 4-byte group of e2m1 values and every scale byte written once (first bytes of the lanes' stores)
+  CHECK(t.stored_addresses.size() == rows * cols / 8 + rows * cols / 16);
+  CHECK(t.n(Opcode::SHFL) == rows * cols / 8 / 32);  // one per warp-chunk
+  CHECK(t.every_warp_ends_with_exit);
+  // The scales land in the GEMM's atoms: row r's scale s at atom s / 4 of its row block, byte (r % 32) x 16 +
+  // (r % 128 / 32) x 4 + s % 4; the last array of the layout starts after the input and the values.
+  const std::uint64_t scales = 0x7f0000000000 + ((rows * cols * 2 + (1u << 20) - 1) >> 20 << 20) +
+                               ((rows * cols / 2 + (1u << 20) - 1) >> 20 << 20);
+  std::set<std::uint64_t> expected;
+  for (std::uint64_t r = 0; r < rows; ++r)
+    for (std::uint64_t s = 0; s < cols / 16; ++s) expected.insert(scales + s / 4 * 512 + r * 16 + s % 4);
+  std::set<std::uint64_t> got;
+  for (std::uint64_t a : t.stored_addresses)
+    if (a >= scales) got.insert(a);
+  CHECK(got == expected);
+  // every warp's EXIT at the same pc, whether its last pass had chunks or not
+  const auto trace = SynthRegistry::instance().make("quantize", {{"rows", "3"}, {"cols", "14336"}}, a100());
+  const auto kernel = trace->open_kernel(0);
+  std::set<std::uint32_t> exit_pcs;
+  std::array<WarpInst, 64> buf{};
+  const auto cta = kernel->open_cta(0);
+  for (std::uint32_t w = 0; w < cta->num_warps(); ++w) {
+    const auto s = cta->open_warp(w);
+    for (std::size_t got_n; (got_n = s->read(buf.data(), buf.size())) > 0;)
+      for (std::size_t i = 0; i < got_n; ++i)
+        if (buf[i].op == Opcode::EXIT) exit_pcs.insert(buf[i].pc);
+  }
+  CHECK(exit_pcs.size() == 1);
+  CHECK_THAT(synth_error("quantize", {{"rows", "3"}, {"cols", "48"}}), Contains("key 'cols'") && Contains("32"));
+  CHECK_THAT(synth_error("quantize", {{"rows", "3"}, {"cols", "64"}, {"dtype", "fp32"}}), Contains("16-bit"));
 }

@@ -1182,17 +1182,21 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     return matrix_box(g_.b, row0, col0, rows, cols);
   }
 
-  // The block scales of `op`'s tile rows [row0, row0 + rows) for global k-tile `kt`: whole 128-row atoms, one box
-  // row per row block, clipped to the scale matrix; an empty box where nothing is left.
-  TmaBox scale_box(Operand op, std::uint64_t row0, std::uint64_t rows, std::uint32_t kt) const {
+  // The row blocks (128-row atoms) holding the scales of tile rows [row0, row0 + rows): [first, end).
+  static std::pair<std::uint64_t, std::uint64_t> scale_blocks(std::uint64_t row0, std::uint64_t rows) {
+    return rows == 0 ? std::pair<std::uint64_t, std::uint64_t>{0, 0}
+                     : std::pair<std::uint64_t, std::uint64_t>{row0 / kScaleAtomRows, ceil_div(row0 + rows, kScaleAtomRows)};
+  }
+  // The scales of `op`'s row blocks [first, end) for global k-tile `kt`, one box row per block, clipped to the scale
+  // matrix; an empty box where nothing is left.
+  TmaBox scale_box(Operand op, std::pair<std::uint64_t, std::uint64_t> blocks, std::uint32_t kt) const {
     const GemmPlan& P = *g_.plan;
     const RowMajorMatrix& m = op == Operand::A ? g_.scales_a : g_.scales_b;
-    const std::uint64_t block0 = row0 / kScaleAtomRows;
-    const std::uint64_t block_end = std::min<std::uint64_t>(ceil_div(row0 + rows, kScaleAtomRows), m.rows);
+    const std::uint64_t block_end = std::min<std::uint64_t>(blocks.second, m.rows);
     const std::uint64_t tile_bytes = scale_block_bytes(P.p.dtype, P.t.tile_k);
     const std::uint64_t col0 = std::uint64_t{kt} * tile_bytes;
-    if (rows == 0 || block0 >= block_end || col0 >= m.cols) return TmaBox{};
-    return matrix_box(m, block0, col0, static_cast<std::uint32_t>(block_end - block0),
+    if (blocks.first >= block_end || col0 >= m.cols) return TmaBox{};
+    return matrix_box(m, blocks.first, col0, static_cast<std::uint32_t>(block_end - blocks.first),
                       static_cast<std::uint32_t>(std::min<std::uint64_t>(tile_bytes, m.cols - col0)));
   }
 
@@ -1204,18 +1208,19 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     // The full barrier expects the whole B tile: the other ranks' multicast slices land here too.
     const TmaBox b = tile_box(Operand::B, kt);
     const std::uint64_t b_rows = g_.b_row0 < g_.b.rows ? std::min<std::uint64_t>(P.t.tile_n, g_.b.rows - g_.b_row0) : 0;
-    // Block scales (fp4): A's with A; B's row blocks shared out among the cluster's ranks as B's rows are (a rank
-    // whose slice starts in a block another rank loads has none), multicast with them.
+    // Block scales (fp4): A's with A; the row blocks of B's scales shared out among the cluster's ranks (rank r
+    // the r-th of cluster_m near-equal parts; none where there are fewer blocks than ranks), multicast with B.
     TmaBox scales_a, scales_b, scales_b_own;
     if (P.block_scaled()) {
-      scales_a = scale_box(Operand::A, g_.a_row0, a.rows, kt);
-      scales_b = scale_box(Operand::B, g_.b_row0, b_rows, kt);
+      scales_a = scale_box(Operand::A, scale_blocks(g_.a_row0, a.rows), kt);
+      const auto b_blocks = scale_blocks(g_.b_row0, b_rows);
+      scales_b = scale_box(Operand::B, b_blocks, kt);
       scales_b_own = scales_b;
       if (P.cluster_m > 1) {
-        const std::uint64_t blocks = scale_row_blocks(P.t.tile_n);
-        const std::uint64_t first = g_.cluster_rank * blocks / P.cluster_m, end = (g_.cluster_rank + 1) * blocks / P.cluster_m;
-        scales_b_own = scale_box(Operand::B, g_.b_row0 + first * kScaleAtomRows,
-                                 std::min(b_rows, end * kScaleAtomRows) - std::min(b_rows, first * kScaleAtomRows), kt);
+        const std::uint64_t blocks = b_blocks.second - b_blocks.first, rank = g_.cluster_rank;
+        scales_b_own = scale_box(Operand::B,
+                                 {b_blocks.first + rank * blocks / P.cluster_m, b_blocks.first + (rank + 1) * blocks / P.cluster_m},
+                                 kt);
       }
     }
     emit_mbarrier_wait(c, P.empty_mbarrier(s), tiles().phase_of(i) ^ 1u);
@@ -1584,6 +1589,14 @@ std::string validate_gemm(const GemmProblem& problem, const GemmTiling& tiling, 
              " (16-byte rows of packed e2m1 for TMA, whole 16-element scale blocks)";
     if (tiling.tile_k % 2 != 0)
       return "fp4 GEMM tile_k=" + std::to_string(tiling.tile_k) + " must be even (two elements per byte)";
+    // A tile's rows then cover whole 128-row scale atoms, or lie within one: the stage holds ceil(tile / 128) of them.
+    for (const auto& [key, rows] : {std::pair{"tile_m", tiling.tile_m}, std::pair{"tile_n", tiling.tile_n}})
+      if (rows != 0 && rows % kScaleAtomRows != 0 && kScaleAtomRows % rows != 0)
+        return std::string("fp4 GEMM ") + key + "=" + std::to_string(rows) +
+               " must divide or be a multiple of 128 (the rows of a block-scale atom)";
+    if (2 * tiling.stages > kMbarriers)
+      return "fp4 GEMM stages=" + std::to_string(tiling.stages) + ": the TMA main loop has mbarriers for at most " +
+             std::to_string(kMbarriers / 2) + " stages (its scales come by TMA only)";
   }
   // From here on the packed problem (storage_problem); messages name the tile_k and k asked for.
   const GemmProblem p = storage_problem(problem);
@@ -1702,7 +1715,7 @@ std::string validate_gemm(const GemmProblem& problem, const GemmTiling& tiling, 
     return "GEMM CTA needs " + std::to_string(regs_per_cta) + " registers, more than an SM's " +
            std::to_string(limits.registers_per_sm);
 
-  const std::uint64_t smem = shared_mem_bytes(p, t);
+  const std::uint64_t smem = std::uint64_t{t.stages} * stage_bytes(p, t);
   if (smem > limits.shared_mem_per_cta)
     return "GEMM shared memory " + std::to_string(smem) + " B per CTA (" + std::to_string(t.stages) + " stages x (" +
            std::to_string(t.tile_m) + "+" + std::to_string(t.tile_n) + ") x " + std::to_string(tiling.tile_k) + " x " +

@@ -34,6 +34,9 @@ constexpr std::uint32_t kScaleBlock = 16;      // CVT_FP4_SF_VEC_SIZE: elements 
 constexpr std::uint32_t kMaxThreads = 512;     // block(std::min(n / ELTS_PER_THREAD, 512))
 constexpr std::uint32_t kThreadsPerSm = 2048;  // numBlocksPerSM = 2048 / block.x
 constexpr std::uint32_t kAtomRows = 128, kAtomScales = 4, kAtomBytes = 512;  // the GEMM's scale-factor atoms
+// A chunk's instructions (the list in the header comment) before the loop tail: IMAD, LDG; 4 + 8 for the scale;
+// 8 + 8 + 4 + 3 for the values; STG; 4 + 1 for the scale's store.
+constexpr std::uint32_t kChunkInsts = 2 + (kElemsPerThread / 2 + 8) + (2 * kElemsPerThread + kElemsPerThread / 2 + 3) + 1 + 5;
 
 struct QuantizePlan {
   OpDType type;
@@ -72,7 +75,12 @@ class QuantizeWarp final : public PhasedWarp {
     std::uint32_t mask = 0;
     for (std::uint32_t l = 0; l < kWarpSize; ++l)
       if (std::uint64_t{warp_} * kWarpSize + l < p.block && first + l < p.chunks) mask |= 1u << l;
-    if (mask == 0) return;  // lanes past the row's last chunk left the loop
+    if (mask == 0) {  // no lane has a chunk in this pass: the warp only goes round the loop
+      c.skip(kChunkInsts);
+      emit_loop_tail(c, p.r_count, kPredicate);
+      return;
+    }
+    const std::size_t first_inst = c.size();
     const std::uint32_t in_regs = packed_regs(p.type, kElemsPerThread);
     emit_alu(c, Opcode::IMAD, p.r_addr, {p.r_addr});
     emit_load(c, Opcode::LDG, MemSpace::Global,
@@ -117,6 +125,7 @@ class QuantizeWarp final : public PhasedWarp {
     sf.base = p.scales + atom * kAtomBytes + in_atom;
     set_src(sf, {p.r_scale, reg(p.r_addr + 2)});
     c.own_deltas(offsets);
+    WARPSIM_ASSERT(c.size() - first_inst == kChunkInsts, "quantize: a chunk's instruction count differs from kChunkInsts");
     emit_loop_tail(c, p.r_count, kPredicate);
   }
 
@@ -141,7 +150,7 @@ std::unique_ptr<TraceSource> make_quantize(const SynthArgs& args, const Config& 
   const std::uint64_t sm_count = config.section("sm").u64("count");
   p.grid = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.rows, sm_count * (kThreadsPerSm / p.block)));
   p.passes = static_cast<std::uint32_t>((p.chunks + p.block - 1) / p.block);
-  if (p.rows * p.passes > 0xffffffffull / p.grid)
+  if ((p.rows + p.grid - 1) / p.grid * p.passes > 0xffffffffull)  // a warp's iterations: its CTA's rows x passes
     throw InputError(fmt::format("quantize: {} rows of {} columns are beyond what this synthesizer loops over", p.rows, p.cols));
   p.scale_k_atoms = (p.cols / kScaleBlock + kAtomScales - 1) / kAtomScales;
   ArrayLayout arrays;
