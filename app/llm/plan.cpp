@@ -27,12 +27,20 @@ struct Builder {
     return out.back();
   }
 
-  // C[m,n] = A[m,k] B[k,n]: A and B in the GEMM's type, C in bf16 (fp8 and fp4 GEMMs write bf16 too). An fp4
-  // GEMM (NVFP4 W4A4, as vLLM's ModelOpt NVFP4 linear layers) takes its activations quantized first:
-  // scaled_fp4_quant of the m x k input, one launch per GEMM call.
+  // C[m,n] = A[m,k] B[k,n]: A and B in the GEMM's type, C in bf16 (fp8 and fp4 GEMMs write bf16 too). A quantized
+  // GEMM takes its activations quantized first, one launch per GEMM call: fp8 (W8A8 with a static per-tensor
+  // activation scale, as vLLM's Fp8LinearMethod runs fp8 checkpoints) by static_scaled_fp8_quant, a converting copy
+  // of the m x k input in 16-byte vectors; fp4 (NVFP4 W4A4, vLLM's ModelOpt NVFP4 layers) by scaled_fp4_quant.
   void gemm(const std::string& name, std::uint64_t m, std::uint64_t n, std::uint64_t k, const std::string& dtype,
             bool bias = false, std::uint64_t count = 1) {
     if (dtype == "fp4") quantize_fp4(name + ".input_quant", m, k, count);
+    if (dtype == "fp8") {
+      PlanEntry& q = convert(name + ".input_quant", m * k, "fp8",
+                             fmt::format("rows={} cols={} bf16 -> fp8 (static_scaled_fp8_quant, simulated as a copy)", m, k));
+      q.workload.synth_keys["vec"] = "8";
+      q.workload.synth_keys["elements_per_thread"] = "8";
+      q.count = count;
+    }
     PlanEntry e;
     e.name = name;
     e.workload.synthesizer = "gemm";

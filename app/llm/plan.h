@@ -25,9 +25,9 @@ struct Scenario {
   std::uint64_t batch = 1;       // sequences
   std::uint64_t prompt = 128;    // prefill: prompt tokens per sequence
   std::uint64_t context = 0;     // tokens in the KV cache the step attends to (with the new ones); 0: = prompt
-  std::string dtype = "bf16";    // GEMM inputs: bf16, fp8 (W8A8, e4m3; sm_90+; the activations' quantization is
-                                 // not in the plan) or fp4 (NVFP4 W4A4; GPUs with fp4 tensor cores: each GEMM
-                                 // preceded by scaled_fp4_quant of its input). Attention, norms and the
+  std::string dtype = "bf16";    // GEMM inputs: bf16, fp8 (W8A8, e4m3; sm_90+) or fp4 (NVFP4 W4A4; GPUs with fp4
+                                 // tensor cores), each quantized GEMM preceded by the quantization of its input
+                                 // (static_scaled_fp8_quant, scaled_fp4_quant). Attention, norms and the
                                  // activations stay bf16, the logits GEMM bf16 (vLLM keeps lm_head unquantized)
   // The KV cache: bf16, or fp8 (e4m3, vLLM's --kv-cache-dtype fp8): written by reshape_and_cache in fp8, read by
   // the attention kernels, which dequantize it through shared memory (decode; an fa2 prefill; fa3 reads bf16: not

@@ -248,7 +248,7 @@ TEST_CASE("llm plan: Llama-3-8B decode is vLLM's kernel list with GEMM shapes fr
     s.kv_dtype = "int8";
     CHECK_THROWS_WITH(llm::build_plan(m, s), Catch::Contains("--kv-dtype"));
   }
-  SECTION("fp4 (NVFP4 W4A4): every layer GEMM takes its input quantized first, the logits GEMM stays bf16") {
+  SECTION("fp4 (NVFP4 W4A4) and fp8 (W8A8): every layer GEMM takes its input quantized first, the logits GEMM stays bf16") {
     s.dtype = "fp4";
     const auto fp4 = llm::build_plan(m, s);
     for (const auto& [gemm, k] : {std::pair{"qkv_proj", hidden}, {"o_proj", heads * head_dim}, {"gate_up_proj", hidden},
@@ -269,6 +269,15 @@ TEST_CASE("llm plan: Llama-3-8B decode is vLLM's kernel list with GEMM shapes fr
     }
     CHECK(entry(fp4, "logits", -1).workload.synth_keys.at("dtype") == "bf16");
     CHECK(layer_names(fp4, 1).size() == layer_names(plan, 1).size() + 4);  // four quantizations per layer
+    // fp8 (W8A8, static activation scale): a converting copy of the input before each GEMM
+    s.dtype = "fp8";
+    const auto fp8 = llm::build_plan(m, s);
+    CHECK(layer_names(fp8, 1).size() == layer_names(plan, 1).size() + 4);
+    const auto& q8 = entry(fp8, "down_proj.input_quant");
+    CHECK(q8.workload.synthesizer == "elementwise");
+    CHECK((q8.workload.synth_keys.at("op") == "copy" && q8.workload.synth_keys.at("out_dtype") == "fp8"));
+    CHECK(key(q8, "elements") == key(entry(fp8, "down_proj"), "m") * inter);
+    CHECK(entry(fp8, "down_proj").workload.synth_keys.at("dtype") == "fp8");
     s.dtype = "fp6";
     CHECK_THROWS_WITH(llm::build_plan(m, s), Catch::Contains("--dtype: expected bf16, fp8 or fp4, got 'fp6'"));
   }
