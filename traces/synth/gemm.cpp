@@ -220,8 +220,6 @@ struct GemmPlan {
   std::uint32_t eb = 2;    // input bytes per storage unit (an element, or a byte of two fp4)
   RowMajorMatrix a, b, c;  // batch 0's; c: the output type, or the fp32 workspace with split-K
   RowMajorMatrix scales_a, scales_b;  // batch 0's block scales (fp4); rows are 128-row blocks
-  std::uint32_t scales_a_bytes = 0, scales_b_bytes = 0;  // a stage's scales of the A and B tiles (0: not scaled)
-  bool block_scaled() const { return scales_a_bytes > 0; }
   std::uint64_t tiles = 0;  // output tiles of one batch, tiles_m * tiles_n
   std::uint32_t tiles_m = 0, tiles_n = 0, k_tiles = 0;
   std::uint32_t split_k = 1;  // grid.z: CTA z reduces k-tiles [z*k_tiles/split_k, (z+1)*k_tiles/split_k)
@@ -461,8 +459,6 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.c = m.c;
   P.scales_a = m.scales_a;
   P.scales_b = m.scales_b;
-  P.scales_a_bytes = static_cast<std::uint32_t>(scale_row_blocks(t.tile_m) * scale_block_bytes(p.dtype, t.tile_k));
-  P.scales_b_bytes = static_cast<std::uint32_t>(scale_row_blocks(t.tile_n) * scale_block_bytes(p.dtype, t.tile_k));
   P.tiles_m = static_cast<std::uint32_t>(ceil_div(p.m, t.tile_m));
   P.tiles_n = static_cast<std::uint32_t>(ceil_div(p.n, t.tile_n));
   P.tiles = std::uint64_t{P.tiles_m} * P.tiles_n;
@@ -586,7 +582,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
       const std::uint32_t tile_loop_insts = P.persistent() ? kPersistentTileInsts + kLoopTailInsts : 0;
       const std::uint32_t producer_insts = kSetupInsts + 2 * t.stages + 1 + kRoleDispatchInsts + kRoleDispatchInsts +
                                            tile_loop_insts + kTmaProducerInsts + kLoopTailInsts +
-                                           (P.block_scaled() ? kTmaScaleInsts : 0) +
+                                           (block_scaled(p.dtype) ? kTmaScaleInsts : 0) +
                                            P.producer_tail_waits() + kEpilogueBarrierInsts;
       P.consumer_pc = producer_insts * kInstBytes;
     } else {
@@ -1211,7 +1207,7 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     // Block scales (fp4): A's with A; the row blocks of B's scales shared out among the cluster's ranks (rank r
     // the r-th of cluster_m near-equal parts; none where there are fewer blocks than ranks), multicast with B.
     TmaBox scales_a, scales_b, scales_b_own;
-    if (P.block_scaled()) {
+    if (block_scaled(P.p.dtype)) {
       scales_a = scale_box(Operand::A, scale_blocks(g_.a_row0, a.rows), kt);
       const auto b_blocks = scale_blocks(g_.b_row0, b_rows);
       scales_b = scale_box(Operand::B, b_blocks, kt);
@@ -1227,7 +1223,7 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     emit_mbarrier_arrive_expect_tx(c, P.full_mbarrier(s),
                                    static_cast<std::uint32_t>(a.bytes() + b.bytes() + scales_a.bytes() + scales_b.bytes()));
     const TmaBox loads[4] = {a, P.cluster_m > 1 ? b_slice_box(kt) : b, scales_a, scales_b_own};
-    for (std::uint32_t op = 0; op < (P.block_scaled() ? 4u : 2u); ++op) {
+    for (std::uint32_t op = 0; op < (block_scaled(P.p.dtype) ? 4u : 2u); ++op) {
       if (loads[op].bytes() == 0) {
         c.skip();
       } else {

@@ -241,10 +241,7 @@ std::unique_ptr<TraceSource> make_elementwise(const SynthArgs& args, const Confi
   spec.make_warp = [shared](std::uint64_t cta, std::uint32_t warp) {
     return std::make_unique<ElementwiseWarp>(shared, cta, warp);
   };
-  const std::string description = "synthesized " + spec.info.name;
-  std::vector<GeneratedKernelSpec> kernels;
-  kernels.push_back(std::move(spec));
-  return std::make_unique<GeneratedTrace>(std::move(kernels), description);
+  return single_kernel_trace(std::move(spec));
 }
 
 SynthesizerInfo elementwise_synthesizer() {

@@ -8,6 +8,13 @@ Schema& declare_dtype(Schema& s) {
   return s.choice("dtype", {"fp16", "bf16", "fp32"}, "fp16", "element type of the tensors (arithmetic in fp32)");
 }
 
+std::unique_ptr<TraceSource> single_kernel_trace(GeneratedKernelSpec spec) {
+  const std::string description = "synthesized " + spec.info.name;
+  std::vector<GeneratedKernelSpec> kernels;
+  kernels.push_back(std::move(spec));
+  return std::make_unique<GeneratedTrace>(std::move(kernels), description);
+}
+
 OpDType op_dtype(const SynthArgs& args) { return op_dtype_named(args.text("dtype")); }
 
 OpDType op_dtype_named(const std::string& name) {

@@ -4,13 +4,16 @@
 // "Memory-bound operators".
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/config/schema.h"
 #include "sim/trace/inst.h"
 #include "traces/synth/emit.h"
+#include "traces/synth/generated.h"
 #include "traces/synth/registry.h"
 
 namespace warpsim::synth::ops {
@@ -82,6 +85,15 @@ inline std::uint32_t packed_regs(const OpDType& t, std::uint32_t elems) { return
 // block softmax keeps a row in shared memory only below it (SoftMax.cu: sharedMemPerBlock). CUDA C++ Programming
 // Guide: "allocations above 48 KB per block ... require an explicit opt-in" (every architecture since cc 3.0).
 inline constexpr std::uint64_t kDefaultSharedMemPerBlock = 48 * 1024;
+
+// Registers per thread of an operator kernel: its register ids rounded up to the allocation granule of 8, at least
+// 16 (what nvcc gives the smallest kernels).
+inline std::uint32_t op_thread_registers(const RegisterAllocator& regs) {
+  return std::max<std::uint32_t>(16, (regs.used() + 7u) / 8u * 8u);
+}
+
+// The trace of an operator that is one kernel, described as "synthesized <kernel name>".
+std::unique_ptr<TraceSource> single_kernel_trace(GeneratedKernelSpec spec);
 
 // Predicate id used by loop tails and bounds checks.
 inline constexpr std::uint16_t kPredicate = 248;

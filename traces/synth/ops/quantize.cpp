@@ -170,15 +170,12 @@ std::unique_ptr<TraceSource> make_quantize(const SynthArgs& args, const Config& 
   spec.info.name = fmt::format("warpsim_quantize_nvfp4_{} ({}x{})", p.type.name, p.rows, p.cols);
   spec.info.grid = Dim3{p.grid, 1, 1};
   spec.info.block = Dim3{p.block, 1, 1};
-  spec.info.registers_per_thread = std::max<std::uint32_t>(16, (regs.used() + 7u) / 8u * 8u);
+  spec.info.registers_per_thread = op_thread_registers(regs);
   spec.info.target_arch = config.section("gpu").str("arch");
   spec.info.flops = 2 * p.rows * p.cols;  // per element: |x| max and the scaling multiply
   std::shared_ptr<const QuantizePlan> shared = plan;
   spec.make_warp = [shared](std::uint64_t cta, std::uint32_t warp) { return std::make_unique<QuantizeWarp>(shared, cta, warp); };
-  const std::string description = "synthesized " + spec.info.name;
-  std::vector<GeneratedKernelSpec> kernels;
-  kernels.push_back(std::move(spec));
-  return std::make_unique<GeneratedTrace>(std::move(kernels), description);
+  return single_kernel_trace(std::move(spec));
 }
 
 SynthesizerInfo quantize_synthesizer() {

@@ -535,7 +535,7 @@ std::unique_ptr<TraceSource> make_reduction(const SynthArgs& args, const Config&
                                p.type.name, outputs, inputs);
   spec.info.grid = Dim3{static_cast<std::uint32_t>(l.grid_x()), static_cast<std::uint32_t>(l.ctas_per_output), 1};
   spec.info.block = Dim3{l.block_width, l.block_height, 1};
-  spec.info.registers_per_thread = std::max<std::uint32_t>(16, (regs.used() + 7u) / 8u * 8u);
+  spec.info.registers_per_thread = op_thread_registers(regs);
   // ReduceConfig::shared_memory_size(): a buffer of one partial per thread when the block reduces over
   // threadIdx.y, or over threadIdx.x wider than a warp.
   const bool smem_buffer = l.block_y_reduce() || (l.block_x_reduce() && l.block_width > kWarpSize);
@@ -544,10 +544,7 @@ std::unique_ptr<TraceSource> make_reduction(const SynthArgs& args, const Config&
   spec.info.flops = outputs * inputs * p.op.flops;
   std::shared_ptr<const ReductionPlan> shared = plan;
   spec.make_warp = [shared](std::uint64_t cta, std::uint32_t warp) { return std::make_unique<ReductionWarp>(shared, cta, warp); };
-  const std::string description = "synthesized " + spec.info.name;
-  std::vector<GeneratedKernelSpec> kernels;
-  kernels.push_back(std::move(spec));
-  return std::make_unique<GeneratedTrace>(std::move(kernels), description);
+  return single_kernel_trace(std::move(spec));
 }
 
 SynthesizerInfo reduction_synthesizer() {

@@ -151,15 +151,12 @@ std::unique_ptr<TraceSource> make_rotary(const SynthArgs& args, const Config& co
                    std::to_string(p.heads) + "x" + std::to_string(p.head_dim) + ")";
   spec.info.grid = Dim3{static_cast<std::uint32_t>(p.tokens), 1, 1};
   spec.info.block = Dim3{p.block, 1, 1};
-  spec.info.registers_per_thread = std::max<std::uint32_t>(16, (regs.used() + 7u) / 8u * 8u);
+  spec.info.registers_per_thread = op_thread_registers(regs);
   spec.info.target_arch = config.section("gpu").str("arch");
   spec.info.flops = 2 * 6 * p.tokens * p.pairs;  // per pair: 4 multiplies, 2 adds; q and k
   std::shared_ptr<const RotaryPlan> shared = plan;
   spec.make_warp = [shared](std::uint64_t cta, std::uint32_t warp) { return std::make_unique<RotaryWarp>(shared, cta, warp); };
-  const std::string description = "synthesized " + spec.info.name;
-  std::vector<GeneratedKernelSpec> kernels;
-  kernels.push_back(std::move(spec));
-  return std::make_unique<GeneratedTrace>(std::move(kernels), description);
+  return single_kernel_trace(std::move(spec));
 }
 
 SynthesizerInfo rotary_synthesizer() {

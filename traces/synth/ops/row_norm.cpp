@@ -246,7 +246,7 @@ std::unique_ptr<TraceSource> make_row_norm(NormKind kind, const SynthArgs& args,
                    std::to_string(p.rows) + "x" + std::to_string(p.cols) + ")";
   spec.info.grid = Dim3{static_cast<std::uint32_t>(p.rows), 1, 1};
   spec.info.block = p.vllm ? Dim3{p.threads, 1, 1} : Dim3{kThreadsX, kWarps, 1};
-  spec.info.registers_per_thread = std::max<std::uint32_t>(16, (regs.used() + 7u) / 8u * 8u);
+  spec.info.registers_per_thread = op_thread_registers(regs);
   // vLLM: cub::BlockReduce's warp partials and the broadcast s_variance (4 B).
   spec.info.shared_mem_bytes = CtaReduction{WarpReduction{0, 0, p.stat_values}, p.reduction_warps()}.buffer_bytes() + (p.vllm ? 4 : 0);
   spec.info.target_arch = config.section("gpu").str("arch");
@@ -256,10 +256,7 @@ std::unique_ptr<TraceSource> make_row_norm(NormKind kind, const SynthArgs& args,
   spec.info.flops = per_element * p.rows * p.cols;
   std::shared_ptr<const RowNormPlan> shared = plan;
   spec.make_warp = [shared](std::uint64_t cta, std::uint32_t warp) { return std::make_unique<NormWarp>(shared, cta, warp); };
-  const std::string description = "synthesized " + spec.info.name;
-  std::vector<GeneratedKernelSpec> kernels;
-  kernels.push_back(std::move(spec));
-  return std::make_unique<GeneratedTrace>(std::move(kernels), description);
+  return single_kernel_trace(std::move(spec));
 }
 
 }  // namespace warpsim::synth::ops

@@ -295,7 +295,7 @@ std::unique_ptr<TraceSource> make_softmax(const SynthArgs& args, const Config& c
     throw InputError("softmax: " + std::to_string(blocks) + " blocks exceed CUDA's grid.x limit of 2^31 - 1");
   spec.info.name += " (" + std::to_string(p.rows) + "x" + std::to_string(p.cols) + ")";
   spec.info.grid = Dim3{static_cast<std::uint32_t>(blocks), 1, 1};
-  spec.info.registers_per_thread = std::max<std::uint32_t>(16, (regs.used() + 7u) / 8u * 8u);
+  spec.info.registers_per_thread = op_thread_registers(regs);
   spec.info.target_arch = config.section("gpu").str("arch");
   // max, subtract, exp, sum, divide: 5 operations per element
   spec.info.flops = 5 * p.rows * p.cols;
@@ -308,10 +308,7 @@ std::unique_ptr<TraceSource> make_softmax(const SynthArgs& args, const Config& c
     spec.make_warp = [shared](std::uint64_t cta, std::uint32_t warp) {
       return std::make_unique<BlockSoftmax>(shared, cta, warp);
     };
-  const std::string description = "synthesized " + spec.info.name;
-  std::vector<GeneratedKernelSpec> kernels;
-  kernels.push_back(std::move(spec));
-  return std::make_unique<GeneratedTrace>(std::move(kernels), description);
+  return single_kernel_trace(std::move(spec));
 }
 
 SynthesizerInfo softmax_synthesizer() {
