@@ -266,7 +266,8 @@ std::string synthesizer_help(const SynthesizerInfo& info) {
 void add_synth_common_options(po::options_description& desc, std::string& gpu, std::string& output) {
   desc.add_options()
       ("gpu", po::value(&gpu)->default_value(kDefaultGpu), "GPU config whose architecture and limits the kernel targets")
-      ("output,o", po::value(&output), "write the trace to this file (native format); without it, print a summary");
+      ("out,o", po::value(&output), "write the trace to this file (native format); without it, print a summary")
+      ("output", po::value(&output), "= --out");
 }
 
 int cmd_synth(int argc, char** argv) {

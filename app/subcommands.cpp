@@ -37,6 +37,9 @@ bool parse_command_options(const std::string& command, int argc, char** argv, po
                            po::variables_map& vm, const std::string& usage, const po::positional_options_description* positional) {
   desc.add_options()("help,h", "show this help");
   po::command_line_parser parser(argc, argv);
+  // No guessing from a prefix: a mistyped key (--mm for --m) is an error naming it, not silently another key that
+  // happens to start with it (--mma).
+  parser.style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing);
   parser.options(desc);
   if (positional) parser.positional(*positional);
   const po::parsed_options parsed = parser.run();

@@ -106,6 +106,7 @@ int cmd_llm(int argc, char** argv) {
   cache_option.add_to(desc);
   po::variables_map vm;
   po::command_line_parser parser(argc, argv);
+  parser.style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing);  // as parse_command_options
   parser.options(desc);
   const po::parsed_options parsed = parser.run();
   const std::vector<std::string> stray = po::collect_unrecognized(parsed.options, po::include_positional);

@@ -221,6 +221,11 @@ SpeedOfLight kernel_speed_of_light(const StatReport& stats, const Config& config
   if (const StatValue* v = stat("sm.smem_utilization"))
     add("smem", "shared memory", "memory", "l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed",
         v->value, config.section("smem").real("bandwidth"), "B/cycle/SM");
+  // The TMA unit's request generation (models/sm/memory/tma_engine.cpp): a per-copy cost besides the bytes, so a
+  // pipeline of small boxes can be bound by it. Nsight Compute has no metric of its own for it.
+  if (const StatValue* v = stat("tma.utilization"))
+    add("tma", "TMA unit (request generation)", "memory", "(none: the TMA unit's busy cycles, mean over SMs)", v->value,
+        1.0, "busy cycles per cycle, mean over SMs");
   if (config.has_section("noc"))
     for (const PortMetric& p : kPorts) {
       const Params& noc = config.section("noc");

@@ -72,6 +72,11 @@ constexpr OpcodeInfo kOpcodeTable[] = {
     {"MBARRIER_INIT", OpClass::Sync, MemSpace::None, false},
     // appended (trace format 1.4): bar.arrive; handled by the warp scheduler, no pipe
     {"BAR_ARV", OpClass::Sync, MemSpace::None, false},
+    // appended (trace format 1.8): tcgen05. UTCMMA runs on the SM's tensor core, queued (the SM times it, not a
+    // sub-partition pipe); the commit and the TMEM load are handled by the warp scheduler.
+    {"UTCMMA", OpClass::Tensor, MemSpace::None, false},
+    {"UTCBAR", OpClass::Sync, MemSpace::None, false},
+    {"LDTM", OpClass::Sync, MemSpace::None, false},
 };
 static_assert(sizeof(kOpcodeTable) / sizeof(kOpcodeTable[0]) == kNumOpcodes,
               "kOpcodeTable must have one entry per Opcode");
@@ -265,7 +270,7 @@ std::string check_inst(const WarpInst& in) {
         last > ~std::uint64_t{0} - static_cast<std::uint64_t>(in.group_stride))
       return "UTMALDG box runs past the end of the 64-bit address space";
   }
-  if (in.op == Opcode::UTMALDG || in.op == Opcode::SYNCS_ARRIVE_TRANS64 ||
+  if (in.op == Opcode::UTMALDG || in.op == Opcode::SYNCS_ARRIVE_TRANS64 || in.op == Opcode::UTCBAR ||
       in.op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT || in.op == Opcode::MBARRIER_INIT) {
     if (in.group >= kMbarriers)
       return std::string(info.name) + " on mbarrier " + std::to_string(in.group) + " (expected 0.." +
@@ -299,7 +304,27 @@ std::string check_inst(const WarpInst& in) {
     if ((in.aux & ~static_cast<std::uint32_t>(kMmaSparse)) != 0)
       return std::string(info.name) + " aux " + std::to_string(in.aux) + " has bits other than the sparse flag (expected 0 or " +
              std::to_string(kMmaSparse) + ")";
+    // PTX ISA, tcgen05.mma (cta_group::1): M 64 with N a multiple of 8, or M 128 with N a multiple of 16; N up to
+    // 256. One thread issues it.
+    if (in.op == Opcode::UTCMMA) {
+      // K is 32 bytes of the operand type (kind::f16 k16, tf32 k8, f8f6f4 and i8 k32, mxf4 k64); no fp64 kind.
+      if (in.dtype == DType::F64) return "UTCMMA with dtype f64 (tcgen05.mma has no fp64 kind)";
+      const std::uint32_t k = in.dtype == DType::TF32 ? 8 : in.dtype == DType::FP4 ? 64
+                              : (in.dtype == DType::FP8 || in.dtype == DType::I8) ? 32 : 16;
+      if (in.mma.k != k)
+        return "UTCMMA " + std::string(dtype_name(in.dtype)) + " with k" + std::to_string(in.mma.k) + " (expected k" +
+               std::to_string(k) + ": 32 bytes of K)";
+    }
+    if (in.op == Opcode::UTCMMA && in.active_mask != 0) {
+      if (in.active_mask != 1u) return "UTCMMA issued by lanes other than lane 0 alone (one thread issues a tcgen05.mma)";
+      if (!((in.mma.m == 64 && in.mma.n % 8 == 0) || (in.mma.m == 128 && in.mma.n % 16 == 0)) || in.mma.n > 256)
+        return "UTCMMA shape m" + std::to_string(in.mma.m) + "n" + std::to_string(in.mma.n) + "k" +
+               std::to_string(in.mma.k) + " (expected m64 with n a multiple of 8, or m128 with n a multiple of 16; "
+               "n at most 256)";
+    }
   }
+  if (in.op == Opcode::LDTM && (in.aux < 1 || in.aux > 128))
+    return "LDTM of " + std::to_string(in.aux) + " columns (expected 1..128 32-bit columns per thread)";
   return {};
 }
 
@@ -307,6 +332,7 @@ std::uint64_t mma_flops_per_warp(const WarpInst& inst) noexcept {
   const std::uint64_t full = 2ull * inst.mma.m * inst.mma.n * inst.mma.k;
   switch (inst.op) {
     case Opcode::HMMA:
+    case Opcode::UTCMMA:
       return full;
     case Opcode::HGMMA:
       return full / 4;  // each of the warpgroup's four warps issues a quarter of the MMA

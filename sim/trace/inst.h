@@ -17,7 +17,7 @@ enum class OpClass : std::uint8_t {
   Fp32,     // FP32 FMA pipe
   Fp64,     // FP64 pipe
   Sfu,      // special functions (MUFU)
-  Tensor,   // tensor core (HMMA, HGMMA)
+  Tensor,   // tensor core (HMMA, HGMMA, UTCMMA)
   Ldst,     // load/store unit: global, shared, local memory
   Branch,   // branch unit
   Sync,     // barriers and async-copy fences: handled by the warp scheduler, no pipe
@@ -62,6 +62,15 @@ enum class Opcode : std::uint16_t {
   // appended in trace format 1.4: warp-specialised named barriers (with BAR's `group` = warps expected)
   BAR_ARV,               // bar.arrive (SASS BAR.ARV): arrives on barrier `aux` (0..15), which expects `group` warps
                          // (> 0: PTX requires a thread count), and goes on without waiting
+  // appended in trace format 1.8: Blackwell's fifth-generation tensor cores (tcgen05), accumulating in tensor
+  // memory (TMEM) rather than registers.
+  UTCMMA,  // tcgen05.mma (SASS UTCHMMA, UTCQMMA, UTCOMMA, UTCIMMA): one thread (active_mask 1) hands the SM's tensor
+           // core an m x n x k MMA of the CTA (m 64 or 128 rows, A and B in shared memory, D in TMEM) and goes on;
+           // it runs asynchronously, in issue order with the CTA's other UTCMMAs. aux: flags (kMmaSparse)
+  UTCBAR,  // tcgen05.commit.mbarrier::arrive::one: once every UTCMMA this warp issued before it has completed, one
+           // arrival on mbarrier `group` (of the CTAs in the cluster mask, WarpInst::cluster_cta_mask(); 0 = own)
+  LDTM,    // tcgen05.ld (+ tcgen05.wait::ld): the warp copies its 32 TMEM lanes x `aux` 32-bit columns into its
+           // destination registers
   Count
 };
 
@@ -155,11 +164,11 @@ struct WarpInst {
     return 0;
   }
   bool is_memory() const noexcept { return space != MemSpace::None; }
-  // UTMALDG (multicast) and SYNCS_ARRIVE_TRANS64 (arrive on other CTAs' mbarriers): bit r = the CTA of rank r in
-  // the issuing CTA's cluster, carried in mma.m, which these opcodes do not otherwise use (format 1.3); 0 = the
-  // issuing CTA only, as before.
+  // UTMALDG (multicast), SYNCS_ARRIVE_TRANS64 and UTCBAR (arrive on other CTAs' mbarriers): bit r = the CTA of
+  // rank r in the issuing CTA's cluster, carried in mma.m, which these opcodes do not otherwise use (format 1.3;
+  // UTCBAR 1.8); 0 = the issuing CTA only, as before.
   std::uint32_t cluster_cta_mask() const noexcept {
-    return (op == Opcode::UTMALDG || op == Opcode::SYNCS_ARRIVE_TRANS64) ? mma.m : 0u;
+    return (op == Opcode::UTMALDG || op == Opcode::SYNCS_ARRIVE_TRANS64 || op == Opcode::UTCBAR) ? mma.m : 0u;
   }
   int active_lanes() const noexcept { return __builtin_popcount(active_mask); }
 };
@@ -201,8 +210,8 @@ struct KernelInfo;  // sim/trace/source.h
 // checked by the sources when a CTA is opened.
 std::string check_kernel_info(const KernelInfo& info);
 
-// Floating-point (or integer) operations one warp's share of an MMA performs: 2*m*n*k for HMMA,
-// 2*m*n*k/4 for HGMMA (a warpgroup instruction issued by each of its four warps).
+// Floating-point (or integer) operations one warp's share of an MMA performs: 2*m*n*k for HMMA and UTCMMA (one
+// thread issues the CTA's whole MMA), 2*m*n*k/4 for HGMMA (a warpgroup instruction issued by each of its four warps).
 std::uint64_t mma_flops_per_warp(const WarpInst& inst) noexcept;
 
 }  // namespace warpsim

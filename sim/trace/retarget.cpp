@@ -30,7 +30,7 @@ struct Rule {
 };
 
 // The rules, one place. `since` from the PTX ISA: wgmma, cp.async.bulk.tensor (TMA) and mbarrier expect_tx /
-// try_wait are sm_90 instructions; cp.async (LDGSTS) is sm_80's. Named barriers with a thread count (BAR with
+// try_wait are sm_90 instructions, tcgen05 sm_100's; cp.async (LDGSTS) is sm_80's. Named barriers with a thread count (BAR with
 // `group`, BAR_ARV: bar.sync/bar.arrive a, b) exist on every target (PTX ISA 2.0, sm_20), so they pass through.
 constexpr Rule kRules[] = {
     {Opcode::HGMMA, 90, Action::SplitIntoMmaSync, "mma.sync per warp, same dtype and FLOPs"},
@@ -41,6 +41,10 @@ constexpr Rule kRules[] = {
     {Opcode::SYNCS_ARRIVE_TRANS64, 90, Action::Refuse, "mbarrier transaction counts"},
     {Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT, 90, Action::Refuse, "mbarrier transaction counts"},
     {Opcode::MBARRIER_INIT, 90, Action::Refuse, "mbarrier transaction counts"},
+    // tcgen05 (PTX ISA: sm_100a): accumulators in tensor memory, which no earlier GPU has.
+    {Opcode::UTCMMA, 100, Action::Refuse, "tcgen05 MMAs into tensor memory"},
+    {Opcode::UTCBAR, 100, Action::Refuse, "tcgen05 MMAs into tensor memory"},
+    {Opcode::LDTM, 100, Action::Refuse, "tcgen05 MMAs into tensor memory"},
     {Opcode::LDGSTS, 80, Action::LoadNowStoreLater, "LDG into a staging register now, STS when its group is waited for"},
     {Opcode::LDGDEPBAR, 80, Action::CommitStores, "dropped: its cp.async group's STSs wait for the group's DEPBAR"},
     {Opcode::DEPBAR, 80, Action::StoresOfWaitedGroups, "dropped: the STSs of the groups it waits for take its place"},
@@ -201,11 +205,14 @@ class RetargetWarpStream final : public WarpStream {
  public:
   [[noreturn]] static void refuse(const std::string& kernel, const std::string& captured, Opcode op, int target,
                                   const std::string& where = {}) {
-    throw InputError(where + "kernel '" + kernel + "' was captured for " + captured +
-                     " and uses TMA (bulk tensor copies completing on mbarriers; first such instruction: " +
-                     std::string(opcode_info(op).name) + "), which sm_" + std::to_string(target) +
-                     " lacks: warpsim does not invent a mapping for it; run it on an sm_90 or newer config, or "
-                     "capture (or synthesize) the kernel for this GPU");
+    const Rule* rule = rule_for(op, target);
+    const int since = rule ? rule->since : 90;
+    throw InputError(where + "kernel '" + kernel + "' was captured for " + captured + " and uses " +
+                     (since >= 100 ? std::string("tcgen05 (MMAs into tensor memory")
+                                   : std::string("TMA (bulk tensor copies completing on mbarriers")) +
+                     "; first such instruction: " + std::string(opcode_info(op).name) + "), which sm_" +
+                     std::to_string(target) + " lacks: warpsim does not invent a mapping for it; run it on an sm_" +
+                     std::to_string(since) + " or newer config, or capture (or synthesize) the kernel for this GPU");
   }
 
  private:

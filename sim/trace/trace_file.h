@@ -20,12 +20,13 @@ struct NativeTraceFile;  // an open file and its kernel table, shared by a reade
 // (minor versions only add data that older readers can skip, but for 1.5's access byte and 1.6's LDG aux, which
 // readers interpret by the file's minor version: traces/FORMAT.md, "Versioning") and reject every other major version.
 inline constexpr std::uint16_t kTraceFormatMajor = 1;
-inline constexpr std::uint16_t kTraceFormatMinor = 7;  // 1.1: opcode SHFL appended; 1.2: WARPGROUP_*, UTMALDG, SYNCS_*, MBARRIER_INIT;
+inline constexpr std::uint16_t kTraceFormatMinor = 8;  // 1.1: opcode SHFL appended; 1.2: WARPGROUP_*, UTMALDG, SYNCS_*, MBARRIER_INIT;
                                                        // 1.3: KINF cluster dimensions, UTMALDG/SYNCS_ARRIVE cluster CTA mask;
                                                        // 1.4: BAR's group = warps expected, opcode BAR_ARV appended;
                                                        // 1.5: global accesses' cache operator (access byte bits 5-7);
                                                        // 1.6: LDG's aux = a spin-wait's arrivals awaited;
-                                                       // 1.7: dtype FP4 (8) appended
+                                                       // 1.7: dtype FP4 (8) appended;
+                                                       // 1.8: opcodes UTCMMA, UTCBAR, LDTM (tcgen05) appended
 inline constexpr int kDefaultTraceCompressionLevel = 3;  // zstd's default: fast, and most of the gain of higher levels
 
 // True when `path` can be opened and starts with the native trace magic (no further validation).

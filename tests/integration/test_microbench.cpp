@@ -367,3 +367,43 @@ TEST_CASE("a100 stream read is within 10% of the measured HBM stream bandwidth",
   CHECK(metric(run, "bandwidth_gbps") == Approx(measured).epsilon(0.10));
   CHECK(metric(run, "bandwidth_gbps") < 0.95 * config_number(run.config, "hbm.bandwidth") / 1e9);
 }
+
+TEST_CASE("tensor_throughput tcgen05: one thread's MMAs run back to back on the SM's tensor core at its rate",
+          "[microbench][tcgen05]") {
+  // m128n256k16: 2 x 128 x 256 x 16 / 8192 = 128 cycles each, queued in order: the SM's f16 peak.
+  const MicrobenchRun big = run_microbench("b200", "tensor_throughput", {"instruction=tcgen05", "iterations=256"}, {"sm.count=4"});
+  const double peak = big.cfg("sm.count") * big.cfg("sm.tensor.flops_per_cycle.f16") * big.cfg("clocks.sm") / 1e12;
+  CHECK(big.metric("tflops") <= peak * 1.0001);
+  CHECK(big.metric("tflops") >= peak * 0.98);
+  // An m64 MMA uses half of the 128 TMEM lanes and takes as long as an m128 one: m64n8k16 occupies
+  // 2 x 128 x 8 x 16 / 8192 = 4 cycles. Measured on a B200 (b200.tp.tcgen05_fp16_fp16acc.jarm, Jarmusch &
+  // Chandrasekaran, m64n8k16 back to back): 964.8 TFLOPS, 4.66 cycles per MMA; the model leaves out a per-instruction
+  // cost of about 0.66 cycles, which an m128n256 MMA's 128 cycles hide, and reads 17% faster.
+  const MicrobenchRun small = run_microbench("b200", "tensor_throughput",
+                                             {"instruction=tcgen05", "shape=m64n8k16", "iterations=4096"});
+  const double rows = small.cfg("sm.tensor.tcgen05.datapath_rows");
+  CHECK(small.metric("latency_cycles") >= 2 * rows * 8 * 16 / small.cfg("sm.tensor.flops_per_cycle.f16"));
+  CHECK(small.metric("latency_cycles") <= 2 * rows * 8 * 16 / small.cfg("sm.tensor.flops_per_cycle.f16") * 1.01);
+  CHECK(small.metric("tflops") / 964.8 >= 1.0);
+  CHECK(small.metric("tflops") / 964.8 <= 1.2);
+  // One MMA alone completes its occupancy plus sm.tensor.tcgen05.latency after issue (the commit's arrival
+  // releases the waiting warp): one CTA, one m128n256k16 MMA.
+  const MicrobenchRun one = run_microbench("b200", "tensor_throughput", {"instruction=tcgen05", "iterations=1", "ctas=1"});
+  CHECK(one.metric("latency_cycles") >= 128 + one.cfg("sm.tensor.tcgen05.latency"));
+  CHECK(one.metric("latency_cycles") <= 128 + one.cfg("sm.tensor.tcgen05.latency") + 20);  // launch, init, issue
+}
+
+TEST_CASE("gemm sm_100 runs its MMAs on tcgen05: every FLOP executed once, every stage committed", "[gemm][tcgen05]") {
+  // 256 x 512 x 1024 bf16 on 8 SMs of a B200: 2 x 2 output tiles of 128 x 256, 16 k-tiles of 64, 4 MMAs of k16 each.
+  const SynthRun run =
+      run_synth("b200", "gemm", {"m=256", "n=512", "k=1024", "split_k=1"}, {"power.cap_mode=report", "sm.count=8"});
+  CHECK(run.text("kernels[0].name").find("_tcgen05") != std::string::npos);
+  auto counter = [&](const std::string& key) { return stats_number(run.stats, "kernels[0].counters[\"" + key + "\"]"); };
+  CHECK(counter("sm.tensor_flops") == 2.0 * 256 * 512 * 1024);
+  CHECK(counter("sm.tcgen05_mmas") == 4.0 * 16 * 4);
+  // A commit per k-tile (its stage) and per tile (its accumulator).
+  CHECK(counter("sm.tcgen05_commits") == 4.0 * (16 + 1));
+  // The tensor pipe's busy time is the MMAs' work at the SM's rate, on every sub-partition.
+  CHECK(counter("sm.pipe_busy_tensor") == Approx(2.0 * 256 * 512 * 1024 / run.cfg("sm.tensor.flops_per_cycle.bf16") *
+                                                 run.cfg("sm.subpartitions")).epsilon(1e-6));
+}

@@ -72,16 +72,27 @@ TEST_CASE("a persistent GEMM where there is none is one clear error", "[gemm][pe
 
 TEST_CASE("the persistent kernel takes the stages that fit beside its epilogue staging unless stages are asked for",
           "[gemm][persistent][fp4]") {
-  // fp4 on B200: 4 stages of 54 KiB and the 18 KiB staging exceed 227 KiB; 3 fit (CUTLASS's
-  // StageCountAutoCarveout). Asked for 4, the persistent grid is refused and the data-parallel kernel runs.
-  RUN_WARPSIM(fit, {"synth", "gemm", "--gpu", "b200", "--m", "512", "--n", "512", "--k", "512", "--dtype", "fp4"});
+  // fp4 on B200's warpgroup-MMA kernel: 4 stages of 54 KiB and the 18 KiB staging of 8 consumer warps exceed
+  // 227 KiB; 3 fit (CUTLASS's StageCountAutoCarveout). Asked for 4, the persistent grid is refused and the
+  // data-parallel kernel runs.
+  const std::vector<std::string> fp4 = {"synth", "gemm", "--gpu", "b200", "--m", "512", "--n", "512", "--k", "512",
+                                        "--dtype", "fp4"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = fp4;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  RUN_WARPSIM(fit, with({"--mma", "wgmma"}));
   CHECK(fit.exit_code == 0);
   CHECK(contains(fit.out, "warpsim_gemm_fp4_tn_128x256x256_s3_sm100_persistent"));
   CHECK(contains(fit.out, "184320 B shared memory"));
-  RUN_WARPSIM(asked, {"synth", "gemm", "--gpu", "b200", "--m", "512", "--n", "512", "--k", "512", "--dtype", "fp4",
-                      "--stages", "4"});
+  RUN_WARPSIM(asked, with({"--mma", "wgmma", "--stages", "4"}));
   CHECK(asked.exit_code == 0);
   CHECK(contains(asked.out, "warpsim_gemm_fp4_tn_128x256x256_s4_sm100 (512x512x512)"));
+  // The tcgen05 kernel's 4 epilogue warps stage half as much (9 KiB): 4 stages fit, 4 x 55296 + 9216 B.
+  RUN_WARPSIM(tcgen05, fp4);
+  CHECK(contains(tcgen05.out, "warpsim_gemm_fp4_tn_128x256x256_s4_sm100_tcgen05_persistent"));
+  CHECK(contains(tcgen05.out, "230400 B shared memory"));
   // bf16 keeps its 4 stages persistent on the H100.
   RUN_WARPSIM(bf16, {"synth", "gemm", "--gpu", "h100_sxm", "--m", "4096", "--n", "4096", "--k", "512"});
   CHECK(contains(bf16.out, "warpsim_gemm_bf16_tn_128x256x64_s4_sm90_persistent"));

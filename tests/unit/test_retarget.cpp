@@ -179,6 +179,23 @@ TEST_CASE("retarget: TMA on sm_80 is refused naming the kernel", "[retarget]") {
   CHECK_THROWS_AS(read_all(trace), InputError);  // also when read without the check first
 }
 
+TEST_CASE("retarget: tcgen05 on sm_90 is refused naming tensor memory and sm_100", "[retarget][tcgen05]") {
+  WarpInst mma = op(Opcode::UTCMMA);
+  mma.active_mask = 1;
+  mma.dtype = DType::BF16;
+  mma.mma = {128, 256, 16};
+  RetargetedTrace trace(one_cta("sm_100", 1, {mma, op(Opcode::EXIT)}), "sm_90");
+  try {
+    trace.check_mappable();
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("uses tcgen05 (MMAs into tensor memory") != std::string::npos);
+    CHECK(what.find("sm_90 lacks") != std::string::npos);
+    CHECK(what.find("run it on an sm_100 or newer config") != std::string::npos);
+  }
+}
+
 TEST_CASE("retarget: LDGSTS on sm_75 becomes LDG now and STS when its group is waited for", "[retarget]") {
   WarpInst wait_one = op(Opcode::DEPBAR);
   wait_one.aux = 1;

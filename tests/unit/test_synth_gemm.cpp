@@ -1823,3 +1823,193 @@ TEST_CASE("gemm fp4 with clusters: each full barrier receives what it expects at
   CHECK_THAT(validate_gemm(GemmProblem{512, 768, 512, DType::FP4}, odd, b200),
              Catch::Contains("tile_n=192 must divide or be a multiple of 128"));
 }
+
+// ---- sm_100: tcgen05 (README.md, "sm_100") ---------------------------------------------------------------------
+
+namespace {
+
+GemmLimits b200_tcgen05_limits() {
+  GemmLimits limits{227 * 1024, 65536, 255, 148, true};
+  limits.tcgen05 = true;
+  return limits;
+}
+
+std::vector<WarpInst> warp_of(KernelSource& kernel, std::uint64_t cta, std::uint32_t warp) {
+  return read_all(*kernel.open_cta(cta)->open_warp(warp), 64, nullptr);
+}
+
+std::uint64_t count_of(const std::vector<WarpInst>& insts, Opcode op) {
+  std::uint64_t n = 0;
+  for (const WarpInst& in : insts) n += in.op == op;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("gemm sm_100 tcgen05: an MMA warp, an epilogue warpgroup, commits per stage and per accumulator",
+          "[synth][gemm][tcgen05]") {
+  const GemmLimits limits = b200_tcgen05_limits();
+  // 512 x 1024 x 512: 4 x 4 tiles of 128 x 256, 8 k-tiles of 64, 4 MMAs (k16) each; one CTA per tile.
+  const GemmProblem p{512, 1024, 512, DType::BF16};
+  const GemmTiling t = gemm_with_tcgen05(p, default_gemm_tiling("sm_100", p.dtype), limits);
+  REQUIRE(t.tcgen05);
+  CHECK(t.warps == 8);
+  REQUIRE(validate_gemm(p, t, limits).empty());
+  auto kernel = make_gemm_trace(p, t, "sm_100", limits)->open_kernel(0);
+  const KernelInfo& info = kernel->info();
+  CHECK(info.name.find("_sm100_tcgen05") != std::string::npos);
+  CHECK(info.block.x == 8 * 32);
+  REQUIRE(info.cluster.x == 2);
+  REQUIRE(info.grid.count() == 16);
+  std::uint64_t mma_flops = 0;
+  for (std::uint64_t cta = 0; cta < info.grid.count(); ++cta) {
+    INFO("CTA " << cta);
+    // Warp 0 loads, warp 1 issues every MMA of the CTA from lane 0, warps 2 and 3 have no role.
+    const auto loader = warp_of(*kernel, cta, 0), mma = warp_of(*kernel, cta, 1);
+    CHECK(count_of(loader, Opcode::UTMALDG) == 2 * 8);
+    CHECK(count_of(loader, Opcode::UTCMMA) == 0);
+    CHECK(count_of(mma, Opcode::UTMALDG) == 0);
+    REQUIRE(count_of(mma, Opcode::UTCMMA) == 8 * 4);
+    std::uint64_t stage_commits = 0, acc_commits = 0;
+    for (const WarpInst& in : mma) {
+      if (in.op == Opcode::UTCMMA) {
+        CHECK(in.active_mask == 1u);
+        CHECK(in.dtype == DType::BF16);
+        CHECK((in.mma.m == 128 && in.mma.n == 256 && in.mma.k == 16));
+        mma_flops += mma_flops_per_warp(in);
+      }
+      if (in.op == Opcode::UTCBAR) {
+        // The stages' empty barriers (ids 4..7 after the 4 full ones) on both CTAs of the pair, whose B slices
+        // landed in both; the accumulator's full barrier (id 8: after the 8 stage barriers) on its own CTA.
+        if (in.group >= 4 && in.group < 8) {
+          ++stage_commits;
+          CHECK(in.cluster_cta_mask() == 3u);
+        } else {
+          ++acc_commits;
+          CHECK(in.group == 8);
+          CHECK(in.cluster_cta_mask() == 0u);
+        }
+      }
+    }
+    CHECK(stage_commits == 8);
+    CHECK(acc_commits == 1);
+    for (std::uint32_t w = 2; w < 4; ++w) {
+      const auto idle = warp_of(*kernel, cta, w);
+      CHECK(count_of(idle, Opcode::UTCMMA) + count_of(idle, Opcode::UTMALDG) + count_of(idle, Opcode::LDTM) == 0);
+    }
+    // The 4 epilogue warps: 32 rows each, two passes of 16, each read out of tensor memory first; the buffer is
+    // released once (an arrival on its empty barrier, id 10) after the last read.
+    for (std::uint32_t w = 4; w < 8; ++w) {
+      const auto epi = warp_of(*kernel, cta, w);
+      CHECK(count_of(epi, Opcode::LDTM) == 2);
+      CHECK(count_of(epi, Opcode::HGMMA) + count_of(epi, Opcode::UTCMMA) == 0);
+      CHECK(count_of(epi, Opcode::STG) > 0);
+      std::uint64_t releases = 0;
+      for (const WarpInst& in : epi) releases += in.op == Opcode::SYNCS_ARRIVE_TRANS64 && in.group == 10;
+      CHECK(releases == 1);
+    }
+  }
+  CHECK(mma_flops == info.flops);
+}
+
+TEST_CASE("gemm sm_100 tcgen05 persistent: accumulator buffers alternate, each reused once the epilogue read it",
+          "[synth][gemm][tcgen05][persistent]") {
+  GemmLimits limits = b200_tcgen05_limits();
+  limits.sm_count = 4;  // 4 CTAs for 16 tiles: 4 tiles each
+  const GemmProblem p{512, 1024, 128, DType::BF16};  // 2 k-tiles per tile
+  GemmTiling t = gemm_with_tcgen05(p, default_gemm_tiling("sm_100", p.dtype), limits);
+  t.persistent = true;
+  t.stages = gemm_persistent_stages(p, t, limits);
+  REQUIRE(gemm_persistent_refusal(p, t, limits).empty());
+  auto kernel = make_gemm_trace(p, t, "sm_100", limits)->open_kernel(0);
+  REQUIRE(kernel->info().grid.count() == 4);
+  const std::uint32_t s = t.stages;
+  // MMA warp: before tile j's first k-tile it waits on buffer j % 2's empty barrier with parity (j / 2 % 2) ^ 1 (a
+  // fresh barrier passes the first use); epilogue warps wait on its full barrier with parity j / 2 % 2.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> mma_waits, epi_waits;  // (mbarrier, parity)
+  for (const WarpInst& in : warp_of(*kernel, 0, 1))
+    if (in.op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT && in.group >= 2 * s) mma_waits.emplace_back(in.group, in.aux);
+  for (const WarpInst& in : warp_of(*kernel, 0, 4))
+    if (in.op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT) epi_waits.emplace_back(in.group, in.aux);
+  const std::vector<std::pair<std::uint32_t, std::uint32_t>> want_mma = {
+      {2 * s + 2, 1}, {2 * s + 3, 1}, {2 * s + 2, 0}, {2 * s + 3, 0}};
+  const std::vector<std::pair<std::uint32_t, std::uint32_t>> want_epi = {{2 * s, 0}, {2 * s + 1, 0}, {2 * s, 1}, {2 * s + 1, 1}};
+  CHECK(mma_waits == want_mma);
+  CHECK(epi_waits == want_epi);
+}
+
+TEST_CASE("gemm tcgen05 is taken where it applies and refused with the reason where asked for", "[synth][gemm][tcgen05]") {
+  const GemmLimits limits = b200_tcgen05_limits();
+  const GemmProblem p{512, 1024, 512, DType::BF16};
+  GemmTiling t = default_gemm_tiling("sm_100", p.dtype);
+  CHECK(gemm_tcgen05_refusal(p, t, limits).empty());
+  GemmLimits hopper = limits;
+  hopper.tcgen05 = false;
+  CHECK_THAT(gemm_tcgen05_refusal(p, t, hopper), Catch::Contains("no tcgen05"));
+  CHECK_FALSE(gemm_with_tcgen05(p, t, hopper).tcgen05);
+  t.tile_m = 256;
+  CHECK_THAT(gemm_tcgen05_refusal(p, t, limits), Catch::Contains("tile_m=256"));
+  t.tile_m = 128;
+  t.tile_n = 136;  // a multiple of 8, not of 16
+  CHECK_THAT(gemm_tcgen05_refusal(p, t, limits), Catch::Contains("tile_n=136"));
+  t.tile_n = 256;
+  CHECK_THAT(gemm_tcgen05_refusal(GemmProblem{512, 1024, 500, DType::BF16}, t, limits), Catch::Contains("TMA"));
+  // Through the configs: B200 takes it by default, mma=wgmma keeps the warpgroup MMA, an H100 refuses it by name.
+  const Config b200 = Config::load(std::string(WARPSIM_SOURCE_DIR) + "/configs/b200.yaml", {}, Registry::instance());
+  const Config h100 = Config::load(std::string(WARPSIM_SOURCE_DIR) + "/configs/h100_sxm.yaml", {}, Registry::instance());
+  const GemmProblem big{4096, 4096, 512, DType::BF16};  // enough tiles for every SM: no split-K kernels around it
+  CHECK(make_gemm_for_gpu(big, b200)->open_kernel(0)->info().name.find("_tcgen05") != std::string::npos);
+  GemmMainloopChoice choice;
+  choice.mma = GemmMainloopChoice::Mma::Wgmma;
+  auto wgmma = make_gemm_for_gpu(big, b200, choice)->open_kernel(0);
+  CHECK(wgmma->info().name.find("_tcgen05") == std::string::npos);
+  CHECK(count_of(warp_of(*wgmma, 0, 4), Opcode::HGMMA) > 0);
+  choice.mma = GemmMainloopChoice::Mma::Tcgen05;
+  CHECK_THROWS_WITH(make_gemm_for_gpu(p, h100, choice), Catch::Contains("'mma'") && Catch::Contains("sm_100"));
+}
+
+TEST_CASE("gemm tcgen05 code layout: producer, MMA warp and epilogue branches own disjoint code",
+          "[synth][gemm][tcgen05]") {
+  // A long epilogue (gelu with bias: several fp32 instructions per element) and a persistent grid: each branch's
+  // code addresses must not reach another's, or the instruction cache would share lines between them.
+  const GemmLimits limits = b200_tcgen05_limits();
+  for (const bool persistent : {false, true}) {
+    INFO("persistent " << persistent);
+    const GemmProblem p{256, 512, 256, DType::BF16, 1, GemmEpilogue::GeluBias};
+    GemmTiling t = gemm_with_tcgen05(p, default_gemm_tiling("sm_100", p.dtype), limits);
+    REQUIRE(t.tcgen05);
+    t.persistent = persistent;
+    auto kernel = make_gemm_trace(p, t, "sm_100", limits)->open_kernel(0);
+    // The code after the shared setup and role dispatch: the loader's (warp 0), the MMA warp's (1), an
+    // epilogue warp's (4). Setup ends at the first branch every warp has in common; compare the pc ranges after it.
+    std::map<std::uint32_t, std::pair<std::uint32_t, std::uint32_t>> range;  // warp -> [first, last] pc past dispatch
+    for (const std::uint32_t w : {0u, 1u, 4u}) {
+      const auto insts = warp_of(*kernel, 0, w);
+      std::uint32_t branches = 0, lo = ~0u, hi = 0;
+      for (const WarpInst& in : insts) {
+        if (branches >= (w == 4 ? 1u : 2u)) {
+          lo = std::min(lo, in.pc);
+          hi = std::max(hi, in.pc);
+        }
+        branches += in.op == Opcode::BRA && branches < 2;
+      }
+      range[w] = {lo, hi};
+    }
+    CHECK(range[0].second < range[1].first);
+    CHECK(range[1].second < range[4].first);
+  }
+}
+
+TEST_CASE("gemm tcgen05 refuses tilings whose resident CTAs would overflow tensor memory", "[synth][gemm][tcgen05]") {
+  const GemmLimits limits = b200_tcgen05_limits();
+  // tile_n 192 with 2 stages: small enough for two CTAs per SM, each allocating 512 columns (2 x 192 rounded up to a
+  // power of two): 1024 of the 512.
+  GemmTiling t = default_gemm_tiling("sm_100", DType::BF16);
+  t.tile_n = 192;
+  t.stages = 2;
+  const GemmProblem p{4096, 4096, 1024, DType::BF16};
+  CHECK_THAT(gemm_tcgen05_refusal(p, t, limits), Catch::Contains("columns of tensor memory") && Catch::Contains("512"));
+  CHECK_FALSE(gemm_with_tcgen05(p, t, limits).tcgen05);
+  t.stages = 4;  // one CTA per SM
+  CHECK(gemm_tcgen05_refusal(p, t, limits).empty());
+}

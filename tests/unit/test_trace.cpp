@@ -138,19 +138,29 @@ void add_random_inst(Rng& rng, Opcode op, AddrMode mode, std::uint64_t& pc, InMe
     inst.base = 0x7f0000000000ull + rng.below(1 << 20) * 16;
   }
   if (op == Opcode::UTMALDG || op == Opcode::SYNCS_ARRIVE_TRANS64 || op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT ||
-      op == Opcode::MBARRIER_INIT)
+      op == Opcode::MBARRIER_INIT || op == Opcode::UTCBAR)
     inst.group = static_cast<std::uint8_t>(mode == AddrMode::Strided2D ? 1 + rng.below(kMbarriers - 1)  // both rules
                                                                         : rng.below(kMbarriers));
   if (op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT) inst.aux = static_cast<std::uint32_t>(rng.below(2));
   if (op == Opcode::MBARRIER_INIT) inst.aux = static_cast<std::uint32_t>(1 + rng.below(1024));
-  if (op == Opcode::HMMA || op == Opcode::HGMMA) inst.aux &= kMmaSparse;  // its only flag (check_inst)
+  if (op == Opcode::HMMA || op == Opcode::HGMMA || op == Opcode::UTCMMA) inst.aux &= kMmaSparse;  // its only flag
+  // Format 1.8: a tcgen05.mma is lane 0's (or predicated off), m64 (n a multiple of 8) or m128 (of 16), n <= 256;
+  // a TMEM load reads 1..128 columns.
+  if (op == Opcode::UTCMMA) {
+    if (inst.active_mask) inst.active_mask = 1;
+    constexpr std::pair<DType, std::uint16_t> kinds[] = {{DType::F16, 16}, {DType::BF16, 16}, {DType::TF32, 8},
+                                                         {DType::FP8, 32}, {DType::I8, 32}, {DType::FP4, 64}};
+    const auto& kind = kinds[rng.below(std::size(kinds))];
+    inst.dtype = kind.first;
+    inst.mma = {static_cast<std::uint16_t>(rng.percent(50) ? 64 : 128), static_cast<std::uint16_t>(16 * (1 + rng.below(16))),
+                kind.second};
+  }
+  if (op == Opcode::LDTM) inst.aux = static_cast<std::uint32_t>(1 + rng.below(128));
   // Format 1.6: an LDG with a wait count is a spin-wait poll, one thread's, into a register.
   if (op == Opcode::LDG && inst.aux != 0 && inst.active_mask != 0) {
     inst.active_mask = 1u << rng.below(kWarpSize);
-    if (inst.num_dst == 0) {
-      inst.num_dst = 1;
-      inst.dst[0] = 7;
-    }
+    if (inst.num_dst == 0) inst.num_dst = 1;
+    inst.dst[0] = 7;  // a register, not RZ (check_inst)
   }
   // Format 1.4: barrier ids < 16; `group` = warps expected, at most 32 (BAR: 0 = the whole CTA; BAR_ARV: >= 1),
   // and 1..32 for Strided2D anyway.
@@ -370,7 +380,7 @@ constexpr std::uint8_t kLDS = static_cast<std::uint8_t>(Opcode::LDS);
 constexpr std::uint8_t kHMMA = static_cast<std::uint8_t>(Opcode::HMMA);
 constexpr std::uint8_t kHGMMA = static_cast<std::uint8_t>(Opcode::HGMMA);
 // FORMAT.md states the number of opcodes of each version; appending one must update it (and bump the minor version).
-static_assert(kNumOpcodes == 45, "traces/FORMAT.md: Opcode::Count is 45 in version 1.4");
+static_assert(kNumOpcodes == 48, "traces/FORMAT.md: Opcode::Count is 48 in version 1.8");
 
 }  // namespace
 
@@ -383,7 +393,7 @@ TEST_CASE("opcode table: names, classes, spaces and parsing", "[trace][opcode]")
                          "STG",   "LDS",   "STS",   "LDSM",  "LDGSTS", "LDL",  "STL", "ATOMG", "RED",   "LDC",
                          "BRA",   "BAR",   "LDGDEPBAR", "DEPBAR", "NOP", "EXIT", "SHFL", "WARPGROUP_ARRIVE",
                          "WARPGROUP_COMMIT", "WARPGROUP_DEPBAR", "UTMALDG", "SYNCS_ARRIVE_TRANS64",
-                         "SYNCS_PHASECHK_TRANS64_TRYWAIT", "MBARRIER_INIT", "BAR_ARV"};
+                         "SYNCS_PHASECHK_TRANS64_TRYWAIT", "MBARRIER_INIT", "BAR_ARV", "UTCMMA", "UTCBAR", "LDTM"};
   REQUIRE(std::size(names) == kNumOpcodes);
   for (std::size_t i = 0; i < kNumOpcodes; ++i) {
     const auto op = static_cast<Opcode>(i);
@@ -1063,6 +1073,34 @@ std::vector<InvalidCase> invalid_cases() {
   i.aux = 15;
   i.group = 40;
   add("bar.sync above 1024 threads", i, "BAR expecting 40 warps (expected 0 = the whole CTA, or 1..32: at most 1024 threads)");
+  // Format 1.8: tcgen05.
+  i = WarpInst{};
+  i.op = Opcode::UTCMMA;
+  i.dtype = DType::BF16;
+  i.mma = {128, 256, 16};
+  i.active_mask = 1u;
+  REQUIRE(check_inst(i).empty());
+  i.active_mask = 3u;
+  add("tcgen05.mma by two lanes", i, "UTCMMA issued by lanes other than lane 0 alone (one thread issues a tcgen05.mma)");
+  i.active_mask = 1u;
+  i.mma = {128, 136, 16};
+  add("tcgen05.mma m128 with n not a multiple of 16", i, "UTCMMA shape m128n136k16 (expected m64 with n a multiple of 8, "
+      "or m128 with n a multiple of 16; n at most 256)");
+  i.mma = {96, 128, 16};
+  add("tcgen05.mma of 96 rows", i, "UTCMMA shape m96n128k16");
+  i.mma = {64, 264, 16};
+  add("tcgen05.mma wider than 256", i, "UTCMMA shape m64n264k16");
+  i.mma = {128, 256, 32};
+  add("tcgen05.mma bf16 with k32", i, "UTCMMA bf16 with k32 (expected k16: 32 bytes of K)");
+  i.dtype = DType::F64;
+  add("tcgen05.mma on fp64", i, "UTCMMA with dtype f64 (tcgen05.mma has no fp64 kind)");
+  i = WarpInst{};
+  i.op = Opcode::UTCBAR;
+  i.group = 32;
+  add("tcgen05.commit on mbarrier 32", i, "UTCBAR on mbarrier 32 (expected 0..31)");
+  i = WarpInst{};
+  i.op = Opcode::LDTM;
+  add("tcgen05.ld of no columns", i, "LDTM of 0 columns (expected 1..128 32-bit columns per thread)");
   return v;
 }
 

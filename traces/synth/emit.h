@@ -316,6 +316,48 @@ inline void emit_wgmma_wait(InstChunk& c, std::uint32_t max_outstanding) {
   c.emit(Opcode::WARPGROUP_DEPBAR).aux = max_outstanding;
 }
 
+// ---- Blackwell tcgen05: MMAs into tensor memory --------------------------------------------------------------
+//
+// One thread of the CTA's MMA warp issues the CTA's MMAs; they run on the SM's tensor core, in order, and
+// accumulate in tensor memory (TMEM), so no register waits for them. A commit makes their completion an
+// mbarrier arrival, which both releases the shared-memory stage they read and tells the epilogue warps the
+// accumulator is final:
+//   MMA warp, per k-tile:  emit_mbarrier_wait(c, full[s], phase);
+//                          for each k-step: emit_utcmma(c, dtype, shape);
+//                          emit_utcbar(c, empty[s]);                      // stage free once those MMAs are done
+//                          after a tile's last k-tile: emit_utcbar(c, acc_full[b]);
+//   epilogue warps:        emit_mbarrier_wait(c, acc_full[b], parity);  emit_ldtm(c, regs, columns);  ...
+//                          emit_mbarrier_arrive_expect_tx(c, acc_empty[b], 0) once TMEM is read.
+
+// tcgen05.mma (UTCMMA), issued by lane 0: the CTA's m x n x k MMA, A and B from shared memory, D in TMEM.
+inline WarpInst& emit_utcmma(InstChunk& c, DType dtype, MmaShape shape) {
+  WarpInst& inst = c.emit(Opcode::UTCMMA);
+  inst.active_mask = 1u;
+  inst.dtype = dtype;
+  inst.mma = shape;
+  return inst;
+}
+// tcgen05.commit.mbarrier::arrive::one (UTCBAR): one arrival on barrier `id` once the warp's earlier UTCMMAs have
+// completed; with `cluster_mask`, on the barrier of that id of each CTA of the cluster in the mask (.multicast).
+inline WarpInst& emit_utcbar(InstChunk& c, std::uint32_t id, std::uint32_t cluster_mask = 0) {
+  WarpInst& inst = c.emit(Opcode::UTCBAR);
+  inst.active_mask = 1u;
+  inst.group = static_cast<std::uint8_t>(id);
+  inst.mma.m = static_cast<std::uint16_t>(cluster_mask);  // WarpInst::cluster_cta_mask()
+  return inst;
+}
+// tcgen05.ld + tcgen05.wait::ld (LDTM): the warp reads its 32 TMEM lanes x `columns` 32-bit columns; `ids` stand
+// for the registers they land in.
+template <std::size_t N>
+inline WarpInst& emit_ldtm(InstChunk& c, const std::array<std::uint16_t, N>& ids, std::uint32_t columns) {
+  static_assert(N <= kMaxDst, "too many destination ids for one record");
+  WarpInst& inst = c.emit(Opcode::LDTM);
+  for (std::size_t i = 0; i < N; ++i) inst.dst[i] = ids[i];
+  inst.num_dst = static_cast<std::uint8_t>(N);
+  inst.aux = columns;
+  return inst;
+}
+
 // ---- addresses ------------------------------------------------------------------------------------------------
 
 // A row-major matrix in global memory: `rows` x `cols` elements of `elem_bytes`, rows contiguous.

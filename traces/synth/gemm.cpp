@@ -67,6 +67,12 @@ constexpr std::uint32_t kPersistentTileInsts = 6;
 constexpr std::uint32_t kTmaProducerInsts = 4;
 constexpr std::uint32_t kTmaScaleInsts = 2;  // block-scaled types: UTMALDG of A's scales, of B's
 constexpr std::uint32_t kEpilogueBarrierInsts = 2;  // the producer branch's end: BAR, EXIT
+// sm_100 tcgen05 MMA warp per k-tile: the accumulator wait (or its slot), the full wait, the k-steps' UTCMMAs, the
+// stage's commit, the accumulator's commit (or its slot).
+constexpr std::uint32_t kTcgen05MmaFixedInsts = 4;
+constexpr std::uint32_t kTcgen05AccBuffers = 2;   // accumulators in tensor memory: tile t in buffer t % 2
+constexpr std::uint32_t kTmemColumns = 512;       // b200.spec.tmem: 128 lanes x 512 32-bit columns
+constexpr std::uint32_t kTcgen05MaxRows = 128;    // tcgen05.mma cta_group::1: M 64 or 128
 
 std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
 std::uint32_t round_up32(std::uint32_t a, std::uint32_t b) { return static_cast<std::uint32_t>(round_up(a, b)); }
@@ -212,6 +218,7 @@ struct GemmPlan {
   KernelInfo info;
   bool warp_specialized = false;
   bool tma = false;  // warp-specialised main loop on TMA + mbarriers + asynchronous wgmma (else LDGSTS + BAR)
+  bool tcgen05 = false;  // TMA main loop, MMAs by one warp on tcgen05 into tensor memory (GemmTiling::tcgen05)
   std::uint32_t cluster_m = 1;  // TMA: CTAs per cluster (consecutive CTA ids, adjacent M tiles, one B tile)
   // Rank of a CTA in its cluster (grid.x is a multiple of cluster_m) and every rank's bit.
   std::uint32_t cluster_rank(std::uint64_t cta_id) const { return static_cast<std::uint32_t>(cta_id % cluster_m); }
@@ -246,11 +253,21 @@ struct GemmPlan {
   std::uint32_t full_mbarrier(std::uint32_t s) const { return s; }
   std::uint32_t empty_mbarrier(std::uint32_t s) const { return t.stages + s; }
   std::uint32_t consumer_warps() const { return consumer_warpgroups * kWarpgroupWarps; }
+  // tcgen05: accumulator buffer b's full (its tile's MMAs done: the MMA warp's commit) and empty (every epilogue
+  // warp has read it) mbarriers, after the stages'; the MMA warp's branch.
+  std::uint32_t acc_full_mbarrier(std::uint32_t b) const { return 2 * t.stages + b; }
+  std::uint32_t acc_empty_mbarrier(std::uint32_t b) const { return 2 * t.stages + kTcgen05AccBuffers + b; }
+  std::uint32_t mbarrier_inits() const { return 2 * t.stages + (tcgen05 ? 2 * kTcgen05AccBuffers : 0); }
+  std::uint32_t mma_pc = 0;
   // With a cluster the producer ends waiting for the last stages' releases (its cluster peers' consumers arrive
   // on its empty barriers until then), as CUTLASS's producer tail: stages - 1 waits, for the k-tiles before the
   // last (never released: the epilogue follows); persistent: stages, the last k-tile's release included (the tile
   // loop releases every tile's last stage).
-  std::uint32_t producer_tail_waits() const { return cluster_m > 1 ? (persistent() ? t.stages : t.stages - 1) : 0; }
+  // tcgen05 commits every k-tile's stage, the last one's too.
+  bool releases_last_stage() const { return persistent() || tcgen05; }
+  std::uint32_t producer_tail_waits() const {
+    return cluster_m > 1 ? (releases_last_stage() ? t.stages : t.stages - 1) : 0;
+  }
 
   // Epilogue (shared): passes of 16 rows through a warp-private padded staging buffer (epilogue.h), at
   // epi_base + warp x its size: the pipeline's stages (free once every HGMMA is done), or beside them (persistent).
@@ -346,6 +363,12 @@ std::uint32_t multistage_frag_regs(std::uint32_t wtm, std::uint32_t wtn) {
 }
 std::uint32_t consumer_acc_regs(std::uint32_t tile_n) { return kHgmmaM * tile_n / kWarpgroupThreads; }
 
+// Consumer warps of the warp-specialised structure: one warpgroup per 64 rows (warpgroup MMA), or the one
+// epilogue warpgroup of the tcgen05 structure.
+std::uint32_t consumer_warps_of(const GemmTiling& t) {
+  return t.tcgen05 ? kWarpgroupWarps : t.tile_m / kHgmmaM * kWarpgroupWarps;
+}
+
 // Registers per thread at launch (what occupancy is computed from).
 std::uint32_t kernel_registers(const GemmTiling& t) {
   if (!t.warpgroup_mma) {
@@ -357,7 +380,7 @@ std::uint32_t kernel_registers(const GemmTiling& t) {
   }
   // Warp-specialised kernels launch with an even share of the register file and rebalance with setmaxnreg
   // (producers give registers up, consumers take them): report the launch value.
-  const std::uint32_t consumers = t.tile_m / kHgmmaM;
+  const std::uint32_t consumers = consumer_warps_of(t) / kWarpgroupWarps;
   const std::uint32_t consumer_regs =
       std::min(kConsumerRegsMax, round_up32(consumer_acc_regs(t.tile_n) + kConsumerRegOverhead, kRegGranule));
   const std::uint64_t total = std::uint64_t{kWarpgroupThreads} * (kProducerRegs + consumers * consumer_regs);
@@ -378,11 +401,12 @@ std::uint32_t shared_mem_bytes(const GemmProblem& p, const GemmTiling& t) {  // 
 // The persistent kernel's epilogue staging, beside the stages (the producer keeps filling those with the next tile
 // while the consumers store this one): one warp-private buffer per consumer warp.
 std::uint32_t persistent_staging_bytes(const GemmProblem& p, const GemmTiling& t) {
-  return t.tile_m / kHgmmaM * kWarpgroupWarps * gemm_epilogue(p, t.tile_n, t).staging_bytes();
+  return consumer_warps_of(t) * gemm_epilogue(p, t.tile_n, t).staging_bytes();
 }
 
 bool gemm_uses_tma(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits);
 std::string persistent_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits);
+std::string tcgen05_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits);
 
 // GemmTiling::persistent where it applies: the TMA main loop without split-K or stream-K, stages and staging
 // within the CTA's shared memory, and an SM count to size the grid by.
@@ -450,6 +474,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.t = t;
   P.warp_specialized = t.warpgroup_mma;
   P.tma = tma;
+  P.tcgen05 = tma && t.tcgen05;
   P.eb = elem_bytes(p.dtype);
   P.split_k = t.split_k;
   P.parallel_split_k = t.split_k > 1 && t.split_k_reduction == GemmTiling::SplitKReduction::Parallel;
@@ -493,9 +518,9 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
     frag_regs = multistage_frag_regs(P.warp_tile_m, P.warp_tile_n);
     acc_cols = P.warp_tile_n;
   } else {
-    P.mma = MmaShape{static_cast<std::uint16_t>(kHgmmaM), static_cast<std::uint16_t>(t.tile_n),
+    P.mma = MmaShape{static_cast<std::uint16_t>(P.tcgen05 ? t.tile_m : kHgmmaM), static_cast<std::uint16_t>(t.tile_n),
                      static_cast<std::uint16_t>(mma_k_for(p.dtype) * k_elems_per_unit(p.dtype))};
-    P.consumer_warpgroups = t.tile_m / kHgmmaM;
+    P.consumer_warpgroups = P.tcgen05 ? 1 : t.tile_m / kHgmmaM;
     P.first_consumer_warp = kWarpgroupWarps;
     copy_threads = kWarpgroupThreads;
     acc_regs = consumer_acc_regs(t.tile_n);
@@ -580,11 +605,16 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
       // setup, mbarrier inits (2 per stage) and BAR, role dispatch; producer: warp-role dispatch, the loop.
       // Persistent: the tile loop's head and branch around the k-tile loop.
       const std::uint32_t tile_loop_insts = P.persistent() ? kPersistentTileInsts + kLoopTailInsts : 0;
-      const std::uint32_t producer_insts = kSetupInsts + 2 * t.stages + 1 + kRoleDispatchInsts + kRoleDispatchInsts +
+      const std::uint32_t producer_insts = kSetupInsts + P.mbarrier_inits() + 1 + kRoleDispatchInsts + kRoleDispatchInsts +
                                            tile_loop_insts + kTmaProducerInsts + kLoopTailInsts +
                                            (block_scaled(p.dtype) ? kTmaScaleInsts : 0) +
                                            P.producer_tail_waits() + kEpilogueBarrierInsts;
-      P.consumer_pc = producer_insts * kInstBytes;
+      // tcgen05: the MMA warp's branch follows the producer's, the consumers' follows it.
+      const std::uint32_t mma_insts = P.tcgen05 ? tile_loop_insts + kTcgen05MmaFixedInsts + P.k_steps + kLoopTailInsts +
+                                                      kEpilogueBarrierInsts
+                                                : 0;
+      P.mma_pc = producer_insts * kInstBytes;
+      P.consumer_pc = P.mma_pc + mma_insts * kInstBytes;
     } else {
       const std::uint32_t producer_insts = kSetupInsts + kRoleDispatchInsts +
                                            (t.stages - 1) * (copies + kPrologueIntInsts + 1) +
@@ -598,6 +628,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   const std::uint32_t k_elems = k_elems_per_unit(p.dtype);  // the names and FLOPs count elements
   name << "warpsim_gemm_" << dtype_tag(p.dtype) << "_tn_" << t.tile_m << 'x' << t.tile_n << 'x' << t.tile_k * k_elems << "_s"
        << t.stages << '_' << arch_tag(arch);
+  if (P.tcgen05) name << "_tcgen05";
   if (P.split_k > 1) name << "_splitk" << P.split_k;
   if (P.stream_k()) name << "_streamk" << P.sk.sk_ctas;
   if (P.persistent()) name << "_persistent";
@@ -1024,12 +1055,16 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
       if (g_.warp == 0) {
         for (std::uint32_t s = 0; s < P.t.stages; ++s) {
           emit_mbarrier_init(c, P.full_mbarrier(s), 1);
-          // Every consumer warp of every CTA of the cluster releases the stage (the B slices it multicasts land
-          // in all of them).
-          emit_mbarrier_init(c, P.empty_mbarrier(s), P.consumer_warps() * P.cluster_m);
+          // Every consumer warp (tcgen05: the MMA warp's commit) of every CTA of the cluster releases the stage
+          // (the B slices it multicasts land in all of them).
+          emit_mbarrier_init(c, P.empty_mbarrier(s), (P.tcgen05 ? 1 : P.consumer_warps()) * P.cluster_m);
+        }
+        for (std::uint32_t b = 0; P.tcgen05 && b < kTcgen05AccBuffers; ++b) {
+          emit_mbarrier_init(c, P.acc_full_mbarrier(b), 1);
+          emit_mbarrier_init(c, P.acc_empty_mbarrier(b), P.consumer_warps());
         }
       } else {
-        c.skip(2 * P.t.stages);
+        c.skip(P.mbarrier_inits());
       }
       emit_barrier(c, 0);
     }
@@ -1040,7 +1075,8 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     } else if (P.tma) {
       emit_alu(c, Opcode::ISETP, kPredRole, {P.r_tid});  // warp role within the producer warpgroup
       emit_branch(c, kPredRole);
-      if (idle_) c.set_pc(P.consumer_pc - kInstBytes);  // CUTLASS: they have no role and exit
+      if (idle_) c.set_pc(P.mma_pc - kInstBytes);  // CUTLASS: they have no role and exit (the producer's EXIT)
+      if (mma_warp_) c.set_pc(P.mma_pc);
     } else {
       g_.emit_prologue_fills(c);
     }
@@ -1050,12 +1086,23 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
   }
   void emit_iteration(InstChunk& c, std::uint32_t i) {
     const GemmPlan& P = *g_.plan;
+    if (P.tcgen05 && !producer_) {  // the epilogue warps: iteration i is the CTA's output tile i
+      if (P.persistent()) {
+        c.set_pc(tile_loop_pc_);
+        emit_next_tile(c, i);
+      }
+      emit_tcgen05_tile_store(c, i);
+      if (P.persistent()) emit_loop_tail(c, P);
+      return;
+    }
     const std::uint32_t k_iteration = i % k_tiles_per_unit_;  // of the current output tile
     if (P.persistent()) {
       c.set_pc(tile_loop_pc_ + (k_iteration == 0 ? 0 : kPersistentTileInsts * kInstBytes));
       if (k_iteration == 0) emit_next_tile(c, i / k_tiles_per_unit_);
     }
-    if (producer_ && P.tma)
+    if (mma_warp_)
+      emit_mma_k_tile(c, i);
+    else if (producer_ && P.tma)
       emit_tma_producer_k_tile(c, i);
     else if (producer_)
       emit_producer_k_tile(c, i);
@@ -1068,16 +1115,19 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
   }
   void emit_epilogue(InstChunk& c) {
     const GemmPlan& P = *g_.plan;
-    if (P.tma && producer_ && !idle_) emit_producer_tail(c);
+    if (P.tma && producer_ && !idle_ && !mma_warp_) emit_producer_tail(c);
     if (P.persistent()) {  // every tile's epilogue ran in the tile loop, through staging of its own
       if (producer_ && !idle_) c.skip();  // the BAR slot
+    } else if (P.tcgen05) {  // the epilogue warps stored the tile in their loop
+      if (!idle_) emit_barrier(c, 0);
     } else {
       if (P.tma && !producer_) emit_wgmma_wait(c, 0);  // every HGMMA done: the accumulators are final
       if (!idle_) emit_barrier(c, 0);  // all HGMMA of the CTA done: pipeline smem may be reused for staging
       if (!producer_) emit_store_tile(c);
     }
     c.emit(Opcode::EXIT);
-    WARPSIM_ASSERT(!producer_ || c.pc() == P.consumer_pc, "producer code length out of step with the layout");
+    WARPSIM_ASSERT(!producer_ || c.pc() == (mma_warp_ || !P.tcgen05 ? P.consumer_pc : P.mma_pc),
+                   "producer or MMA warp code length out of step with the layout");
   }
 
  private:
@@ -1087,18 +1137,26 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
       : TilePipelineWarp(loop_tiles(g, cta_id), g.warp < g.plan->first_consumer_warp ? 0 : kMinChunkInsts),
         g_(std::move(g)),
         producer_(g_.warp < g_.plan->first_consumer_warp),
+        mma_warp_(g_.plan->tcgen05 && g_.warp == kTcgen05MmaWarp),
         idle_(is_idle(g_)),
         cta_id_(cta_id),
         k_tiles_per_unit_(std::max(1u, g_.k_tiles.iterations())) {}
   // With TMA only warp 0 of the producer warpgroup loads; warps 1-3 exit after the role dispatch.
+  // tcgen05: warp 1 of the producer warpgroup issues the MMAs.
+  static constexpr std::uint32_t kTcgen05MmaWarp = 1;
   static bool is_idle(const GemmWarpContext& g) {
-    return g.plan->tma && g.warp != 0 && g.warp < g.plan->first_consumer_warp;
+    return g.plan->tma && g.warp != 0 && g.warp < g.plan->first_consumer_warp &&
+           !(g.plan->tcgen05 && g.warp == kTcgen05MmaWarp);
   }
   // The k-tiles of the CTA's output tile, or (persistent) of all its tiles one after another through the same ring
   // of stages: iteration i is k-tile i % k_tiles of the CTA's tile i / k_tiles.
   static PipelineTiles loop_tiles(const GemmWarpContext& g, std::uint64_t cta_id) {
     PipelineTiles tiles = g.k_tiles;
-    if (g.plan->persistent()) tiles = PipelineTiles{0, static_cast<std::uint32_t>(g.plan->units_of(cta_id) * g.k_tiles.iterations()), g.k_tiles.stages};
+    const std::uint64_t units = g.plan->units_of(cta_id);
+    if (g.plan->tcgen05 && g.warp >= g.plan->first_consumer_warp)  // the epilogue warps loop over output tiles
+      tiles = PipelineTiles{0, static_cast<std::uint32_t>(units), g.k_tiles.stages};
+    else if (g.plan->persistent())
+      tiles = PipelineTiles{0, static_cast<std::uint32_t>(units * g.k_tiles.iterations()), g.k_tiles.stages};
     if (is_idle(g)) tiles.end = tiles.first;
     return tiles;
   }
@@ -1240,8 +1298,9 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     const GemmPlan& P = *g_.plan;
     const std::uint32_t n = tiles().iterations();
     const std::uint32_t waits = P.producer_tail_waits();
-    // The last iteration released: n - 1 (persistent: the tile loop releases every tile's last stage) or n - 2.
-    const std::int64_t last = static_cast<std::int64_t>(n) - (P.persistent() ? 1 : 2);
+    // The last iteration released: n - 1 (persistent: the tile loop releases every tile's last stage; tcgen05: the
+    // MMA warp commits every stage) or n - 2.
+    const std::int64_t last = static_cast<std::int64_t>(n) - (P.releases_last_stage() ? 1 : 2);
     for (std::uint32_t w = 0; w < waits; ++w) {
       // iteration j = last + 1 - waits + w (skipped below 0)
       const std::int64_t j = last + 1 - waits + w;
@@ -1251,6 +1310,54 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
       }
       const auto jj = static_cast<std::uint32_t>(j);
       emit_mbarrier_wait(c, P.empty_mbarrier(tiles().stage_of(jj)), tiles().phase_of(jj));
+    }
+  }
+
+  // tcgen05 MMA warp, iteration i (k-tile i % k_tiles of the CTA's tile j = i / k_tiles, into accumulator buffer
+  // j % 2): before a tile's first k-tile, wait until the epilogue warps have read that buffer (tile j - 2's); wait for
+  // the k-tile; its MMAs from lane 0; a commit that releases its stage on every cluster CTA (their B slices landed
+  // here); after the tile's last k-tile, a commit that hands the buffer to the epilogue warps.
+  void emit_mma_k_tile(InstChunk& c, std::uint32_t i) {
+    const GemmPlan& P = *g_.plan;
+    const std::uint32_t k_iteration = i % k_tiles_per_unit_, tile = i / k_tiles_per_unit_;
+    const std::uint32_t buffer = tile % kTcgen05AccBuffers, use = tile / kTcgen05AccBuffers;
+    if (k_iteration == 0)
+      emit_mbarrier_wait(c, P.acc_empty_mbarrier(buffer), (use & 1u) ^ 1u);  // a fresh barrier passes the first use
+    else
+      c.skip();
+    emit_mbarrier_wait(c, P.full_mbarrier(tiles().stage_of(i)), tiles().phase_of(i));
+    for (std::uint32_t k = 0; k < P.k_steps; ++k) emit_utcmma(c, P.p.dtype, P.mma);
+    emit_utcbar(c, P.empty_mbarrier(tiles().stage_of(i)), P.cluster_mask());
+    if (k_iteration + 1 == k_tiles_per_unit_)
+      emit_utcbar(c, P.acc_full_mbarrier(buffer));
+    else
+      c.skip();
+    emit_loop_tail(c, P);
+  }
+
+  // tcgen05 epilogue warp, the CTA's output tile j: wait for its accumulator buffer, then per pass of 16 of the
+  // warp's rows (its 32 TMEM lanes: rows 32w..32w+31 of a 128-row tile, 16w.. of a 64-row one) read them out of
+  // tensor memory and store them through the warp's staging; the buffer is released once the last pass is read.
+  void emit_tcgen05_tile_store(InstChunk& c, std::uint32_t j) {
+    const GemmPlan& P = *g_.plan;
+    const std::uint32_t buffer = j % kTcgen05AccBuffers, use = j / kTcgen05AccBuffers;
+    const std::uint32_t warp = g_.warp - P.first_consumer_warp;
+    const std::uint32_t rows = P.t.tile_m / P.consumer_warps(), passes = rows / kEpilogueRows;
+    const std::uint32_t acc_regs = consumer_acc_regs(P.t.tile_n);
+    std::array<std::uint16_t, kHgmmaAccIds> acc{};
+    for (std::uint32_t r = 0; r < kHgmmaAccIds; ++r)
+      acc[r] = static_cast<std::uint16_t>(P.r_acc + r * (acc_regs / kHgmmaAccIds));
+    emit_mbarrier_wait(c, P.acc_full_mbarrier(buffer), use & 1u);
+    for (std::uint32_t pass = 0; pass < passes; ++pass) {
+      // The pass's 16 rows x tile_n fp32 in the accumulator layout: tile_n / 2 registers per thread.
+      emit_ldtm(c, acc, std::min<std::uint32_t>(acc_regs, 128));
+      if (pass + 1 == passes) {
+        WarpInst& release = emit_mbarrier_arrive_expect_tx(c, P.acc_empty_mbarrier(buffer), 0);
+        set_src(release, {acc[0]});  // once the load has landed
+      }
+      emit_staged_epilogue(c, P.epi, MmaAccumulatorTile{P.r_acc, P.n_mi, P.n_ni}, g_.c,
+                           g_.a_row0 + warp * rows + pass * kEpilogueRows, g_.b_row0,
+                           P.epi_base + warp * P.epi.staging_bytes(), P.r_epi, P.r_cptr);
     }
   }
 
@@ -1284,6 +1391,7 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
 
   GemmWarpContext g_;  // the CTA's current output tile (persistent: the one iteration i / k_tiles_per_unit_ works on)
   bool producer_ = false;
+  bool mma_warp_ = false;  // tcgen05: the warp whose lane 0 issues the CTA's MMAs
   bool idle_ = false;  // a producer warp without a loop (TMA)
   std::uint64_t cta_id_ = 0;
   std::uint32_t k_tiles_per_unit_ = 1;  // k-tiles of one output tile (of the CTA's split)
@@ -1414,6 +1522,19 @@ std::string gemm_persistent_refusal(const GemmProblem& p, const GemmTiling& t, c
   return persistent_refusal(storage_problem(p), storage_tiling(t, p.dtype), limits);
 }
 
+std::string gemm_tcgen05_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
+  GemmTiling as_tcgen05 = t;
+  as_tcgen05.tcgen05 = true;
+  return tcgen05_refusal(storage_problem(p), storage_tiling(as_tcgen05, p.dtype), limits);
+}
+
+GemmTiling gemm_with_tcgen05(const GemmProblem& p, GemmTiling t, const GemmLimits& limits) {
+  if (!gemm_tcgen05_refusal(p, t, limits).empty()) return t;
+  t.tcgen05 = true;
+  t.warps = 2 * kWarpgroupWarps;
+  return t;
+}
+
 std::uint32_t gemm_persistent_stages(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
   constexpr std::uint32_t kMinStages = 3;
   const GemmProblem sp = storage_problem(p);
@@ -1425,6 +1546,40 @@ std::uint32_t gemm_persistent_stages(const GemmProblem& p, const GemmTiling& t, 
              ? st.stages
              : t.stages;
 }
+
+namespace {
+
+// gemm_tcgen05_refusal of the packed problem and tiling.
+std::string tcgen05_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
+  if (!limits.tcgen05) return "this GPU has no tcgen05 tensor cores (sm.tensor.tcgen05.latency is 0)";
+  if (!t.warpgroup_mma) return "tcgen05 is the warp-specialised structure's, not the sm_80 multistage one";
+  if (!gemm_uses_tma(p, t, limits))
+    return "tcgen05 needs the TMA main loop (mainloop=tma, a GPU with a TMA unit, rows of A and B 16-byte aligned)";
+  if (!(t.tile_m == kHgmmaM || t.tile_m == kTcgen05MaxRows))
+    return "tile_m=" + std::to_string(t.tile_m) + " (tcgen05.mma takes 64 or 128 rows per CTA)";
+  const std::uint32_t n_step = t.tile_m == kHgmmaM ? 8 : 16;
+  if (t.tile_n % n_step != 0 || kTcgen05AccBuffers * t.tile_n > kTmemColumns)
+    return "tile_n=" + std::to_string(t.tile_n) + " (tcgen05.mma of " + std::to_string(t.tile_m) +
+           " rows takes N a multiple of " + std::to_string(n_step) + ", and two accumulators of tile_n columns must fit "
+           "the 512 of tensor memory)";
+  if (2 * t.stages + 2 * kTcgen05AccBuffers > kMbarriers)
+    return "stages=" + std::to_string(t.stages) + " (its mbarriers, 2 per stage and 4 for the accumulators, must be at "
+           "most " + std::to_string(kMbarriers) + ")";
+  // Every resident CTA holds its accumulators in the SM's tensor memory (tcgen05.alloc takes a power of two of
+  // columns, at least 32).
+  GemmTiling as_tcgen05 = t;
+  as_tcgen05.warps = 2 * kWarpgroupWarps;
+  std::uint32_t columns = 32;
+  while (columns < kTcgen05AccBuffers * t.tile_n) columns *= 2;
+  const std::uint64_t ctas = estimated_ctas_per_sm(p, as_tcgen05, limits);
+  if (ctas * columns > kTmemColumns)
+    return std::to_string(ctas) + " CTAs per SM, each with " + std::to_string(columns) +
+           " columns of tensor memory, exceed its " + std::to_string(kTmemColumns) + " (tile_n=" +
+           std::to_string(t.tile_n) + ", stages=" + std::to_string(t.stages) + ")";
+  return "";
+}
+
+}  // namespace
 
 GemmTiling default_gemm_tiling(const std::string& arch, DType dtype) {
   GemmTiling t;
@@ -1687,11 +1842,15 @@ std::string validate_gemm(const GemmProblem& problem, const GemmTiling& tiling, 
   } else {
     if (t.tile_m % kHgmmaM != 0)
       return "GEMM tile_m=" + std::to_string(t.tile_m) + " must be a multiple of 64 (one warpgroup MMA)";
-    const std::uint32_t consumers = t.tile_m / kHgmmaM;
+    const std::uint32_t consumers = consumer_warps_of(t) / kWarpgroupWarps;
+    if (t.tcgen05) {
+      if (const std::string why = tcgen05_refusal(p, t, limits); !why.empty()) return "GEMM tcgen05 structure: " + why;
+    }
     if (t.warps != kWarpgroupWarps * (consumers + 1))
       return "GEMM warp-specialised tiling with tile_m=" + std::to_string(t.tile_m) + " needs " +
              std::to_string(kWarpgroupWarps * (consumers + 1)) +
-             " warps (one producer warpgroup + one consumer warpgroup per 64 rows), not " + std::to_string(t.warps);
+             " warps (one producer warpgroup + " + (t.tcgen05 ? "the epilogue warpgroup" : "one consumer warpgroup per 64 rows") +
+             "), not " + std::to_string(t.warps);
     if (t.tile_n % kHmmaShape.n != 0 || t.tile_n > kHgmmaMaxN)
       return "GEMM tile_n=" + std::to_string(t.tile_n) + " must be a multiple of 8 and at most 256 (HGMMA N)";
     if (kernel_registers(t) > limits.max_registers_per_thread)

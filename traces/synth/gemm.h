@@ -86,6 +86,11 @@ struct GemmTiling {
   // main loop runs without split-K or stream-K and stages and staging fit; elsewhere one CTA per tile. The
   // synthesizer's default where it applies (make_gemm_for_gpu); off in the bare tiling.
   bool persistent = false;
+  // sm_100 (README.md, "sm_100"): the MMAs are Blackwell's tcgen05 (UTCMMA) into tensor memory, CUTLASS's
+  // KernelTmaWarpSpecializedSm100 structure: warp 0 loads by TMA, warp 1 issues the CTA's MMAs, one warpgroup of
+  // epilogue warps reads the accumulators out of tensor memory (two accumulator buffers, so a tile's epilogue
+  // overlaps the next tile's MMAs); 8 warps. Set by gemm_with_tcgen05 where it applies; false: warpgroup MMA.
+  bool tcgen05 = false;
 };
 
 struct GemmLimits;
@@ -148,7 +153,15 @@ struct GemmLimits {
   double dram_bytes_per_second = 0;   // hbm.bandwidth
   double l2_bytes = 0;                // l2.size: a problem whose operands, partial sums and C fit keeps them there
   GpcLayout gpcs{};  // which SMs share a GPC (clusters must): sizes a persistent grid; no SMs = one GPC of sm_count
+  bool tcgen05 = false;  // the SMs have tcgen05 tensor cores and tensor memory (sm.tensor.tcgen05.latency > 0)
 };
+
+// Why the tcgen05 structure (GemmTiling::tcgen05) cannot run `p` with tiling `t` on a GPU with `limits`; "" where it
+// can: it needs tcgen05 tensor cores, the TMA main loop, tile_m 64 or 128, tile_n a multiple of 16 (8 for tile_m 64)
+// up to 256 (two accumulator buffers of tile_n columns in the 512 of tensor memory), and mbarriers for its stages.
+std::string gemm_tcgen05_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits);
+// `t` on the tcgen05 structure (tcgen05 set, 8 warps) where gemm_tcgen05_refusal allows it, else unchanged.
+GemmTiling gemm_with_tcgen05(const GemmProblem& p, GemmTiling t, const GemmLimits& limits);
 
 // True for the architectures the GEMM code paths exist for: "sm_80" (mma.sync multistage), "sm_90" and
 // "sm_100" (warpgroup MMA).

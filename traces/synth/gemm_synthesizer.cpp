@@ -31,6 +31,7 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
   if (config.has_section("hbm")) limits.dram_bytes_per_second = config.section("hbm").real("bandwidth");
   if (config.has_section("l2")) limits.l2_bytes = config.section("l2").real("size");
   limits.tma = gpu_has_tma(config);
+  limits.tcgen05 = sm.u64("tensor.tcgen05.latency") > 0;
   GemmTiling tiling = default_gemm_tiling(arch, problem.dtype, problem, limits, choice.tile);
   tiling.mainloop = choice.mainloop;
   if (choice.cluster_m) tiling.cluster_m = choice.cluster_m;
@@ -40,6 +41,20 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
     tiling.split_k = 1;
   }
   if (choice.split_k) tiling.split_k = choice.split_k;
+  // sm_100 runs its MMAs on tcgen05 where the tiling allows (CUTLASS's sm100 kernels); the warpgroup-MMA structure
+  // stays for what it cannot take (no TMA) or when asked for.
+  if (choice.mma == GemmMainloopChoice::Mma::Wgmma && !tiling.warpgroup_mma)
+    throw InputError("synth gemm key 'mma': wgmma is the warp-specialised kernel of sm_90 and sm_100; " + arch +
+                     " runs mma.sync (the key applies to sm_100)");
+  if (choice.mma != GemmMainloopChoice::Mma::Wgmma) {
+    const std::string refusal = arch == "sm_100" ? gemm_tcgen05_refusal(problem, tiling, limits)
+                                                 : "tcgen05 is sm_100's (this GPU is " + arch + ")";
+    if (refusal.empty())
+      tiling = gemm_with_tcgen05(problem, tiling, limits);
+    else if (choice.mma == GemmMainloopChoice::Mma::Tcgen05)
+      throw InputError("synth gemm key 'mma': tcgen05 cannot run " + std::to_string(problem.m) + "x" +
+                       std::to_string(problem.n) + "x" + std::to_string(problem.k) + ": " + refusal);
+  }
   // The persistent kernel keeps its epilogue staging beside the stages: unless asked for, the stages are those that
   // fit beside it (CUTLASS's StageCountAutoCarveout; fp4's scales leave room for 3 of 128x256).
   auto persistent_tiling = [&](GemmTiling t) {
@@ -122,6 +137,11 @@ SynthesizerInfo gemm_synthesizer() {
                           "'Persistent kernels'), stream_k (sm_80: a persistent grid shares the MAC iterations of the "
                           "tiles past the whole waves evenly, as CUTLASS's stream-K + data-parallel hybrid; "
                           "README.md, 'Stream-K')")
+                  .choice("mma", {"auto", "tcgen05", "wgmma"}, "auto",
+                          "sm_100 MMA instruction: auto (tcgen05 where the tiling allows it, else wgmma), tcgen05 "
+                          "(Blackwell's tcgen05.mma into tensor memory: one MMA warp, an epilogue warpgroup, two "
+                          "accumulator buffers; README.md, 'sm_100'; an error where it cannot run), wgmma (the sm_90 "
+                          "warpgroup-MMA kernel, as a Hopper binary would run)")
                   .uint("stream_k_ctas", "CTAs", 0,
                         "stream_k: the CTA slots it balances over, which sets the wave size (so which tiles are "
                         "shared) and the stream-K grid (0 = sm.count x CTAs per SM)",
@@ -152,6 +172,10 @@ SynthesizerInfo gemm_synthesizer() {
     choice.tile.tile_m = static_cast<std::uint32_t>(args.u64("tile_m"));
     choice.tile.tile_n = static_cast<std::uint32_t>(args.u64("tile_n"));
     choice.tile.stages = static_cast<std::uint32_t>(args.u64("stages"));
+    const std::string& mma = args.text("mma");
+    choice.mma = mma == "tcgen05" ? GemmMainloopChoice::Mma::Tcgen05
+                 : mma == "wgmma" ? GemmMainloopChoice::Mma::Wgmma
+                                  : GemmMainloopChoice::Mma::Auto;
     return make_gemm_for_gpu(problem, config, choice);
   };
   return info;

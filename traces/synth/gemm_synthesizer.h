@@ -25,6 +25,10 @@ struct GemmMainloopChoice {
   // the kernel cannot be: sm_80, ldgsts, split-K); false = one CTA per tile.
   std::optional<bool> persistent;
   GemmTileShape tile;  // zero fields: the heuristic's
+  // The MMA instruction on sm_100: Auto = tcgen05 where the tiling allows it (gemm_tcgen05_refusal), else the
+  // warpgroup-MMA structure; Tcgen05 = tcgen05 or an error saying why not; Wgmma = the sm_90 structure (HGMMA).
+  enum class Mma { Auto, Tcgen05, Wgmma };
+  Mma mma = Mma::Auto;
 };
 
 // The shape-aware default tiling for the config's `gpu.arch`, validated against its `sm` limits (shared memory

@@ -6,6 +6,7 @@
 // where something can happen.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -144,21 +145,25 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   // ---- Component ---------------------------------------------------------------------------------------------
   Cycle tick(Cycle now) override {
     mem_->advance(now, [this](const MemRecord& r, Cycle t) { finish_memory(r, t); });
+    if (!tcgen05_commits_.empty()) deliver_tcgen05_commits(now);
     for (auto& sp : subs_)
       if (sp.next <= now) schedule(sp, now);
     Cycle next = kSleep;
     for (const auto& sp : subs_) next = std::min(next, sp.next);
+    for (const auto& commit : tcgen05_commits_) next = std::min(next, commit.at);
     next = std::min(next, mem_->next_event());
     return next <= now ? now + 1 : next;
   }
 
   Cycle last_known_completion() const override {
     Cycle last = 0;
+    for (const auto& commit : tcgen05_commits_) last = std::max(last, commit.at);
     for (const auto& sp : subs_) {
       for (Cycle t : sp.pipe_free) last = std::max(last, t);
       for (std::uint32_t ws : sp.warps) {
         const Warp& w = warps_[ws];
         if (w.block == Block::None) last = std::max(last, w.ready_cycle);
+        last = std::max(last, w.tcgen05_done);
         for (Cycle t : w.reg_ready)
           if (t != kPending) last = std::max(last, t);
       }
@@ -209,6 +214,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
         .add("mbarrier_phases", "phases", "mbarrier phases completed", mbarrier_phases_)
         .add("mbarrier_remote_arrivals", "arrivals", "arrivals on mbarriers of other CTAs of the cluster",
              mbarrier_remote_arrivals_)
+        .add("tcgen05_mmas", "instructions", "tcgen05.mma (UTCMMA) instructions run on the SM's tensor core", tcgen05_mmas_)
+        .add("tcgen05_commits", "commits", "tcgen05.commit (UTCBAR) arrivals issued", tcgen05_commits_issued_)
         .add("semaphore_arrivals", "arrivals",
              "REDs and ATOMGs of one thread (arrivals on grid-wide semaphores in global memory)", semaphore_arrivals_)
         .add("spin_polls", "polls",
@@ -433,7 +440,9 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       set_reason(w, earliest, StallReason::Drain);
       return;
     }
-    Cycle ready = std::max(earliest, w.fetch_ready);
+    // Its tcgen05.mmas complete first (the program waits for them through an mbarrier; a stream that does not is
+    // held here, as the hardware does not free a CTA with tensor-core work in flight).
+    Cycle ready = std::max({earliest, w.fetch_ready, w.tcgen05_done});
     for (Cycle r : w.reg_ready) ready = std::max(ready, r);
     w.block = Block::None;
     w.ready_cycle = ready;
@@ -555,6 +564,17 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
         if ((in->op == Opcode::MBARRIER_INIT || in->op == Opcode::SYNCS_ARRIVE_TRANS64) && in->active_mask != 0)
           mbarrier_op(w, *in, now);
         if (in->op == Opcode::WARPGROUP_COMMIT) w.commit_wgmma_group(now);
+        if (in->op == Opcode::UTCBAR && in->active_mask != 0) commit_tcgen05(w, *in, now);
+        if (in->op == Opcode::LDTM) {
+          if (!timing_.has_tcgen05())
+            ctx_.fail("kernel '" + kernel_->name + "' has an LDTM (tcgen05.ld), but this GPU has no tensor memory "
+                      "(sm.tensor.tcgen05.latency is 0)");
+          for (int i = 0; i < in->num_dst; ++i)
+            if (in->dst[i] < kRegs - 1) {
+              w.reg_ready[in->dst[i]] = now + timing_.tmem_load_latency();
+              w.reg_reason[in->dst[i]] = StallReason::ShortScoreboard;
+            }
+        }
         if (in->op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT && in->active_mask != 0 &&
             !ctas_[w.cta].mbarriers[in->group].initialised)
           fail_uninitialised_mbarrier(w.cta, in->group, "SYNCS_PHASECHK_TRANS64_TRYWAIT (mbarrier.try_wait) on");
@@ -564,6 +584,10 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
         exit_warp(ws, now);
         return;
       default:
+        if (in->op == Opcode::UTCMMA) {
+          if (in->active_mask != 0) issue_tcgen05_mma(w, *in, now);
+          break;
+        }
         if (in->op == Opcode::HGMMA) {  // asynchronous: its group's completion is what WARPGROUP_DEPBAR waits for
           result_reason = StallReason::Gmma;
           w.wgmma_open_done = std::max(w.wgmma_open_done, result);
@@ -680,17 +704,22 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       m.arrivals_per_phase = m.pending_arrivals = in.aux;
       return;
     }
-    const std::uint32_t mask = in.cluster_cta_mask();
+    arrive_masked(w.cta, in.group, in.aux, in.cluster_cta_mask(), now + 1, "SYNCS_ARRIVE_TRANS64");
+  }
+
+  // An arrival (announcing `tx` bytes) on mbarrier `id` of CTA slot `cta_slot`, or with a mask on those of the CTAs
+  // of its cluster in the mask (mapa + mbarrier.arrive.cluster): the peers' through the cluster directory, at the
+  // same cycle (no latency of its own in this model).
+  void arrive_masked(std::uint32_t cta_slot, std::uint32_t id, std::uint32_t tx, std::uint32_t mask, Cycle at,
+                     const char* what) {
     if (!mask) {
-      arrive(w.cta, in.group, in.aux, now + 1);
+      arrive(cta_slot, id, tx, at);
       return;
     }
-    // An arrive on the mbarriers of the CTAs of this CTA's cluster in the mask (mapa + mbarrier.arrive.cluster):
-    // the peers' through the cluster directory, at the same cycle (no latency of its own in this model).
     if (!clusters_) clusters_ = &ctx_.get<ClusterDirectory>("clusters");
-    const std::uint64_t own = ctas_[w.cta].id;
+    const std::uint64_t own = ctas_[cta_slot].id;
     if (mask >> kernel_->cluster.count()) {
-      ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(own) + ": SYNCS_ARRIVE_TRANS64's CTA mask " +
+      ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(own) + ": " + what + "'s CTA mask " +
                 std::to_string(mask) + " names ranks beyond its cluster of " + std::to_string(kernel_->cluster.count()) +
                 " CTAs");
       return;
@@ -699,14 +728,53 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       if (!(mask >> rank & 1u)) continue;
       const std::uint64_t peer = cluster_peer(*kernel_, own, rank);
       if (peer == own) {
-        arrive(w.cta, in.group, in.aux, now + 1);
+        arrive(cta_slot, id, tx, at);
       } else if (StreamingMultiprocessor* sm = clusters_->sm_of_cta(peer)) {
         ++mbarrier_remote_arrivals_;
-        sm->cluster_arrive(peer, in.group, now + 1);
+        sm->cluster_arrive(peer, id, at);
       } else {
-        ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(own) + ": SYNCS_ARRIVE_TRANS64 names CTA " +
+        ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(own) + ": " + what + " names CTA " +
                   std::to_string(peer) + " of its cluster, which is not running");
       }
+    }
+  }
+
+  // ---- tcgen05: the SM's tensor core and its commits ----------------------------------------------------------
+  // A tcgen05.mma queues at the SM's tensor core: it starts when the MMAs issued before it (by any warp of the SM)
+  // are done and occupies every sub-partition's tensor pipe for its work at the SM's rate.
+  void issue_tcgen05_mma(Warp& w, const WarpInst& in, Cycle now) {
+    double occupancy = 0;
+    Cycle latency = 0;
+    timing_.tcgen05_timing(in, occupancy, latency);
+    const double start = std::max(static_cast<double>(now + 1), tensor_core_free_);
+    tensor_core_free_ = start + occupancy;
+    w.tcgen05_done = std::max(w.tcgen05_done, static_cast<Cycle>(std::ceil(tensor_core_free_ - 1e-9)) + latency);
+    const auto before = static_cast<std::uint64_t>(tcgen05_busy_);
+    tcgen05_busy_ += occupancy * subpartitions_;
+    pipe_busy_[static_cast<std::size_t>(Pipe::Tensor)] += static_cast<std::uint64_t>(tcgen05_busy_) - before;
+    ++tcgen05_mmas_;
+  }
+  // tcgen05.commit: the arrivals happen when the warp's MMAs so far are done (at once if they are).
+  void commit_tcgen05(Warp& w, const WarpInst& in, Cycle now) {
+    if (!timing_.has_tcgen05())
+      ctx_.fail("kernel '" + kernel_->name + "' has a UTCBAR (tcgen05.commit), but this GPU has no tcgen05 tensor "
+                "cores (sm.tensor.tcgen05.latency is 0)");
+    ++tcgen05_commits_issued_;
+    const Cycle at = std::max(now + 1, w.tcgen05_done);
+    tcgen05_commits_.push_back(Tcgen05Commit{at, w.cta, ctas_[w.cta].id, in.group, in.cluster_cta_mask()});
+    wake_at(at);
+  }
+  void deliver_tcgen05_commits(Cycle now) {
+    for (std::size_t i = 0; i < tcgen05_commits_.size();) {
+      const Tcgen05Commit c = tcgen05_commits_[i];
+      if (c.at > now) {
+        ++i;
+        continue;
+      }
+      tcgen05_commits_[i] = tcgen05_commits_.back();
+      tcgen05_commits_.pop_back();
+      if (ctas_[c.cta_slot].active && ctas_[c.cta_slot].id == c.cta_id)
+        arrive_masked(c.cta_slot, c.mbarrier, 0, c.mask, now, "UTCBAR (tcgen05.commit)");
     }
   }
 
@@ -715,7 +783,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     Mbarrier& m = ctas_[cta_slot].mbarriers[id];
     if (!m.initialised || m.pending_arrivals == 0) {
       ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(ctas_[cta_slot].id) +
-                ": SYNCS_ARRIVE_TRANS64 on mbarrier " + std::to_string(id) +
+                ": an arrival (SYNCS_ARRIVE_TRANS64 or UTCBAR) on mbarrier " + std::to_string(id) +
                 (m.initialised ? ", which has no arrivals pending" : ", which no MBARRIER_INIT initialised"));
       return;
     }
@@ -871,6 +939,17 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   Cycle watchdog_cycles_;                       // sim.watchdog_cycles: a spin-wait without arrivals this long is stuck
   std::array<std::uint64_t, kTimedPipes> pipe_busy_{};
   std::array<std::uint64_t, kStallNames.size()> stalls_{};
+  // tcgen05: when the SM's tensor core is next free (exact cycles), its busy sub-partition-cycles, and the
+  // commits waiting for their MMAs (a handful at most: one per stage and accumulator buffer).
+  double tensor_core_free_ = 0, tcgen05_busy_ = 0;
+  struct Tcgen05Commit {
+    Cycle at;
+    std::uint32_t cta_slot;
+    std::uint64_t cta_id;
+    std::uint32_t mbarrier, mask;
+  };
+  std::vector<Tcgen05Commit> tcgen05_commits_;
+  std::uint64_t tcgen05_mmas_ = 0, tcgen05_commits_issued_ = 0;
 };
 
 WARPSIM_REGISTER_COMPONENT(StreamingMultiprocessor, SubpartitionedSm, "sm", "subpartitioned",

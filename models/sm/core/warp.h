@@ -55,6 +55,7 @@ struct Warp {
   // one in-order tensor pipe per sub-partition), and of the HGMMAs issued since the last commit.
   RingQueue<Cycle> wgmma_groups;
   Cycle wgmma_open_done = 0;
+  Cycle tcgen05_done = 0;  // completion of the last tcgen05.mma (UTCMMA) the warp issued (what UTCBAR waits for)
   Cycle spin_since = kSleep;  // the first poll of the spin-wait the warp is in (kSleep: none)
   std::unique_ptr<WarpStream> stream;
   std::array<WarpInst, kFetchBatch> buf{};
@@ -89,6 +90,7 @@ struct Warp {
     groups_retired = 0;
     wgmma_groups.clear();
     wgmma_open_done = 0;
+    tcgen05_done = 0;
     spin_since = kSleep;
     open_group = 0;
     bulk_copies_in_flight = 0;

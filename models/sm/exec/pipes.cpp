@@ -55,6 +55,15 @@ void ExecutionTiming::declare(Schema& s) {
          "(0 with latency_per_n8 0: HGMMA latency as mma.sync's, tensor.latency + extra occupancy)", 0, 100000);
   s.uint("tensor.wgmma.latency_per_n8", "cycles", 0,
          "cycles a warpgroup MMA's (HGMMA) latency grows per 8 columns of N (m64nNk*)", 0, 100000);
+  // Blackwell's tcgen05: the SM's tensor core takes MMAs from one thread and accumulates in tensor memory.
+  s.uint("tensor.tcgen05.latency", "cycles", 0,
+         "cycles from the end of a tcgen05.mma's (UTCMMA's) occupancy of the SM's tensor core to its completion "
+         "(0 = no tcgen05 tensor cores: UTCMMA is an error)", 0, 100000);
+  s.uint("tensor.tcgen05.datapath_rows", "rows", 128,
+         "rows (TMEM lanes) the SM's tcgen05 tensor core computes at once: a tcgen05.mma of fewer rows (m64) "
+         "occupies it as long as one of this many", 1, 1024);
+  s.uint("tensor.tcgen05.ld_latency", "cycles", 0,
+         "cycles from a tcgen05.ld (LDTM) to its registers' use", 0, 100000);
   // Structured (2:4) sparsity: a sparse MMA (aux bit kMmaSparse) does the dense-equivalent work 2mnk this much faster.
   s.real("tensor.sparse_speedup", "", 0.0,
          "how much faster a sparse (2:4) warpgroup MMA does its dense-equivalent work than a dense one (0 = no sparse "
@@ -89,6 +98,10 @@ void ExecutionTiming::read(const Params& p) {
   tensor_latency_ = p.u64("tensor.latency");
   wgmma_latency_fixed_ = p.u64("tensor.wgmma.latency_fixed");
   wgmma_latency_per_n8_ = p.u64("tensor.wgmma.latency_per_n8");
+  tcgen05_latency_ = p.u64("tensor.tcgen05.latency");
+  tcgen05_ld_latency_ = p.u64("tensor.tcgen05.ld_latency");
+  tcgen05_datapath_rows_ = p.u32("tensor.tcgen05.datapath_rows");
+  op_pipe_[static_cast<std::size_t>(Opcode::UTCMMA)] = Pipe::None;  // queued at the SM's tensor core (tcgen05_timing)
   sparse_speedup_ = p.real("tensor.sparse_speedup");
   mma_sync_sparse_speedup_ = p.real("tensor.mma_sync_sparse_speedup");
   for (DType t : kTensorDTypes) {
@@ -156,6 +169,26 @@ void ExecutionTiming::tensor_timing(const WarpInst& in, unsigned subpartition, C
   carry += last_mma_.exact;
   interval = std::max<Cycle>(1, static_cast<Cycle>(std::floor(carry + 1e-9)));
   carry = std::max(0.0, carry - static_cast<double>(interval));
+}
+
+void ExecutionTiming::tcgen05_timing(const WarpInst& in, double& occupancy, Cycle& latency) {
+  occupancy = 1.0;
+  latency = 1;
+  const bool sparse = (in.aux & kMmaSparse) != 0;
+  const double rate = tensor_flops_per_cycle_[static_cast<std::size_t>(in.dtype)] * (sparse ? sparse_speedup_ : 1.0);
+  std::string why;
+  if (tcgen05_latency_ == 0) why = "this GPU has no tcgen05 tensor cores (sm.tensor.tcgen05.latency is 0)";
+  else if (sparse && sparse_speedup_ <= 0) why = "it is sparse and this GPU's sm.tensor.sparse_speedup is 0";
+  else if (rate <= 0) why = "this GPU's sm.tensor.flops_per_cycle." + std::string(dtype_name(in.dtype)) + " is 0 (unsupported)";
+  if (!why.empty()) {
+    ctx_.fail("kernel '" + kernel_->name + "' has a UTCMMA (tcgen05.mma) on " + std::string(dtype_name(in.dtype)) +
+              " operands, but " + why);
+    return;
+  }
+  tensor_flops_ += mma_flops_per_warp(in);
+  const double rows = std::max<double>(in.mma.m, tcgen05_datapath_rows_);
+  occupancy = 2.0 * rows * in.mma.n * in.mma.k / rate;
+  latency = tcgen05_latency_;
 }
 
 // The timing of one MMA kind (remembered in last_mma_): exact pipe time and result latency.

@@ -2,7 +2,9 @@
 // `sm.pipes.<pipe>.*`, per-opcode overrides from `sm.opcodes.<OP>.*`, and the tensor pipe timed from the MMA's
 // work (shape and operand type) and the SM's tensor throughput for that type: warpgroup MMA (HGMMA) at
 // `sm.tensor.flops_per_cycle.<type>`, mma.sync (HMMA) at `sm.tensor.mma_sync_flops_per_cycle.<type>` where a GPU
-// runs it slower (Hopper), with the HGMMA result latency a function of N (`sm.tensor.wgmma.*`).
+// runs it slower (Hopper), with the HGMMA result latency a function of N (`sm.tensor.wgmma.*`). Blackwell's
+// tcgen05.mma (UTCMMA) is the SM's, not a sub-partition's: tcgen05_timing gives its occupancy of the SM's tensor
+// core and its latency (`sm.tensor.tcgen05.*`), and the SM queues it.
 #pragma once
 
 #include <array>
@@ -60,6 +62,14 @@ class ExecutionTiming {
   // Result latency of an opcode of a fixed-latency pipe (int, fp32, fp64, sfu, branch), without side effects.
   Cycle fixed_latency(Opcode op) const { return op_latency_[static_cast<std::size_t>(op)]; }
 
+  // tcgen05.mma: cycles it occupies the SM's tensor core (exact: work / the SM's rate, an MMA of fewer rows than
+  // tcgen05.datapath_rows taking as long as one of that many) and cycles from the end of that occupancy to its
+  // completion. A GPU without tcgen05, or without the type, fails the run and gets 1 / 1.
+  void tcgen05_timing(const WarpInst& in, double& occupancy, Cycle& latency);
+  // tcgen05.ld: cycles from issue until its registers can be read.
+  Cycle tmem_load_latency() const { return tcgen05_ld_latency_; }
+  bool has_tcgen05() const { return tcgen05_latency_ != 0; }
+
   void timing(const WarpInst& in, Pipe pipe, unsigned subpartition, Cycle& interval, Cycle& latency) {
     interval = op_interval_[static_cast<std::size_t>(in.op)];
     latency = op_latency_[static_cast<std::size_t>(in.op)];
@@ -78,6 +88,8 @@ class ExecutionTiming {
   std::array<Pipe, static_cast<std::size_t>(Opcode::Count)> op_pipe_{};
   Cycle tensor_latency_ = 0;
   Cycle wgmma_latency_fixed_ = 0, wgmma_latency_per_n8_ = 0;  // both 0: HGMMA latency as HMMA's
+  Cycle tcgen05_latency_ = 0, tcgen05_ld_latency_ = 0;           // latency 0: no tcgen05 tensor cores
+  std::uint32_t tcgen05_datapath_rows_ = 0;
   double sparse_speedup_ = 0, mma_sync_sparse_speedup_ = 0;      // 0: no structured sparsity
   std::vector<double> tensor_carry_;  // per sub-partition: pipe time owed (fraction of a cycle) by earlier MMAs
   std::array<double, kDTypeCount> tensor_flops_per_cycle_{};  // per SM, indexed by DType

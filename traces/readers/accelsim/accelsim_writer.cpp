@@ -82,6 +82,12 @@ std::string sass_opcode_of(const WarpInst& in) {
              (in.dtype == DType::I8 ? ".S32." : ".F32.") + mma_type_name(in.dtype) + (in.aux & kMmaSparse ? ".SP" : "");
     case Opcode::HGMMA:
       return "HGMMA." + mma_shape(in.mma) + ".F32." + mma_type_name(in.dtype) + (in.aux & kMmaSparse ? ".SP" : "");
+    case Opcode::UTCMMA: {  // SASS names tcgen05.mma by its kind: f16/bf16/tf32 H, fp8 Q, fp4 O, int8 I
+      const char* kind = in.dtype == DType::FP8 ? "UTCQMMA." : in.dtype == DType::FP4 ? "UTCOMMA." : in.dtype == DType::I8 ? "UTCIMMA." : "UTCHMMA.";
+      return kind + mma_shape(in.mma) + "." + std::string(mma_type_name(in.dtype)) + (in.aux & kMmaSparse ? ".SP" : "");
+    }
+    case Opcode::UTCBAR: return "UTCBAR";
+    case Opcode::LDTM: return "LDTM.16dp32bit.x" + std::to_string(in.aux);
     case Opcode::BAR: return "BAR.SYNC";
     case Opcode::BAR_ARV: return "BAR.ARV";
     case Opcode::DEPBAR: return "DEPBAR.LE";
