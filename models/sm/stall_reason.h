@@ -24,13 +24,16 @@ enum class StallReason : std::uint8_t {
   Gmma,
   // Appended: the warp's next instruction is not in its sub-partition's L0 instruction cache yet.
   NoInstruction,
+  // Appended (Nsight's smsp__pcsamp_warps_issue_stalled_misc): a setmaxnreg.inc waiting for registers other
+  // warpgroups of the CTA have not released yet.
+  Misc,
   Count
 };
 
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(StallReason::Count)> kStallNames = {
     "selected",       "stall_not_selected", "stall_long_scoreboard", "stall_short_scoreboard", "stall_wait",
     "stall_math_pipe_throttle", "stall_lg_throttle", "stall_mio_throttle", "stall_barrier", "stall_drain",
-    "stall_gmma",     "stall_no_instruction"};
+    "stall_gmma",     "stall_no_instruction", "stall_misc"};
 
 inline std::string_view stall_name(StallReason r) { return kStallNames[static_cast<std::size_t>(r)]; }
 

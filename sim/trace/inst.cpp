@@ -77,6 +77,7 @@ constexpr OpcodeInfo kOpcodeTable[] = {
     {"UTCMMA", OpClass::Tensor, MemSpace::None, false},
     {"UTCBAR", OpClass::Sync, MemSpace::None, false},
     {"LDTM", OpClass::Sync, MemSpace::None, false},
+    {"USETMAXREG", OpClass::Sync, MemSpace::None, false},
 };
 static_assert(sizeof(kOpcodeTable) / sizeof(kOpcodeTable[0]) == kNumOpcodes,
               "kOpcodeTable must have one entry per Opcode");
@@ -323,6 +324,12 @@ std::string check_inst(const WarpInst& in) {
                "n at most 256)";
     }
   }
+  if ((in.op == Opcode::LDS || in.op == Opcode::STS) && __builtin_popcount(in.cluster_cta_mask()) > 1)
+    return std::string(info.name) + " on the shared memory of several CTAs (cluster mask " +
+           std::to_string(in.cluster_cta_mask()) + "; expected one bit, or 0 for its own)";
+  if (in.op == Opcode::USETMAXREG && (in.aux < 24 || in.aux > 256 || in.aux % 8 != 0 || in.group > 1))
+    return "USETMAXREG to " + std::to_string(in.aux) + " registers, group " + std::to_string(in.group) +
+           " (expected 24..256 registers, a multiple of 8; group 1 = inc, 0 = dec)";
   if (in.op == Opcode::LDTM && (in.aux < 1 || in.aux > 128))
     return "LDTM of " + std::to_string(in.aux) + " columns (expected 1..128 32-bit columns per thread)";
   return {};

@@ -71,6 +71,9 @@ enum class Opcode : std::uint16_t {
            // arrival on mbarrier `group` (of the CTAs in the cluster mask, WarpInst::cluster_cta_mask(); 0 = own)
   LDTM,    // tcgen05.ld (+ tcgen05.wait::ld): the warp copies its 32 TMEM lanes x `aux` 32-bit columns into its
            // destination registers
+  USETMAXREG,  // setmaxnreg.{inc,dec}.sync.aligned (SASS USETMAXREG): the warp's registers per thread become `aux`
+               // (24..256, a multiple of 8); `group` 1 = inc (waits until the CTA's released registers cover the
+               // growth), 0 = dec (releases the difference to the CTA)
   Count
 };
 
@@ -166,9 +169,13 @@ struct WarpInst {
   bool is_memory() const noexcept { return space != MemSpace::None; }
   // UTMALDG (multicast), SYNCS_ARRIVE_TRANS64 and UTCBAR (arrive on other CTAs' mbarriers): bit r = the CTA of
   // rank r in the issuing CTA's cluster, carried in mma.m, which these opcodes do not otherwise use (format 1.3;
-  // UTCBAR 1.8); 0 = the issuing CTA only, as before.
+  // UTCBAR 1.8); 0 = the issuing CTA only, as before. LDS and STS (1.8): one bit, the CTA whose shared memory
+  // they access (ld/st.shared::cluster, distributed shared memory).
   std::uint32_t cluster_cta_mask() const noexcept {
-    return (op == Opcode::UTMALDG || op == Opcode::SYNCS_ARRIVE_TRANS64 || op == Opcode::UTCBAR) ? mma.m : 0u;
+    return (op == Opcode::UTMALDG || op == Opcode::SYNCS_ARRIVE_TRANS64 || op == Opcode::UTCBAR || op == Opcode::LDS ||
+            op == Opcode::STS)
+               ? mma.m
+               : 0u;
   }
   int active_lanes() const noexcept { return __builtin_popcount(active_mask); }
 };

@@ -407,3 +407,25 @@ TEST_CASE("gemm sm_100 runs its MMAs on tcgen05: every FLOP executed once, every
   CHECK(counter("sm.pipe_busy_tensor") == Approx(2.0 * 256 * 512 * 1024 / run.cfg("sm.tensor.flops_per_cycle.bf16") *
                                                  run.cfg("sm.subpartitions")).epsilon(1e-6));
 }
+
+TEST_CASE("smem_bandwidth cluster: distributed shared memory at the measured SM-to-SM latency and ring bandwidth",
+          "[microbench][dsmem]") {
+  // A pointer chase through the next cluster CTA's shared memory, one warp per SM: Luo et al. measured 180 cycles
+  // remote where their test read local shared memory in 33 (h800pcie.lat.dsm.raw, cluster size 2).
+  const MicrobenchRun remote = run_microbench("h100_sxm", "smem_bandwidth",
+                                              {"cluster=2", "chain=true", "threads=32", "ctas_per_sm=1", "iterations=1024"});
+  const MicrobenchRun local = run_microbench("h100_sxm", "smem_bandwidth",
+                                             {"chain=true", "threads=32", "ctas_per_sm=1", "iterations=1024"});
+  CHECK(remote.metric("latency_cycles") == Approx(180.0).epsilon(0.05));
+  // The remote path replaces smem.latency by smem.remote_latency and adds the warp's 128 bytes at this SM's share of
+  // the network.
+  const double port = 32 * 4 / remote.cfg("smem.remote_bytes_per_cycle");
+  CHECK(remote.metric("latency_cycles") - local.metric("latency_cycles") ==
+        Approx(remote.cfg("smem.remote_latency") - remote.cfg("smem.latency") + port).margin(1.0));
+  // Every SM reading its neighbour's shared memory: h800pcie.bw.dsm.luo24, 3.27 TB/s over 114 SMs at 1.755 GHz =
+  // 16.3 B/cycle/SM at cluster size 2.
+  const MicrobenchRun ring = run_microbench("h100_sxm", "smem_bandwidth", {"cluster=2", "iterations=256"}, {"sm.count=8"});
+  CHECK(ring.metric("bandwidth_bytes_per_clk_per_sm") == Approx(3.27e12 / 114 / 1.755e9).epsilon(0.05));
+  CHECK(ring.metric("bandwidth_bytes_per_clk_per_sm") <= ring.cfg("smem.remote_bytes_per_cycle") * 1.0001);
+  CHECK(ring.text("kernels[0].speed_of_light.limiter.key") == "dsmem");
+}

@@ -2112,3 +2112,36 @@ TEST_CASE("grid-wide semaphores: a wait for arrivals that never come is an input
   InMemoryTrace warp_wide = one_warp_ctas_trace({{arrive_on_flag(0xffffffffu)}, {poll_flag(1), ffma(1, 5, 2, 3)}});
   CHECK_THAT(input_error_of(cfg, warp_wide), Contains("waits for 1 arrivals and has seen 0"));
 }
+
+TEST_CASE("setmaxnreg: an increase waits until another warp's decrease has released the registers", "[sm][e2e][setmaxnreg]") {
+  const Config cfg = small_h100();
+  auto setmaxnreg = [](std::uint32_t registers, bool increase) {
+    WarpInst in;
+    in.op = Opcode::USETMAXREG;
+    in.aux = registers;
+    in.group = increase ? 1 : 0;
+    return in;
+  };
+  // Launched with 104 registers per thread: warp 0 (the producer) runs 10 dependent FFMAs, then gives 64 up (down
+  // to 40); warp 1 (a consumer) asks for 168 at once, 64 more than it has, and can only have them then.
+  std::vector<WarpInst> producer = dependent_ffma_chain(10);
+  producer.push_back(setmaxnreg(40, false));
+  const std::vector<WarpInst> consumer = {setmaxnreg(168, true), ffma(7, 2, 3, 4)};
+  InMemoryTrace trace = one_cta_trace({producer, consumer}, 104);
+  const KernelResult r = run_one(cfg, trace);
+  INFO(stalls_str(r));
+  CHECK(r.warp_instructions == 13);
+  // The dec issues after the chain's 9 x 6 cycles; the consumer waited (stall_misc) until then.
+  CHECK(stall(r, "stall_misc") >= 54);
+  CHECK(stall(r, "stall_misc") <= 57);
+  SECTION("more than the CTA's allocation is refused by name once no warp can release more") {
+    // The other warp's exit releases its 104 registers per thread; 256 needs 152 more.
+    InMemoryTrace greedy = one_cta_trace({dependent_ffma_chain(3), {setmaxnreg(256, true), ffma(7, 2, 3, 4)}}, 104);
+    const std::string error = input_error_of(cfg, greedy);
+    CHECK_THAT(error, Catch::Contains("setmaxnreg.inc to 256") && Catch::Contains("no warp left that could release"));
+  }
+  SECTION("a decrease that raises the count is an error") {
+    InMemoryTrace wrong = one_cta_trace({{setmaxnreg(128, false)}}, 104);
+    CHECK_THAT(input_error_of(cfg, wrong), Catch::Contains("setmaxnreg.dec to 128 registers from 104"));
+  }
+}

@@ -428,19 +428,23 @@ TEST_CASE("gemm 4096^3 per-warp instruction mix matches the documented structure
       std::map<Opcode, std::uint64_t> n;
       for (const auto& i : insts) ++n[i.op];
       total += insts.size();
+      // Each warp's one setmaxnreg after the role dispatch: the producers' dec to 40, the consumers' inc.
+      REQUIRE(n[Opcode::USETMAXREG] == 1);
+      for (const auto& i : insts)
+        if (i.op == Opcode::USETMAXREG) CHECK((w < 4 ? i.group == 0 && i.aux == 40 : i.group == 1 && i.aux > 40));
       if (w < 4) {  // producer: 64 k-tiles x 24 LDGSTS
         CHECK(n[Opcode::LDGSTS] == 64 * 24);
         CHECK(n[Opcode::HGMMA] == 0);
-        CHECK(insts.size() == 2140);
+        CHECK(insts.size() == 2141);
       } else {
         CHECK(n[Opcode::HGMMA] == 64 * 4);
         CHECK(n[Opcode::STG] == 16);
         CHECK(n[Opcode::LDGSTS] == 0);
-        CHECK(insts.size() == 948);
+        CHECK(insts.size() == 949);
       }
       CHECK(n[Opcode::BAR] == 64 + 1);
     }
-    CHECK(total == 4 * 2140 + 8 * 948);
+    CHECK(total == 4 * 2141 + 8 * 949);
   }
 }
 

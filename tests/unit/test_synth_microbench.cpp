@@ -51,7 +51,7 @@ TEST_CASE("microbenchmarks are registered with their declared metrics", "[synth]
   const std::map<std::string, std::set<std::string>> metrics = {
       {"pointer_chase", {"latency_cycles", "latency_ns"}},
       {"stream", {"bandwidth_gbps"}},
-      {"smem_bandwidth", {"bandwidth_bytes_per_clk_per_sm", "bandwidth_gbps"}},
+      {"smem_bandwidth", {"bandwidth_bytes_per_clk_per_sm", "bandwidth_gbps", "latency_cycles"}},
       {"dep_chain", {"latency_cycles", "throughput_per_clk_per_sm"}},
       {"tensor_throughput", {"tflops", "latency_cycles"}},
       {"tma_bandwidth", {"bandwidth_gbps", "latency_cycles"}}};

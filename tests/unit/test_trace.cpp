@@ -156,6 +156,12 @@ void add_random_inst(Rng& rng, Opcode op, AddrMode mode, std::uint64_t& pc, InMe
                 kind.second};
   }
   if (op == Opcode::LDTM) inst.aux = static_cast<std::uint32_t>(1 + rng.below(128));
+  if (op == Opcode::USETMAXREG) {
+    inst.aux = static_cast<std::uint32_t>(8 * (3 + rng.below(30)));
+    inst.group = static_cast<std::uint8_t>(mode == AddrMode::Strided2D ? 1 : rng.below(2));  // Strided2D: 1..32
+  }
+  // LDS/STS: the cluster CTA whose shared memory they access, one bit at most.
+  if (op == Opcode::LDS || op == Opcode::STS) inst.mma.m &= static_cast<std::uint16_t>(-inst.mma.m);
   // Format 1.6: an LDG with a wait count is a spin-wait poll, one thread's, into a register.
   if (op == Opcode::LDG && inst.aux != 0 && inst.active_mask != 0) {
     inst.active_mask = 1u << rng.below(kWarpSize);
@@ -380,7 +386,7 @@ constexpr std::uint8_t kLDS = static_cast<std::uint8_t>(Opcode::LDS);
 constexpr std::uint8_t kHMMA = static_cast<std::uint8_t>(Opcode::HMMA);
 constexpr std::uint8_t kHGMMA = static_cast<std::uint8_t>(Opcode::HGMMA);
 // FORMAT.md states the number of opcodes of each version; appending one must update it (and bump the minor version).
-static_assert(kNumOpcodes == 48, "traces/FORMAT.md: Opcode::Count is 48 in version 1.8");
+static_assert(kNumOpcodes == 49, "traces/FORMAT.md: Opcode::Count is 49 in version 1.8");
 
 }  // namespace
 
@@ -393,7 +399,7 @@ TEST_CASE("opcode table: names, classes, spaces and parsing", "[trace][opcode]")
                          "STG",   "LDS",   "STS",   "LDSM",  "LDGSTS", "LDL",  "STL", "ATOMG", "RED",   "LDC",
                          "BRA",   "BAR",   "LDGDEPBAR", "DEPBAR", "NOP", "EXIT", "SHFL", "WARPGROUP_ARRIVE",
                          "WARPGROUP_COMMIT", "WARPGROUP_DEPBAR", "UTMALDG", "SYNCS_ARRIVE_TRANS64",
-                         "SYNCS_PHASECHK_TRANS64_TRYWAIT", "MBARRIER_INIT", "BAR_ARV", "UTCMMA", "UTCBAR", "LDTM"};
+                         "SYNCS_PHASECHK_TRANS64_TRYWAIT", "MBARRIER_INIT", "BAR_ARV", "UTCMMA", "UTCBAR", "LDTM", "USETMAXREG"};
   REQUIRE(std::size(names) == kNumOpcodes);
   for (std::size_t i = 0; i < kNumOpcodes; ++i) {
     const auto op = static_cast<Opcode>(i);
@@ -1101,6 +1107,20 @@ std::vector<InvalidCase> invalid_cases() {
   i = WarpInst{};
   i.op = Opcode::LDTM;
   add("tcgen05.ld of no columns", i, "LDTM of 0 columns (expected 1..128 32-bit columns per thread)");
+  i = WarpInst{};
+  i.op = Opcode::LDS;
+  i.space = MemSpace::Shared;
+  i.active_mask = 0;
+  i.mma.m = 3;
+  {
+    WarpInst s;
+    s.op = Opcode::USETMAXREG;
+    s.aux = 20;
+    add("setmaxnreg below 24", s, "USETMAXREG to 20 registers, group 0 (expected 24..256 registers, a multiple of 8; group 1 = inc, 0 = dec)");
+    s.aux = 100;
+    add("setmaxnreg not a multiple of 8", s, "USETMAXREG to 100 registers");
+  }
+  add("distributed shared memory of two CTAs", i, "LDS on the shared memory of several CTAs (cluster mask 3; expected one bit, or 0 for its own)");
   return v;
 }
 

@@ -75,7 +75,11 @@ struct Fa3Plan {
   StagedEpilogue epi;
   std::uint16_t r_s = 0, r_p = 0, r_o = 0, r_max = 0, r_sum = 0, r_scratch = 0, r_tid = 0, r_cnt = 0, r_desc = 0,
                 r_optr = 0, r_sptr = 0;
-  std::uint32_t registers = 0;
+  std::uint32_t registers = 0;  // per thread at launch
+  // setmaxnreg right after the role dispatch, as FA3's flash_fwd_kernel_sm90: the producer warpgroup lowers its
+  // registers to LoadRegisterRequirement (24 with 2 consumer warpgroups, else 32), the consumers raise theirs to
+  // what that frees (MmaRegisterRequirement: 240 with 2, 160 with 3; at most 240).
+  std::uint32_t producer_registers = 0, consumer_registers = 0;
   std::function<FwdCtaWork(std::uint64_t cta)> work;
 
   // mbarriers: Q full; K full/empty and V full/empty per stage; fp8: Vt full/empty per stage.
@@ -140,7 +144,8 @@ void emit_fa3_setup(InstChunk& c, const Fa3Plan& P, std::uint32_t warp) {
 
 // ---- producer ---------------------------------------------------------------------------------------------------
 //
-// every warp: setup; warp 0: MBARRIER_INIT of every barrier; BAR 0; role dispatch (ISETP, BRA)
+// every warp: setup; warp 0: MBARRIER_INIT of every barrier; BAR 0; role dispatch (ISETP, BRA); setmaxnreg (the
+// producer warpgroup's dec, the consumers' inc: Fa3Plan::producer_registers, consumer_registers)
 // producer warpgroup: warp-role dispatch: warps 1-3 exit. Warp 0: Q (arrive.expect_tx + TMA boxes), K of the first
 //   KV block; per KV block j: K of block j+1 (wait its stage's empty barrier, expect_tx, TMA), V of block j (V runs
 //   one block behind K, the order the consumers use them in); BAR 0 (the epilogue may reuse shared memory); EXIT.
@@ -159,6 +164,7 @@ class Fa3ProducerWarp final : public TilePipelineWarp<Fa3ProducerWarp> {
   void emit_prologue(InstChunk& c) {
     const Fa3Plan& P = *plan_;
     emit_fa3_setup(c, P, warp_);
+    emit_setmaxnreg(c, P.producer_registers, false);
     emit_alu(c, Opcode::ISETP, kPredMask, {P.r_tid});  // warp role within the producer warpgroup
     emit_branch(c, kPredMask);
     if (warp_ != 0) return;  // (fp8: warps 1-3 go on to the transposes)
@@ -301,6 +307,7 @@ class Fa3ConsumerWarp final : public TilePipelineWarp<Fa3ConsumerWarp> {
     const Fa3Plan& P = *plan_;
     emit_fa3_setup(c, P, warp_);
     c.set_pc(kConsumerPc);
+    emit_setmaxnreg(c, P.consumer_registers, true);
     if (P.scheduler_barrier && group_ == 0) emit_barrier_arrive(c, scheduler_barrier(0), 2 * kWarpgroupThreads);
     else c.skip();
     emit_mbarrier_wait(c, Fa3Plan::q_full(), 0);
@@ -540,6 +547,11 @@ std::vector<GeneratedKernelSpec> fa3_forward_kernels(const AttnProblem& p, const
   const Params& sm = config.section("sm");
   const std::uint32_t threads = P.warps * kWarpSize;
   P.registers = std::min(sm.u32("max_registers_per_thread"), sm.u32("registers") / threads / 8 * 8);
+  P.producer_registers = P.consumers == 2 ? 24 : 32;
+  const std::uint64_t pool = std::uint64_t{P.registers} * threads - std::uint64_t{P.producer_registers} * kWarpgroupThreads;
+  P.consumer_registers = static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(240, pool / (std::uint64_t{P.consumers} * kWarpgroupThreads) / 8 * 8));
+  P.consumer_registers = std::max(P.consumer_registers, P.registers);  // never an increase that lowers
 
   const DenseAttnTensors t = dense_attention_tensors(p, arrays);
   const std::uint32_t m_blocks = P.m_blocks;

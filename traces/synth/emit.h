@@ -316,6 +316,15 @@ inline void emit_wgmma_wait(InstChunk& c, std::uint32_t max_outstanding) {
   c.emit(Opcode::WARPGROUP_DEPBAR).aux = max_outstanding;
 }
 
+// setmaxnreg.{inc,dec}.sync.aligned.u32 (USETMAXREG): the warp's registers per thread become `registers`; a
+// warp-specialised kernel's producers give registers up (dec) and its consumers take them (inc waits until they
+// are released).
+inline void emit_setmaxnreg(InstChunk& c, std::uint32_t registers, bool increase) {
+  WarpInst& inst = c.emit(Opcode::USETMAXREG);
+  inst.aux = registers;
+  inst.group = increase ? 1 : 0;
+}
+
 // ---- Blackwell tcgen05: MMAs into tensor memory --------------------------------------------------------------
 //
 // One thread of the CTA's MMA warp issues the CTA's MMAs; they run on the SM's tensor core, in order, and

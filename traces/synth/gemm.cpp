@@ -219,6 +219,9 @@ struct GemmPlan {
   bool warp_specialized = false;
   bool tma = false;  // warp-specialised main loop on TMA + mbarriers + asynchronous wgmma (else LDGSTS + BAR)
   bool tcgen05 = false;  // TMA main loop, MMAs by one warp on tcgen05 into tensor memory (GemmTiling::tcgen05)
+  // Warpgroup MMA: the producer warpgroup lowers its registers to kProducerRegs and the consumers raise theirs to
+  // consumer_registers() right after the role dispatch (setmaxnreg, as CUTLASS 3's warpgroup_reg_dealloc/alloc).
+  bool setmaxnreg = false;
   std::uint32_t cluster_m = 1;  // TMA: CTAs per cluster (consecutive CTA ids, adjacent M tiles, one B tile)
   // Rank of a CTA in its cluster (grid.x is a multiple of cluster_m) and every rank's bit.
   std::uint32_t cluster_rank(std::uint64_t cta_id) const { return static_cast<std::uint32_t>(cta_id % cluster_m); }
@@ -369,6 +372,11 @@ std::uint32_t consumer_warps_of(const GemmTiling& t) {
   return t.tcgen05 ? kWarpgroupWarps : t.tile_m / kHgmmaM * kWarpgroupWarps;
 }
 
+// Registers per thread of a consumer warp of the warp-specialised structure, once setmaxnreg has given them.
+std::uint32_t consumer_registers(const GemmTiling& t) {
+  return std::min(kConsumerRegsMax, round_up32(consumer_acc_regs(t.tile_n) + kConsumerRegOverhead, kRegGranule));
+}
+
 // Registers per thread at launch (what occupancy is computed from).
 std::uint32_t kernel_registers(const GemmTiling& t) {
   if (!t.warpgroup_mma) {
@@ -381,8 +389,7 @@ std::uint32_t kernel_registers(const GemmTiling& t) {
   // Warp-specialised kernels launch with an even share of the register file and rebalance with setmaxnreg
   // (producers give registers up, consumers take them): report the launch value.
   const std::uint32_t consumers = consumer_warps_of(t) / kWarpgroupWarps;
-  const std::uint32_t consumer_regs =
-      std::min(kConsumerRegsMax, round_up32(consumer_acc_regs(t.tile_n) + kConsumerRegOverhead, kRegGranule));
+  const std::uint32_t consumer_regs = consumer_registers(t);
   const std::uint64_t total = std::uint64_t{kWarpgroupThreads} * (kProducerRegs + consumers * consumer_regs);
   const std::uint64_t threads = std::uint64_t{t.warps} * kWarpSize;
   return static_cast<std::uint32_t>(round_up(ceil_div(total, threads), kRegGranule));
@@ -475,6 +482,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.warp_specialized = t.warpgroup_mma;
   P.tma = tma;
   P.tcgen05 = tma && t.tcgen05;
+  P.setmaxnreg = t.warpgroup_mma && !P.tcgen05;
   P.eb = elem_bytes(p.dtype);
   P.split_k = t.split_k;
   P.parallel_split_k = t.split_k > 1 && t.split_k_reduction == GemmTiling::SplitKReduction::Parallel;
@@ -605,7 +613,8 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
       // setup, mbarrier inits (2 per stage) and BAR, role dispatch; producer: warp-role dispatch, the loop.
       // Persistent: the tile loop's head and branch around the k-tile loop.
       const std::uint32_t tile_loop_insts = P.persistent() ? kPersistentTileInsts + kLoopTailInsts : 0;
-      const std::uint32_t producer_insts = kSetupInsts + P.mbarrier_inits() + 1 + kRoleDispatchInsts + kRoleDispatchInsts +
+      const std::uint32_t producer_insts = kSetupInsts + P.mbarrier_inits() + 1 + kRoleDispatchInsts + P.setmaxnreg +
+                                           kRoleDispatchInsts +
                                            tile_loop_insts + kTmaProducerInsts + kLoopTailInsts +
                                            (block_scaled(p.dtype) ? kTmaScaleInsts : 0) +
                                            P.producer_tail_waits() + kEpilogueBarrierInsts;
@@ -616,7 +625,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
       P.mma_pc = producer_insts * kInstBytes;
       P.consumer_pc = P.mma_pc + mma_insts * kInstBytes;
     } else {
-      const std::uint32_t producer_insts = kSetupInsts + kRoleDispatchInsts +
+      const std::uint32_t producer_insts = kSetupInsts + kRoleDispatchInsts + P.setmaxnreg +
                                            (t.stages - 1) * (copies + kPrologueIntInsts + 1) +
                                            (2 + copies + kPrologueIntInsts + 1 + kLoopTailInsts) + kEpilogueBarrierInsts;
       P.consumer_pc = producer_insts * kInstBytes;
@@ -654,7 +663,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
     info.persistent_units = p.batch * P.tiles;
     // The consumers' tile head (emit_next_tile), where their branch starts. Not the producer's: it runs ahead of
     // the tiles computed by up to the stages' k-tiles (a whole tile when k is short).
-    info.unit_head_pc = P.consumer_pc;
+    info.unit_head_pc = P.consumer_pc + (P.setmaxnreg ? kInstBytes : 0);
     info.unit_head_warps = P.consumer_warps();
   }
   return plan;
@@ -1019,7 +1028,8 @@ void MultistageWarp::emit_iteration(InstChunk& c, std::uint32_t kt) {
 //
 // TMA (CUTLASS 3 KernelTmaWarpSpecialized, PipelineTmaAsync): stage s has mbarriers full[s] and empty[s].
 //   every warp:              setup; warp 0: MBARRIER_INIT full[s] (1 arrival), empty[s] (one per consumer warp)
-//                            for every stage; BAR (the inits are visible); role dispatch (ISETP, BRA)
+//                            for every stage; BAR (the inits are visible); role dispatch (ISETP, BRA); setmaxnreg:
+//                            the producer warpgroup's dec to kProducerRegs, the consumers' inc to consumer_registers()
 //   producer (warpgroup 0):  warp-role dispatch (ISETP, BRA): warps 1-3 go straight to the final EXIT. Warp 0 per
 //                            k-tile i (stage s = i % stages, phase = i / stages % 2): wait empty[s] (parity
 //                            phase ^ 1: a fresh barrier passes the first round); arrive.expect_tx full[s] (the
@@ -1070,14 +1080,14 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     }
     emit_alu(c, Opcode::ISETP, kPredRole, {P.r_tid});
     emit_branch(c, kPredRole);
-    if (!producer_) {
-      c.set_pc(P.consumer_pc);
-    } else if (P.tma) {
+    if (!producer_) c.set_pc(P.consumer_pc);
+    if (P.setmaxnreg) emit_setmaxnreg(c, producer_ ? kProducerRegs : consumer_registers(P.t), !producer_);
+    if (producer_ && P.tma) {
       emit_alu(c, Opcode::ISETP, kPredRole, {P.r_tid});  // warp role within the producer warpgroup
       emit_branch(c, kPredRole);
       if (idle_) c.set_pc(P.mma_pc - kInstBytes);  // CUTLASS: they have no role and exit (the producer's EXIT)
       if (mma_warp_) c.set_pc(P.mma_pc);
-    } else {
+    } else if (producer_) {
       g_.emit_prologue_fills(c);
     }
     tile_loop_pc_ = c.pc();

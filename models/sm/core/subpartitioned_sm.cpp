@@ -125,6 +125,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       Warp& warp = warps_[ws];
       warp.reset();
       warp.cta = slot;
+      warp.registers = kernel_->registers_per_thread;
       warp.sp = w % static_cast<std::uint32_t>(subs_.size());
       warp.stream = src->open_warp(w);
       warp.acct_since = now;
@@ -174,8 +175,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   std::string describe_state() const override {
     if (!resident_ctas_) return {};
     // Warps by state, and the instruction the first warp in each state is stuck at.
-    std::array<int, 7> count{};
-    std::array<std::string, 7> example;
+    std::array<int, 8> count{};
+    std::array<std::string, 8> example;
     for (const auto& sp : subs_)
       for (std::uint32_t ws : sp.warps) {
         const Warp& w = warps_[ws];
@@ -214,6 +215,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
         .add("mbarrier_phases", "phases", "mbarrier phases completed", mbarrier_phases_)
         .add("mbarrier_remote_arrivals", "arrivals", "arrivals on mbarriers of other CTAs of the cluster",
              mbarrier_remote_arrivals_)
+        .add("setmaxnreg", "instructions", "setmaxnreg (USETMAXREG) instructions: registers moved between warps",
+             setmaxnreg_)
         .add("tcgen05_mmas", "instructions", "tcgen05.mma (UTCMMA) instructions run on the SM's tensor core", tcgen05_mmas_)
         .add("tcgen05_commits", "commits", "tcgen05.commit (UTCBAR) arrivals issued", tcgen05_commits_issued_)
         .add("semaphore_arrivals", "arrivals",
@@ -267,6 +270,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       case Block::Drain: return "draining at EXIT (memory operations in flight)";
       case Block::Exited: return "exited";
       case Block::Mbarrier: return "waiting for an mbarrier phase";
+      case Block::Registers: return "waiting for registers (setmaxnreg.inc)";
     }
     return "?";
   }
@@ -340,6 +344,12 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     }
     if (!in || in->op == Opcode::EXIT) {
       evaluate_exit(w, earliest);
+      return;
+    }
+    if (in->op == Opcode::USETMAXREG && in->active_mask != 0 && !registers_available(w, *in)) {
+      w.block = Block::Registers;
+      set_reason(w, earliest, StallReason::Misc);
+      fail_if_registers_never_come(w);
       return;
     }
     if (in->op == Opcode::DEPBAR && !depbar_satisfied(w, in->aux)) {
@@ -515,6 +525,10 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       exit_warp(ws, now);
       return;
     }
+    if (in->op == Opcode::USETMAXREG && in->active_mask != 0 && !registers_available(w, *in)) {
+      evaluate(w, now + 1);  // another warp took the released registers first: wait again
+      return;
+    }
     ++warp_instructions_;
     thread_instructions_ += static_cast<std::uint64_t>(in->active_lanes());
     if (issue_probe_.active()) issue_probe_.notify(InstIssue{*in, index_});
@@ -565,6 +579,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
           mbarrier_op(w, *in, now);
         if (in->op == Opcode::WARPGROUP_COMMIT) w.commit_wgmma_group(now);
         if (in->op == Opcode::UTCBAR && in->active_mask != 0) commit_tcgen05(w, *in, now);
+        if (in->op == Opcode::USETMAXREG && in->active_mask != 0) set_max_registers(w, *in, now);
         if (in->op == Opcode::LDTM) {
           if (!timing_.has_tcgen05())
             ctx_.fail("kernel '" + kernel_->name + "' has an LDTM (tcgen05.ld), but this GPU has no tensor memory "
@@ -632,11 +647,33 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     return false;
   }
 
+  // Whether `in` accesses another cluster CTA's shared memory (an LDS/STS with the CTA's bit in its cluster mask:
+  // distributed shared memory); its own rank's bit is its own shared memory.
+  bool remote_shared(const Warp& w, const WarpInst& in) {
+    const std::uint32_t mask = in.cluster_cta_mask();
+    if (in.space != MemSpace::Shared || mask == 0 || in.active_mask == 0) return false;
+    const std::uint64_t own = ctas_[w.cta].id;
+    const auto rank = static_cast<std::uint32_t>(__builtin_ctz(mask));
+    std::string why;
+    if (rank >= kernel_->cluster.count())
+      why = "names rank " + std::to_string(rank) + " beyond its cluster of " + std::to_string(kernel_->cluster.count()) +
+            " CTAs";
+    else if (!mem_->has_distributed_shared_memory())
+      why = "is to another CTA's shared memory, but this GPU has no distributed shared memory (smem.remote_latency "
+            "is 0)";
+    if (!why.empty()) {
+      ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(own) + ": " +
+                std::string(opcode_info(in.op).name) + " at pc " + std::to_string(in.pc) + " " + why);
+      return false;
+    }
+    return rank != cluster_rank(*kernel_, own);
+  }
+
   // ---- memory instructions: the scoreboard side ----------------------------------------------------------------
   // Every record is completed exactly once, so the warp's in-flight counts are raised here unconditionally and
   // lowered in finish_memory.
   void issue_memory(Warp& w, std::uint32_t ws, const WarpInst& in, Cycle now) {
-    const MemKind kind = mem_->issue(ws, in, w.open_group_seq(), now);
+    const MemKind kind = mem_->issue(ws, in, w.open_group_seq(), now, remote_shared(w, in));
     if (kind == MemKind::Store || kind == MemKind::SharedStore) ++w.stores_in_flight;
     if (kind == MemKind::AsyncCopy) ++w.open_group;
     if (kind == MemKind::BulkCopy) ++w.bulk_copies_in_flight;
@@ -737,6 +774,49 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
                   std::to_string(peer) + " of its cluster, which is not running");
       }
     }
+  }
+
+  // ---- setmaxnreg: registers moved between the CTA's warps ----------------------------------------------------
+  // The CTA keeps its launch allocation; a dec releases the difference to the CTA, an inc takes its growth from what
+  // was released (waiting, stall_misc, until enough is). A warp that exits releases its registers too.
+  bool registers_available(const Warp& w, const WarpInst& in) const {
+    if (in.group == 0 || in.aux <= w.registers) return true;
+    return std::uint64_t{in.aux - w.registers} * kWarpSize <= ctas_[w.cta].free_registers;
+  }
+  void set_max_registers(Warp& w, const WarpInst& in, Cycle now) {
+    Cta& cta = ctas_[w.cta];
+    const bool inc = in.group == 1;
+    if (inc ? in.aux < w.registers : in.aux > w.registers)
+      ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(cta.id) + ": setmaxnreg." +
+                (inc ? "inc" : "dec") + " to " + std::to_string(in.aux) + " registers from " +
+                std::to_string(w.registers) + " (an inc must not lower the count, a dec must not raise it)");
+    ++setmaxnreg_;
+    if (in.aux > w.registers) cta.free_registers -= std::uint64_t{in.aux - w.registers} * kWarpSize;
+    else release_registers(w.cta, std::uint64_t{w.registers - in.aux} * kWarpSize, now);
+    w.registers = in.aux;
+  }
+  void release_registers(std::uint32_t cta_slot, std::uint64_t registers, Cycle now) {
+    Cta& cta = ctas_[cta_slot];
+    cta.free_registers += registers;
+    if (registers == 0) return;
+    for (std::uint32_t ws : cta.warps)
+      if (warps_[ws].block == Block::Registers) unblock(ws, now + 1);
+  }
+  // An inc that waits while no live warp of its CTA could still release registers never proceeds: the program asks
+  // for more than the CTA was launched with.
+  void fail_if_registers_never_come(const Warp& w) {
+    const Cta& cta = ctas_[w.cta];
+    if (cta.live_warps == 0) return;  // still being launched: its other warps are not there yet
+    for (std::uint32_t ws : cta.warps) {
+      const Block b = warps_[ws].block;
+      if (b != Block::Registers && b != Block::Exited) return;
+    }
+    const WarpInst& in = w.buf[w.pos];
+    ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(cta.id) + ": setmaxnreg.inc to " +
+              std::to_string(in.aux) + " registers per thread (from " + std::to_string(w.registers) + ") waits for " +
+              std::to_string(std::uint64_t{in.aux - w.registers} * kWarpSize) + " registers, but the CTA has " +
+              std::to_string(cta.free_registers) + " released and no warp left that could release more (its launch "
+              "allocation, " + std::to_string(kernel_->registers_per_thread) + " per thread, is too small)");
   }
 
   // ---- tcgen05: the SM's tensor core and its commits ----------------------------------------------------------
@@ -894,6 +974,14 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     --resident_warps_;
     w.stream.reset();
     release_barriers_if_complete(cta, now);
+    if (cta.live_warps > 0) {
+      release_registers(w.cta, std::uint64_t{w.registers} * kWarpSize, now);
+      for (std::uint32_t other : cta.warps)  // the last warps that could have released some may be gone
+        if (warps_[other].block == Block::Registers) {
+          fail_if_registers_never_come(warps_[other]);
+          break;
+        }
+    }
     if (cta.live_warps == 0) finish_cta(w.cta);
   }
 
@@ -949,7 +1037,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     std::uint32_t mbarrier, mask;
   };
   std::vector<Tcgen05Commit> tcgen05_commits_;
-  std::uint64_t tcgen05_mmas_ = 0, tcgen05_commits_issued_ = 0;
+  std::uint64_t tcgen05_mmas_ = 0, tcgen05_commits_issued_ = 0, setmaxnreg_ = 0;
 };
 
 WARPSIM_REGISTER_COMPONENT(StreamingMultiprocessor, SubpartitionedSm, "sm", "subpartitioned",

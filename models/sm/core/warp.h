@@ -23,7 +23,7 @@ inline constexpr std::size_t kFetchBatch = 32;
 inline constexpr std::uint32_t kBarriers = kNamedBarriers;  // named barriers per CTA (PTX bar.sync 0..15)
 
 // What a warp waits for besides fixed latencies and pipes (those are in ready_cycle and the pipes' free times).
-enum class Block : std::uint8_t { None, MemDep, Barrier, DepBar, Drain, Exited, Mbarrier };
+enum class Block : std::uint8_t { None, MemDep, Barrier, DepBar, Drain, Exited, Mbarrier, Registers };
 
 struct Warp {
   // What the scheduler reads every time it looks at the warp comes first, in one cache line; the fetch
@@ -57,6 +57,7 @@ struct Warp {
   Cycle wgmma_open_done = 0;
   Cycle tcgen05_done = 0;  // completion of the last tcgen05.mma (UTCMMA) the warp issued (what UTCBAR waits for)
   Cycle spin_since = kSleep;  // the first poll of the spin-wait the warp is in (kSleep: none)
+  std::uint32_t registers = 0;  // per thread, as launched or as setmaxnreg last set
   std::unique_ptr<WarpStream> stream;
   std::array<WarpInst, kFetchBatch> buf{};
   std::array<Cycle, kRegs> reg_ready{};
@@ -133,6 +134,7 @@ struct Cta {
                                                             // arrivals' `group`; 0 = every live warp), set by its
                                                             // first arrival
   std::array<Mbarrier, kMbarriers> mbarriers{};
+  std::uint64_t free_registers = 0;  // released by setmaxnreg.dec and not yet taken by an inc (registers, x 32 lanes)
   std::unique_ptr<CtaSource> source;
 };
 

@@ -2,6 +2,7 @@
 #include "models/sm/memory/memory_pipeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "sim/slots/build_context.h"
@@ -41,6 +42,8 @@ MemoryPipeline::MemoryPipeline(Component& sm, BuildContext& ctx, const Params& s
   smem_bandwidth_ = smem.u32("bandwidth");
   smem_banks_.banks = smem.u32("banks");
   smem_banks_.bank_bytes = smem.u32("bank_bytes");
+  smem_remote_latency_ = smem.u64("remote_latency");
+  smem_remote_bytes_per_cycle_ = smem.real("remote_bytes_per_cycle");
   if (smem_banks_.bank_bytes != 4 && smem_banks_.bank_bytes != 8) smem.fail("bank_bytes", "must be 4 or 8");
   responses_.bind(nullptr, &sm);
   responses_.add_probes(ctx.probes);
@@ -92,12 +95,20 @@ void MemoryPipeline::add_stats(StatGroup& g) const {
            "shared-memory store wavefronts beyond the ideal (l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st)",
            smem_conflicts_st_)
       .add("smem_busy_cycles", "cycles",
-           "shared-memory data-path cycles: wavefronts x smem.banks x smem.bank_bytes / smem.bandwidth", smem_busy_cycles_);
+           "shared-memory data-path cycles: wavefronts x smem.banks x smem.bank_bytes / smem.bandwidth", smem_busy_cycles_)
+      .add("smem_remote_requests", "instructions",
+           "loads and stores of other cluster CTAs' shared memory (distributed shared memory)", smem_remote_requests_)
+      .add("smem_remote_bytes", "bytes", "bytes of those accesses, over the SM-to-SM network", smem_remote_bytes_)
+      .add("smem_remote_busy_cycles", "cycles",
+           "cycles this SM's distributed-shared-memory bytes occupy its share of the SM-to-SM network "
+           "(bytes / smem.remote_bytes_per_cycle)", smem_remote_busy_cycles_);
   // Derived metrics, each against this SM's own peak.
   const double hz = static_cast<double>(sm_.domain().frequency_hz());
   g.ratio("l1_hit_rate", "l1_hit_sectors", "l1_read_sectors", "global-load sector hit rate in L1 (l1tex__t_sector_hit_rate)")
       .utilization("lsu_utilization", "lsu_busy_cycles", hz, "LSU data path busy cycles against SM cycles")
       .utilization("l1_utilization", "l1_bytes", hz * l1g_.bandwidth, "L1 data-path bytes against l1.bandwidth per SM cycle")
+      .utilization("dsmem_utilization", "smem_remote_busy_cycles", hz,
+                   "SM-to-SM network cycles of this SM's distributed-shared-memory accesses against SM cycles")
       .utilization("smem_utilization", "smem_busy_cycles", hz,
                    "shared-memory data-path cycles (wavefronts) against SM cycles "
                    "(l1tex__data_pipe_lsu_wavefronts_mem_shared)");
@@ -117,7 +128,8 @@ inline std::uint32_t MemoryPipeline::new_record() {
   return static_cast<std::uint32_t>(records_.size() - 1);
 }
 
-MemKind MemoryPipeline::issue(std::uint32_t warp_slot, const WarpInst& in, std::uint64_t async_group, Cycle now) {
+MemKind MemoryPipeline::issue(std::uint32_t warp_slot, const WarpInst& in, std::uint64_t async_group, Cycle now,
+                              bool remote_shared) {
   const std::uint32_t id = new_record();
   MemRecord& r = records_[id];
   r.warp = warp_slot;
@@ -126,6 +138,7 @@ MemKind MemoryPipeline::issue(std::uint32_t warp_slot, const WarpInst& in, std::
   r.lines.clear();
   r.dst = in.dst;
   r.shared_bytes = 0;
+  r.remote_shared = false;
   r.l1_lookup = r.l1_allocate = true;
   r.priority = eviction_priority(in.cache);
   if (async_copy_ && async_copy_->handles(in)) {  // completed by the engine through copy_done()
@@ -143,6 +156,7 @@ MemKind MemoryPipeline::issue(std::uint32_t warp_slot, const WarpInst& in, std::
     r.kind = store ? MemKind::SharedStore : MemKind::SharedLoad;
     r.shared_bytes = static_cast<std::uint32_t>(in.active_lanes()) * std::max<std::uint32_t>(in.access_bytes, 1);
     r.shared = shared_wavefronts(in, smem_banks_);
+    r.remote_shared = remote_shared;
     r.remaining = 1;
   } else {
     coalesce(in, l1g_.line_bytes, l1g_.sector_bytes, r.lines);
@@ -202,8 +216,22 @@ void MemoryPipeline::lsu_step(Cycle now) {
       smem_wavefronts_st_ += r.shared.wavefronts;
       smem_conflicts_st_ += r.shared.conflicts();
     }
-    if (r.kind == MemKind::SharedLoad) complete_at(id, now + busy - 1 + smem_latency_);
-    else complete_at(id, now + busy);
+    if (r.remote_shared) {
+      // Distributed shared memory: after the local data path, the bytes cross the SM-to-SM network at this SM's
+      // share of it, then the remote latency (in place of the local one).
+      const double start = std::max(static_cast<double>(now + busy - 1), remote_port_free_);
+      remote_port_free_ = start + r.shared_bytes / smem_remote_bytes_per_cycle_;
+      smem_remote_busy_ += r.shared_bytes / smem_remote_bytes_per_cycle_;
+      smem_remote_busy_cycles_ = static_cast<std::uint64_t>(smem_remote_busy_);
+      ++smem_remote_requests_;
+      smem_remote_bytes_ += r.shared_bytes;
+      const Cycle crossed = static_cast<Cycle>(std::ceil(remote_port_free_ - 1e-9));
+      complete_at(id, crossed + (r.kind == MemKind::SharedLoad ? smem_remote_latency_ : smem_remote_latency_ / 2));
+    } else if (r.kind == MemKind::SharedLoad) {
+      complete_at(id, now + busy - 1 + smem_latency_);
+    } else {
+      complete_at(id, now + busy);
+    }
     pop_lsu(now, busy);
     return;
   }
@@ -359,6 +387,12 @@ Schema smem_schema() {
   s.uint("bank_bytes", "bytes", 4,
          "width of one bank: 4 bytes (CUDA C++ Programming Guide, shared memory of compute capability 5.x and later)",
          4, 8);
+  // Distributed shared memory (sm_90 clusters): LDS/STS on another CTA of the cluster cross the SM-to-SM network.
+  s.uint("remote_latency", "cycles", 0,
+         "SM cycles, load-to-use of a load from another cluster CTA's shared memory (distributed shared memory; "
+         "in place of latency); 0 = no distributed shared memory: such an access is an error", 0, 100000);
+  s.real("remote_bytes_per_cycle", "B/cycle", 0.0,
+         "bytes per SM cycle an SM's accesses to other CTAs' shared memory move over the SM-to-SM network", 0.0, 4096.0);
   return s;
 }
 

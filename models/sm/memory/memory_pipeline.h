@@ -53,6 +53,7 @@ struct MemRecord {
   std::size_t next_line = 0;
   std::uint32_t shared_bytes = 0;
   SharedWavefronts shared;  // shared-memory wavefronts (computed at issue: Deltas addresses live for the batch only)
+  bool remote_shared = false;  // another cluster CTA's shared memory: over the SM-to-SM network
   // Global accesses, from the kind and the cache operator: looked up in L1; missed sectors merged by line in the
   // MSHRs and allocated in L1 (else sent past it, tracked by record); the lines' eviction priority in L1 and L2.
   bool l1_lookup = true;
@@ -81,13 +82,18 @@ class MemoryPipeline final : private AsyncCopyCompletions {
   // Start of a kernel: L1 gets what `shared_memory_in_use` leaves of the unified SRAM.
   void begin_kernel(std::uint64_t shared_memory_in_use) { l1_->begin_kernel(shared_memory_in_use); }
 
+  // The GPU has distributed shared memory (smem.remote_latency > 0).
+  bool has_distributed_shared_memory() const { return smem_remote_latency_ > 0 && smem_remote_bytes_per_cycle_ > 0; }
+
   // Whether a memory instruction may issue (the LSU queue is not full).
   bool has_room() const { return queued_ < queue_depth_; }
 
   // Takes a memory instruction of warp `warp_slot` at issue. `async_group`: the warp's open cp.async group
   // sequence number (used for LDGSTS). Returns its kind; the core marks its scoreboard and in-flight counts
   // accordingly, and releases them when `finish` of advance() reports the record.
-  MemKind issue(std::uint32_t warp_slot, const WarpInst& in, std::uint64_t async_group, Cycle now);
+  // `remote_shared`: a shared-memory access to another CTA of the cluster (distributed shared memory).
+  MemKind issue(std::uint32_t warp_slot, const WarpInst& in, std::uint64_t async_group, Cycle now,
+                bool remote_shared = false);
 
   // This cycle's work: L2 responses, then records whose data is complete by `now` (finish(record, cycle),
   // cycle <= now, in cycle order), then an LSU step if one is due.
@@ -164,6 +170,9 @@ class MemoryPipeline final : private AsyncCopyCompletions {
   std::size_t queue_depth_ = 0;
   Cycle smem_latency_ = 0;
   std::uint32_t smem_bandwidth_ = 0;
+  Cycle smem_remote_latency_ = 0;
+  double smem_remote_bytes_per_cycle_ = 0, remote_port_free_ = 0, smem_remote_busy_ = 0;
+  std::uint64_t smem_remote_requests_ = 0, smem_remote_bytes_ = 0, smem_remote_busy_cycles_ = 0;
   SharedBankGeometry smem_banks_;
   Port<MemRequest> responses_;
   RingQueue<std::uint32_t> queue_;  // records waiting for the LSU, in issue order

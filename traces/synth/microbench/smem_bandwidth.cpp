@@ -9,7 +9,10 @@
 //  - op ldmatrix: LDSM.x4 of a 16x16 block of 16-bit elements from a tile of 128-byte rows, `layout` swizzled
 //    (the XOR swizzle CUTLASS and FlashAttention use: the 8 rows of each 8x8 matrix on 8 bank groups, one
 //    wavefront per matrix) or linear (row-major: the 8 rows on the same 4 banks, 8-way).
-// The accesses of a warp are independent (4 destination register sets rotate), so the warp keeps the LSU busy.
+// The accesses of a warp are independent (4 destination register sets rotate), so the warp keeps the LSU busy;
+// `chain` makes each access's address the previous access's result (a pointer chase: cycles per access = latency).
+// `cluster` n > 1: clusters of n CTAs, each CTA accessing the shared memory of the next rank's (distributed shared
+// memory, ld/st.shared::cluster: the ring of Luo et al.'s SM-to-SM benchmark).
 // Grid: sm.count * ctas_per_sm CTAs of `threads` threads.
 #include <fmt/format.h>
 
@@ -35,6 +38,8 @@ struct SmemPlan {
   SmemOp op = SmemOp::Load;
   std::uint32_t width = 4, ways = 1, stride = 1, banks = 32;
   std::uint64_t iterations = 0;
+  std::uint32_t cluster = 1;  // CTAs per cluster; > 1: each CTA accesses rank (own + 1) % cluster's shared memory
+  bool chain = false;         // each access's address is the previous one's result
   std::array<std::int32_t, kWarpSize> ldsm{};  // Ldmatrix: lane offsets of the LDSM.x4
   // Bytes each lane accesses per instruction: its width, or one 16-byte matrix row of an ldmatrix.
   std::uint32_t lane_bytes() const { return op == SmemOp::Ldmatrix ? kVecBytes : width; }
@@ -65,14 +70,16 @@ std::array<std::int32_t, kWarpSize> ldsm_offsets(bool swizzled) {
   return lanes;
 }
 
-StepProgram smem_program(std::shared_ptr<const SmemPlan> p, std::uint32_t warp) {
+StepProgram smem_program(std::shared_ptr<const SmemPlan> p, std::uint64_t cta, std::uint32_t warp) {
   StepProgram prog;
   prog.prologue = [](InstChunk& c) {
     emit_alu(c, Opcode::S2R, kAddr, {});
     emit_alu(c, Opcode::MOV, kLoopCounter, {});
   };
   prog.steps = (p->iterations + kUnroll - 1) / kUnroll;
-  prog.step = [p, warp](InstChunk& c, std::uint64_t i) {
+  // Clusters are consecutive CTA ids (grid.x = the cluster's x): rank = cta % cluster.
+  const std::uint16_t peer = p->cluster > 1 ? static_cast<std::uint16_t>(1u << ((cta % p->cluster + 1) % p->cluster)) : 0;
+  prog.step = [p, warp, peer](InstChunk& c, std::uint64_t i) {
     c.set_pc(2 * kInstBytes);
     const std::uint64_t base = std::uint64_t{warp} * p->footprint();
     const LaneRows lanes = p->lanes(base);
@@ -84,10 +91,13 @@ StepProgram smem_program(std::shared_ptr<const SmemPlan> p, std::uint32_t warp) 
         emit_ldmatrix_x4(c, base, p->ldsm.data(), dst, kAddr);
         continue;
       }
+      // A chain's address is the previous access's result (the first's: the address register).
+      const std::uint16_t addr = p->chain && (i * kUnroll + u) > 0 ? reg(kData + ((u + kUnroll - 1) % kUnroll) * regs) : kAddr;
       WarpInst& inst = p->op == SmemOp::Store
-                           ? emit_store(c, Opcode::STS, MemSpace::Shared, lanes, kFullMask, {dst, kAddr})
-                           : emit_load(c, Opcode::LDS, MemSpace::Shared, lanes, kFullMask, dst, regs, {kAddr});
+                           ? emit_store(c, Opcode::STS, MemSpace::Shared, lanes, kFullMask, {dst, addr})
+                           : emit_load(c, Opcode::LDS, MemSpace::Shared, lanes, kFullMask, dst, regs, {addr});
       if (p->stride > 1) inst.stride = static_cast<std::int32_t>(p->stride * p->width);
+      inst.mma.m = peer;  // WarpInst::cluster_cta_mask(): the CTA whose shared memory it is
     }
     emit_loop_tail(c, kLoopCounter, kLoopPred);
   };
@@ -103,6 +113,15 @@ std::unique_ptr<TraceSource> make_smem(const SynthArgs& args, const Config& conf
   plan->stride = static_cast<std::uint32_t>(args.u64("stride"));
   plan->banks = config.section("smem").u32("banks");
   plan->iterations = args.u64("iterations");
+  plan->cluster = static_cast<std::uint32_t>(args.u64("cluster"));
+  plan->chain = args.text("chain") == "true";
+  if (plan->chain && plan->op != SmemOp::Load)
+    throw InputError("smem_bandwidth key 'chain': a pointer chase is of loads (op load)");
+  if (plan->cluster > 1 && plan->op == SmemOp::Ldmatrix)
+    throw InputError("smem_bandwidth key 'cluster': ldmatrix reads the CTA's own shared memory only");
+  if (plan->cluster > 1 && config.section("smem").u64("remote_latency") == 0)
+    throw InputError(fmt::format("smem_bandwidth key 'cluster': this GPU ({}) has no distributed shared memory "
+                                 "(smem.remote_latency is 0)", config.section("gpu").str("arch")));
   if (plan->op == SmemOp::Ldmatrix) plan->ldsm = ldsm_offsets(args.text("layout") == "swizzled");
   if (plan->ways > 1 && plan->stride > 1)
     throw InputError(fmt::format("smem_bandwidth keys 'conflict_ways' ({}) and 'stride' ({}): give one pattern, not "
@@ -121,19 +140,34 @@ std::unique_ptr<TraceSource> make_smem(const SynthArgs& args, const Config& conf
   KernelInfo info;
   info.block = block_of_warps("smem_bandwidth", "threads", threads / kWarpSize, config);
   info.grid.x = static_cast<std::uint32_t>(config.section("sm").u64("count") * args.u64("ctas_per_sm"));
+  if (plan->cluster > 1) {
+    if (info.grid.x % plan->cluster)
+      throw InputError(fmt::format("smem_bandwidth key 'cluster': {} CTAs (sm.count x ctas_per_sm) do not split into "
+                                   "clusters of {}", info.grid.x, plan->cluster));
+    info.cluster = Dim3{plan->cluster, 1, 1};
+  }
   const std::uint64_t smem = plan->footprint() * info.warps_per_cta();
   const std::uint64_t limit = config.section("sm").u64("shared_memory_per_cta");
   if (smem > limit)
     throw InputError(fmt::format("smem_bandwidth: {} warps x {} B exceed this GPU's sm.shared_memory_per_cta ({} B)",
                                  info.warps_per_cta(), plan->footprint(), limit));
   info.shared_mem_bytes = static_cast<std::uint32_t>(smem);
+  if (plan->cluster > 1) {
+    // The scheduler may put several of a cluster's CTAs on one SM; asking for an SM's share of shared memory keeps
+    // ctas_per_sm CTAs on each, so every SM's traffic crosses the SM-to-SM network as the benchmark means.
+    const Params& sm = config.section("sm");
+    const std::uint64_t share = sm.u64("shared_memory") / args.u64("ctas_per_sm") - sm.u64("cta_reserved_shared_memory");
+    info.shared_mem_bytes = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(share, smem, limit));
+  }
   info.name = plan->op == SmemOp::Ldmatrix
                   ? fmt::format("warpsim_smem_ldmatrix_x4_{}", args.text("layout"))
                   : plan->stride > 1 ? fmt::format("warpsim_smem_{}_{}B_stride{}", op, plan->width, plan->stride)
                                      : fmt::format("warpsim_smem_{}_{}B_{}way", op, plan->width, plan->ways);
+  if (plan->chain) info.name += "_chain";
+  if (plan->cluster > 1) info.name += fmt::format("_cluster{}_remote", plan->cluster);
   info.registers_per_thread = 32;
   info.target_arch = config.section("gpu").str("arch");
-  return one_kernel_trace(info, [plan](std::uint64_t, std::uint32_t warp) { return smem_program(plan, warp); },
+  return one_kernel_trace(info, [plan](std::uint64_t cta, std::uint32_t warp) { return smem_program(plan, cta, warp); },
                           "synthesized " + info.name);
 }
 
@@ -144,7 +178,9 @@ std::map<std::string, double> smem_metrics(const SynthArgs& args, const Config& 
   const double bytes = ctas * static_cast<double>(threads) * static_cast<double>(args.u64("iterations")) * lane_bytes;
   (void)config;
   const double per_clk_per_sm = t.cycles ? bytes / static_cast<double>(t.cycles) / t.sm_count : 0.0;
-  return {{"bandwidth_bytes_per_clk_per_sm", per_clk_per_sm}, {"bandwidth_gbps", per_second(bytes, t) / 1e9}};
+  return {{"bandwidth_bytes_per_clk_per_sm", per_clk_per_sm},
+          {"bandwidth_gbps", per_second(bytes, t) / 1e9},
+          {"latency_cycles", static_cast<double>(t.cycles) / static_cast<double>(args.u64("iterations"))}};
 }
 
 SynthesizerInfo smem_synthesizer() {
@@ -164,10 +200,17 @@ SynthesizerInfo smem_synthesizer() {
                   .uint("ctas_per_sm", "CTAs", 2, "CTAs per SM (grid = sm.count * ctas_per_sm)", 1, 64)
                   .uint("threads", "threads", 256, "threads per CTA (a multiple of 32)", 32, 1024)
                   .uint("iterations", "accesses", 1024, "shared-memory accesses per thread", 1, 1ull << 24)
+                  .uint("cluster", "CTAs", 1,
+                        "CTAs per cluster; above 1 each CTA accesses the next rank's shared memory (distributed shared "
+                        "memory, sm_90)", 1, 16)
+                  .choice("chain", {"false", "true"}, std::string("false"),
+                          "each load's address is the previous load's result (a latency chase; op load)")
                   .params();
   info.factory = make_smem;
   info.metrics = {{"bandwidth_bytes_per_clk_per_sm", "B/cycle/SM", "bytes the lanes access / kernel cycles / SMs"},
-                  {"bandwidth_gbps", "GB/s", "bytes the lanes access / kernel time, whole GPU"}};
+                  {"bandwidth_gbps", "GB/s", "bytes the lanes access / kernel time, whole GPU"},
+                  {"latency_cycles", "cycles",
+                   "kernel cycles / iterations: one load's latency with chain true, 32 threads, 1 CTA per SM"}};
   info.derive = smem_metrics;
   return info;
 }
