@@ -41,6 +41,7 @@ constexpr Rule kRules[] = {
     {Opcode::SYNCS_ARRIVE_TRANS64, 90, Action::Refuse, "mbarrier transaction counts"},
     {Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT, 90, Action::Refuse, "mbarrier transaction counts"},
     {Opcode::MBARRIER_INIT, 90, Action::Refuse, "mbarrier transaction counts"},
+    {Opcode::USETMAXREG, 90, Action::Drop, "dropped: register reallocation (setmaxnreg) is sm_90's"},
     // tcgen05 (PTX ISA: sm_100a): accumulators in tensor memory, which no earlier GPU has.
     {Opcode::UTCMMA, 100, Action::Refuse, "tcgen05 MMAs into tensor memory"},
     {Opcode::UTCBAR, 100, Action::Refuse, "tcgen05 MMAs into tensor memory"},

@@ -217,6 +217,7 @@ bool has_memory_fields(const WarpInst& i) {
 constexpr unsigned kAccessBytesBits = 5;
 constexpr std::uint16_t kCacheOpMinor = 5;
 constexpr std::uint16_t kSpinWaitMinor = 6;  // LDG's aux: the arrivals a spin-wait poll waits for (free before)
+constexpr std::uint16_t kSharedClusterMinor = 8;  // LDS/STS's mma.m: the cluster CTA they access (free before)
 static_assert(kMaxAccessBytes < (1u << kAccessBytesBits) && static_cast<unsigned>(CacheOp::Count) <= 8);
 
 // Appends one record. Returns nullptr, or what makes the record unrepresentable.
@@ -376,6 +377,8 @@ void decode_inst(Cursor& in, WarpInst& inst, std::array<std::int32_t, kWarpSize>
   if (flags & kFlagAux) inst.aux = static_cast<std::uint32_t>(in.varint_max("aux", kU32Max));
   // Before 1.6 an LDG's aux meant nothing (writers were free to leave anything there): not a wait.
   if (inst.op == Opcode::LDG && st.minor < kSpinWaitMinor) inst.aux = 0;
+  // Before 1.8 an LDS's or STS's mma.m meant nothing: its own shared memory.
+  if ((inst.op == Opcode::LDS || inst.op == Opcode::STS) && st.minor < kSharedClusterMinor) inst.mma.m = 0;
 }
 
 // ---- kernel info payload (FORMAT.md "KINF block") ----------------------------------------------------------

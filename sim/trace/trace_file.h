@@ -26,7 +26,8 @@ inline constexpr std::uint16_t kTraceFormatMinor = 8;  // 1.1: opcode SHFL appen
                                                        // 1.5: global accesses' cache operator (access byte bits 5-7);
                                                        // 1.6: LDG's aux = a spin-wait's arrivals awaited;
                                                        // 1.7: dtype FP4 (8) appended;
-                                                       // 1.8: opcodes UTCMMA, UTCBAR, LDTM (tcgen05), USETMAXREG appended
+                                                       // 1.8: opcodes UTCMMA, UTCBAR, LDTM (tcgen05), USETMAXREG appended,
+                                                       //      LDS/STS's cluster CTA mask (mma.m)
 inline constexpr int kDefaultTraceCompressionLevel = 3;  // zstd's default: fast, and most of the gain of higher levels
 
 // True when `path` can be opened and starts with the native trace magic (no further validation).

@@ -2140,6 +2140,18 @@ TEST_CASE("setmaxnreg: an increase waits until another warp's decrease has relea
     const std::string error = input_error_of(cfg, greedy);
     CHECK_THAT(error, Catch::Contains("setmaxnreg.inc to 256") && Catch::Contains("no warp left that could release"));
   }
+  SECTION("a larger increase waits while a smaller one it could not cover goes first, and is then served") {
+    // The first warp's exit releases 104 x 32; the 256-register increase needs 152 x 32 more and waits; the
+    // 120-register one needs 16 x 32, takes them and then drops to 24, releasing enough for the first.
+    InMemoryTrace order = one_cta_trace(
+        {dependent_ffma_chain(3), {setmaxnreg(256, true), ffma(7, 2, 3, 4)},
+         {setmaxnreg(120, true), setmaxnreg(24, false), ffma(7, 2, 3, 4)}}, 104);
+    CHECK(input_error_of(cfg, order).empty());
+    InMemoryTrace again = one_cta_trace(
+        {dependent_ffma_chain(3), {setmaxnreg(256, true), ffma(7, 2, 3, 4)},
+         {setmaxnreg(120, true), setmaxnreg(24, false), ffma(7, 2, 3, 4)}}, 104);
+    CHECK(run_one(cfg, again).warp_instructions == 3 + 2 + 3);
+  }
   SECTION("a decrease that raises the count is an error") {
     InMemoryTrace wrong = one_cta_trace({{setmaxnreg(128, false)}}, 104);
     CHECK_THAT(input_error_of(cfg, wrong), Catch::Contains("setmaxnreg.dec to 128 registers from 104"));

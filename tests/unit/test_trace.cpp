@@ -1461,6 +1461,12 @@ TEST_CASE("the trace reader rejects invalid records and kernels", "[trace][valid
     CHECK(plain.aux == 0);
     CHECK(plain.active_mask == 3u);
   }
+  {  // 1.8: an LDS's mma.m names the cluster CTA whose shared memory it reads; before, the field was free.
+    const Bytes lds = {kLDS, 0x60, 2 | (1 << 3), 4, 0, 3, 0, 0};  // memory + mma fields, mma.m = 3
+    expect_error(one_warp_file(1, lds, 8), "LDS on the shared memory of several CTAs (cluster mask 3");
+    CHECK(first_record(one_warp_file(1, lds, 7)).mma.m == 0);
+    CHECK(first_record(one_warp_file(1, {kLDS, 0x60, 2 | (1 << 3), 4, 0, 2, 0, 0}, 8)).cluster_cta_mask() == 2u);
+  }
 
   // Kernel info and warp counts.
   CraftedFile f;

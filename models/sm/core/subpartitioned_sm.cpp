@@ -518,15 +518,15 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   void issue(SubPartition& sp, std::uint32_t ws, Cycle now) {
     Warp& w = warps_[ws];
     const WarpInst* in = head(w);
+    if (in && in->op == Opcode::USETMAXREG && in->active_mask != 0 && !registers_available(w, *in)) {
+      evaluate(w, now);  // another warp took the released registers first: it waits again (stall_misc), no issue
+      return;
+    }
     settle_dependency(w);
     set_reason(w, now, StallReason::Selected);
     set_reason(w, now + 1, StallReason::Wait);
     if (!in) {
       exit_warp(ws, now);
-      return;
-    }
-    if (in->op == Opcode::USETMAXREG && in->active_mask != 0 && !registers_available(w, *in)) {
-      evaluate(w, now + 1);  // another warp took the released registers first: wait again
       return;
     }
     ++warp_instructions_;
@@ -660,7 +660,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
             " CTAs";
     else if (!mem_->has_distributed_shared_memory())
       why = "is to another CTA's shared memory, but this GPU has no distributed shared memory (smem.remote_latency "
-            "is 0)";
+            "or smem.remote_bytes_per_cycle is 0)";
     if (!why.empty()) {
       ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(own) + ": " +
                 std::string(opcode_info(in.op).name) + " at pc " + std::to_string(in.pc) + " " + why);
@@ -790,6 +790,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
       ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(cta.id) + ": setmaxnreg." +
                 (inc ? "inc" : "dec") + " to " + std::to_string(in.aux) + " registers from " +
                 std::to_string(w.registers) + " (an inc must not lower the count, a dec must not raise it)");
+    if (inc ? in.aux < w.registers : in.aux > w.registers) return;
     ++setmaxnreg_;
     if (in.aux > w.registers) cta.free_registers -= std::uint64_t{in.aux - w.registers} * kWarpSize;
     else release_registers(w.cta, std::uint64_t{w.registers - in.aux} * kWarpSize, now);
@@ -808,8 +809,10 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     const Cta& cta = ctas_[w.cta];
     if (cta.live_warps == 0) return;  // still being launched: its other warps are not there yet
     for (std::uint32_t ws : cta.warps) {
-      const Block b = warps_[ws].block;
-      if (b != Block::Registers && b != Block::Exited) return;
+      const Warp& other = warps_[ws];
+      if (other.block != Block::Registers && other.block != Block::Exited) return;
+      // A waiting warp whose (smaller) increase the released registers cover goes on, and may release more later.
+      if (other.block == Block::Registers && &other != &w && registers_available(other, other.buf[other.pos])) return;
     }
     const WarpInst& in = w.buf[w.pos];
     ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(cta.id) + ": setmaxnreg.inc to " +

@@ -119,9 +119,11 @@ std::unique_ptr<TraceSource> make_smem(const SynthArgs& args, const Config& conf
     throw InputError("smem_bandwidth key 'chain': a pointer chase is of loads (op load)");
   if (plan->cluster > 1 && plan->op == SmemOp::Ldmatrix)
     throw InputError("smem_bandwidth key 'cluster': ldmatrix reads the CTA's own shared memory only");
-  if (plan->cluster > 1 && config.section("smem").u64("remote_latency") == 0)
+  if (plan->cluster > 1 &&
+      (config.section("smem").u64("remote_latency") == 0 || config.section("smem").real("remote_bytes_per_cycle") <= 0))
     throw InputError(fmt::format("smem_bandwidth key 'cluster': this GPU ({}) has no distributed shared memory "
-                                 "(smem.remote_latency is 0)", config.section("gpu").str("arch")));
+                                 "(smem.remote_latency or smem.remote_bytes_per_cycle is 0)",
+                                 config.section("gpu").str("arch")));
   if (plan->op == SmemOp::Ldmatrix) plan->ldsm = ldsm_offsets(args.text("layout") == "swizzled");
   if (plan->ways > 1 && plan->stride > 1)
     throw InputError(fmt::format("smem_bandwidth keys 'conflict_ways' ({}) and 'stride' ({}): give one pattern, not "
