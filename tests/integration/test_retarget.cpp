@@ -45,11 +45,15 @@ TEST_CASE("retarget: an sm_90 GEMM trace runs on the A100 config, its HGMMAs map
   // 4 warps x 256/16 k-steps HGMMAs, each a warp's quarter of m64n256k16 = 256/8 m16n8k16 HMMAs.
   CHECK(json::number(stats, "kernels[0].retargeted[0].instructions") == 4.0 * 16);
   CHECK(json::number(stats, "kernels[0].retargeted[0].emitted_instructions") == 4.0 * 16 * 32);
-  CHECK_FALSE(json::has(stats, "kernels[0].retargeted[1]"));
-  // The same work on the tensor cores: 2*M*N*K, and the instruction count grows by what the mapping added.
+  // Each of the 8 warps' setmaxnreg (sm_90's register reallocation) is dropped.
+  CHECK(json::string(stats, "kernels[0].retargeted[1].from") == "USETMAXREG");
+  CHECK(json::number(stats, "kernels[0].retargeted[1].instructions") == 8.0);
+  CHECK(json::number(stats, "kernels[0].retargeted[1].emitted_instructions") == 0.0);
+  CHECK_FALSE(json::has(stats, "kernels[0].retargeted[2]"));
+  // The same work on the tensor cores: 2*M*N*K, and the instruction count changes by what the mappings did.
   CHECK(json::number(stats, "kernels[0].counters[\"sm.tensor_flops\"]") == 2.0 * 64 * 256 * 256);
   CHECK(json::number(stats, "kernels[0].warp_instructions") ==
-        *json::number(h100_stats, "kernels[0].warp_instructions") - 4 * 16 + 4 * 16 * 32);
+        *json::number(h100_stats, "kernels[0].warp_instructions") - 4 * 16 + 4 * 16 * 32 - 8);
 
   const std::vector<std::string> tma{"run", "--gpu", "a100_sxm", "--trace", dir / "tma.wst", "--out", dir / "tma",
                                      "--no-progress"};
