@@ -222,10 +222,10 @@ SpeedOfLight kernel_speed_of_light(const StatReport& stats, const Config& config
     add("smem", "shared memory", "memory", "l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed",
         v->value, config.section("smem").real("bandwidth"), "B/cycle/SM");
   // Distributed shared memory: each SM's share of the SM-to-SM network (smem.remote_bytes_per_cycle).
-  if (const StatValue* v = stat("sm.dsmem_utilization"); v && config.section("smem").real("remote_bytes_per_cycle") > 0)
+  const double dsmem_peak = config.section("smem").real("remote_bytes_per_cycle");
+  if (const StatValue* v = stat("sm.dsmem_utilization"); v && dsmem_peak > 0)
     add("dsmem", "SM-to-SM network (distributed shared memory)", "memory", "(none: this SM's remote shared-memory bytes "
-        "over smem.remote_bytes_per_cycle)", v->value, config.section("smem").real("remote_bytes_per_cycle"),
-        "B/cycle/SM");
+        "over smem.remote_bytes_per_cycle)", v->value, dsmem_peak, "B/cycle/SM");
   // The TMA unit's request generation (models/sm/memory/tma_engine.cpp): a per-copy cost besides the bytes, so a
   // pipeline of small boxes can be bound by it. Nsight Compute has no metric of its own for it.
   if (const StatValue* v = stat("tma.utilization"))

@@ -1323,6 +1323,17 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     }
   }
 
+  // Four ids stand for a consumer warp's accumulator block (16 rows x tile_n), spread over it so the epilogue's
+  // first FMUL waits for the MMAs (or the tensor-memory load) that write it.
+  std::array<std::uint16_t, kHgmmaAccIds> accumulator_ids() const {
+    const GemmPlan& P = *g_.plan;
+    const std::uint32_t acc_regs = consumer_acc_regs(P.t.tile_n);
+    std::array<std::uint16_t, kHgmmaAccIds> acc{};
+    for (std::uint32_t r = 0; r < kHgmmaAccIds; ++r)
+      acc[r] = static_cast<std::uint16_t>(P.r_acc + r * (acc_regs / kHgmmaAccIds));
+    return acc;
+  }
+
   // tcgen05 MMA warp, iteration i (k-tile i % k_tiles of the CTA's tile j = i / k_tiles, into accumulator buffer
   // j % 2): before a tile's first k-tile, wait until the epilogue warps have read that buffer (tile j - 2's); wait for
   // the k-tile; its MMAs from lane 0; a commit that releases its stage on every cluster CTA (their B slices landed
@@ -1354,9 +1365,7 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     const std::uint32_t warp = g_.warp - P.first_consumer_warp;
     const std::uint32_t rows = P.t.tile_m / P.consumer_warps(), passes = rows / kEpilogueRows;
     const std::uint32_t acc_regs = consumer_acc_regs(P.t.tile_n);
-    std::array<std::uint16_t, kHgmmaAccIds> acc{};
-    for (std::uint32_t r = 0; r < kHgmmaAccIds; ++r)
-      acc[r] = static_cast<std::uint16_t>(P.r_acc + r * (acc_regs / kHgmmaAccIds));
+    const auto acc = accumulator_ids();
     emit_mbarrier_wait(c, P.acc_full_mbarrier(buffer), use & 1u);
     for (std::uint32_t pass = 0; pass < passes; ++pass) {
       // The pass's 16 rows x tile_n fp32 in the accumulator layout: tile_n / 2 registers per thread.
@@ -1382,11 +1391,7 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     }
     emit_alu(c, Opcode::IADD3, P.r_smem_r, {P.r_smem_r});  // A descriptor of this stage
     emit_alu(c, Opcode::IADD3, P.r_smem_w, {P.r_smem_w});  // B descriptor (the producer's pointer reg is free)
-    // Four ids stand for the warp's accumulator block, spread over it so the epilogue's first FMUL waits.
-    const std::uint32_t acc_regs = consumer_acc_regs(P.t.tile_n);
-    std::array<std::uint16_t, kHgmmaAccIds> acc{};
-    for (std::uint32_t r = 0; r < kHgmmaAccIds; ++r)
-      acc[r] = static_cast<std::uint16_t>(P.r_acc + r * (acc_regs / kHgmmaAccIds));
+    const auto acc = accumulator_ids();
     for (std::uint32_t k = 0; k < P.k_steps; ++k) emit_hgmma(c, P.p.dtype, P.mma, acc);
     if (P.tma) {
       emit_wgmma_commit(c);

@@ -581,14 +581,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
         if (in->op == Opcode::UTCBAR && in->active_mask != 0) commit_tcgen05(w, *in, now);
         if (in->op == Opcode::USETMAXREG && in->active_mask != 0) set_max_registers(w, *in, now);
         if (in->op == Opcode::LDTM) {
-          if (!timing_.has_tcgen05())
-            ctx_.fail("kernel '" + kernel_->name + "' has an LDTM (tcgen05.ld), but this GPU has no tensor memory "
-                      "(sm.tensor.tcgen05.latency is 0)");
-          for (int i = 0; i < in->num_dst; ++i)
-            if (in->dst[i] < kRegs - 1) {
-              w.reg_ready[in->dst[i]] = now + timing_.tmem_load_latency();
-              w.reg_reason[in->dst[i]] = StallReason::ShortScoreboard;
-            }
+          require_tcgen05("an LDTM (tcgen05.ld)");
+          write_destinations(w, *in, now + timing_.tmem_load_latency(), StallReason::ShortScoreboard);
         }
         if (in->op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT && in->active_mask != 0 &&
             !ctas_[w.cta].mbarriers[in->group].initialised)
@@ -607,11 +601,7 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
           result_reason = StallReason::Gmma;
           w.wgmma_open_done = std::max(w.wgmma_open_done, result);
         }
-        for (int i = 0; i < in->num_dst; ++i)
-          if (in->dst[i] < kRegs - 1) {
-            w.reg_ready[in->dst[i]] = result;
-            w.reg_reason[in->dst[i]] = result_reason;
-          }
+        write_destinations(w, *in, result, result_reason);
         break;
     }
     ++w.pos;
@@ -647,6 +637,16 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     return false;
   }
 
+  // The scoreboard: `in`'s destination registers (RZ aside) are ready at `at` (kPending: when memory says), and a
+  // reader waiting for them until then is in state `reason`.
+  void write_destinations(Warp& w, const WarpInst& in, Cycle at, StallReason reason) {
+    for (int i = 0; i < in.num_dst; ++i)
+      if (in.dst[i] < kRegs - 1) {
+        w.reg_ready[in.dst[i]] = at;
+        w.reg_reason[in.dst[i]] = reason;
+      }
+  }
+
   // Whether `in` accesses another cluster CTA's shared memory (an LDS/STS with the CTA's bit in its cluster mask:
   // distributed shared memory); its own rank's bit is its own shared memory.
   bool remote_shared(const Warp& w, const WarpInst& in) {
@@ -678,11 +678,8 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     if (kind == MemKind::AsyncCopy) ++w.open_group;
     if (kind == MemKind::BulkCopy) ++w.bulk_copies_in_flight;
     if (writes_registers(kind)) {
-      for (int i = 0; i < in.num_dst; ++i)
-        if (in.dst[i] < kRegs - 1) {
-          w.reg_ready[in.dst[i]] = kPending;
-          w.reg_reason[in.dst[i]] = kind == MemKind::SharedLoad ? StallReason::ShortScoreboard : StallReason::LongScoreboard;
-        }
+      write_destinations(w, in, kPending,
+                         kind == MemKind::SharedLoad ? StallReason::ShortScoreboard : StallReason::LongScoreboard);
       ++w.loads_in_flight;
     }
   }
@@ -786,11 +783,12 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
   void set_max_registers(Warp& w, const WarpInst& in, Cycle now) {
     Cta& cta = ctas_[w.cta];
     const bool inc = in.group == 1;
-    if (inc ? in.aux < w.registers : in.aux > w.registers)
+    if (inc ? in.aux < w.registers : in.aux > w.registers) {
       ctx_.fail("kernel '" + kernel_->name + "', CTA " + std::to_string(cta.id) + ": setmaxnreg." +
                 (inc ? "inc" : "dec") + " to " + std::to_string(in.aux) + " registers from " +
                 std::to_string(w.registers) + " (an inc must not lower the count, a dec must not raise it)");
-    if (inc ? in.aux < w.registers : in.aux > w.registers) return;
+      return;
+    }
     ++setmaxnreg_;
     if (in.aux > w.registers) cta.free_registers -= std::uint64_t{in.aux - w.registers} * kWarpSize;
     else release_registers(w.cta, std::uint64_t{w.registers - in.aux} * kWarpSize, now);
@@ -837,11 +835,15 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     pipe_busy_[static_cast<std::size_t>(Pipe::Tensor)] += static_cast<std::uint64_t>(tcgen05_busy_) - before;
     ++tcgen05_mmas_;
   }
+  // A tcgen05 instruction (`what`) on a GPU without tcgen05 tensor cores and tensor memory fails the run.
+  void require_tcgen05(const char* what) {
+    if (!timing_.has_tcgen05())
+      ctx_.fail("kernel '" + kernel_->name + "' has " + what + ", but this GPU has no tcgen05 tensor cores or tensor "
+                "memory (sm.tensor.tcgen05.latency is 0)");
+  }
   // tcgen05.commit: the arrivals happen when the warp's MMAs so far are done (at once if they are).
   void commit_tcgen05(Warp& w, const WarpInst& in, Cycle now) {
-    if (!timing_.has_tcgen05())
-      ctx_.fail("kernel '" + kernel_->name + "' has a UTCBAR (tcgen05.commit), but this GPU has no tcgen05 tensor "
-                "cores (sm.tensor.tcgen05.latency is 0)");
+    require_tcgen05("a UTCBAR (tcgen05.commit)");
     ++tcgen05_commits_issued_;
     const Cycle at = std::max(now + 1, w.tcgen05_done);
     tcgen05_commits_.push_back(Tcgen05Commit{at, w.cta, ctas_[w.cta].id, in.group, in.cluster_cta_mask()});
@@ -977,14 +979,9 @@ class SubpartitionedSm final : public StreamingMultiprocessor, private MemoryPip
     --resident_warps_;
     w.stream.reset();
     release_barriers_if_complete(cta, now);
-    if (cta.live_warps > 0) {
-      release_registers(w.cta, std::uint64_t{w.registers} * kWarpSize, now);
-      for (std::uint32_t other : cta.warps)  // the last warps that could have released some may be gone
-        if (warps_[other].block == Block::Registers) {
-          fail_if_registers_never_come(warps_[other]);
-          break;
-        }
-    }
+    // Its registers go back to the CTA; the warps waiting for some are evaluated again (and a wait that can no
+    // longer end is reported there).
+    if (cta.live_warps > 0) release_registers(w.cta, std::uint64_t{w.registers} * kWarpSize, now);
     if (cta.live_warps == 0) finish_cta(w.cta);
   }
 

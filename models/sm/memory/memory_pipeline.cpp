@@ -220,8 +220,9 @@ void MemoryPipeline::lsu_step(Cycle now) {
       // Distributed shared memory: after the local data path, the bytes cross the SM-to-SM network at this SM's
       // share of it, then the remote latency (in place of the local one).
       const double start = std::max(static_cast<double>(now + busy - 1), remote_port_free_);
-      remote_port_free_ = start + r.shared_bytes / smem_remote_bytes_per_cycle_;
-      smem_remote_busy_ += r.shared_bytes / smem_remote_bytes_per_cycle_;
+      const double crossing = r.shared_bytes / smem_remote_bytes_per_cycle_;
+      remote_port_free_ = start + crossing;
+      smem_remote_busy_ += crossing;
       smem_remote_busy_cycles_ = static_cast<std::uint64_t>(smem_remote_busy_);
       ++smem_remote_requests_;
       smem_remote_bytes_ += r.shared_bytes;
