@@ -2017,3 +2017,120 @@ TEST_CASE("gemm tcgen05 refuses tilings whose resident CTAs would overflow tenso
   t.stages = 4;  // one CTA per SM
   CHECK(gemm_tcgen05_refusal(p, t, limits).empty());
 }
+
+TEST_CASE("gemm sm_90 ping-pong: consumer warpgroups take alternate tiles, their MMAs and epilogues in turns",
+          "[synth][gemm][tma][persistent][pingpong]") {
+  GemmLimits limits = kH100Tma;
+  limits.sm_count = 6;  // 6 CTAs (3 clusters of 2), 5 or 6 tiles each: both warpgroups loop, the first one more
+  const GemmProblem p{512, 1024, 320, DType::BF16};  // 5 k-tiles of 64, 4 HGMMA k-steps each
+  for (const auto& [tile_m, tile_n] : {std::pair{64u, 256u}, std::pair{128u, 128u}}) {
+    INFO("tile " << tile_m << "x" << tile_n);
+    GemmTiling t = default_gemm_tiling("sm_90", p.dtype);
+    t.tile_m = tile_m;
+    t.tile_n = tile_n;
+    REQUIRE(gemm_pingpong_refusal(p, t, limits).empty());
+    t = gemm_with_pingpong(p, t, limits);
+    REQUIRE(t.pingpong);
+    REQUIRE(t.persistent);
+    CHECK(t.warps == 12);
+    REQUIRE(validate_gemm(p, t, limits).empty());
+    auto kernel = make_gemm_trace(p, t, "sm_90", limits)->open_kernel(0);
+    const KernelInfo& info = kernel->info();
+    CHECK(info.name.find("_pingpong") != std::string::npos);
+    REQUIRE(info.cluster.x == 2);
+    const std::uint64_t grid = info.grid.count(), tiles = (512 / tile_m) * (1024 / tile_n), m_blocks = tile_m / 64;
+    REQUIRE(grid == 6);
+    const std::uint32_t order0 = 2 * t.stages;  // the order barriers after the stages' full and empty ones
+    const std::uint64_t c_base = align_mib(align_mib(kA + 512ull * 320 * 2) + 1024ull * 320 * 2);
+    std::map<std::uint64_t, std::uint32_t> c_written;
+    std::uint64_t hgmma_flops = 0;
+    for (std::uint64_t cta = 0; cta < grid; ++cta) {
+      std::vector<std::uint64_t> units;
+      for (std::uint64_t u = cta; u < tiles; u += grid) units.push_back(u);
+      // Warp 0 initialises the stages' barriers (an empty one is released by the 4 warps of one warpgroup in each
+      // of the 2 CTAs) and the 4 order barriers (4 arrivals: the other warpgroup's warps).
+      for (const WarpInst& in : warp_of(*kernel, cta, 0))
+        if (in.op == Opcode::MBARRIER_INIT)
+          CHECK(in.aux == (in.group < t.stages ? 1u : in.group < order0 ? 4u * 2 : 4u));
+      for (std::uint32_t w = 4; w < 12; ++w) {
+        INFO("CTA " << cta << " warp " << w);
+        const std::uint32_t wg = (w - 4) / 4, q = (w - 4) % 4;
+        std::vector<std::uint64_t> mine;  // the warpgroup's tiles: every other one of the CTA's
+        for (std::size_t j = wg; j < units.size(); j += 2) mine.push_back(units[j]);
+        std::vector<std::array<std::uint64_t, 32>> lanes;
+        const auto insts = read_all(*kernel->open_cta(cta)->open_warp(w), 64, &lanes);
+        // The warp's story as tokens: m = wait for the MMA turn, H = HGMMAs, M = hand the MMA turn on, e = wait for
+        // the epilogue turn, S = stores, E = hand the epilogue turn on.
+        std::string story;
+        std::map<std::uint32_t, std::uint32_t> waits;  // order barrier -> waits so far
+        std::uint64_t hgmma = 0, tile = 0;
+        for (std::size_t i = 0; i < insts.size(); ++i) {
+          const WarpInst& in = insts[i];
+          auto add = [&](char token) {
+            if (story.empty() || story.back() != token || (token != 'H' && token != 'S')) story += token;
+          };
+          if (in.op == Opcode::HGMMA) {
+            ++hgmma;
+            hgmma_flops += mma_flops_per_warp(in);
+            add('H');
+          }
+          if (in.op == Opcode::SYNCS_PHASECHK_TRANS64_TRYWAIT && in.group >= order0) {
+            const std::uint32_t turn = (in.group - order0) / 2;
+            CHECK((in.group - order0) % 2 == wg);  // its own barriers
+            const std::uint32_t j = waits[in.group]++;
+            CHECK(in.aux == ((j & 1u) ^ (wg == 0 ? 1u : 0u)));  // warpgroup 0's first turn is free
+            add(turn == 0 ? 'm' : 'e');
+            tile += turn == 1;  // the stores that follow are of the warpgroup's next tile
+          }
+          if (in.op == Opcode::SYNCS_ARRIVE_TRANS64 && in.group >= order0) {
+            CHECK((in.group - order0) % 2 == 1 - wg);  // the other warpgroup's
+            add((in.group - order0) / 2 == 0 ? 'M' : 'E');
+          }
+          if (in.op == Opcode::STG) {
+            add('S');
+            REQUIRE(tile >= 1);
+            REQUIRE(tile <= mine.size());
+            for (int l = 0; l < 32; ++l)
+              if (in.active_mask >> l & 1)
+                for (std::uint32_t b = 0; b < in.access_bytes; ++b) {
+                  const std::uint64_t off = lanes[i][l] + b - c_base;
+                  ++c_written[off];
+                  // Rows 16q.. of each 64-row block of one of the warpgroup's tiles.
+                  const std::uint64_t row = off / (1024 * 2), col = off % (1024 * 2) / 2;
+                  const GemmTileIndex ti = gemm_cta_tile(mine[tile - 1], 512 / tile_m, 1024 / tile_n, t.swizzle_group);
+                  CHECK(row / tile_m == ti.m);
+                  CHECK(col / tile_n == ti.n);
+                  CHECK(row % 64 / 16 == q);
+                }
+          }
+        }
+        CHECK(hgmma == mine.size() * 5 * 4 * m_blocks);
+        std::string expected;
+        for (std::size_t j = 0; j < mine.size(); ++j) expected += "mHMeSE";
+        CHECK(story == expected);
+      }
+    }
+    CHECK(hgmma_flops == info.flops);
+    CHECK(covers_once(c_written, 0, 512ull * 1024 * 2));
+  }
+}
+
+TEST_CASE("gemm ping-pong is refused where it cannot run, naming the reason", "[synth][gemm][pingpong]") {
+  auto contains = [](const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; };
+  const GemmProblem p{1024, 1024, 1024, DType::BF16};
+  GemmTiling t = default_gemm_tiling("sm_90", p.dtype);  // 128 x 256: 256 accumulator registers for one warpgroup
+  CHECK(contains(gemm_pingpong_refusal(p, t, kH100Tma), "take 256 registers per thread"));
+  CHECK_FALSE(gemm_with_pingpong(p, t, kH100Tma).pingpong);
+  t.tile_m = 64;
+  CHECK(gemm_pingpong_refusal(p, t, kH100Tma).empty());
+  GemmTiling split = t;
+  split.split_k = 2;
+  CHECK(contains(gemm_pingpong_refusal(p, split, kH100Tma), "excludes split_k > 1"));
+  GemmLimits no_tma = kH100Tma;
+  no_tma.tma = false;
+  CHECK(contains(gemm_pingpong_refusal(p, t, no_tma), "needs the TMA main loop"));
+  CHECK(contains(gemm_pingpong_refusal(p, default_gemm_tiling("sm_80", p.dtype), kH100Tma), "not the sm_80 multistage"));
+  GemmTiling deep = t;
+  deep.stages = 15;  // 30 stage barriers and 4 order barriers exceed the 32 mbarriers
+  CHECK(contains(gemm_pingpong_refusal(p, deep, kH100Tma), "stages=15"));
+}

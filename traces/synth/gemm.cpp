@@ -73,6 +73,10 @@ constexpr std::uint32_t kTcgen05MmaFixedInsts = 4;
 constexpr std::uint32_t kTcgen05AccBuffers = 2;   // accumulators in tensor memory: tile t in buffer t % 2
 constexpr std::uint32_t kTmemColumns = 512;       // b200.spec.tmem: 128 lanes x 512 32-bit columns
 constexpr std::uint32_t kTcgen05MaxRows = 128;    // tcgen05.mma cta_group::1: M 64 or 128
+// Ping-pong (CUTLASS 3 KernelTmaWarpSpecializedPingpong): two consumer warpgroups, and its OrderedSequenceBarrier
+// of two stages (the MMAs' turn, the epilogue's) per warpgroup, each an mbarrier the other warpgroup's warps arrive on.
+constexpr std::uint32_t kPingpongWarpgroups = 2;
+constexpr std::uint32_t kPingpongOrderBarriers = 2 * kPingpongWarpgroups;
 
 std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
 std::uint32_t round_up32(std::uint32_t a, std::uint32_t b) { return static_cast<std::uint32_t>(round_up(a, b)); }
@@ -260,7 +264,19 @@ struct GemmPlan {
   // warp has read it) mbarriers, after the stages'; the MMA warp's branch.
   std::uint32_t acc_full_mbarrier(std::uint32_t b) const { return 2 * t.stages + b; }
   std::uint32_t acc_empty_mbarrier(std::uint32_t b) const { return 2 * t.stages + kTcgen05AccBuffers + b; }
-  std::uint32_t mbarrier_inits() const { return 2 * t.stages + (tcgen05 ? 2 * kTcgen05AccBuffers : 0); }
+  // Ping-pong: the order barrier of turn `turn` (kMmaTurn, kEpilogueTurn) that consumer warpgroup `wg` waits on.
+  static constexpr std::uint32_t kMmaTurn = 0, kEpilogueTurn = 1;
+  std::uint32_t order_mbarrier(std::uint32_t turn, std::uint32_t wg) const {
+    return 2 * t.stages + turn * kPingpongWarpgroups + wg;
+  }
+  std::uint32_t mbarrier_inits() const {
+    return 2 * t.stages + (tcgen05 ? 2 * kTcgen05AccBuffers : 0) + (t.pingpong ? kPingpongOrderBarriers : 0);
+  }
+  // Warps that release a stage once they have read it (in every CTA of the cluster): the consumers of the k-tile's
+  // output tile (ping-pong: one warpgroup), or the tcgen05 MMA warp's commit.
+  std::uint32_t stage_release_warps() const {
+    return (tcgen05 ? 1 : t.pingpong ? kWarpgroupWarps : consumer_warps()) * cluster_m;
+  }
   std::uint32_t mma_pc = 0;
   // With a cluster the producer ends waiting for the last stages' releases (its cluster peers' consumers arrive
   // on its empty barriers until then), as CUTLASS's producer tail: stages - 1 waits, for the k-tiles before the
@@ -366,16 +382,24 @@ std::uint32_t multistage_frag_regs(std::uint32_t wtm, std::uint32_t wtn) {
 }
 std::uint32_t consumer_acc_regs(std::uint32_t tile_n) { return kHgmmaM * tile_n / kWarpgroupThreads; }
 
-// Consumer warps of the warp-specialised structure: one warpgroup per 64 rows (warpgroup MMA), or the one
-// epilogue warpgroup of the tcgen05 structure.
+// m64 row blocks of one consumer warpgroup's accumulators: ping-pong's warpgroup computes the whole tile_m, a
+// cooperative warpgroup 64 rows of it.
+std::uint32_t warpgroup_m_blocks(const GemmTiling& t) { return t.pingpong ? t.tile_m / kHgmmaM : 1; }
+std::uint32_t warpgroup_acc_regs(const GemmTiling& t) { return warpgroup_m_blocks(t) * consumer_acc_regs(t.tile_n); }
+
+// Consumer warps of the warp-specialised structure: one warpgroup per 64 rows (warpgroup MMA, cooperative), the two
+// of ping-pong, or the one epilogue warpgroup of the tcgen05 structure.
 std::uint32_t consumer_warps_of(const GemmTiling& t) {
-  return t.tcgen05 ? kWarpgroupWarps : t.tile_m / kHgmmaM * kWarpgroupWarps;
+  return t.tcgen05 ? kWarpgroupWarps : t.pingpong ? kPingpongWarpgroups * kWarpgroupWarps : t.tile_m / kHgmmaM * kWarpgroupWarps;
 }
 
-// Registers per thread of a consumer warp of the warp-specialised structure, once setmaxnreg has given them.
-std::uint32_t consumer_registers(const GemmTiling& t) {
-  return std::min(kConsumerRegsMax, round_up32(consumer_acc_regs(t.tile_n) + kConsumerRegOverhead, kRegGranule));
+// Registers per thread of a consumer warp of the warp-specialised structure, once setmaxnreg has given them (what the
+// accumulators and kConsumerRegOverhead need, at most kConsumerRegsMax: gemm_pingpong_refusal refuses a ping-pong
+// tile that needs more).
+std::uint32_t consumer_registers_needed(const GemmTiling& t) {
+  return round_up32(warpgroup_acc_regs(t) + kConsumerRegOverhead, kRegGranule);
 }
+std::uint32_t consumer_registers(const GemmTiling& t) { return std::min(kConsumerRegsMax, consumer_registers_needed(t)); }
 
 // Registers per thread at launch (what occupancy is computed from).
 std::uint32_t kernel_registers(const GemmTiling& t) {
@@ -406,9 +430,10 @@ std::uint32_t shared_mem_bytes(const GemmProblem& p, const GemmTiling& t) {  // 
 }
 
 // The persistent kernel's epilogue staging, beside the stages (the producer keeps filling those with the next tile
-// while the consumers store this one): one warp-private buffer per consumer warp.
+// while the consumers store this one): one warp-private buffer per consumer warp storing at once (ping-pong's
+// warpgroups store one after the other, through the same buffers).
 std::uint32_t persistent_staging_bytes(const GemmProblem& p, const GemmTiling& t) {
-  return consumer_warps_of(t) * gemm_epilogue(p, t.tile_n, t).staging_bytes();
+  return (t.pingpong ? kWarpgroupWarps : consumer_warps_of(t)) * gemm_epilogue(p, t.tile_n, t).staging_bytes();
 }
 
 bool gemm_uses_tma(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits);
@@ -528,10 +553,10 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   } else {
     P.mma = MmaShape{static_cast<std::uint16_t>(P.tcgen05 ? t.tile_m : kHgmmaM), static_cast<std::uint16_t>(t.tile_n),
                      static_cast<std::uint16_t>(mma_k_for(p.dtype) * k_elems_per_unit(p.dtype))};
-    P.consumer_warpgroups = P.tcgen05 ? 1 : t.tile_m / kHgmmaM;
+    P.consumer_warpgroups = consumer_warps_of(t) / kWarpgroupWarps;
     P.first_consumer_warp = kWarpgroupWarps;
     copy_threads = kWarpgroupThreads;
-    acc_regs = consumer_acc_regs(t.tile_n);
+    acc_regs = warpgroup_acc_regs(t);
     // In the wgmma accumulator layout each warp holds 16 rows x tile_n: the same per-(m16, n8) fragments as mma.sync.
     P.n_mi = 1;
     P.n_ni = t.tile_n / kHmmaShape.n;
@@ -640,7 +665,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   if (P.tcgen05) name << "_tcgen05";
   if (P.split_k > 1) name << "_splitk" << P.split_k;
   if (P.stream_k()) name << "_streamk" << P.sk.sk_ctas;
-  if (P.persistent()) name << "_persistent";
+  if (P.persistent()) name << (t.pingpong ? "_pingpong" : "_persistent");
   if (p.epilogue != GemmEpilogue::None) name << '_' << gemm_epilogue_name(p.epilogue);
   name << " (";
   if (p.batch > 1) name << p.batch << 'x';
@@ -663,8 +688,9 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
     info.persistent_units = p.batch * P.tiles;
     // The consumers' tile head (emit_next_tile), where their branch starts. Not the producer's: it runs ahead of
     // the tiles computed by up to the stages' k-tiles (a whole tile when k is short).
-    info.unit_head_pc = P.consumer_pc + (P.setmaxnreg ? kInstBytes : 0);
-    info.unit_head_warps = P.consumer_warps();
+    // Ping-pong: after the wait for the MMAs' turn (the other warpgroup's tile head comes early, then waits).
+    info.unit_head_pc = P.consumer_pc + (P.setmaxnreg ? kInstBytes : 0) + (t.pingpong ? kInstBytes : 0);
+    info.unit_head_warps = t.pingpong ? kWarpgroupWarps : P.consumer_warps();  // ping-pong: one warpgroup per tile
   }
   return plan;
 }
@@ -1067,8 +1093,10 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
           emit_mbarrier_init(c, P.full_mbarrier(s), 1);
           // Every consumer warp (tcgen05: the MMA warp's commit) of every CTA of the cluster releases the stage
           // (the B slices it multicasts land in all of them).
-          emit_mbarrier_init(c, P.empty_mbarrier(s), (P.tcgen05 ? 1 : P.consumer_warps()) * P.cluster_m);
+          emit_mbarrier_init(c, P.empty_mbarrier(s), P.stage_release_warps());
         }
+        for (std::uint32_t b = 0; P.t.pingpong && b < kPingpongOrderBarriers; ++b)
+          emit_mbarrier_init(c, P.order_mbarrier(b / kPingpongWarpgroups, b % kPingpongWarpgroups), kWarpgroupWarps);
         for (std::uint32_t b = 0; P.tcgen05 && b < kTcgen05AccBuffers; ++b) {
           emit_mbarrier_init(c, P.acc_full_mbarrier(b), 1);
           emit_mbarrier_init(c, P.acc_empty_mbarrier(b), P.consumer_warps());
@@ -1091,7 +1119,7 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
       g_.emit_prologue_fills(c);
     }
     tile_loop_pc_ = c.pc();
-    WARPSIM_ASSERT(!P.persistent() || producer_ || tile_loop_pc_ == P.info.unit_head_pc,
+    WARPSIM_ASSERT(!P.persistent() || producer_ || tile_loop_pc_ + (P.t.pingpong ? kInstBytes : 0) == P.info.unit_head_pc,
                    "the consumers' tile head out of step with KernelInfo::unit_head_pc");
   }
   void emit_iteration(InstChunk& c, std::uint32_t i) {
@@ -1105,21 +1133,30 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
       if (P.persistent()) emit_loop_tail(c, P);
       return;
     }
-    const std::uint32_t k_iteration = i % k_tiles_per_unit_;  // of the current output tile
+    // Ping-pong: the warp's own iteration i is the CTA's iteration `ci` (its warpgroup's tiles are every other one).
+    const std::uint32_t use = i / k_tiles_per_unit_;  // of the warpgroup's tiles
+    const std::uint32_t ci = pingpong_ ? (kPingpongWarpgroups * use + wg_) * k_tiles_per_unit_ + i % k_tiles_per_unit_ : i;
+    const std::uint32_t k_iteration = ci % k_tiles_per_unit_;  // of the current output tile
     if (P.persistent()) {
-      c.set_pc(tile_loop_pc_ + (k_iteration == 0 ? 0 : kPersistentTileInsts * kInstBytes));
-      if (k_iteration == 0) emit_next_tile(c, i / k_tiles_per_unit_);
+      // The k-tile loop starts after the tile head. Ping-pong waits for the MMAs' turn first, so that the tile head
+      // marks when the warpgroup starts the tile (round sampling's KernelInfo::unit_head_pc).
+      c.set_pc(tile_loop_pc_ + (k_iteration == 0 ? 0 : (kPersistentTileInsts + pingpong_) * kInstBytes));
+      if (k_iteration == 0 && pingpong_) emit_order_wait(c, GemmPlan::kMmaTurn, use);
+      if (k_iteration == 0) emit_next_tile(c, ci / k_tiles_per_unit_);
     }
     if (mma_warp_)
-      emit_mma_k_tile(c, i);
+      emit_mma_k_tile(c, ci);
     else if (producer_ && P.tma)
-      emit_tma_producer_k_tile(c, i);
+      emit_tma_producer_k_tile(c, ci);
     else if (producer_)
-      emit_producer_k_tile(c, i);
+      emit_producer_k_tile(c, ci);
     else
-      emit_consumer_k_tile(c, i);
+      emit_consumer_k_tile(c, ci);
     if (P.persistent() && k_iteration + 1 == k_tiles_per_unit_) {
-      if (!producer_) emit_tile_epilogue(c, i);
+      // Ping-pong, CUTLASS's order: the other warpgroup may issue its MMAs once this one's are issued; this one
+      // waits for them to finish, then stores in its epilogue turn.
+      if (pingpong_) emit_order_arrive(c, GemmPlan::kMmaTurn);
+      if (!producer_) emit_tile_epilogue(c, ci, use);
       emit_loop_tail(c, P);  // the tile loop's branch
     }
   }
@@ -1149,6 +1186,8 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
         producer_(g_.warp < g_.plan->first_consumer_warp),
         mma_warp_(g_.plan->tcgen05 && g_.warp == kTcgen05MmaWarp),
         idle_(is_idle(g_)),
+        pingpong_(g_.plan->t.pingpong && !producer_),
+        wg_(producer_ ? 0 : (g_.warp - g_.plan->first_consumer_warp) / kWarpgroupWarps),
         cta_id_(cta_id),
         k_tiles_per_unit_(std::max(1u, g_.k_tiles.iterations())) {}
   // With TMA only warp 0 of the producer warpgroup loads; warps 1-3 exit after the role dispatch.
@@ -1165,13 +1204,34 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     const std::uint64_t units = g.plan->units_of(cta_id);
     if (g.plan->tcgen05 && g.warp >= g.plan->first_consumer_warp)  // the epilogue warps loop over output tiles
       tiles = PipelineTiles{0, static_cast<std::uint32_t>(units), g.k_tiles.stages};
+    else if (g.plan->t.pingpong && g.warp >= g.plan->first_consumer_warp)  // every other tile: wg, wg + 2, ...
+      tiles = PipelineTiles{0, static_cast<std::uint32_t>(pingpong_tiles(units, consumer_warpgroup(g)) * g.k_tiles.iterations()),
+                            g.k_tiles.stages};
     else if (g.plan->persistent())
       tiles = PipelineTiles{0, static_cast<std::uint32_t>(units * g.k_tiles.iterations()), g.k_tiles.stages};
     if (is_idle(g)) tiles.end = tiles.first;
     return tiles;
   }
-  // Global k-tile of iteration i.
+  static std::uint32_t consumer_warpgroup(const GemmWarpContext& g) {
+    return (g.warp - g.plan->first_consumer_warp) / kWarpgroupWarps;
+  }
+  // Ping-pong: of a CTA's `units` output tiles, those of consumer warpgroup wg (wg, wg + 2, ...).
+  static std::uint64_t pingpong_tiles(std::uint64_t units, std::uint32_t wg) {
+    return units > wg ? (units - wg + kPingpongWarpgroups - 1) / kPingpongWarpgroups : 0;
+  }
+  // Global k-tile of the CTA's iteration i.
   std::uint32_t k_tile_of(std::uint32_t i) const { return g_.k_tiles.first + i % k_tiles_per_unit_; }
+
+  // Ping-pong (CUTLASS's OrderedSequenceBarrier of two warpgroups and two turns): wait for this warpgroup's `turn`
+  // of its `use`-th tile. The turns alternate between the warpgroups, warpgroup 0 first: its first wait passes on
+  // the fresh barrier (parity 1), each later one needs the other warpgroup's arrival for its previous tile.
+  void emit_order_wait(InstChunk& c, std::uint32_t turn, std::uint32_t use) {
+    emit_mbarrier_wait(c, g_.plan->order_mbarrier(turn, wg_), (use & 1u) ^ (wg_ == 0 ? 1u : 0u));
+  }
+  // Hand the turn to the other warpgroup.
+  void emit_order_arrive(InstChunk& c, std::uint32_t turn) {
+    emit_mbarrier_arrive_expect_tx(c, g_.plan->order_mbarrier(turn, (wg_ + 1) % kPingpongWarpgroups), 0);
+  }
 
   // Persistent: the scheduler's fetch of the CTA's output tile number j, which the following iterations load,
   // compute and store.
@@ -1187,20 +1247,28 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     if (const std::uint64_t u = g_.plan->unit(cta_id_, j); u != cta_id_)
       g_ = GemmWarpContext(g_.plan, g_.plan->cta_work(u), g_.warp, g_.cluster_rank);
   }
-  // Persistent consumers after a tile's last k-tile (iteration i): every HGMMA done, that k-tile's stage released
-  // (the producer waits for it to load the next tile's), the tile stored.
-  void emit_tile_epilogue(InstChunk& c, std::uint32_t i) {
+  // Persistent consumers after a tile's last k-tile (iteration i; ping-pong: the warpgroup's `use`-th tile): every
+  // HGMMA done, that k-tile's stage released (the producer waits for it to load the next tile's), the tile stored
+  // (ping-pong: in this warpgroup's epilogue turn).
+  void emit_tile_epilogue(InstChunk& c, std::uint32_t i, std::uint32_t use) {
     emit_wgmma_wait(c, 0);
     emit_release(c, i);
+    if (pingpong_) emit_order_wait(c, GemmPlan::kEpilogueTurn, use);
     emit_store_tile(c);
+    if (pingpong_) emit_order_arrive(c, GemmPlan::kEpilogueTurn);
   }
-  // The consumer warp's 16 rows of the CTA tile to C, through its staging buffer.
+  // The consumer warp's rows of the CTA tile to C, through its staging buffer: warp q of cooperative warpgroup g
+  // holds rows 64g + 16q; warp q of a ping-pong warpgroup rows 16q of each of its m64 blocks (and uses staging
+  // buffer q: the warpgroups store in turn).
   void emit_store_tile(InstChunk& c) {
     const GemmPlan& P = *g_.plan;
     const std::uint32_t consumer = g_.warp - P.first_consumer_warp;
-    const std::uint64_t row0 = g_.a_row0 + consumer * kEpilogueRows;  // warpgroup g, warp q: rows 64g + 16q
-    emit_staged_epilogue(c, P.epi, MmaAccumulatorTile{P.r_acc, P.n_mi, P.n_ni}, g_.c, row0, g_.b_row0,
-                         P.epi_base + consumer * P.epi.staging_bytes(), P.r_epi, P.r_cptr);
+    const std::uint32_t slot = pingpong_ ? consumer % kWarpgroupWarps : consumer;
+    for (std::uint32_t block = 0; block < warpgroup_m_blocks(P.t); ++block) {
+      const std::uint64_t row0 = g_.a_row0 + block * kHgmmaM + slot * kEpilogueRows;
+      emit_staged_epilogue(c, P.epi, MmaAccumulatorTile{accumulator_base(block), P.n_mi, P.n_ni}, g_.c, row0, g_.b_row0,
+                           P.epi_base + slot * P.epi.staging_bytes(), P.r_epi, P.r_cptr);
+    }
   }
   // The consumer warp's arrival on the empty barrier of iteration i's stage, on every cluster CTA's (the B slices
   // of that stage came from all of them).
@@ -1323,14 +1391,17 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     }
   }
 
-  // Four ids stand for a consumer warp's accumulator block (16 rows x tile_n), spread over it so the epilogue's
-  // first FMUL waits for the MMAs (or the tensor-memory load) that write it.
-  std::array<std::uint16_t, kHgmmaAccIds> accumulator_ids() const {
-    const GemmPlan& P = *g_.plan;
-    const std::uint32_t acc_regs = consumer_acc_regs(P.t.tile_n);
+  // First accumulator register of the warp's m64 block `block` (ping-pong's warpgroup may hold two).
+  std::uint16_t accumulator_base(std::uint32_t block) const {
+    return static_cast<std::uint16_t>(g_.plan->r_acc + block * consumer_acc_regs(g_.plan->t.tile_n));
+  }
+  // Four ids stand for a consumer warp's accumulator block (16 rows x tile_n of m64 block `block`), spread over it so
+  // the epilogue's first FMUL waits for the MMAs (or the tensor-memory load) that write it.
+  std::array<std::uint16_t, kHgmmaAccIds> accumulator_ids(std::uint32_t block = 0) const {
+    const std::uint32_t acc_regs = consumer_acc_regs(g_.plan->t.tile_n);
     std::array<std::uint16_t, kHgmmaAccIds> acc{};
     for (std::uint32_t r = 0; r < kHgmmaAccIds; ++r)
-      acc[r] = static_cast<std::uint16_t>(P.r_acc + r * (acc_regs / kHgmmaAccIds));
+      acc[r] = static_cast<std::uint16_t>(accumulator_base(block) + r * (acc_regs / kHgmmaAccIds));
     return acc;
   }
 
@@ -1391,8 +1462,10 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     }
     emit_alu(c, Opcode::IADD3, P.r_smem_r, {P.r_smem_r});  // A descriptor of this stage
     emit_alu(c, Opcode::IADD3, P.r_smem_w, {P.r_smem_w});  // B descriptor (the producer's pointer reg is free)
-    const auto acc = accumulator_ids();
-    for (std::uint32_t k = 0; k < P.k_steps; ++k) emit_hgmma(c, P.p.dtype, P.mma, acc);
+    // Each k-step's MMA for every m64 block of the warpgroup's tile (CUTLASS's gemm over the tiled MMA: M inside K).
+    const std::uint32_t blocks = warpgroup_m_blocks(P.t);
+    for (std::uint32_t k = 0; k < P.k_steps; ++k)
+      for (std::uint32_t block = 0; block < blocks; ++block) emit_hgmma(c, P.p.dtype, P.mma, accumulator_ids(block));
     if (P.tma) {
       emit_wgmma_commit(c);
       emit_wgmma_wait(c, 1);  // k-tile i-1's HGMMAs are done: its stage may be refilled
@@ -1408,6 +1481,8 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
   bool producer_ = false;
   bool mma_warp_ = false;  // tcgen05: the warp whose lane 0 issues the CTA's MMAs
   bool idle_ = false;  // a producer warp without a loop (TMA)
+  bool pingpong_ = false;  // a consumer warp of the ping-pong schedule: its warpgroup computes every other tile
+  std::uint32_t wg_ = 0;   // consumer warpgroup
   std::uint64_t cta_id_ = 0;
   std::uint32_t k_tiles_per_unit_ = 1;  // k-tiles of one output tile (of the CTA's split)
   std::uint32_t tile_loop_pc_ = 0;      // persistent: the tile loop's head, where the code after the prologue starts
@@ -1531,6 +1606,24 @@ std::string persistent_refusal(const GemmProblem& p, const GemmTiling& t, const 
   return "";
 }
 
+// gemm_pingpong_refusal of the packed problem and tiling (pingpong set, 12 warps).
+std::string pingpong_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
+  if (!t.warpgroup_mma) return "ping-pong is the sm_90 warp-specialised kernel's schedule, not the sm_80 multistage one's";
+  if (t.tcgen05) return "ping-pong is the warpgroup-MMA kernel's schedule (the tcgen05 kernel has one epilogue warpgroup)";
+  if (t.tile_m % kHgmmaM != 0)
+    return "tile_m=" + std::to_string(t.tile_m) + " must be a multiple of 64 (m64 warpgroup MMAs)";
+  if (consumer_registers_needed(t) > kConsumerRegsMax)
+    return "one warpgroup's " + std::to_string(t.tile_m) + "x" + std::to_string(t.tile_n) + " accumulators take " +
+           std::to_string(warpgroup_acc_regs(t)) + " registers per thread, " + std::to_string(consumer_registers_needed(t)) +
+           " with the rest, more than the " + std::to_string(kConsumerRegsMax) +
+           " setmaxnreg gives a consumer (tile_m x tile_n at most 64x256 or 128x128)";
+  if (2 * t.stages + kPingpongOrderBarriers > kMbarriers)
+    return "stages=" + std::to_string(t.stages) + " (its mbarriers, 2 per stage and 4 for the warpgroups' order, must be "
+           "at most " + std::to_string(kMbarriers) + ")";
+  if (std::string why = persistent_refusal(p, t, limits); !why.empty()) return "it runs persistent, and " + why;
+  return "";
+}
+
 }  // namespace
 
 std::string gemm_persistent_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
@@ -1541,6 +1634,21 @@ std::string gemm_tcgen05_refusal(const GemmProblem& p, const GemmTiling& t, cons
   GemmTiling as_tcgen05 = t;
   as_tcgen05.tcgen05 = true;
   return tcgen05_refusal(storage_problem(p), storage_tiling(as_tcgen05, p.dtype), limits);
+}
+
+std::string gemm_pingpong_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
+  GemmTiling as_pingpong = t;
+  as_pingpong.pingpong = true;
+  as_pingpong.warps = (kPingpongWarpgroups + 1) * kWarpgroupWarps;
+  return pingpong_refusal(storage_problem(p), storage_tiling(as_pingpong, p.dtype), limits);
+}
+
+GemmTiling gemm_with_pingpong(const GemmProblem& p, GemmTiling t, const GemmLimits& limits) {
+  if (!gemm_pingpong_refusal(p, t, limits).empty()) return t;
+  t.pingpong = true;
+  t.persistent = true;
+  t.warps = (kPingpongWarpgroups + 1) * kWarpgroupWarps;
+  return t;
 }
 
 GemmTiling gemm_with_tcgen05(const GemmProblem& p, GemmTiling t, const GemmLimits& limits) {
@@ -1861,10 +1969,15 @@ std::string validate_gemm(const GemmProblem& problem, const GemmTiling& tiling, 
     if (t.tcgen05) {
       if (const std::string why = tcgen05_refusal(p, t, limits); !why.empty()) return "GEMM tcgen05 structure: " + why;
     }
+    if (t.pingpong) {
+      if (const std::string why = pingpong_refusal(p, t, limits); !why.empty()) return "GEMM ping-pong schedule: " + why;
+    }
     if (t.warps != kWarpgroupWarps * (consumers + 1))
       return "GEMM warp-specialised tiling with tile_m=" + std::to_string(t.tile_m) + " needs " +
-             std::to_string(kWarpgroupWarps * (consumers + 1)) +
-             " warps (one producer warpgroup + " + (t.tcgen05 ? "the epilogue warpgroup" : "one consumer warpgroup per 64 rows") +
+             std::to_string(kWarpgroupWarps * (consumers + 1)) + " warps (one producer warpgroup + " +
+             (t.tcgen05    ? "the epilogue warpgroup"
+              : t.pingpong ? "two ping-pong consumer warpgroups"
+                           : "one consumer warpgroup per 64 rows") +
              "), not " + std::to_string(t.warps);
     if (t.tile_n % kHmmaShape.n != 0 || t.tile_n > kHgmmaMaxN)
       return "GEMM tile_n=" + std::to_string(t.tile_n) + " must be a multiple of 8 and at most 256 (HGMMA N)";

@@ -91,6 +91,12 @@ struct GemmTiling {
   // epilogue warps reads the accumulators out of tensor memory (two accumulator buffers, so a tile's epilogue
   // overlaps the next tile's MMAs); 8 warps. Set by gemm_with_tcgen05 where it applies; false: warpgroup MMA.
   bool tcgen05 = false;
+  // sm_90 persistent TMA kernel (README.md, "Ping-pong"): CUTLASS 3's KernelTmaWarpSpecializedPingpong. Two consumer
+  // warpgroups each compute whole tile_m x tile_n output tiles, the CTA's tiles alternating between them; an ordered
+  // sequence of mbarriers lets one warpgroup issue its MMAs while the other runs its epilogue, so the tensor cores
+  // do not wait for the stores. tile_m is one warpgroup's (64 or 128 rows: one or two m64 HGMMAs per k-step), the CTA
+  // has 12 warps, and one warpgroup's epilogue staging. Set by gemm_with_pingpong; false: the cooperative schedule.
+  bool pingpong = false;
 };
 
 struct GemmLimits;
@@ -162,6 +168,15 @@ struct GemmLimits {
 std::string gemm_tcgen05_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits);
 // `t` on the tcgen05 structure (tcgen05 set, 8 warps) where gemm_tcgen05_refusal allows it, else unchanged.
 GemmTiling gemm_with_tcgen05(const GemmProblem& p, GemmTiling t, const GemmLimits& limits);
+
+// Why the ping-pong schedule (GemmTiling::pingpong) cannot run `p` with tiling `t` on a GPU with `limits`; "" where it
+// can: it needs the persistent warp-specialised TMA kernel (no split-K, stream-K or tcgen05), accumulators of one
+// warpgroup's tile_m x tile_n within its registers, mbarriers for the stages and the four order barriers, and stages
+// and one warpgroup's staging within the CTA's shared memory.
+std::string gemm_pingpong_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits);
+// `t` on the ping-pong schedule (pingpong and persistent set, 12 warps) where gemm_pingpong_refusal allows it, else
+// unchanged.
+GemmTiling gemm_with_pingpong(const GemmProblem& p, GemmTiling t, const GemmLimits& limits);
 
 // True for the architectures the GEMM code paths exist for: "sm_80" (mma.sync multistage), "sm_90" and
 // "sm_100" (warpgroup MMA).

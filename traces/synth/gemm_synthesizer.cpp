@@ -41,12 +41,27 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
     tiling.split_k = 1;
   }
   if (choice.split_k) tiling.split_k = choice.split_k;
+  const bool pingpong = choice.schedule == GemmMainloopChoice::Schedule::Pingpong;
+  if (pingpong) {
+    auto refuse = [&](const std::string& why) {
+      throw InputError("synth gemm key 'schedule': pingpong cannot run " + std::to_string(problem.m) + "x" +
+                       std::to_string(problem.n) + "x" + std::to_string(problem.k) + " on " + arch + ": " + why);
+    };
+    if (!tiling.warpgroup_mma) refuse("it is the warp-specialised (sm_90, sm_100 with mma=wgmma) kernel's schedule");
+    if (choice.mma == GemmMainloopChoice::Mma::Tcgen05) refuse("it schedules warpgroup MMAs, not tcgen05 (mma=wgmma)");
+    if (choice.stream_k || (choice.persistent && !*choice.persistent))
+      refuse("it is a persistent kernel's schedule (decomposition auto or persistent)");
+    // One warpgroup's tile: the heuristic's 128 rows with 256 columns would need 256 accumulator registers per thread.
+    if (!choice.tile.tile_m) tiling.tile_m = 64;
+    tiling.pingpong = true;
+    tiling.warps = 12;
+  }
   // sm_100 runs its MMAs on tcgen05 where the tiling allows (CUTLASS's sm100 kernels); the warpgroup-MMA structure
   // stays for what it cannot take (no TMA) or when asked for.
   if (choice.mma == GemmMainloopChoice::Mma::Wgmma && !tiling.warpgroup_mma)
     throw InputError("synth gemm key 'mma': wgmma is the warp-specialised kernel of sm_90 and sm_100; " + arch +
                      " runs mma.sync (the key applies to sm_100)");
-  if (choice.mma != GemmMainloopChoice::Mma::Wgmma) {
+  if (choice.mma != GemmMainloopChoice::Mma::Wgmma && !pingpong) {
     const std::string refusal = arch == "sm_100" ? gemm_tcgen05_refusal(problem, tiling, limits)
                                                  : "tcgen05 is sm_100's (this GPU is " + arch + ")";
     if (refusal.empty())
@@ -62,21 +77,22 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
     if (!choice.tile.stages && t.warpgroup_mma) t.stages = gemm_persistent_stages(problem, t, limits);
     return t;
   };
-  if (!choice.persistent) {
+  if (!choice.persistent && !pingpong) {
     const GemmTiling persistent = persistent_tiling(tiling);
     if (!tiling.stream_k && gemm_persistent_refusal(problem, persistent, limits).empty()) tiling = persistent;
     else tiling.persistent = false;
   } else {
-    tiling.persistent = *choice.persistent;
+    tiling.persistent = pingpong || *choice.persistent;
     if (tiling.persistent) {
       // Asked for: the kernel that can be persistent, or an error saying why not. The heuristic's split gives way.
       if (!choice.split_k) tiling.split_k = 1;
       tiling = persistent_tiling(tiling);
-      const std::string refusal = gemm_persistent_refusal(problem, tiling, limits);
+      const std::string refusal =
+          pingpong ? gemm_pingpong_refusal(problem, tiling, limits) : gemm_persistent_refusal(problem, tiling, limits);
       if (!refusal.empty())
-        throw InputError("synth gemm key 'decomposition': persistent cannot run on " + arch + " for " +
-                         std::to_string(problem.m) + "x" + std::to_string(problem.n) + "x" +
-                         std::to_string(problem.k) + ": " + refusal);
+        throw InputError("synth gemm key '" + std::string(pingpong ? "schedule': pingpong" : "decomposition': persistent") +
+                         " cannot run on " + arch + " for " + std::to_string(problem.m) + "x" +
+                         std::to_string(problem.n) + "x" + std::to_string(problem.k) + ": " + refusal);
     }
   }
   return make_gemm_trace(problem, tiling, arch, limits);
@@ -142,6 +158,12 @@ SynthesizerInfo gemm_synthesizer() {
                           "(Blackwell's tcgen05.mma into tensor memory: one MMA warp, an epilogue warpgroup, two "
                           "accumulator buffers; README.md, 'sm_100'; an error where it cannot run), wgmma (the sm_90 "
                           "warpgroup-MMA kernel, as a Hopper binary would run)")
+                  .choice("schedule", {"cooperative", "pingpong"}, "cooperative",
+                          "sm_90 warp-specialised kernel's consumer schedule: cooperative (the consumer warpgroups "
+                          "share each tile, as cuBLAS's nvjet 'coop' kernels) or pingpong (two consumer warpgroups on "
+                          "alternate tiles, one's MMAs overlapping the other's epilogue, as CUTLASS 3's "
+                          "KernelTmaWarpSpecializedPingpong; persistent; tile_m is one warpgroup's, 64 unless asked; "
+                          "README.md, 'Ping-pong')")
                   .uint("stream_k_ctas", "CTAs", 0,
                         "stream_k: the CTA slots it balances over, which sets the wave size (so which tiles are "
                         "shared) and the stream-K grid (0 = sm.count x CTAs per SM)",
@@ -176,6 +198,7 @@ SynthesizerInfo gemm_synthesizer() {
     choice.mma = mma == "tcgen05" ? GemmMainloopChoice::Mma::Tcgen05
                  : mma == "wgmma" ? GemmMainloopChoice::Mma::Wgmma
                                   : GemmMainloopChoice::Mma::Auto;
+    if (args.text("schedule") == "pingpong") choice.schedule = GemmMainloopChoice::Schedule::Pingpong;
     return make_gemm_for_gpu(problem, config, choice);
   };
   return info;

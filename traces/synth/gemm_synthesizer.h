@@ -29,6 +29,11 @@ struct GemmMainloopChoice {
   // warpgroup-MMA structure; Tcgen05 = tcgen05 or an error saying why not; Wgmma = the sm_90 structure (HGMMA).
   enum class Mma { Auto, Tcgen05, Wgmma };
   Mma mma = Mma::Auto;
+  // The warp-specialised kernel's consumer schedule: Cooperative (both consumer warpgroups on one tile, as cuBLAS's
+  // nvjet "coop" kernels) or Pingpong (GemmTiling::pingpong: persistent, an error where it cannot run; the tile is
+  // one warpgroup's, 64 rows unless tile_m asks otherwise).
+  enum class Schedule { Cooperative, Pingpong };
+  Schedule schedule = Schedule::Cooperative;
 };
 
 // The shape-aware default tiling for the config's `gpu.arch`, validated against its `sm` limits (shared memory
