@@ -329,6 +329,12 @@ std::string results_json(const RunResult& r) {
                               {"emitted_instructions", m.emitted}});
       kernel["retargeted"] = std::move(mapped);
     }
+    if (!k.untimed.empty()) {  // captured instructions run as untimed NOPs (TraceSource::untimed)
+      OrderedJson untimed = OrderedJson::array();
+      for (const UntimedOpcode& u : k.untimed)
+        untimed.push_back(OrderedJson{{"opcode", u.opcode}, {"instructions", u.instructions}, {"why", u.why}});
+      kernel["untimed"] = std::move(untimed);
+    }
     if (k.energy) kernel["energy"] = energy_json(*k.energy);
     if (k.sampling) kernel["sampling"] = sampling_json(*k.sampling);
     j["kernels"].push_back(std::move(kernel));
@@ -433,6 +439,15 @@ std::string results_summary(const RunResult& r) {
     for (const RetargetMapping& m : k.retargeted)
       o += fmt::format("      {} -> {}: {} instructions ({} after)\n", m.from, m.to, digit_groups(m.instructions),
                        digit_groups(m.emitted));
+    if (!k.untimed.empty()) {
+      std::uint64_t total = 0;
+      for (const UntimedOpcode& u : k.untimed) total += u.instructions;
+      o += fmt::format("    untimed     {} captured instructions ran as NOPs, the trace lacking what timing them needs "
+                       "(stats.json \"untimed\" says why):",
+                       digit_groups(total));
+      for (const UntimedOpcode& u : k.untimed) o += fmt::format(" {} {}", u.opcode, digit_groups(u.instructions));
+      o += "\n";
+    }
     o += fmt::format("    time        {:.2f} us  ({} SM cycles){}\n", k.time_us, k.cycles,
                      k.sampling ? "  ESTIMATE (sampled)" : "");
     if (const auto& s = k.sampling; s && s->subset_divisor > 1)

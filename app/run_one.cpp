@@ -110,6 +110,8 @@ RunOutcome simulate_once(PreparedRun run) {
   r.sim.version = fmt::format("warpsim {} ({})", WARPSIM_VERSION, WARPSIM_GIT_REVISION);
   r.sim.config_files = fmt::format("{}", fmt::join(run.config.files(), ", "));
   r.sim.config_hash = config_hash(run.config);
+  for (std::size_t k = 0; k < r.kernels.size() && k < run.workload->num_kernels(); ++k)
+    r.kernels[k].untimed = run.workload->untimed(k);
   if (const auto* retargeted = dynamic_cast<const RetargetedTrace*>(run.workload.get()))
     for (std::size_t k = 0; k < r.kernels.size() && k < retargeted->num_kernels(); ++k) {
       r.kernels[k].captured_arch = retargeted->captured_arch(k);

@@ -94,6 +94,8 @@ struct KernelResult {
   // it is newer than this GPU's arch, run_arch (else both ""), and what was rewritten (empty when nothing was).
   std::string captured_arch, run_arch;
   std::vector<RetargetMapping> retargeted;
+  // Captured instructions the trace reader ran as untimed NOPs (TraceSource::untimed; filled by app/run_one.cpp).
+  std::vector<UntimedOpcode> untimed;
   std::optional<EnergyResult> energy;  // with power.enabled (models/power/energy_model.h)
   std::optional<KernelSampling> sampling;  // set when the kernel was sampled (its figures extrapolated)
 };

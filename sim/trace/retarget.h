@@ -45,6 +45,7 @@ class RetargetedTrace final : public TraceSource {
   std::size_t num_kernels() const override { return inner_->num_kernels(); }
   std::unique_ptr<KernelSource> open_kernel(std::size_t index) override;
   std::string description() const override { return inner_->description(); }
+  std::vector<UntimedOpcode> untimed(std::size_t index) const override { return inner_->untimed(index); }
 
   const std::string& target_arch() const noexcept { return target_arch_; }
   // The arch kernel `index` was captured for when it differs from the target (else ""), from its latest opening.

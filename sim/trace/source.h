@@ -73,12 +73,23 @@ class KernelSource {
   virtual bool skip_rounds(std::uint64_t /*first*/, std::uint64_t /*count*/) { return false; }
 };
 
+// Captured instructions a trace reader runs as untimed NOPs, because the trace lacks what timing them needs (an
+// Accel-Sim trace's TMA copies carry no box, its mbarrier operations no barrier id): per opcode, with the reason.
+struct UntimedOpcode {
+  std::string opcode;              // as the trace spells it, up to the table row that matched (e.g. "UTMALDG")
+  std::uint64_t instructions = 0;  // warp-instructions of the kernel
+  std::string why;
+};
+
 class TraceSource {
  public:
   virtual ~TraceSource() = default;
   virtual std::size_t num_kernels() const = 0;
   virtual std::unique_ptr<KernelSource> open_kernel(std::size_t index) = 0;
   virtual std::string description() const = 0;
+  // What kernel `index` holds that runs untimed, in a fixed order; empty where everything is timed (native traces
+  // and synthesizers time every record).
+  virtual std::vector<UntimedOpcode> untimed(std::size_t /*index*/) const { return {}; }
 };
 
 // A warp stream backed by a vector, for tests and small generated kernels.

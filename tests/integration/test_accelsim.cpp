@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <regex>
+#include <set>
 
 #include "test_helpers.h"
 
@@ -156,4 +157,38 @@ TEST_CASE("accelsim: a native trace's spin-waits are written as one load each, a
   RUN_WARPSIM(quiet, {"convert", "--from", "native", dir / "g.wst", "--to", "accelsim", dir / "acc2"});
   REQUIRE(quiet.exit_code == 0);
   CHECK(count_lines_containing(quiet.err, "spin-wait") == 0);
+}
+
+TEST_CASE("accelsim: a B200 GEMM through Accel-Sim runs its tcgen05 MMAs timed and says what ran untimed",
+          "[accelsim][convert][untimed][tcgen05]") {
+  TempDir dir;
+  // The tcgen05 kernel (sm_100): UTCMMA, UTCBAR, LDTM, TMA and mbarrier records. Written as Accel-Sim text, the
+  // MMAs keep their shape modifier (timed); the TMA loads, mbarrier operations and commits lose what timing needs.
+  RUN_WARPSIM(synth, {"synth", "gemm", "--m", "512", "--n", "1024", "--k", "512", "--split_k", "1", "--gpu", "b200",
+                      "-o", dir / "g.wst"});
+  REQUIRE(synth.exit_code == 0);
+  RUN_WARPSIM(to_accelsim, {"convert", "--from", "native", dir / "g.wst", "--to", "accelsim", dir / "acc"});
+  REQUIRE(to_accelsim.exit_code == 0);
+  CHECK(contains(read_text(dir.path() / "acc" / "kernel-1.traceg"), "-binary version = 100"));
+  RUN_WARPSIM(r, {"run", "--gpu", "b200", "--trace", dir / "acc", "--out", dir / "out", "--no-progress"});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string stats = read_text(dir.path() / "out" / "stats.json");
+  // Every MMA ran on the tensor pipe: executed tensor work equals the problem's 2mnk.
+  CHECK(stats_number(stats, "kernels[0].speed_of_light.tensor.executed_flops") == 2.0 * 512 * 1024 * 512);
+  std::set<std::string> untimed;
+  for (int i = 0; json::string(stats, "kernels[0].untimed[" + std::to_string(i) + "].opcode"); ++i) {
+    untimed.insert(*json::string(stats, "kernels[0].untimed[" + std::to_string(i) + "].opcode"));
+    CHECK(stats_number(stats, "kernels[0].untimed[" + std::to_string(i) + "].instructions") > 0);
+  }
+  const std::set<std::string> expected{"SYNCS", "UTCBAR", "UTMALDG"};
+  CHECK(untimed == expected);
+  CHECK(count_lines_containing(r.out, "captured instructions ran as NOPs") == 1);
+  // Converting back to native says what became NOPs; a native run has nothing untimed.
+  RUN_WARPSIM(back, {"convert", "--from", "accelsim", dir / "acc", "--to", "native", dir / "back.wst"});
+  REQUIRE(back.exit_code == 0);
+  CHECK(count_lines_containing(back.err, "UTMALDG instruction(s) written as untimed NOPs") == 1);
+  RUN_WARPSIM(native, {"run", "--gpu", "b200", "--trace", dir / "g.wst", "--out", dir / "out2", "-q", "--no-progress"});
+  REQUIRE(native.exit_code == 0);
+  CHECK_FALSE(json::string(read_text(dir.path() / "out2" / "stats.json"), "kernels[0].untimed[0].opcode"));
 }

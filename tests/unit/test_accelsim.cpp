@@ -134,7 +134,7 @@ void check_warp0(const std::vector<WarpInst>& w) {
 TEST_CASE("accelsim opcode tables: every compiled-in table parses and maps the common opcodes", "[accelsim]") {
   const auto& tables = SassOpcodeTable::all();
   REQUIRE(tables.size() >= 6);
-  for (const char* arch : {"pascal", "volta", "turing", "ampere", "ada", "hopper"}) {
+  for (const char* arch : {"pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"}) {
     INFO(arch);
     const auto it = std::find_if(tables.begin(), tables.end(), [&](const SassOpcodeTable& t) { return t.arch() == arch; });
     REQUIRE(it != tables.end());
@@ -152,6 +152,10 @@ TEST_CASE("accelsim opcode tables: every compiled-in table parses and maps the c
   CHECK(SassOpcodeTable::for_binary_version(61).find("XMAD.PSL.CBCC")->op == Opcode::IMAD);
   CHECK(SassOpcodeTable::for_binary_version(61).find("LDGSTS") == nullptr);  // no cp.async before Ampere
   CHECK(SassOpcodeTable::for_binary_version(90).find("HGMMA.64x128x16.F32.BF16")->op == Opcode::HGMMA);
+  CHECK(SassOpcodeTable::for_binary_version(90).find("UTCHMMA") == nullptr);  // tcgen05 is Blackwell's
+  CHECK(SassOpcodeTable::for_binary_version(100).find("UTCQMMA")->op == Opcode::UTCMMA);
+  CHECK(SassOpcodeTable::for_binary_version(103).find("LDTM.16dp32bit.x16")->op == Opcode::LDTM);
+  CHECK(SassOpcodeTable::for_binary_version(100).find("HGMMA.64x128x16.F32.BF16")->op == Opcode::HGMMA);
   CHECK_THROWS_WITH(SassOpcodeTable::for_binary_version(50), Contains("binary version 50 has no SASS opcode table"));
 }
 
@@ -427,4 +431,74 @@ TEST_CASE("accelsim trace: LDG/STG cache-operator modifiers become the records' 
     CHECK(c[i].cache == w[i].cache);
     CHECK(c[i].access_bytes == w[i].access_bytes);
   }
+}
+
+namespace {
+
+// A v5 kernel file of one CTA (grid 1x1x1) holding `warps` ("warp = N\ninsts = ...\n<lines>\n"), written as `name`
+// in `dir` and opened.
+AccelSimTrace one_cta_trace(const TempDir& dir, const std::string& name, int binary_version, const std::string& warps) {
+  write_file(dir / name, header(5, binary_version, "(1,1,1)") + "#BEGIN_TB\n\nthread block = 0,0,0\n\n" + warps + "#END_TB\n");
+  return AccelSimTrace((dir / name).string());
+}
+
+}  // namespace
+
+TEST_CASE("accelsim trace: instructions run as untimed NOPs are counted per opcode with the reason",
+          "[accelsim][untimed]") {
+  // sm_90: a TMA load, an mbarrier wait and a wgmma wait run untimed (the trace has no box, barrier id or group
+  // count); SASS's own NOP and an FFMA are not counted.
+  TempDir dir;
+  AccelSimTrace trace = one_cta_trace(dir, "kernel-1.traceg", 90,
+                             "warp = 0\ninsts = 7\n"
+                             "0000 00000001 0 UTMALDG.2D 2 UR4 UR6 0 0\n"
+                             "0010 ffffffff 0 SYNCS.PHASECHK.TRANS64.TRYWAIT 1 UR4 0 0\n"
+                             "0020 00000001 0 UTMALDG.2D 2 UR4 UR6 0 0\n"
+                             "0030 ffffffff 1 R2 FFMA 3 R2 R3 R4 0 0\n"
+                             "0040 ffffffff 0 WARPGROUP.DEPBAR.LE 0 0 1\n"
+                             "0050 ffffffff 0 NOP 0 0 0\n"
+                             "0060 ffffffff 0 EXIT 0 0 0\n\n"
+                             "warp = 1\ninsts = 1\n0000 ffffffff 0 EXIT 0 0 0\n\n");
+  const std::vector<UntimedOpcode> untimed = trace.untimed(0);
+  REQUIRE(untimed.size() == 3);  // in table order
+  CHECK(untimed[0].opcode == "SYNCS");
+  CHECK(untimed[0].instructions == 1);
+  CHECK(untimed[1].opcode == "UTMALDG");
+  CHECK(untimed[1].instructions == 2);
+  CHECK_THAT(untimed[1].why, Contains("no box shape"));
+  CHECK(untimed[2].opcode == "WARPGROUP");
+  const auto w = read_warp(*trace.open_kernel(0), 0, 0);
+  REQUIRE(w.size() == 7);
+  CHECK(w[0].op == Opcode::NOP);
+  CHECK(w[3].op == Opcode::FFMA);
+}
+
+TEST_CASE("accelsim trace: Blackwell's tcgen05 opcodes, timed with a shape modifier and untimed without",
+          "[accelsim][untimed][tcgen05]") {
+  TempDir dir;
+  AccelSimTrace trace = one_cta_trace(dir, "kernel-1.traceg", 100,
+                                "warp = 0\ninsts = 5\n"
+                                "0000 00000001 0 UTCHMMA.128x256x16.BF16 0 0 0\n"
+                                "0010 00000001 0 UTCQMMA 0 0 0\n"  // as SASS spells it: the shape is in a descriptor
+                                "0020 00000001 0 UTCBAR 1 UR4 0 0\n"
+                                "0030 ffffffff 1 R8 LDTM.16dp32bit.x32 0 0 0\n"
+                                "0040 ffffffff 0 EXIT 0 0 0\n\n");
+  const auto w = read_warp(*trace.open_kernel(0), 0, 0);
+  REQUIRE(w.size() == 5);
+  CHECK(w[0].op == Opcode::UTCMMA);
+  CHECK((w[0].mma.m == 128 && w[0].mma.n == 256 && w[0].mma.k == 16));
+  CHECK(w[0].dtype == DType::BF16);
+  CHECK(w[1].op == Opcode::NOP);
+  CHECK(w[2].op == Opcode::NOP);
+  CHECK(w[3].op == Opcode::LDTM);
+  CHECK(w[3].aux == 32);
+  const std::vector<UntimedOpcode> untimed = trace.untimed(0);
+  REQUIRE(untimed.size() == 2);
+  CHECK(untimed[0].opcode == "UTCBAR");
+  CHECK(untimed[1].opcode == "UTCQMMA");
+  CHECK(untimed[1].instructions == 1);
+  // An LDTM without its column count is an error naming the line.
+  CHECK_THROWS_WITH(one_cta_trace(dir, "kernel-2.traceg", 100,
+                                  "warp = 0\ninsts = 2\n0000 ffffffff 1 R8 LDTM 0 0 0\n0010 ffffffff 0 EXIT 0 0 0\n\n"),
+                    Contains("kernel-2.traceg:") && Contains("no .xN modifier"));
 }

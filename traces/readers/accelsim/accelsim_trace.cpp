@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <filesystem>
+#include <map>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -141,6 +142,10 @@ struct LineDecoder::Resolved {
   int acc_regs = 1;               // registers an MMA writes per thread (up to kMaxDst)
   int ldsm_matrices = 4;          // LDSM .1/.2/.4
   CacheOp cache = CacheOp::Default;  // LDG/STG: from the cache-operator modifiers
+  std::uint32_t ldtm_columns = 0;    // LDTM: 32-bit columns per lane, from the .xN modifier
+  // Runs as an untimed NOP although its row names a timed opcode: a tcgen05.mma without a shape modifier (the shape
+  // is in an instruction descriptor the tracer does not record).
+  bool untimed = false;
 };
 
 LineDecoder::LineDecoder(const KernelHeader& header, const SassOpcodeTable& table, std::string file)
@@ -199,20 +204,35 @@ const LineDecoder::Resolved& LineDecoder::resolve(std::string_view opcode, std::
         r->sparse = true;
       }
     }
+    if (!shaped && e.op == Opcode::UTCMMA) {
+      r->untimed = true;
+      cache_.emplace(r->opcode, r);
+      return *r;
+    }
     if (!shaped)
       fail_at(file_, line_no, fmt::format("{}: no MMA shape modifier (expected e.g. .16816 or .64x128x16)", opcode));
     if (input_type == DType::None)
-      input_type = base == "DMMA" ? DType::F64 : (base == "IMMA" || base == "BMMA" || base == "IGMMA") ? DType::I8 : DType::F16;
+      input_type = base == "DMMA"                                                             ? DType::F64
+                   : (base == "IMMA" || base == "BMMA" || base == "IGMMA" || base == "UTCIMMA") ? DType::I8
+                   : base == "UTCQMMA"                                                          ? DType::FP8
+                   : base == "UTCOMMA"                                                          ? DType::FP4
+                                                                                                : DType::F16;
     r->dtype = input_type;
     const std::uint64_t acc_elements = std::uint64_t{r->mma.m} * r->mma.n / kWarpSize;
     r->acc_regs = static_cast<int>(std::clamp<std::uint64_t>(acc_elements * acc_bytes / 4, 1, kMaxDst));
+  }
+  if (e.op == Opcode::LDTM) {
+    for (std::string_view m : mods)
+      if (m.size() > 1 && m[0] == 'x' && is_digits(m.substr(1))) parse_number(m.substr(1), r->ldtm_columns);
+    if (r->ldtm_columns == 0)
+      fail_at(file_, line_no, fmt::format("{}: no .xN modifier (the 32-bit columns each lane loads)", opcode));
   }
   cache_.emplace(r->opcode, r);  // the key views the Resolved's own copy of the opcode
   return *r;
 }
 
-void LineDecoder::decode(std::string_view line, std::uint64_t line_no, bool last_in_warp, WarpInst& out,
-                         std::int32_t* deltas) const {
+const SassOpcode* LineDecoder::decode(std::string_view line, std::uint64_t line_no, bool last_in_warp, WarpInst& out,
+                                      std::int32_t* deltas) const {
   Tokens tokens(line);
   std::string_view tok;
   auto next = [&](const char* what) -> std::string_view {
@@ -266,7 +286,7 @@ void LineDecoder::decode(std::string_view line, std::uint64_t line_no, bool last
   out.pc = static_cast<std::uint32_t>(pc);
   out.active_mask = static_cast<std::uint32_t>(mask);
   const SassOpcode& e = *r.entry;
-  out.op = e.op;
+  out.op = r.untimed ? Opcode::NOP : e.op;
   if (out.op == Opcode::EXIT && !last_in_warp) out.op = Opcode::BRA;  // lanes exit, the warp goes on
 
   // Addresses: decoded for every line that has them (to reach the fields after them), kept for memory opcodes.
@@ -376,7 +396,8 @@ void LineDecoder::decode(std::string_view line, std::uint64_t line_no, bool last
       }
     }
   }
-  if (e.op_class == OpClass::Tensor) {
+  if (e.op == Opcode::LDTM) out.aux = r.ldtm_columns;
+  if (e.op_class == OpClass::Tensor && !r.untimed) {
     out.dtype = r.dtype;
     out.mma = r.mma;
     out.aux = r.sparse ? kMmaSparse : 0;
@@ -402,6 +423,7 @@ void LineDecoder::decode(std::string_view line, std::uint64_t line_no, bool last
 
   const std::string problem = check_inst(out);
   if (!problem.empty()) fail_at(file_, line_no, fmt::format("{}: {}", opcode, problem));
+  return r.untimed || (e.op == Opcode::NOP && e.name != "NOP") ? &e : nullptr;
 }
 
 // ---- kernel files --------------------------------------------------------------------------------------------
@@ -634,6 +656,7 @@ KernelIndex index_kernel_file(const std::string& path) {
     KernelIndex::Cta cta;
   };
   std::vector<Found> found;
+  std::map<int, std::uint64_t> untimed;  // table row (its line) -> lines run untimed
   const LineDecoder decoder(k.header, table, path);
   BlockParser blocks(k, path);
   WarpInst inst;
@@ -657,7 +680,8 @@ KernelIndex index_kernel_file(const std::string& path) {
         cta = ev.cta;
         break;
       case BlockParser::Event::Inst:
-        decoder.decode(line, line_no, ev.last_in_warp, inst, deltas);
+        if (const SassOpcode* row = decoder.decode(line, line_no, ev.last_in_warp, inst, deltas))
+          ++untimed[row->line];
         ++k.warp_instructions;
         break;
       case BlockParser::Event::EndCta:
@@ -685,6 +709,9 @@ KernelIndex index_kernel_file(const std::string& path) {
                                          g.x, g.y, g.z));
   k.ctas.reserve(found.size());
   for (const Found& f : found) k.ctas.push_back(f.cta);
+  for (const SassOpcode& row : table.entries())
+    if (const auto it = untimed.find(row.line); it != untimed.end())
+      k.untimed.push_back(UntimedOpcode{row.name, it->second, row.note.empty() ? "no timing rule" : row.note});
   return k;
 }
 

@@ -35,9 +35,10 @@ class LineDecoder {
  public:
   LineDecoder(const KernelHeader& header, const SassOpcodeTable& table, std::string file);
   // `last_in_warp`: the warp's last instruction (an EXIT elsewhere is a partial exit, timed as a branch).
-  // Deltas-mode records point into `deltas` (32 entries).
-  void decode(std::string_view line, std::uint64_t line_no, bool last_in_warp, WarpInst& out,
-              std::int32_t* deltas) const;
+  // Deltas-mode records point into `deltas` (32 entries). Returns the table row when the line runs as an untimed
+  // NOP (an opcode whose timing needs what the trace lacks; not SASS's own NOP), else nullptr.
+  const SassOpcode* decode(std::string_view line, std::uint64_t line_no, bool last_in_warp, WarpInst& out,
+                           std::int32_t* deltas) const;
 
  private:
   struct Resolved;  // a SASS opcode string resolved once: table entry, width, MMA shape and type, LDSM matrices
@@ -60,6 +61,7 @@ struct KernelIndex {
   };
   std::vector<Cta> ctas;               // by linear CTA id
   std::uint64_t warp_instructions = 0; // lines of the whole kernel (= the tracer's stats.csv total_insts)
+  std::vector<UntimedOpcode> untimed;  // lines run as untimed NOPs, per opcode-table row, in table order
 };
 
 // Parses and checks the whole file, keeping the CTAs' byte ranges.
@@ -72,6 +74,7 @@ class AccelSimTrace final : public TraceSource {
   std::size_t num_kernels() const override { return kernels_.size(); }
   std::unique_ptr<KernelSource> open_kernel(std::size_t index) override;
   std::string description() const override { return "Accel-Sim trace " + path_; }
+  std::vector<UntimedOpcode> untimed(std::size_t index) const override { return kernels_.at(index)->untimed; }
   const KernelIndex& kernel(std::size_t index) const { return *kernels_.at(index); }
   std::size_t memcpy_commands() const noexcept { return memcpys_; }
 

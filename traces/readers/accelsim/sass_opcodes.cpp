@@ -91,6 +91,7 @@ SassOpcodeTable::SassOpcodeTable(std::string arch, std::string file, std::string
       fail(fmt::format("width {} (expected 0 for a non-memory opcode, 1..{} bytes for a memory one)", width,
                        kMaxAccessBytes));
     e.width = static_cast<std::uint8_t>(width);
+    e.note = std::string(trim(rest));
     if (!by_name_.emplace(e.name, entries_.size()).second) fail(fmt::format("opcode {} listed twice", e.name));
     entries_.push_back(std::move(e));
   }
@@ -124,6 +125,7 @@ std::string_view arch_of_binary_version(int version) {
     case 80: case 86: case 87: return "ampere";
     case 89: return "ada";
     case 90: return "hopper";
+    case 100: case 101: case 103: case 110: return "blackwell";  // datacenter Blackwell (sm_101 was renamed sm_110)
     default: return "";
   }
 }
@@ -133,7 +135,7 @@ const SassOpcodeTable& SassOpcodeTable::for_binary_version(int version) {
   for (const SassOpcodeTable& t : all())
     if (t.arch() == arch) return t;
   throw InputError(fmt::format("binary version {} has no SASS opcode table (known: 60-62 pascal, 70/72 volta, 75 turing, "
-                               "80/86/87 ampere, 89 ada, 90 hopper; traces/readers/accelsim/opcodes/)", version));
+                               "80/86/87 ampere, 89 ada, 90 hopper, 100/101/103/110 blackwell; traces/readers/accelsim/opcodes/)", version));
 }
 
 }  // namespace warpsim::accelsim

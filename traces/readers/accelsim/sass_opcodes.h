@@ -20,6 +20,7 @@ struct SassOpcode {
   MemSpace space = MemSpace::None;
   std::uint8_t width = 0;     // bytes per lane of a memory access when neither the opcode nor the trace says
   int line = 0;               // line of the table file
+  std::string note;           // why, where the mapping is an approximation (the row's last column)
 };
 
 class SassOpcodeTable {
