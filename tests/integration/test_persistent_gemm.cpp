@@ -132,7 +132,8 @@ TEST_CASE("a ping-pong GEMM where there is none is one clear error", "[gemm][per
         Refused{"h100_sxm", "tile_m=128", "one warpgroup's 128x256 accumulators take 256 registers per thread"},
         Refused{"h100_sxm", "decomposition=data_parallel", "it is a persistent kernel's schedule"},
         Refused{"b200", "mma=tcgen05", "it schedules warpgroup MMAs, not tcgen05"},
-        Refused{"h100_sxm", "mainloop=ldgsts", "needs the TMA main loop"}}) {
+        Refused{"h100_sxm", "mainloop=ldgsts", "needs the TMA main loop"},
+        Refused{"h100_sxm", "decomposition=stream_k", "stream-K runs on the cooperative schedule"}}) {
     INFO(r.gpu << " " << r.key);
     RUN_WARPSIM(run, {"run", "--gpu", r.gpu, "--synth", "gemm", "--synth-key", "m=512", "--synth-key", "n=512",
                       "--synth-key", "k=512", "--synth-key", "schedule=pingpong", "--synth-key", r.key, "--out",

@@ -135,6 +135,19 @@ struct Walk {
   bool bars_equal = true;
 };
 
+// The 4-byte words the stores of `kernel` (the counters' memset) write.
+std::set<std::uint64_t> zeroed_words(KernelSource& kernel) {
+  std::set<std::uint64_t> zeroed;
+  for (std::uint64_t cta = 0; cta < kernel.info().grid.count(); ++cta)
+    test::for_each_cta_instruction(kernel, cta, [&](const WarpInst& in) {
+      if (in.op != Opcode::STG) return;
+      for (int l = 0; l < 32; ++l)
+        if (in.active_mask >> l & 1)
+          for (std::uint64_t b = 0; b < in.access_bytes; b += 4) zeroed.insert(in.lane_address(l) + b);
+    });
+  return zeroed;
+}
+
 }  // namespace stream_k_test
 
 TEST_CASE("stream-K kernel (sm_80): each MAC once, C stored once, partial tiles through the workspace",
@@ -232,14 +245,7 @@ TEST_CASE("stream-K kernel (sm_80): each MAC once, C stored once, partial tiles 
   {
     auto zero = trace->open_kernel(0);
     CHECK(zero->info().name.find("warpsim_gemm_streamk_zero") == 0);
-    std::set<std::uint64_t> zeroed;
-    for (std::uint64_t cta = 0; cta < zero->info().grid.count(); ++cta)
-      test::for_each_cta_instruction(*zero, cta, [&](const WarpInst& in) {
-        if (in.op != Opcode::STG) return;
-        for (int l = 0; l < 32; ++l)
-          if (in.active_mask >> l & 1)
-            for (std::uint64_t b = 0; b < in.access_bytes; b += 4) zeroed.insert(in.lane_address(l) + b);
-      });
+    const std::set<std::uint64_t> zeroed = zeroed_words(*zero);
     CHECK(zeroed.size() == 7);
     CHECK(*zeroed.begin() == flags);
     CHECK(*zeroed.rbegin() == flags + 6 * 4);
@@ -286,8 +292,134 @@ TEST_CASE("stream-K validation", "[synth][gemm][streamk]") {
   REQUIRE(whole->num_kernels() == 1);
   CHECK(whole->open_kernel(0)->info().grid == Dim3{4, 4, 1});
   CHECK(whole->open_kernel(0)->info().name.find("streamk") == std::string::npos);
+  // sm_90: the persistent cooperative TMA kernel's scheduler, nothing else.
   GemmTiling h = default_gemm_tiling("sm_90", DType::BF16);
   h.stream_k = true;
   h.stream_k_ctas = 8;
-  CHECK_THAT(validate_gemm(p, h, test::kH100Limits), Catch::Contains("sm_80 multistage"));
+  GemmLimits tma = test::kH100Limits;
+  tma.tma = true;
+  CHECK_THAT(validate_gemm(p, h, tma), Catch::Contains("the persistent cooperative TMA kernel's"));  // not persistent
+  h.persistent = true;
+  h.stages = 3;
+  CHECK(validate_gemm(p, h, tma).empty());
+  h.mainloop = GemmTiling::Mainloop::Ldgsts;
+  CHECK_THAT(validate_gemm(p, h, tma), Catch::Contains("the persistent cooperative TMA kernel's"));
+  h.mainloop = GemmTiling::Mainloop::Tma;
+  h.pingpong = true;
+  h.tile_m = 64;
+  h.warps = 12;
+  CHECK_THAT(validate_gemm(p, h, tma), Catch::Contains("ping-pong"));
+}
+
+TEST_CASE("stream-K kernel (sm_90): persistent CTAs run their segments then data-parallel tiles through one pipeline",
+          "[synth][gemm][streamk][persistent]") {
+  // 1024 x 1024 x 1024 bf16 in 128x256x64 tiles: 8 x 4 = 32 tiles of 16 k-tiles. 12 SMs, one CTA each, in 6 clusters
+  // of 2: the decomposition is over 16 work tiles (a cluster's two M-adjacent tiles) and 6 slots: 2 full waves and 4
+  // more, so 10 work tiles (160 iterations) are shared by 6 stream-K units and 6 run data-parallel.
+  const GemmProblem p{1024, 1024, 1024, DType::BF16};
+  GemmLimits limits = test::kH100Limits;
+  limits.sm_count = 12;
+  limits.tma = true;
+  GemmTiling t = default_gemm_tiling("sm_90", DType::BF16);
+  t.stream_k = true;
+  t.persistent = true;
+  REQUIRE(gemm_persistent_stages(p, t, limits) == 4);  // 4 x 48 KiB and 8 x 2304 B of staging fit
+  REQUIRE(validate_gemm(p, t, limits).empty());
+  auto trace = make_gemm_trace(p, t, "sm_90", limits);
+  REQUIRE(trace->num_kernels() == 2);  // the counters' memset, the GEMM
+  auto kernel = trace->open_kernel(1);
+  const KernelInfo& info = kernel->info();
+  CHECK(info.grid == Dim3{12, 1, 1});
+  CHECK(info.cluster == Dim3{2, 1, 1});
+  CHECK(info.name.find("_streamk12_persistent (") != std::string::npos);
+  CHECK(info.persistent_units == 0);  // units of different sizes: no round sampling
+
+  // Peers per work tile, from the decomposition (its schedule is checked by hand above).
+  const GemmStreamK sk = gemm_stream_k(16, 16, 6, 4);
+  REQUIRE(sk.sk_ctas == 6);
+  REQUIRE(sk.dp_tiles == 6);
+  std::map<std::uint64_t, std::uint64_t> peers;  // tile (both of a work tile) -> stream-K units on it
+  for (std::uint64_t u = 0; u < sk.sk_ctas; ++u)
+    for (const GemmStreamK::Segment& s : sk.segments(u))
+      for (std::uint64_t r = 0; r < 2; ++r) ++peers[s.tile * 2 + r];
+  REQUIRE(peers.size() == 20);
+
+  const std::uint64_t a_end = test::kA + p.m * p.k * 2;
+  const std::uint64_t b_base = test::align_mib(a_end), b_end = b_base + p.n * p.k * 2;
+  const std::uint64_t c_base = test::align_mib(b_end), c_end = c_base + p.m * p.n * 2;
+  const std::uint64_t partials = test::align_mib(c_end), tile_bytes = 128 * 256 * 4, part_bytes = tile_bytes / 2;
+  const std::uint64_t flags = test::align_mib(partials + 20 * tile_bytes);
+  std::vector<std::uint32_t> c_bytes(c_end - c_base, 0);
+  std::uint64_t mma_flops = 0, tma_bytes = 0;
+  std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t> stored, loaded, reds;  // (tile, warpgroup) ->
+  std::map<std::pair<std::uint64_t, std::uint32_t>, std::set<std::uint32_t>> waits;
+  for (std::uint64_t cta = 0; cta < info.grid.count(); ++cta) {
+    auto cs = kernel->open_cta(cta);
+    REQUIRE(cs->num_warps() == 12);
+    for (std::uint32_t w = 0; w < 12; ++w) {
+      INFO("CTA " << cta << " warp " << w);
+      const std::uint32_t wg = w < 4 ? 0 : (w - 4) / 4;
+      std::vector<WarpInst> buf(64);
+      WarpInst last{};
+      auto ws = cs->open_warp(w);
+      for (std::size_t n; (n = ws->read(buf.data(), buf.size())) > 0;)
+        for (std::size_t i = 0; i < n; ++i) {
+          const WarpInst& in = buf[i];
+          REQUIRE(check_inst(in) == "");
+          last = in;
+          if (in.op == Opcode::HGMMA) mma_flops += mma_flops_per_warp(in);
+          if (in.op == Opcode::UTMALDG) tma_bytes += std::uint64_t{in.aux} * static_cast<std::uint64_t>(in.group_stride);
+          if (in.op == Opcode::BAR && in.aux != 0) {  // the warpgroups' own barriers around their fixups
+            CHECK(w >= 4);
+            CHECK(in.aux == 1 + wg);
+            CHECK(in.group == 4);  // 128 threads
+          }
+          if (!in.is_memory() || in.space != MemSpace::Global || in.op == Opcode::UTMALDG) continue;
+          for (int l = 0; l < 32; ++l) {
+            if (!(in.active_mask >> l & 1)) continue;
+            const std::uint64_t addr = in.lane_address(l), bytes = in.access_bytes;
+            if (in.op == Opcode::STG && addr >= c_base && addr + bytes <= c_end) {
+              for (std::uint64_t b = 0; b < bytes; ++b) ++c_bytes[addr - c_base + b];
+            } else if (addr >= partials && addr + bytes <= partials + 20 * tile_bytes) {
+              const std::uint64_t tile = 12 + (addr - partials) / tile_bytes;
+              const auto part = static_cast<std::uint32_t>((addr - partials) % tile_bytes / part_bytes);
+              CHECK(part == wg);  // each warpgroup its own 64 rows' stripe
+              if (in.op == Opcode::STG) stored[{tile, wg}] += bytes;
+              else if (in.op == Opcode::LDG) loaded[{tile, wg}] += bytes;
+              else FAIL("unexpected access to the partial tiles");
+            } else if (addr >= flags && addr < flags + 20 * 2 * 4 && bytes == 4) {
+              const std::uint64_t slot = (addr - flags) / 4;
+              CHECK(slot % 2 == wg);  // each warpgroup its own counter
+              const std::pair<std::uint64_t, std::uint32_t> key{12 + slot / 2, wg};
+              if (in.op == Opcode::RED) ++reds[key];
+              else if (in.op == Opcode::LDG) waits[key].insert(in.aux);
+              else FAIL("unexpected access to the counters");
+            } else {
+              FAIL("global access outside C and the workspace: opcode " << static_cast<int>(in.op) << " addr " << addr);
+            }
+          }
+        }
+      CHECK(last.op == Opcode::EXIT);
+    }
+  }
+  CHECK(mma_flops == info.flops);  // every (tile, k-tile) computed once
+  // A read once per N tile, B once per cluster (multicast to both CTAs), as in the data-parallel grid.
+  CHECK(tma_bytes == 4 * (p.m * p.k * 2) + 4 * (p.n * p.k * 2));
+  std::uint64_t c_bad = 0;
+  for (auto v : c_bytes) c_bad += v != 1;
+  CHECK(c_bad == 0);  // each output element stored once, by the segment finishing its tile or a data-parallel CTA
+  for (const auto& [tile, n] : peers)
+    for (std::uint32_t wg = 0; wg < 2; ++wg) {
+      INFO("tile " << tile << " warpgroup " << wg << ", " << n << " CTAs");
+      CHECK(stored[{tile, wg}] == (n - 1) * part_bytes);
+      CHECK(loaded[{tile, wg}] == (n - 1) * part_bytes);
+      CHECK(reds[{tile, wg}] == n - 1);  // warp 0 of the warpgroup arrives once per segment but the last
+      std::set<std::uint32_t> turns;
+      for (std::uint32_t i = 1; i < n; ++i) turns.insert(i);
+      CHECK(waits[{tile, wg}] == turns);
+    }
+  // The memset zeroes the 20 shared tiles' 2 counters each.
+  const std::set<std::uint64_t> zeroed = zeroed_words(*trace->open_kernel(0));
+  CHECK(zeroed.size() == 40);
+  CHECK(*zeroed.begin() == flags);
 }

@@ -77,6 +77,11 @@ constexpr std::uint32_t kTcgen05MaxRows = 128;    // tcgen05.mma cta_group::1: M
 // of two stages (the MMAs' turn, the epilogue's) per warpgroup, each an mbarrier the other warpgroup's warps arrive on.
 constexpr std::uint32_t kPingpongWarpgroups = 2;
 constexpr std::uint32_t kPingpongOrderBarriers = 2 * kPingpongWarpgroups;
+// sm_90 stream-K fixup: 16-byte vectors of partial sums each consumer thread has in flight while adding them (its
+// fixup registers; CUTLASS's BlockStripedReduce loads a warpgroup's stripe at a time).
+constexpr std::uint32_t kFixupVectors = 8;
+// Named barriers 1 and 2: a consumer warpgroup's own synchronisation around its fixup (CUTLASS's StreamkBarrier0/1).
+constexpr std::uint32_t kFixupBarrierBase = 1;
 
 std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
 std::uint32_t round_up32(std::uint32_t a, std::uint32_t b) { return static_cast<std::uint32_t>(round_up(a, b)); }
@@ -307,14 +312,38 @@ struct GemmPlan {
     return cta + (j < skip_first ? j : j + skip_count) * persistent_ctas;
   }
 
-  // Stream-K (multistage only): the decomposition, where the CTAs sharing a tile meet (a partial tile per stream-K
-  // tile: the accumulators of every thread, striped in 16-byte vectors, and an arrival counter per tile).
+  // Stream-K: the decomposition, where the CTAs sharing a tile meet (a partial tile per stream-K tile: the
+  // accumulators of every thread, striped in 16-byte vectors, and arrival counters).
+  // sm_80: one CTA per stream-K unit or data-parallel tile, one counter per tile. sm_90 (persistent, CUTLASS 3's
+  // PersistentTileSchedulerSm90StreamK): the decomposition is over work tiles of sk_group tiles (a cluster's, whose
+  // CTAs take the same k-ranges of adjacent tiles, so that B stays multicast), each CTA runs its stream-K unit's
+  // segments and then data-parallel work tiles through one pipeline (stream_k_works), and each consumer warpgroup has
+  // its own counter per tile and striped part of the partial tile (sk_flag_slots).
   GemmStreamK sk;  // all zero without stream-K
   bool stream_k() const { return sk.sk_tiles > 0; }  // some tile is shared (whole waves: the data-parallel kernel)
   std::uint64_t sk_partials = 0, sk_flags = 0;
   std::uint32_t sk_partial_bytes = 0;  // one tile's partial sums: tile_m x tile_n fp32
-  std::uint64_t partial_tile(std::uint64_t tile) const { return sk_partials + (tile - sk.dp_tiles) * sk_partial_bytes; }
-  std::uint64_t tile_flag(std::uint64_t tile) const { return sk_flags + (tile - sk.dp_tiles) * 4; }
+  std::uint32_t sk_group = 1;          // tiles per work tile of the decomposition
+  std::uint32_t sk_flag_slots = 1;     // arrival counters per shared tile
+  std::uint64_t shared_tile_index(std::uint64_t tile) const { return tile - sk.dp_tiles * sk_group; }
+  std::uint64_t partial_tile(std::uint64_t tile) const { return sk_partials + shared_tile_index(tile) * sk_partial_bytes; }
+  std::uint64_t tile_flag(std::uint64_t tile, std::uint32_t slot = 0) const {
+    return sk_flags + (shared_tile_index(tile) * sk_flag_slots + slot) * 4;
+  }
+  std::uint64_t sk_flag_words() const { return sk.sk_tiles * sk_group * sk_flag_slots; }
+  // sm_90: what persistent CTA `cta` computes, in order: its stream-K unit's segments (the last tile first), then its
+  // data-parallel tiles, every `persistent_ctas` work tiles; tiles are this CTA's of each work tile (its cluster rank).
+  std::vector<GemmStreamK::Segment> stream_k_works(std::uint64_t cta) const {
+    const std::uint64_t cluster = cta / sk_group, rank = cta % sk_group, clusters = persistent_ctas / sk_group;
+    std::vector<GemmStreamK::Segment> works;
+    for (std::uint64_t unit = cluster; unit < sk.ctas(); unit += clusters)
+      for (GemmStreamK::Segment s : sk.segments(unit)) {
+        s.tile = s.tile * sk_group + rank;
+        works.push_back(s);
+      }
+    return works;
+  }
+  std::uint16_t r_fixup = 0;  // sm_90 stream-K: registers the partial sums load into
 
   // Register ids.
   std::uint16_t r_acc = 0, r_afrag = 0, r_bfrag = 0;
@@ -585,29 +614,38 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   P.r_count = regs.take();
   P.r_cptr = regs.take();
   P.r_epi = regs.take(P.epi.readback_regs());
+  if (t.stream_k && P.warp_specialized) P.r_fixup = regs.take(kFixupVectors * kMmaAccRegs);
   P.epi.fusion = gemm_fusion(p, P.c);
   P.epi.fusion.bias_reg = regs.take(P.epi.bias_regs());
   P.reg_ids_used = regs.used();
 
+  // The persistent grid: as many CTAs as the GPU holds at once (clusters whole within a GPC), as
+  // cudaOccupancyMaxActiveClusters tells CUTLASS's persistent tile schedulers.
+  const bool persistent = tma && gemm_runs_persistent(p, t, limits);
+  const std::uint64_t resident = !persistent ? 0
+                                 : (limits.gpcs.sms() > 0 ? limits.gpcs : GpcLayout(limits.sm_count, 1, 1))
+                                       .resident_ctas(estimated_ctas_per_sm(p, t, limits), P.cluster_m);
+  std::uint64_t sk_slots = 0;  // stream-K: work-tile slots (clusters on sm_90)
   if (t.stream_k) {
-    // The CTAs kept resident: the wave stream-K balances over.
-    const std::uint64_t slots = t.stream_k_ctas ? t.stream_k_ctas : limits.sm_count * estimated_ctas_per_sm(p, t, limits);
-    P.sk = gemm_stream_k(p.batch * P.tiles, P.k_tiles, slots, std::max<std::uint32_t>(2, t.stages));
+    // The CTAs kept resident: the wave stream-K balances over (sm_90: work tiles of a cluster's tiles).
+    P.sk_group = persistent ? P.cluster_m : 1;
+    P.sk_flag_slots = persistent ? P.consumer_warpgroups : 1;
+    const std::uint64_t slots = t.stream_k_ctas ? t.stream_k_ctas
+                                : persistent    ? resident
+                                                : limits.sm_count * estimated_ctas_per_sm(p, t, limits);
+    sk_slots = std::max<std::uint64_t>(1, slots / P.sk_group);
+    P.sk = gemm_stream_k(p.batch * P.tiles / P.sk_group, P.k_tiles, sk_slots, std::max<std::uint32_t>(2, t.stages));
     P.sk_partial_bytes = t.tile_m * t.tile_n * kWorkspaceBytes;
     // The partial tiles after C (and the bias vector of a fused epilogue), the arrival counters after them.
     const std::uint64_t c_end = P.epi.fusion.bias ? P.epi.fusion.bias_vector.base + p.n * P.epi.fusion.bias_vector.elem_bytes
                                                   : P.c.base + p.batch * p.m * p.n * P.c.elem_bytes;
     P.sk_partials = round_up(c_end, kMatrixAlign);
-    P.sk_flags = round_up(P.sk_partials + P.sk.sk_tiles * P.sk_partial_bytes, kMatrixAlign);
+    P.sk_flags = round_up(P.sk_partials + P.sk.sk_tiles * P.sk_group * P.sk_partial_bytes, kMatrixAlign);
   }
 
-  if (tma && gemm_runs_persistent(p, t, limits)) {
-    // As many CTAs as the GPU holds at once (clusters whole within a GPC), as cudaOccupancyMaxActiveClusters
-    // tells CUTLASS's persistent tile scheduler; fewer when there are fewer tiles.
-    const GpcLayout one_gpc(limits.sm_count, 1, 1);
-    const GpcLayout& gpcs = limits.gpcs.sms() > 0 ? limits.gpcs : one_gpc;
-    const std::uint64_t resident = gpcs.resident_ctas(estimated_ctas_per_sm(p, t, limits), P.cluster_m);
-    P.persistent_ctas = std::min(p.batch * P.tiles, resident);
+  if (persistent) {
+    // Fewer CTAs when there are fewer tiles (stream-K: work units and data-parallel work tiles).
+    P.persistent_ctas = P.stream_k() ? std::min(sk_slots, P.sk.ctas()) * P.sk_group : std::min(p.batch * P.tiles, resident);
     if (P.persistent()) P.epi_base = shared_mem_bytes(p, t);
   }
 
@@ -664,7 +702,7 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
        << t.stages << '_' << arch_tag(arch);
   if (P.tcgen05) name << "_tcgen05";
   if (P.split_k > 1) name << "_splitk" << P.split_k;
-  if (P.stream_k()) name << "_streamk" << P.sk.sk_ctas;
+  if (P.stream_k()) name << "_streamk" << P.sk.sk_ctas * P.sk_group;  // the CTAs that share tiles
   if (P.persistent()) name << (t.pingpong ? "_pingpong" : "_persistent");
   if (p.epilogue != GemmEpilogue::None) name << '_' << gemm_epilogue_name(p.epilogue);
   name << " (";
@@ -674,8 +712,8 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   // A data-parallel grid is tiles_n x tiles_m, or tiles_m x tiles_n where only the M tiles divide into the
   // clusters along grid.x (CTA ids, and so the tiles they compute, are the same either way).
   const bool m_first = P.cluster_m > 1 && P.tiles_n % P.cluster_m != 0;
-  info.grid = P.stream_k()     ? Dim3{static_cast<std::uint32_t>(P.sk.ctas()), 1, 1}
-              : P.persistent() ? Dim3{static_cast<std::uint32_t>(P.persistent_ctas), 1, 1}
+  info.grid = P.persistent()   ? Dim3{static_cast<std::uint32_t>(P.persistent_ctas), 1, 1}
+              : P.stream_k()   ? Dim3{static_cast<std::uint32_t>(P.sk.ctas()), 1, 1}
               : m_first        ? Dim3{P.tiles_m, P.tiles_n, static_cast<std::uint32_t>(p.batch * P.split_k)}
                                : Dim3{P.tiles_n, P.tiles_m, static_cast<std::uint32_t>(p.batch * P.split_k)};
   info.cluster = Dim3{P.cluster_m, 1, 1};
@@ -685,7 +723,8 @@ std::shared_ptr<GemmPlan> make_plan(const GemmProblem& p, const GemmTiling& t, c
   info.target_arch = arch;
   info.flops = 2 * p.batch * p.m * p.n * p.k * k_elems;
   if (P.persistent()) {
-    info.persistent_units = p.batch * P.tiles;
+    // Stream-K CTAs have works of different sizes, not rounds of tiles: no round sampling.
+    info.persistent_units = P.stream_k() ? 0 : p.batch * P.tiles;
     // The consumers' tile head (emit_next_tile), where their branch starts. Not the producer's: it runs ahead of
     // the tiles computed by up to the stages' k-tiles (a whole tile when k is short).
     // Ping-pong: after the wait for the MMAs' turn (the other warpgroup's tile head comes early, then waits).
@@ -811,6 +850,36 @@ struct GemmSegment {
   std::uint64_t arrivals = 0;            // Accumulate, Finish: the arrivals on the counter the wait is for
 };
 
+// A stream-K turnstile: one thread's spin-wait poll of the tile's counter until the CTAs (warpgroups) before it on
+// the tile have arrived (trace format 1.6: an LDG awaiting `role.arrivals` arrivals), read past L1 as CUTLASS's
+// ld.global.acquire.gpu (LDG.E.STRONG.GPU), which other SMs' arrivals do not update; and its test.
+void emit_turnstile_poll(InstChunk& c, const GemmPlan& P, const GemmSegment& role) {
+  WarpInst& poll = emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{role.flag, 4}, 1u, P.r_count, 1, {P.r_cptr});
+  poll.cache = CacheOp::Bypass;
+  poll.aux = static_cast<std::uint32_t>(role.arrivals);
+  emit_alu(c, Opcode::ISETP, kPredGuard, {P.r_count});
+}
+constexpr std::uint32_t kTurnstilePollInsts = 2;
+// One thread's arrival on the tile's counter.
+void emit_turnstile_arrive(InstChunk& c, const GemmPlan& P, const GemmSegment& role) {
+  emit_store(c, Opcode::RED, MemSpace::Global, LaneRows{role.flag, 4}, 1u, {P.r_count, P.r_cptr});
+}
+
+// The fixup of stream-K segment `s` (GemmStreamK::segments): which part of its tile it computes, and where it meets
+// the tile's other CTAs: counter `slot` of the tile, and the partial sums from byte `part` of the tile's on.
+GemmSegment stream_k_role(const GemmPlan& P, const GemmStreamK::Segment& s, std::uint32_t slot = 0, std::uint64_t part = 0) {
+  GemmSegment g;
+  const bool started = s.kt_begin == 0, finished = s.kt_end == P.k_tiles;
+  using Fixup = GemmSegment::Fixup;
+  g.fixup = started && finished ? Fixup::None : started ? Fixup::Store : finished ? Fixup::Finish : Fixup::Accumulate;
+  if (g.fixup != Fixup::None) {
+    g.partials = P.partial_tile(s.tile) + part;
+    g.flag = P.tile_flag(s.tile, slot);
+    g.arrivals = s.position;
+  }
+  return g;
+}
+
 class MultistageWarp final : public TilePipelineWarp<MultistageWarp> {
  public:
   MultistageWarp(std::shared_ptr<const GemmPlan> plan, std::uint64_t cta_id, std::uint32_t warp)
@@ -903,19 +972,13 @@ class MultistageWarp final : public TilePipelineWarp<MultistageWarp> {
   void emit_store_partial(InstChunk& c, std::uint32_t v) {
     emit_store(c, Opcode::STG, MemSpace::Global, partial_lanes(v), kFullMask, {acc_vector(v), g_.plan->r_cptr});
   }
-  // Thread 0 spins on the tile's arrival counter until the CTAs before it on the tile have arrived (a spin-wait
-  // poll: LDG with the arrivals awaited, trace format 1.6), then the CTA synchronises. CUTLASS's barrier reads it
-  // with ld.global.acquire.gpu (LDG.E.STRONG.GPU): past L1, which other SMs' arrivals do not update.
+  // Thread 0 spins on the tile's arrival counter until the CTAs before it on the tile have arrived, then the CTA
+  // synchronises.
   void emit_wait_for_peers(InstChunk& c) {
-    const GemmPlan& P = *g_.plan;
-    if (g_.warp == 0) {
-      WarpInst& poll = emit_load(c, Opcode::LDG, MemSpace::Global, LaneRows{segment_.flag, 4}, 1u, P.r_count, 1, {P.r_cptr});
-      poll.cache = CacheOp::Bypass;
-      poll.aux = static_cast<std::uint32_t>(segment_.arrivals);
-      emit_alu(c, Opcode::ISETP, kPredGuard, {P.r_count});
-    } else {
-      c.skip(2);
-    }
+    if (g_.warp == 0)
+      emit_turnstile_poll(c, *g_.plan, segment_);
+    else
+      c.skip(kTurnstilePollInsts);
     emit_barrier(c, 0);
   }
   // Every thread has stored its part: thread 0 increments the tile's arrival counter.
@@ -923,7 +986,7 @@ class MultistageWarp final : public TilePipelineWarp<MultistageWarp> {
     const GemmPlan& P = *g_.plan;
     emit_barrier(c, 0);
     if (g_.warp == 0)
-      emit_store(c, Opcode::RED, MemSpace::Global, LaneRows{segment_.flag, 4}, 1u, {P.r_count, P.r_cptr});
+      emit_turnstile_arrive(c, P, segment_);
     else
       c.skip();
   }
@@ -977,18 +1040,9 @@ class StreamKWarp final : public WarpGenerator {
     return plan_->tile_work(s.tile, s.kt_begin, s.kt_end);
   }
   GemmSegment role(std::size_t i) const {
-    const GemmStreamK::Segment& s = segments_[i];
-    GemmSegment g;
+    GemmSegment g = stream_k_role(*plan_, segments_[i]);
     g.first = i == 0;
     g.last = i + 1 == segments_.size();
-    const bool started = s.kt_begin == 0, finished = s.kt_end == plan_->k_tiles;
-    using Fixup = GemmSegment::Fixup;
-    g.fixup = started && finished ? Fixup::None : started ? Fixup::Store : finished ? Fixup::Finish : Fixup::Accumulate;
-    if (g.fixup != Fixup::None) {
-      g.partials = plan_->partial_tile(s.tile);
-      g.flag = plan_->tile_flag(s.tile);
-      g.arrivals = s.position;
-    }
     return g;
   }
 
@@ -1136,13 +1190,14 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     // Ping-pong: the warp's own iteration i is the CTA's iteration `ci` (its warpgroup's tiles are every other one).
     const std::uint32_t use = i / k_tiles_per_unit_;  // of the warpgroup's tiles
     const std::uint32_t ci = pingpong_ ? (kPingpongWarpgroups * use + wg_) * k_tiles_per_unit_ + i % k_tiles_per_unit_ : i;
-    const std::uint32_t k_iteration = ci % k_tiles_per_unit_;  // of the current output tile
+    const WorkPosition at = position(ci);
+    const std::uint32_t k_iteration = at.k;  // of the current output tile (or stream-K segment)
     if (P.persistent()) {
       // The k-tile loop starts after the tile head. Ping-pong waits for the MMAs' turn first, so that the tile head
       // marks when the warpgroup starts the tile (round sampling's KernelInfo::unit_head_pc).
       c.set_pc(tile_loop_pc_ + (k_iteration == 0 ? 0 : (kPersistentTileInsts + pingpong_) * kInstBytes));
       if (k_iteration == 0 && pingpong_) emit_order_wait(c, GemmPlan::kMmaTurn, use);
-      if (k_iteration == 0) emit_next_tile(c, ci / k_tiles_per_unit_);
+      if (k_iteration == 0) emit_next_tile(c, at.work);
     }
     if (mma_warp_)
       emit_mma_k_tile(c, ci);
@@ -1152,11 +1207,11 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
       emit_producer_k_tile(c, ci);
     else
       emit_consumer_k_tile(c, ci);
-    if (P.persistent() && k_iteration + 1 == k_tiles_per_unit_) {
+    if (P.persistent() && k_iteration + 1 == at.k_tiles) {
       // Ping-pong, CUTLASS's order: the other warpgroup may issue its MMAs once this one's are issued; this one
       // waits for them to finish, then stores in its epilogue turn.
       if (pingpong_) emit_order_arrive(c, GemmPlan::kMmaTurn);
-      if (!producer_) emit_tile_epilogue(c, ci, use);
+      if (!producer_) emit_tile_epilogue(c, ci, use, at.work);
       emit_loop_tail(c, P);  // the tile loop's branch
     }
   }
@@ -1189,7 +1244,13 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
         pingpong_(g_.plan->t.pingpong && !producer_),
         wg_(producer_ ? 0 : (g_.warp - g_.plan->first_consumer_warp) / kWarpgroupWarps),
         cta_id_(cta_id),
-        k_tiles_per_unit_(std::max(1u, g_.k_tiles.iterations())) {}
+        k_tiles_per_unit_(std::max(1u, g_.k_tiles.iterations())) {
+    if (g_.plan->stream_k()) {  // sm_90 stream-K: works of different lengths
+      works_ = g_.plan->stream_k_works(cta_id);
+      work_begin_.push_back(0);
+      for (const GemmStreamK::Segment& w : works_) work_begin_.push_back(work_begin_.back() + w.kt_end - w.kt_begin);
+    }
+  }
   // With TMA only warp 0 of the producer warpgroup loads; warps 1-3 exit after the role dispatch.
   // tcgen05: warp 1 of the producer warpgroup issues the MMAs.
   static constexpr std::uint32_t kTcgen05MmaWarp = 1;
@@ -1207,6 +1268,8 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     else if (g.plan->t.pingpong && g.warp >= g.plan->first_consumer_warp)  // every other tile: wg, wg + 2, ...
       tiles = PipelineTiles{0, static_cast<std::uint32_t>(pingpong_tiles(units, consumer_warpgroup(g)) * g.k_tiles.iterations()),
                             g.k_tiles.stages};
+    else if (g.plan->stream_k())
+      tiles = PipelineTiles{0, stream_k_iterations(*g.plan, cta_id), g.k_tiles.stages};
     else if (g.plan->persistent())
       tiles = PipelineTiles{0, static_cast<std::uint32_t>(units * g.k_tiles.iterations()), g.k_tiles.stages};
     if (is_idle(g)) tiles.end = tiles.first;
@@ -1219,8 +1282,23 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
   static std::uint64_t pingpong_tiles(std::uint64_t units, std::uint32_t wg) {
     return units > wg ? (units - wg + kPingpongWarpgroups - 1) / kPingpongWarpgroups : 0;
   }
+  static std::uint32_t stream_k_iterations(const GemmPlan& P, std::uint64_t cta) {
+    std::uint32_t n = 0;
+    for (const GemmStreamK::Segment& w : P.stream_k_works(cta)) n += w.kt_end - w.kt_begin;
+    return n;
+  }
+  // The work (output tile, or stream-K segment) of the CTA's iteration i, i's k-tile within it, and its k-tiles.
+  struct WorkPosition {
+    std::uint32_t work = 0, k = 0, k_tiles = 0;
+  };
+  WorkPosition position(std::uint32_t i) const {
+    if (works_.empty()) return {i / k_tiles_per_unit_, i % k_tiles_per_unit_, k_tiles_per_unit_};
+    const auto next = std::upper_bound(work_begin_.begin(), work_begin_.end(), i);
+    const auto j = static_cast<std::uint32_t>(next - work_begin_.begin() - 1);
+    return {j, i - work_begin_[j], *next - work_begin_[j]};
+  }
   // Global k-tile of the CTA's iteration i.
-  std::uint32_t k_tile_of(std::uint32_t i) const { return g_.k_tiles.first + i % k_tiles_per_unit_; }
+  std::uint32_t k_tile_of(std::uint32_t i) const { return g_.k_tiles.first + position(i).k; }
 
   // Ping-pong (CUTLASS's OrderedSequenceBarrier of two warpgroups and two turns): wait for this warpgroup's `turn`
   // of its `use`-th tile. The turns alternate between the warpgroups, warpgroup 0 first: its first wait passes on
@@ -1243,19 +1321,94 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     emit_alu(c, Opcode::IMAD, P.r_tile_n, {P.r_lin, P.r_tile_m});
     emit_alu(c, Opcode::IMAD, P.r_gptr_a, {P.r_tile_m});
     emit_alu(c, Opcode::IMAD, P.r_gptr_b, {P.r_tile_n});
+    if (!works_.empty()) {
+      const GemmStreamK::Segment& w = works_[j];
+      g_ = GemmWarpContext(g_.plan, g_.plan->tile_work(w.tile, w.kt_begin, w.kt_end), g_.warp, g_.cluster_rank);
+      return;
+    }
     // The context built for the CTA holds tile cta_id_ (its unit 0 unless round sampling skipped that round).
     if (const std::uint64_t u = g_.plan->unit(cta_id_, j); u != cta_id_)
       g_ = GemmWarpContext(g_.plan, g_.plan->cta_work(u), g_.warp, g_.cluster_rank);
   }
-  // Persistent consumers after a tile's last k-tile (iteration i; ping-pong: the warpgroup's `use`-th tile): every
-  // HGMMA done, that k-tile's stage released (the producer waits for it to load the next tile's), the tile stored
-  // (ping-pong: in this warpgroup's epilogue turn).
-  void emit_tile_epilogue(InstChunk& c, std::uint32_t i, std::uint32_t use) {
+  // Persistent consumers after a tile's last k-tile (iteration i of the CTA's work `work`; ping-pong: the
+  // warpgroup's `use`-th tile): every HGMMA done, that k-tile's stage released (the producer waits for it to load the
+  // next tile's), the tile stored (ping-pong: in this warpgroup's epilogue turn; stream-K: after its fixup, by the
+  // segment that finishes the tile).
+  void emit_tile_epilogue(InstChunk& c, std::uint32_t i, std::uint32_t use, std::uint32_t work) {
     emit_wgmma_wait(c, 0);
     emit_release(c, i);
     if (pingpong_) emit_order_wait(c, GemmPlan::kEpilogueTurn, use);
+    const GemmSegment role = works_.empty() ? GemmSegment{} : stream_k_role(*g_.plan, works_[work], wg_, fixup_part());
+    switch (role.fixup) {
+      case GemmSegment::Fixup::Store:
+        for (std::uint32_t v = 0; v < fixup_vectors(); ++v) emit_store_partial(c, role, v);
+        emit_fixup_arrive(c, role);
+        return;
+      case GemmSegment::Fixup::Accumulate:
+        emit_fixup_wait(c, role);
+        emit_add_partials(c, role, true);
+        emit_fixup_arrive(c, role);
+        return;
+      case GemmSegment::Fixup::Finish:
+        emit_fixup_wait(c, role);
+        emit_add_partials(c, role, false);
+        break;
+      case GemmSegment::Fixup::None:
+        break;
+    }
     emit_store_tile(c);
     if (pingpong_) emit_order_arrive(c, GemmPlan::kEpilogueTurn);
+  }
+
+  // ---- stream-K fixup (sm_90, CUTLASS 3's PersistentTileSchedulerSm90StreamK::fixup, deterministic): each consumer
+  // warpgroup meets the same warpgroup of the tile's other CTAs on a counter of its own, and its 64 rows' partial
+  // sums are striped over its 128 threads in 16-byte vectors (vector v of thread t at (v x 128 + t) x 16 of the
+  // warpgroup's part), synchronised by a named barrier of its own.
+  std::uint32_t fixup_vectors() const { return consumer_acc_regs(g_.plan->t.tile_n) / kMmaAccRegs; }
+  std::uint64_t fixup_part() const { return std::uint64_t{wg_} * kHgmmaM * g_.plan->t.tile_n * kWorkspaceBytes; }
+  std::uint32_t warp_in_warpgroup() const { return (g_.warp - g_.plan->first_consumer_warp) % kWarpgroupWarps; }
+  LaneRows partial_lanes(const GemmSegment& role, std::uint32_t v) const {
+    return LaneRows{role.partials + (std::uint64_t{v} * kWarpgroupThreads + warp_in_warpgroup() * kWarpSize) * kVecBytes,
+                    kVecBytes};
+  }
+  std::uint16_t acc_vector(std::uint32_t v) const { return static_cast<std::uint16_t>(g_.plan->r_acc + v * kMmaAccRegs); }
+  void emit_store_partial(InstChunk& c, const GemmSegment& role, std::uint32_t v) {
+    emit_store(c, Opcode::STG, MemSpace::Global, partial_lanes(role, v), kFullMask, {acc_vector(v), g_.plan->r_cptr});
+  }
+  // Warp 0 of the warpgroup polls the counter until the warpgroups before it on the tile have arrived, then the
+  // warpgroup synchronises.
+  void emit_fixup_wait(InstChunk& c, const GemmSegment& role) {
+    if (warp_in_warpgroup() == 0)
+      emit_turnstile_poll(c, *g_.plan, role);
+    else
+      c.skip(kTurnstilePollInsts);
+    emit_named_barrier(c, kFixupBarrierBase + wg_, kWarpgroupThreads);
+  }
+  // Every thread of the warpgroup has stored its part: warp 0 increments the counter.
+  void emit_fixup_arrive(InstChunk& c, const GemmSegment& role) {
+    emit_named_barrier(c, kFixupBarrierBase + wg_, kWarpgroupThreads);
+    if (warp_in_warpgroup() == 0)
+      emit_turnstile_arrive(c, *g_.plan, role);
+    else
+      c.skip();
+  }
+  // Adds the partial sums into the accumulators (and, `store_back`, stores the sums for the warpgroups after),
+  // kFixupVectors loads in flight.
+  void emit_add_partials(InstChunk& c, const GemmSegment& role, bool store_back) {
+    const GemmPlan& P = *g_.plan;
+    const Opcode add = P.p.dtype == DType::I8 ? Opcode::IADD3 : Opcode::FADD;
+    const std::uint32_t vectors = fixup_vectors();
+    for (std::uint32_t first = 0; first < vectors; first += kFixupVectors) {
+      const std::uint32_t end = std::min(vectors, first + kFixupVectors);
+      for (std::uint32_t v = first; v < end; ++v)
+        emit_load(c, Opcode::LDG, MemSpace::Global, partial_lanes(role, v), kFullMask,
+                  reg(P.r_fixup + (v - first) * kMmaAccRegs), kMmaAccRegs, {P.r_cptr});
+      for (std::uint32_t v = first; v < end; ++v) {
+        for (std::uint32_t e = 0; e < kMmaAccRegs; ++e)
+          emit_alu(c, add, reg(acc_vector(v) + e), {reg(acc_vector(v) + e), reg(P.r_fixup + (v - first) * kMmaAccRegs + e)});
+        if (store_back) emit_store_partial(c, role, v);
+      }
+    }
   }
   // The consumer warp's rows of the CTA tile to C, through its staging buffer: warp q of cooperative warpgroup g
   // holds rows 64g + 16q; warp q of a ping-pong warpgroup rows 16q of each of its m64 blocks (and uses staging
@@ -1469,7 +1622,7 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
     if (P.tma) {
       emit_wgmma_commit(c);
       emit_wgmma_wait(c, 1);  // k-tile i-1's HGMMAs are done: its stage may be refilled
-      if (i % k_tiles_per_unit_ > 0)  // the tile's first k-tile: the previous tile's epilogue released its last
+      if (position(i).k > 0)  // the tile's first k-tile: the previous tile's epilogue released its last
         emit_release(c, i - 1);
       else
         c.skip();
@@ -1485,6 +1638,9 @@ class WarpSpecializedWarp final : public TilePipelineWarp<WarpSpecializedWarp> {
   std::uint32_t wg_ = 0;   // consumer warpgroup
   std::uint64_t cta_id_ = 0;
   std::uint32_t k_tiles_per_unit_ = 1;  // k-tiles of one output tile (of the CTA's split)
+  // Stream-K (sm_90): the CTA's works (GemmPlan::stream_k_works) and the first iteration of each, then the total.
+  std::vector<GemmStreamK::Segment> works_;
+  std::vector<std::uint32_t> work_begin_;
   std::uint32_t tile_loop_pc_ = 0;      // persistent: the tile loop's head, where the code after the prologue starts
 };
 
@@ -1594,7 +1750,6 @@ namespace {
 std::string persistent_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
   if (!t.warpgroup_mma) return "the persistent grid is the sm_90 warp-specialised TMA kernel's";
   if (t.split_k > 1) return "the persistent grid excludes split_k > 1";
-  if (t.stream_k) return "the persistent grid excludes stream-K";
   if (!gemm_uses_tma(p, t, limits))
     return "the persistent grid needs the TMA main loop (mainloop=tma, a GPU with a TMA unit, rows of A and B "
            "16-byte aligned)";
@@ -1610,6 +1765,7 @@ std::string persistent_refusal(const GemmProblem& p, const GemmTiling& t, const 
 std::string pingpong_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
   if (!t.warpgroup_mma) return "ping-pong is the sm_90 warp-specialised kernel's schedule, not the sm_80 multistage one's";
   if (t.tcgen05) return "ping-pong is the warpgroup-MMA kernel's schedule (the tcgen05 kernel has one epilogue warpgroup)";
+  if (t.stream_k) return "stream-K runs on the cooperative schedule (CUTLASS's stream-K scheduler is the cooperative kernel's)";
   if (t.tile_m % kHgmmaM != 0)
     return "tile_m=" + std::to_string(t.tile_m) + " must be a multiple of 64 (m64 warpgroup MMAs)";
   if (consumer_registers_needed(t) > kConsumerRegsMax)
@@ -1676,6 +1832,7 @@ namespace {
 std::string tcgen05_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
   if (!limits.tcgen05) return "this GPU has no tcgen05 tensor cores (sm.tensor.tcgen05.latency is 0)";
   if (!t.warpgroup_mma) return "tcgen05 is the warp-specialised structure's, not the sm_80 multistage one";
+  if (t.stream_k) return "stream-K is generated for the sm_80 and sm_90 kernels, not tcgen05's";
   if (!gemm_uses_tma(p, t, limits))
     return "tcgen05 needs the TMA main loop (mainloop=tma, a GPU with a TMA unit, rows of A and B 16-byte aligned)";
   if (!(t.tile_m == kHgmmaM || t.tile_m == kTcgen05MaxRows))
@@ -1911,9 +2068,9 @@ std::string validate_gemm(const GemmProblem& problem, const GemmTiling& tiling, 
   if (t.swizzle_group == 0) return "GEMM swizzle_group must be at least 1";
   if (t.split_k == 0) return "GEMM split_k must be at least 1";
   if (t.stream_k) {
-    if (t.warpgroup_mma)
-      return "GEMM stream-K is generated for the sm_80 multistage (mma.sync) structure only, not the warp-specialised "
-             "sm_90 kernels";
+    if (t.warpgroup_mma && (t.tcgen05 || t.pingpong || !t.persistent || !gemm_uses_tma(p, t, limits)))
+      return "GEMM stream-K on the warp-specialised structure is the persistent cooperative TMA kernel's (CUTLASS 3's "
+             "PersistentTileSchedulerSm90StreamK): not with tcgen05, ping-pong, the LDGSTS main loop or one CTA per tile";
     if (t.split_k > 1) return "GEMM stream-K and split-K exclude each other (stream-K splits the k-tiles of the tiles it shares)";
     if (p.dtype == DType::F64) return "fp64 GEMM runs without stream-K (its partial sums are fp32)";
     if (limits.sm_count == 0 && t.stream_k_ctas == 0)
@@ -2119,7 +2276,7 @@ std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const G
       make_plan(packed, packed_tiling, arch, gemm_uses_tma(packed, packed_tiling, limits), limits);
   GeneratedKernelSpec spec;
   spec.info = plan->info;
-  if (plan->stream_k()) {
+  if (plan->stream_k() && !plan->warp_specialized) {
     spec.make_warp = [plan](std::uint64_t cta, std::uint32_t warp) -> std::unique_ptr<WarpGenerator> {
       return std::make_unique<StreamKWarp>(plan, cta, warp);
     };
@@ -2130,7 +2287,7 @@ std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const G
       };
     };
     spec.make_warp = factory(plan);
-    if (plan->persistent())
+    if (plan->persistent() && !plan->stream_k())
       spec.skipping_rounds = [plan, factory](std::uint64_t first, std::uint64_t count) {
         WARPSIM_ASSERT(first + count <= plan->p.batch * plan->tiles / plan->persistent_ctas,
                        "round sampling skips rounds some CTA does not have");
@@ -2183,7 +2340,7 @@ std::unique_ptr<TraceSource> make_gemm_trace(const GemmProblem& problem, const G
     // The arrival counters start at zero on every launch (CUTLASS zeroes its stream-K barrier workspace before each
     // run): a memset of 4 bytes per shared tile.
     kernels.push_back(
-        make_flat_pass_kernel(zero_pass(plan->sk_flags, plan->sk.sk_tiles), "warpsim_gemm_streamk_zero (" + shape.str() + ")", arch));
+        make_flat_pass_kernel(zero_pass(plan->sk_flags, plan->sk_flag_words()), "warpsim_gemm_streamk_zero (" + shape.str() + ")", arch));
     kernels.push_back(std::move(spec));
   } else if (plan->split_k == 1) {
     kernels.push_back(std::move(spec));

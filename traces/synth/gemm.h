@@ -71,11 +71,12 @@ struct GemmTiling {
   // each loading 1/cluster_m of it with one TMA multicast into every CTA's shared memory. Taken where the M tile
   // count, the swizzle group and tile_n are multiples of it (the N tile count is free), else 1 (no cluster).
   std::uint32_t cluster_m = 1;
-  // Stream-K (sm_80 multistage structure; README.md, "Stream-K"): the MAC iterations (output tile x k-tile) of
-  // the tiles that do not fill whole waves are shared evenly among the CTA slots, as CUTLASS's stream-K +
-  // data-parallel hybrid; the other tiles run one CTA each. CTAs sharing a tile sum their fp32 partial tiles through
-  // a workspace. `stream_k_ctas`: the slots (the wave size, so also which tiles are shared); 0 = sm_count x CTAs
-  // per SM. With whole waves the kernel is the data-parallel one.
+  // Stream-K (README.md, "Stream-K"): the MAC iterations (output tile x k-tile) of the tiles that do not fill
+  // whole waves are shared evenly among the CTA slots, as CUTLASS's stream-K + data-parallel hybrid; the other tiles
+  // run one CTA each. CTAs sharing a tile sum their fp32 partial tiles through a workspace. `stream_k_ctas`: the
+  // slots (the wave size, so also which tiles are shared); 0 = sm_count x CTAs per SM (sm_90: the persistent grid).
+  // With whole waves the kernel is the data-parallel one. sm_80: the multistage structure; sm_90: the persistent
+  // cooperative TMA kernel (`persistent` set too), CUTLASS 3's PersistentTileSchedulerSm90StreamK.
   bool stream_k = false;
   std::uint32_t stream_k_ctas = 0;
   // sm_90 TMA main loop (README.md, "Persistent kernels"): a persistent grid, as CUTLASS 3's

@@ -49,7 +49,9 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
     };
     if (!tiling.warpgroup_mma) refuse("it is the warp-specialised (sm_90, sm_100 with mma=wgmma) kernel's schedule");
     if (choice.mma == GemmMainloopChoice::Mma::Tcgen05) refuse("it schedules warpgroup MMAs, not tcgen05 (mma=wgmma)");
-    if (choice.stream_k || (choice.persistent && !*choice.persistent))
+    if (choice.stream_k)
+      refuse("stream-K runs on the cooperative schedule (CUTLASS's stream-K scheduler is the cooperative kernel's)");
+    if (choice.persistent && !*choice.persistent)
       refuse("it is a persistent kernel's schedule (decomposition auto or persistent)");
     // One warpgroup's tile: the heuristic's 128 rows with 256 columns would need 256 accumulator registers per thread.
     if (!choice.tile.tile_m) tiling.tile_m = 64;
@@ -61,7 +63,13 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
   if (choice.mma == GemmMainloopChoice::Mma::Wgmma && !tiling.warpgroup_mma)
     throw InputError("synth gemm key 'mma': wgmma is the warp-specialised kernel of sm_90 and sm_100; " + arch +
                      " runs mma.sync (the key applies to sm_100)");
-  if (choice.mma != GemmMainloopChoice::Mma::Wgmma && !pingpong) {
+  // Stream-K on the warp-specialised structure is the persistent cooperative kernel's scheduler (CUTLASS 3's
+  // PersistentTileSchedulerSm90StreamK).
+  const bool persistent_stream_k = choice.stream_k && tiling.warpgroup_mma;
+  if (choice.mma == GemmMainloopChoice::Mma::Tcgen05 && choice.stream_k)
+    throw InputError("synth gemm key 'decomposition': stream_k is generated for the sm_80 and sm_90 kernels, not "
+                     "tcgen05's (mma=wgmma runs the sm_90 kernel on " + arch + ")");
+  if (choice.mma != GemmMainloopChoice::Mma::Wgmma && !pingpong && !choice.stream_k) {
     const std::string refusal = arch == "sm_100" ? gemm_tcgen05_refusal(problem, tiling, limits)
                                                  : "tcgen05 is sm_100's (this GPU is " + arch + ")";
     if (refusal.empty())
@@ -77,12 +85,12 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
     if (!choice.tile.stages && t.warpgroup_mma) t.stages = gemm_persistent_stages(problem, t, limits);
     return t;
   };
-  if (!choice.persistent && !pingpong) {
+  if (!choice.persistent && !pingpong && !persistent_stream_k) {
     const GemmTiling persistent = persistent_tiling(tiling);
     if (!tiling.stream_k && gemm_persistent_refusal(problem, persistent, limits).empty()) tiling = persistent;
     else tiling.persistent = false;
   } else {
-    tiling.persistent = pingpong || *choice.persistent;
+    tiling.persistent = pingpong || persistent_stream_k || *choice.persistent;
     if (tiling.persistent) {
       // Asked for: the kernel that can be persistent, or an error saying why not. The heuristic's split gives way.
       if (!choice.split_k) tiling.split_k = 1;
@@ -90,7 +98,10 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
       const std::string refusal =
           pingpong ? gemm_pingpong_refusal(problem, tiling, limits) : gemm_persistent_refusal(problem, tiling, limits);
       if (!refusal.empty())
-        throw InputError("synth gemm key '" + std::string(pingpong ? "schedule': pingpong" : "decomposition': persistent") +
+        throw InputError("synth gemm key '" +
+                         std::string(pingpong              ? "schedule': pingpong"
+                                     : persistent_stream_k ? "decomposition': stream_k (the persistent sm_90 kernel)"
+                                                           : "decomposition': persistent") +
                          " cannot run on " + arch + " for " + std::to_string(problem.m) + "x" +
                          std::to_string(problem.n) + "x" + std::to_string(problem.k) + ": " + refusal);
     }
@@ -150,8 +161,9 @@ SynthesizerInfo gemm_synthesizer() {
                           "data_parallel (one CTA per tile, split-K as the split_k key says), persistent (sm_90 TMA "
                           "kernel without split-K: as many CTAs as fit at once, each looping over tiles, the next "
                           "tile's loads overlapping this one's stores, as cuBLAS's nvjet kernels; README.md, "
-                          "'Persistent kernels'), stream_k (sm_80: a persistent grid shares the MAC iterations of the "
-                          "tiles past the whole waves evenly, as CUTLASS's stream-K + data-parallel hybrid; "
+                          "'Persistent kernels'), stream_k (the MAC iterations of the tiles past the whole waves shared "
+                          "evenly among the CTA slots, as CUTLASS's stream-K + data-parallel hybrid: sm_80 a grid of "
+                          "stream-K and data-parallel CTAs, sm_90 the persistent kernel's stream-K scheduler; "
                           "README.md, 'Stream-K')")
                   .choice("mma", {"auto", "tcgen05", "wgmma"}, "auto",
                           "sm_100 MMA instruction: auto (tcgen05 where the tiling allows it, else wgmma), tcgen05 "

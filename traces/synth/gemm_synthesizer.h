@@ -20,8 +20,8 @@ struct GemmMainloopChoice {
   std::uint32_t split_k = 0;  // 0: the tiling heuristic's choice; otherwise K splits as a cuBLASLt algo's splitK
   bool stream_k = false;      // stream-K decomposition (no split-K then); GemmTiling::stream_k
   std::uint32_t stream_k_ctas = 0;
-  // GemmTiling::persistent: unset = persistent where the kernel can be (the sm_90 TMA main loop without split-K or
-  // stream-K: cuBLAS's nvjet kernels for these shapes are), else one CTA per tile; true = persistent (an error where
+  // GemmTiling::persistent: unset = persistent where the kernel can be (the sm_90 TMA main loop without split-K:
+  // cuBLAS's nvjet kernels for these shapes are; stream-K on sm_90 is persistent too), else one CTA per tile; true = persistent (an error where
   // the kernel cannot be: sm_80, ldgsts, split-K); false = one CTA per tile.
   std::optional<bool> persistent;
   GemmTileShape tile;  // zero fields: the heuristic's
