@@ -353,10 +353,22 @@ int cmd_convert(int argc, char** argv) {
   if (const std::string problem = input_file_problem(input, kNoSizeLimit); !problem.empty())
     throw InputError(fmt::format("cannot open trace file '{}': {}", input, problem));
   const std::unique_ptr<TraceSource> source = reader->open(input);
-  // Untimed instructions become NOP records: the output no longer says what they were.
+  // Untimed instructions become NOP records: the output no longer says what they were. One warning per opcode.
+  struct Untimed {
+    std::uint64_t instructions = 0, kernels = 0;
+    std::string why;
+  };
+  std::map<std::string, Untimed> untimed;
   for (std::size_t k = 0; k < source->num_kernels(); ++k)
-    for (const UntimedOpcode& u : source->untimed(k))
-      spdlog::warn("kernel {}: {} {} instruction(s) written as untimed NOPs ({})", k + 1, u.instructions, u.opcode, u.why);
+    for (const UntimedOpcode& u : source->untimed(k)) {
+      Untimed& t = untimed[u.opcode];
+      t.instructions += u.instructions;
+      ++t.kernels;
+      t.why = u.why;
+    }
+  for (const auto& [opcode, t] : untimed)
+    spdlog::warn("{} {} instruction(s) in {} kernel(s) written as untimed NOPs ({})", t.instructions, opcode, t.kernels,
+                 t.why);
   if (to == "native") {
     const TraceWriteStats st = write_trace(output, *source);
     fmt::print("wrote {}: {} kernel(s), {} warp-instructions, {} bytes\n", output, source->num_kernels(), st.instructions,

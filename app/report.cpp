@@ -442,8 +442,8 @@ std::string results_summary(const RunResult& r) {
     if (!k.untimed.empty()) {
       std::uint64_t total = 0;
       for (const UntimedOpcode& u : k.untimed) total += u.instructions;
-      o += fmt::format("    untimed     {} captured instructions ran as NOPs, the trace lacking what timing them needs "
-                       "(stats.json \"untimed\" says why):",
+      o += fmt::format("    untimed     {} captured instructions ran as NOPs, not timed from this trace (stats.json "
+                       "\"untimed\" says why):",
                        digit_groups(total));
       for (const UntimedOpcode& u : k.untimed) o += fmt::format(" {} {}", u.opcode, digit_groups(u.instructions));
       o += "\n";

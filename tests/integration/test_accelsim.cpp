@@ -187,7 +187,7 @@ TEST_CASE("accelsim: a B200 GEMM through Accel-Sim runs its tcgen05 MMAs timed a
   // Converting back to native says what became NOPs; a native run has nothing untimed.
   RUN_WARPSIM(back, {"convert", "--from", "accelsim", dir / "acc", "--to", "native", dir / "back.wst"});
   REQUIRE(back.exit_code == 0);
-  CHECK(count_lines_containing(back.err, "UTMALDG instruction(s) written as untimed NOPs") == 1);
+  CHECK(count_lines_containing(back.err, "UTMALDG instruction(s) in 1 kernel(s) written as untimed NOPs") == 1);
   RUN_WARPSIM(native, {"run", "--gpu", "b200", "--trace", dir / "g.wst", "--out", dir / "out2", "-q", "--no-progress"});
   REQUIRE(native.exit_code == 0);
   CHECK_FALSE(json::string(read_text(dir.path() / "out2" / "stats.json"), "kernels[0].untimed[0].opcode"));

@@ -122,13 +122,22 @@ TEST_CASE("a ping-pong GEMM runs one warpgroup's MMAs while the other stores its
   CHECK(json::string(pingpong.stats, "kernels[0].speed_of_light.limiter.key") == "tensor");
 }
 
+TEST_CASE("a ping-pong GEMM with the default 64-row tile runs its turns to the end", "[gemm][persistent][pingpong]") {
+  // 512 x 2048 x 512: 8 x 8 = 64 tiles of 64 x 256 on 32 clusters of 2, two tiles per CTA: each warpgroup one, so
+  // both order barriers pass through a whole round (a wrong parity would stop the run at the watchdog).
+  const GemmRun r = run_h100_gemm({"m=512", "n=2048", "k=512", "schedule=pingpong"}, {"power.cap_mode=report"});
+  CHECK(contains(json::string(r.stats, "kernels[0].name").value_or(""), "_64x256x64_s4_sm90_pingpong"));
+  CHECK(r.flops == 2.0 * 512 * 2048 * 512);
+  CHECK(stats_number(r.stats, "kernels[0].speed_of_light.tensor.executed_flops") == r.flops);
+}
+
 TEST_CASE("a ping-pong GEMM where there is none is one clear error", "[gemm][persistent][pingpong][bad input]") {
   TempDir dir;
   struct Refused {
     std::string gpu, key, message;
   };
   for (const Refused& r :
-       {Refused{"a100_sxm", "tile_m=0", "pingpong cannot run 512x512x512 on sm_80: it is the warp-specialised"},
+       {Refused{"a100_sxm", "tile_m=0", "pingpong cannot run 512x512x512 on sm_80: it is the warpgroup-MMA kernel's schedule"},
         Refused{"h100_sxm", "tile_m=128", "one warpgroup's 128x256 accumulators take 256 registers per thread"},
         Refused{"h100_sxm", "decomposition=data_parallel", "it is a persistent kernel's schedule"},
         Refused{"b200", "mma=tcgen05", "it schedules warpgroup MMAs, not tcgen05"},

@@ -160,18 +160,26 @@ TEST_CASE("accelsim opcode tables: every compiled-in table parses and maps the c
 }
 
 TEST_CASE("accelsim opcode tables: a malformed row names the file and line", "[accelsim]") {
-  const std::string head = "# comment\nopcode,class,latency_class,memory_space,width,note\n";
-  CHECK_THROWS_WITH(SassOpcodeTable("x", "t.csv", head + "FFMA,int,FFMA,none,0,\n"),
+  const std::string head = "# comment\nopcode,class,latency_class,memory_space,width,untimed,note\n";
+  CHECK_THROWS_WITH(SassOpcodeTable("x", "t.csv", head + "FFMA,int,FFMA,none,0,,\n"),
                     Contains("t.csv:3: class 'int' differs from FFMA's class 'fp32'"));
-  CHECK_THROWS_WITH(SassOpcodeTable("x", "t.csv", head + "LDG,ldst,LDG,shared,4,\n"), Contains("t.csv:3: memory_space"));
-  CHECK_THROWS_WITH(SassOpcodeTable("x", "t.csv", head + "LDG,ldst,LDG,global,32,\n"), Contains("t.csv:3: width 32"));
-  CHECK_THROWS_WITH(SassOpcodeTable("x", "t.csv", head + "FOO,int,FOO,none,0,\n"), Contains("t.csv:3: latency_class 'FOO'"));
-  CHECK_THROWS_WITH(SassOpcodeTable("x", "t.csv", head + "MOV,int,MOV,none,0,\nMOV,int,MOV,none,0,\n"),
+  CHECK_THROWS_WITH(SassOpcodeTable("x", "t.csv", head + "LDG,ldst,LDG,shared,4,,\n"), Contains("t.csv:3: memory_space"));
+  CHECK_THROWS_WITH(SassOpcodeTable("x", "t.csv", head + "LDG,ldst,LDG,global,32,,\n"), Contains("t.csv:3: width 32"));
+  CHECK_THROWS_WITH(SassOpcodeTable("x", "t.csv", head + "FOO,int,FOO,none,0,,\n"), Contains("t.csv:3: latency_class 'FOO'"));
+  CHECK_THROWS_WITH(SassOpcodeTable("x", "t.csv", head + "MOV,int,MOV,none,0,,\nMOV,int,MOV,none,0,,\n"),
                     Contains("t.csv:4: opcode MOV listed twice"));
   CHECK_THROWS_WITH(SassOpcodeTable("x", "t.csv", head + "MOV,int\n"), Contains("t.csv:3: 2 fields"));
+  CHECK_THROWS_WITH(SassOpcodeTable("x", "t.csv", head + "MOV,int,MOV,none,0,yes,\n"), Contains("t.csv:3: untimed 'yes'"));
+  CHECK_THROWS_WITH(SassOpcodeTable("x", "t.csv", head + "MOV,int,MOV,none,0,report,\n"),
+                    Contains("t.csv:3: untimed 'report' on a row timed as MOV"));
   // The note is the rest of the line, commas included.
-  const SassOpcodeTable ok("x", "t.csv", head + "MOV,int,MOV,none,0,a note, with a comma\n");
-  CHECK(ok.entries().size() == 1);
+  const SassOpcodeTable ok("x", "t.csv", head + "MOV,int,MOV,none,0,,a note, with a comma\nFENCE,sync,NOP,none,0,report,\n");
+  REQUIRE(ok.entries().size() == 2);
+  CHECK(ok.entries()[0].note == "a note, with a comma");
+  CHECK_FALSE(ok.entries()[0].report_untimed);
+  CHECK(ok.entries()[1].report_untimed);
+  // Every table: only NOP rows are reported untimed, and SASS's own NOP is not.
+  for (const SassOpcodeTable& t : SassOpcodeTable::all()) CHECK_FALSE(t.find("NOP")->report_untimed);
 }
 
 TEST_CASE("accelsim trace: tracer v5, every address mode, registers, CTAs indexed by their coordinates", "[accelsim]") {
@@ -498,7 +506,12 @@ TEST_CASE("accelsim trace: Blackwell's tcgen05 opcodes, timed with a shape modif
   CHECK(untimed[1].opcode == "UTCQMMA");
   CHECK(untimed[1].instructions == 1);
   // An LDTM without its column count is an error naming the line.
-  CHECK_THROWS_WITH(one_cta_trace(dir, "kernel-2.traceg", 100,
-                                  "warp = 0\ninsts = 2\n0000 ffffffff 1 R8 LDTM 0 0 0\n0010 ffffffff 0 EXIT 0 0 0\n\n"),
-                    Contains("kernel-2.traceg:") && Contains("no .xN modifier"));
+  // LDTM's destination expands to its columns' registers (at most a record's 4); without .xN it loads one column.
+  CHECK(w[3].num_dst == 4);
+  CHECK(w[3].dst[3] == 11);
+  AccelSimTrace bare = one_cta_trace(dir, "kernel-2.traceg", 100,
+                                     "warp = 0\ninsts = 2\n0000 ffffffff 1 R8 LDTM 0 0 0\n0010 ffffffff 0 EXIT 0 0 0\n\n");
+  const auto b = read_warp(*bare.open_kernel(0), 0, 0);
+  CHECK(b[0].aux == 1);
+  CHECK(b[0].num_dst == 1);
 }

@@ -2133,4 +2133,10 @@ TEST_CASE("gemm ping-pong is refused where it cannot run, naming the reason", "[
   GemmTiling deep = t;
   deep.stages = 15;  // 30 stage barriers and 4 order barriers exceed the 32 mbarriers
   CHECK(contains(gemm_pingpong_refusal(p, deep, kH100Tma), "stages=15"));
+  // validate_gemm judges the tiling as it is: ping-pong is persistent only (its second warpgroup would have no tile).
+  GemmTiling one_per_tile = gemm_with_pingpong(p, t, kH100Tma);
+  REQUIRE(one_per_tile.pingpong);
+  CHECK(validate_gemm(p, one_per_tile, kH100Tma).empty());
+  one_per_tile.persistent = false;
+  CHECK(contains(validate_gemm(p, one_per_tile, kH100Tma), "ping-pong is the persistent kernel's schedule"));
 }

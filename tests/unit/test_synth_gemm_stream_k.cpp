@@ -301,7 +301,12 @@ TEST_CASE("stream-K validation", "[synth][gemm][streamk]") {
   CHECK_THAT(validate_gemm(p, h, tma), Catch::Contains("the persistent cooperative TMA kernel's"));  // not persistent
   h.persistent = true;
   h.stages = 3;
+  CHECK_THAT(validate_gemm(p, h, tma), Catch::Contains("runs the persistent kernel, and the persistent grid needs the GPU's SM count"));
+  tma.sm_count = 8;
   CHECK(validate_gemm(p, h, tma).empty());
+  h.stages = 5;  // 5 x 48 KiB of stages and the epilogue staging exceed 227 KiB
+  CHECK_THAT(validate_gemm(p, h, tma), Catch::Contains("exceed the CTA's shared memory"));
+  h.stages = 3;
   h.mainloop = GemmTiling::Mainloop::Ldgsts;
   CHECK_THAT(validate_gemm(p, h, tma), Catch::Contains("the persistent cooperative TMA kernel's"));
   h.mainloop = GemmTiling::Mainloop::Tma;

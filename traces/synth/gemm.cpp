@@ -335,6 +335,7 @@ struct GemmPlan {
   // data-parallel tiles, every `persistent_ctas` work tiles; tiles are this CTA's of each work tile (its cluster rank).
   std::vector<GemmStreamK::Segment> stream_k_works(std::uint64_t cta) const {
     const std::uint64_t cluster = cta / sk_group, rank = cta % sk_group, clusters = persistent_ctas / sk_group;
+    WARPSIM_ASSERT(clusters > 0, "stream-K works of a kernel that is not persistent");
     std::vector<GemmStreamK::Segment> works;
     for (std::uint64_t unit = cluster; unit < sk.ctas(); unit += clusters)
       for (GemmStreamK::Segment s : sk.segments(unit)) {
@@ -1766,13 +1767,14 @@ std::string pingpong_refusal(const GemmProblem& p, const GemmTiling& t, const Ge
   if (!t.warpgroup_mma) return "ping-pong is the sm_90 warp-specialised kernel's schedule, not the sm_80 multistage one's";
   if (t.tcgen05) return "ping-pong is the warpgroup-MMA kernel's schedule (the tcgen05 kernel has one epilogue warpgroup)";
   if (t.stream_k) return "stream-K runs on the cooperative schedule (CUTLASS's stream-K scheduler is the cooperative kernel's)";
+  if (!t.persistent) return "ping-pong is the persistent kernel's schedule (the tiling is not persistent)";
   if (t.tile_m % kHgmmaM != 0)
     return "tile_m=" + std::to_string(t.tile_m) + " must be a multiple of 64 (m64 warpgroup MMAs)";
   if (consumer_registers_needed(t) > kConsumerRegsMax)
     return "one warpgroup's " + std::to_string(t.tile_m) + "x" + std::to_string(t.tile_n) + " accumulators take " +
            std::to_string(warpgroup_acc_regs(t)) + " registers per thread, " + std::to_string(consumer_registers_needed(t)) +
            " with the rest, more than the " + std::to_string(kConsumerRegsMax) +
-           " setmaxnreg gives a consumer (tile_m x tile_n at most 64x256 or 128x128)";
+           " setmaxnreg gives a consumer (CUTLASS's ping-pong tiles are 64x256 and 128x128; 128x256 does not fit)";
   if (2 * t.stages + kPingpongOrderBarriers > kMbarriers)
     return "stages=" + std::to_string(t.stages) + " (its mbarriers, 2 per stage and 4 for the warpgroups' order, must be "
            "at most " + std::to_string(kMbarriers) + ")";
@@ -1795,6 +1797,7 @@ std::string gemm_tcgen05_refusal(const GemmProblem& p, const GemmTiling& t, cons
 std::string gemm_pingpong_refusal(const GemmProblem& p, const GemmTiling& t, const GemmLimits& limits) {
   GemmTiling as_pingpong = t;
   as_pingpong.pingpong = true;
+  as_pingpong.persistent = true;
   as_pingpong.warps = (kPingpongWarpgroups + 1) * kWarpgroupWarps;
   return pingpong_refusal(storage_problem(p), storage_tiling(as_pingpong, p.dtype), limits);
 }
@@ -2071,6 +2074,9 @@ std::string validate_gemm(const GemmProblem& problem, const GemmTiling& tiling, 
     if (t.warpgroup_mma && (t.tcgen05 || t.pingpong || !t.persistent || !gemm_uses_tma(p, t, limits)))
       return "GEMM stream-K on the warp-specialised structure is the persistent cooperative TMA kernel's (CUTLASS 3's "
              "PersistentTileSchedulerSm90StreamK): not with tcgen05, ping-pong, the LDGSTS main loop or one CTA per tile";
+    if (t.warpgroup_mma)
+      if (const std::string why = persistent_refusal(p, t, limits); !why.empty())
+        return "GEMM stream-K on the warp-specialised structure runs the persistent kernel, and " + why;
     if (t.split_k > 1) return "GEMM stream-K and split-K exclude each other (stream-K splits the k-tiles of the tiles it shares)";
     if (p.dtype == DType::F64) return "fp64 GEMM runs without stream-K (its partial sums are fp32)";
     if (limits.sm_count == 0 && t.stream_k_ctas == 0)

@@ -95,8 +95,9 @@ struct GemmTiling {
   // sm_90 persistent TMA kernel (README.md, "Ping-pong"): CUTLASS 3's KernelTmaWarpSpecializedPingpong. Two consumer
   // warpgroups each compute whole tile_m x tile_n output tiles, the CTA's tiles alternating between them; an ordered
   // sequence of mbarriers lets one warpgroup issue its MMAs while the other runs its epilogue, so the tensor cores
-  // do not wait for the stores. tile_m is one warpgroup's (64 or 128 rows: one or two m64 HGMMAs per k-step), the CTA
-  // has 12 warps, and one warpgroup's epilogue staging. Set by gemm_with_pingpong; false: the cooperative schedule.
+  // do not wait for the stores. tile_m is one warpgroup's (a multiple of 64: an m64 HGMMA per 64 rows and k-step, its
+  // accumulators within the registers a consumer gets), the CTA has 12 warps, and one warpgroup's epilogue staging.
+  // Persistent only. Set by gemm_with_pingpong; false: the cooperative schedule.
   bool pingpong = false;
 };
 

@@ -47,7 +47,7 @@ std::unique_ptr<TraceSource> make_gemm_for_gpu(const GemmProblem& problem, const
       throw InputError("synth gemm key 'schedule': pingpong cannot run " + std::to_string(problem.m) + "x" +
                        std::to_string(problem.n) + "x" + std::to_string(problem.k) + " on " + arch + ": " + why);
     };
-    if (!tiling.warpgroup_mma) refuse("it is the warp-specialised (sm_90, sm_100 with mma=wgmma) kernel's schedule");
+    if (!tiling.warpgroup_mma) refuse("it is the warpgroup-MMA kernel's schedule (sm_90, and sm_100's wgmma kernel)");
     if (choice.mma == GemmMainloopChoice::Mma::Tcgen05) refuse("it schedules warpgroup MMAs, not tcgen05 (mma=wgmma)");
     if (choice.stream_k)
       refuse("stream-K runs on the cooperative schedule (CUTLASS's stream-K scheduler is the cooperative kernel's)");
@@ -143,7 +143,7 @@ SynthesizerInfo gemm_synthesizer() {
                         0, 16)
                   .uint("tile_m", "rows", 0,
                         "output tile rows per CTA (0 = the heuristic's: 128, 64 when m <= 64); sm_90: a multiple "
-                        "of 64, one consumer warpgroup per 64 rows",
+                        "of 64, one consumer warpgroup per 64 rows (pingpong: each warpgroup's whole tile)",
                         0, 1024)
                   .uint("tile_n", "columns", 0,
                         "output tile columns per CTA (0 = the heuristic's: 256 on sm_90, 128 on sm_80); sm_90: a "
@@ -178,7 +178,7 @@ SynthesizerInfo gemm_synthesizer() {
                           "README.md, 'Ping-pong')")
                   .uint("stream_k_ctas", "CTAs", 0,
                         "stream_k: the CTA slots it balances over, which sets the wave size (so which tiles are "
-                        "shared) and the stream-K grid (0 = sm.count x CTAs per SM)",
+                        "shared) and the stream-K grid (0 = sm.count x CTAs per SM; sm_90: the persistent grid)",
                         0, 0x7fffffffull)
                   .params();
   info.factory = [](const SynthArgs& args, const Config& config) {

@@ -142,7 +142,7 @@ struct LineDecoder::Resolved {
   int acc_regs = 1;               // registers an MMA writes per thread (up to kMaxDst)
   int ldsm_matrices = 4;          // LDSM .1/.2/.4
   CacheOp cache = CacheOp::Default;  // LDG/STG: from the cache-operator modifiers
-  std::uint32_t ldtm_columns = 0;    // LDTM: 32-bit columns per lane, from the .xN modifier
+  std::uint32_t ldtm_columns = 0;    // LDTM: 32-bit registers per lane (the .xN modifier and the shape's width)
   // Runs as an untimed NOP although its row names a timed opcode: a tcgen05.mma without a shape modifier (the shape
   // is in an instruction descriptor the tracer does not record).
   bool untimed = false;
@@ -222,10 +222,16 @@ const LineDecoder::Resolved& LineDecoder::resolve(std::string_view opcode, std::
     r->acc_regs = static_cast<int>(std::clamp<std::uint64_t>(acc_elements * acc_bytes / 4, 1, kMaxDst));
   }
   if (e.op == Opcode::LDTM) {
-    for (std::string_view m : mods)
-      if (m.size() > 1 && m[0] == 'x' && is_digits(m.substr(1))) parse_number(m.substr(1), r->ldtm_columns);
-    if (r->ldtm_columns == 0)
-      fail_at(file_, line_no, fmt::format("{}: no .xN modifier (the 32-bit columns each lane loads)", opcode));
+    // tcgen05.ld .xN repeats the shape N times; a 16x128b or 16x256b shape gives each lane 2 or 4 registers per
+    // repeat, the 32x32b and 16x64b shapes 1 (PTX ISA, tcgen05.ld). The SASS spellings of the wide shapes are
+    // assumed by analogy with `16dp32bit` (no listing here shows them); no .xN is one repeat.
+    std::uint32_t repeats = 1, per_repeat = 1;
+    for (std::string_view m : mods) {
+      if (m.size() > 1 && m[0] == 'x' && is_digits(m.substr(1))) parse_number(m.substr(1), repeats);
+      if (m == "16dp128bit") per_repeat = 2;
+      if (m == "16dp256bit") per_repeat = 4;
+    }
+    r->ldtm_columns = repeats * per_repeat;
   }
   cache_.emplace(r->opcode, r);  // the key views the Resolved's own copy of the opcode
   return *r;
@@ -342,6 +348,7 @@ const SassOpcode* LineDecoder::decode(std::string_view line, std::uint64_t line_
   if (num_dst == 1 && dst[0] != kRegZero) {
     int expand = 1;
     if (e.op == Opcode::LDSM) expand = r.ldsm_matrices;
+    else if (e.op == Opcode::LDTM) expand = static_cast<int>(std::min<std::uint32_t>(r.ldtm_columns, kMaxDst));
     else if (e.op_class == OpClass::Tensor) expand = r.acc_regs;
     dst_count = std::min<int>(expand, kRegZero - dst[0]);
     for (int i = 1; i < dst_count; ++i) dst[i] = static_cast<std::uint16_t>(dst[0] + i);
@@ -423,7 +430,7 @@ const SassOpcode* LineDecoder::decode(std::string_view line, std::uint64_t line_
 
   const std::string problem = check_inst(out);
   if (!problem.empty()) fail_at(file_, line_no, fmt::format("{}: {}", opcode, problem));
-  return r.untimed || (e.op == Opcode::NOP && e.name != "NOP") ? &e : nullptr;
+  return r.untimed || e.report_untimed ? &e : nullptr;
 }
 
 // ---- kernel files --------------------------------------------------------------------------------------------
@@ -711,7 +718,7 @@ KernelIndex index_kernel_file(const std::string& path) {
   for (const Found& f : found) k.ctas.push_back(f.cta);
   for (const SassOpcode& row : table.entries())
     if (const auto it = untimed.find(row.line); it != untimed.end())
-      k.untimed.push_back(UntimedOpcode{row.name, it->second, row.note.empty() ? "no timing rule" : row.note});
+      k.untimed.push_back(UntimedOpcode{row.name, it->second, row.note});
   return k;
 }
 

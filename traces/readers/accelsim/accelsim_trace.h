@@ -36,7 +36,7 @@ class LineDecoder {
   LineDecoder(const KernelHeader& header, const SassOpcodeTable& table, std::string file);
   // `last_in_warp`: the warp's last instruction (an EXIT elsewhere is a partial exit, timed as a branch).
   // Deltas-mode records point into `deltas` (32 entries). Returns the table row when the line runs as an untimed
-  // NOP (an opcode whose timing needs what the trace lacks; not SASS's own NOP), else nullptr.
+  // NOP to be reported (a row marked `report`, or a tcgen05 MMA without its shape), else nullptr.
   const SassOpcode* decode(std::string_view line, std::uint64_t line_no, bool last_in_warp, WarpInst& out,
                            std::int32_t* deltas) const;
 

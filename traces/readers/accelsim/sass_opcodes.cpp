@@ -35,7 +35,7 @@ bool parse_space(std::string_view name, MemSpace& out) {
 
 SassOpcodeTable::SassOpcodeTable(std::string arch, std::string file, std::string_view text)
     : arch_(std::move(arch)), file_(std::move(file)) {
-  constexpr std::string_view kHeader = "opcode,class,latency_class,memory_space,width,note";
+  constexpr std::string_view kHeader = "opcode,class,latency_class,memory_space,width,untimed,note";
   int line_no = 0;
   bool header_seen = false;
   while (!text.empty()) {
@@ -52,15 +52,16 @@ SassOpcodeTable::SassOpcodeTable(std::string arch, std::string file, std::string
       header_seen = true;
       continue;
     }
-    // Five fields, then the note: the rest of the line (it may hold commas).
+    // Six fields, then the note: the rest of the line (it may hold commas).
     std::vector<std::string_view> fields;
     std::string_view rest = line;
-    for (int i = 0; i < 5; ++i) {
+    for (int i = 0; i < 6; ++i) {
       const std::size_t comma = rest.find(',');
       if (comma == std::string_view::npos) {
         fields.push_back(trim(rest));
         rest = {};
-        if (i < 4) fail(fmt::format("{} fields (expected opcode,class,latency_class,memory_space,width[,note])", i + 1));
+        if (i < 5)
+          fail(fmt::format("{} fields (expected opcode,class,latency_class,memory_space,width,untimed[,note])", i + 1));
         break;
       }
       fields.push_back(trim(rest.substr(0, comma)));
@@ -91,6 +92,10 @@ SassOpcodeTable::SassOpcodeTable(std::string arch, std::string file, std::string
       fail(fmt::format("width {} (expected 0 for a non-memory opcode, 1..{} bytes for a memory one)", width,
                        kMaxAccessBytes));
     e.width = static_cast<std::uint8_t>(width);
+    if (fields[5] != "" && fields[5] != "report") fail(fmt::format("untimed '{}' (expected report or nothing)", fields[5]));
+    e.report_untimed = fields[5] == "report";
+    if (e.report_untimed && e.op != Opcode::NOP)
+      fail(fmt::format("untimed 'report' on a row timed as {} (only NOP rows run untimed)", fields[2]));
     e.note = std::string(trim(rest));
     if (!by_name_.emplace(e.name, entries_.size()).second) fail(fmt::format("opcode {} listed twice", e.name));
     entries_.push_back(std::move(e));
@@ -125,7 +130,7 @@ std::string_view arch_of_binary_version(int version) {
     case 80: case 86: case 87: return "ampere";
     case 89: return "ada";
     case 90: return "hopper";
-    case 100: case 101: case 103: case 110: return "blackwell";  // datacenter Blackwell (sm_101 was renamed sm_110)
+    case 100: case 101: case 103: case 110: return "blackwell";  // B200, B300, Thor (sm_101, renamed sm_110): tcgen05
     default: return "";
   }
 }

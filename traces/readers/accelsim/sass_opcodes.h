@@ -20,6 +20,9 @@ struct SassOpcode {
   MemSpace space = MemSpace::None;
   std::uint8_t width = 0;     // bytes per lane of a memory access when neither the opcode nor the trace says
   int line = 0;               // line of the table file
+  // `untimed` column "report": a NOP standing for work the model does not time from this trace (a TMA copy without
+  // its box, an mbarrier without its id, a fence): its lines are counted and reported (TraceSource::untimed).
+  bool report_untimed = false;
   std::string note;           // why, where the mapping is an approximation (the row's last column)
 };
 
